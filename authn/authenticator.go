@@ -1,0 +1,281 @@
+package authn
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Options configures an [Authenticator]. Resource is required.
+type Options struct {
+	// Resource is this server's canonical resource URI (see [Metadata]).
+	// The resource_metadata of every challenge is [MetadataURL](Resource),
+	// and verified principals must carry it as their Audience.
+	Resource string
+
+	// Scopes is the scope hint of 401 challenges (MCP: the scopes a client
+	// should request). Each must be an RFC 6749 scope-token. Nil means no
+	// scope attribute.
+	Scopes []string
+
+	// Logger receives debug lines naming why a request was rejected (a
+	// fixed classification, never token bytes or key ids). Nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Authenticator authenticates requests with bearer tokens. Authenticate is
+// the decision; Handler, Optional and RequireScopes are the glue;
+// WriteError is the one place mapping errors to responses. It is safe for
+// concurrent use.
+type Authenticator struct {
+	v        Verifier
+	resource string
+	log      *slog.Logger
+
+	// Pre-rendered WWW-Authenticate values.
+	chNoCreds, chInvalidToken, chInvalidRequest string
+	metadataURL                                  string
+}
+
+// NewAuthenticator returns an Authenticator that verifies tokens with v.
+func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
+	if v == nil {
+		return nil, errors.New("authn: verifier is required")
+	}
+	mdURL, err := MetadataURL(opts.Resource)
+	if err != nil {
+		return nil, err
+	}
+	if !validParamValue("resource_metadata", mdURL) {
+		return nil, errors.New("authn: resource metadata URL cannot be used in a challenge")
+	}
+	for _, s := range opts.Scopes {
+		if !validScopeToken(s) {
+			return nil, fmt.Errorf("authn: Options.Scopes: invalid scope %q", s)
+		}
+	}
+	scope := joinScopes(opts.Scopes)
+	a := &Authenticator{v: v, resource: opts.Resource, log: opts.Logger, metadataURL: mdURL}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	md := authParam{"resource_metadata", mdURL}
+	a.chNoCreds = challenge(md, authParam{"scope", scope})
+	a.chInvalidToken = challenge(authParam{"error", "invalid_token"}, authParam{"error_description", descInvalidToken}, md, authParam{"scope", scope})
+	a.chInvalidRequest = challenge(authParam{"error", "invalid_request"}, authParam{"error_description", descInvalidRequest}, md)
+	return a, nil
+}
+
+// Authenticate extracts the bearer token of r (see [BearerToken]) and
+// verifies it. It returns [ErrNoCredentials] when the request offers none,
+// [ErrInvalidRequest], [ErrInvalidToken], [ErrUnavailable], or another
+// error from the Verifier. A principal whose Audience is not this
+// resource, or whose Subject breaks the rules of [Principal], is rejected
+// as [ErrInvalidToken] whatever the Verifier said.
+func (a *Authenticator) Authenticate(r *http.Request) (Principal, error) {
+	tok, err := BearerToken(r)
+	if err != nil {
+		return Principal{}, err
+	}
+	p, _, err := a.v.Verify(r.Context(), tok)
+	if err != nil {
+		return Principal{}, err
+	}
+	if p.Audience != a.resource || !validIdentifier(p.Subject) || (p.ClientID != "" && !validIdentifier(p.ClientID)) {
+		return Principal{}, errVerifierShape
+	}
+	if !slices.IsSorted(p.Scopes) {
+		p.Scopes = normalizeScopes(slices.Clone(p.Scopes))
+	}
+	return p, nil
+}
+
+// Handler requires a valid token: it answers errors with [WriteError] and
+// otherwise calls next with the principal in the request context (see
+// [FromContext]) and the response marked private ([SetPrivate]).
+func (a *Authenticator) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := a.Authenticate(r)
+		if err != nil {
+			a.WriteError(w, r, err)
+			return
+		}
+		SetPrivate(w.Header())
+		next.ServeHTTP(w, r.WithContext(NewContext(r.Context(), p)))
+	})
+}
+
+// Optional lets anonymous requests through without a principal (with
+// Vary: Authorization), and authenticated ones with their principal, like
+// Handler. A request that offers a token which fails is still answered
+// with an error: an invalid token is never downgraded to anonymous.
+func (a *Authenticator) Optional(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := a.Authenticate(r)
+		switch {
+		case err == nil:
+			SetPrivate(w.Header())
+			next.ServeHTTP(w, r.WithContext(NewContext(r.Context(), p)))
+		case errors.Is(err, ErrNoCredentials):
+			addVary(w.Header())
+			next.ServeHTTP(w, r)
+		default:
+			a.WriteError(w, r, err)
+		}
+	})
+}
+
+// RequireScopes returns middleware, to be placed after Handler or
+// Optional, that answers 403 insufficient_scope (naming every scope in
+// scopes) unless the request's principal has all of them, and 401 when
+// there is no principal. Invalid scope names make every request fail with
+// 500 (and an error log line at construction) rather than pass.
+func (a *Authenticator) RequireScopes(scopes ...string) func(http.Handler) http.Handler {
+	required := normalizeScopes(slices.Clone(scopes))
+	valid := true
+	for _, s := range required {
+		if !validScopeToken(s) {
+			valid = false
+		}
+	}
+	if !valid {
+		a.log.Error("authn: RequireScopes: invalid scope name; every request will fail")
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !valid {
+				a.WriteError(w, r, errors.New("authn: invalid required scope"))
+				return
+			}
+			p, ok := FromContext(r.Context())
+			if !ok {
+				a.WriteError(w, r, ErrNoCredentials)
+				return
+			}
+			if !p.HasScopes(required...) {
+				a.WriteError(w, r, &ScopeError{Required: required})
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// Fixed response bodies: never internal text.
+var (
+	bodyInvalidToken   = []byte(`{"error":"invalid_token"}`)
+	bodyNoCreds        = []byte(`{"error":"unauthorized"}`)
+	bodyInvalidRequest = []byte(`{"error":"invalid_request"}`)
+	bodyScope          = []byte(`{"error":"insufficient_scope"}`)
+	bodyUnavailable    = []byte(`{"error":"temporarily_unavailable"}`)
+	bodyInternal       = []byte(`{"error":"server_error"}`)
+)
+
+const defaultRetryAfter = 5 * time.Second
+
+// WriteError is the one mapping of authentication errors to responses:
+//
+//	ErrNoCredentials   401  WWW-Authenticate: Bearer resource_metadata="…", scope="…"
+//	ErrInvalidToken    401  Bearer error="invalid_token", error_description="…", resource_metadata="…", scope="…"
+//	ErrInvalidRequest  400  Bearer error="invalid_request", error_description="…", resource_metadata="…"
+//	*ScopeError        403  Bearer error="insufficient_scope", scope="<all required>", resource_metadata="…", error_description="…"
+//	ErrUnavailable     503  Retry-After (from *UnavailableError, else 5 s)
+//	anything else      500
+//
+// Every error response carries Cache-Control: no-store and Vary: Authorization. The
+// body is a small fixed JSON object; error text, token bytes and key ids
+// never appear in a response. Scopes of a *ScopeError that break RFC 6750's
+// character rules are left out of the challenge.
+func (a *Authenticator) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	h := w.Header()
+	var se *ScopeError
+	var ue *UnavailableError
+	status, body := http.StatusInternalServerError, bodyInternal
+	switch {
+	case errors.As(err, &se):
+		status, body = http.StatusForbidden, bodyScope
+		h.Set("WWW-Authenticate", challenge(
+			authParam{"error", "insufficient_scope"},
+			authParam{"scope", joinValidScopes(se.Required)},
+			authParam{"resource_metadata", a.metadataURL},
+			authParam{"error_description", descScope}))
+	case errors.Is(err, ErrNoCredentials):
+		status, body = http.StatusUnauthorized, bodyNoCreds
+		h.Set("WWW-Authenticate", a.chNoCreds)
+	case errors.Is(err, ErrInvalidToken):
+		status, body = http.StatusUnauthorized, bodyInvalidToken
+		h.Set("WWW-Authenticate", a.chInvalidToken)
+	case errors.Is(err, ErrInvalidRequest):
+		status, body = http.StatusBadRequest, bodyInvalidRequest
+		h.Set("WWW-Authenticate", a.chInvalidRequest)
+	case errors.Is(err, ErrUnavailable):
+		status, body = http.StatusServiceUnavailable, bodyUnavailable
+		retry := defaultRetryAfter
+		if errors.As(err, &ue) && ue.RetryAfter > 0 {
+			retry = ue.RetryAfter
+		}
+		h.Set("Retry-After", strconv.FormatInt(int64(max((retry+time.Second-1)/time.Second, 1)), 10))
+	}
+	if ctx := r.Context(); a.log.Enabled(ctx, slog.LevelDebug) || status == http.StatusInternalServerError {
+		level := slog.LevelDebug
+		if status == http.StatusInternalServerError {
+			level = slog.LevelError
+		}
+		a.log.LogAttrs(ctx, level, "authn: request not authenticated",
+			slog.Int("status", status), slog.String("reason", rejectReason(err)))
+	}
+	h.Set("Cache-Control", "no-store")
+	addVary(h)
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Del("Content-Length")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+func joinValidScopes(scopes []string) string {
+	valid := make([]string, 0, len(scopes))
+	for _, s := range scopes {
+		if validScopeToken(s) {
+			valid = append(valid, s)
+		}
+	}
+	return joinScopes(normalizeScopes(valid))
+}
+
+// SetPrivate marks a response to an authenticated request as private:
+// Cache-Control: private, max-age=0 and Vary: Authorization, so no shared
+// cache stores it or serves it to another caller (RFC 9111 §3.5).
+func SetPrivate(h http.Header) {
+	h.Set("Cache-Control", "private, max-age=0")
+	addVary(h)
+}
+
+// addVary adds Authorization to Vary unless it is already listed.
+func addVary(h http.Header) {
+	for _, v := range h.Values("Vary") {
+		if containsFold(v, "Authorization") || v == "*" {
+			return
+		}
+	}
+	h.Add("Vary", "Authorization")
+}
+
+// containsFold reports whether the comma-separated list contains name,
+// case-insensitively.
+func containsFold(list, name string) bool {
+	for list != "" {
+		var item string
+		item, list, _ = strings.Cut(list, ",")
+		if strings.EqualFold(strings.Trim(item, " \t"), name) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,146 @@
+package authn
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// MaxAuthorizationBytes is the longest Authorization header value read; a
+// longer one is rejected as invalid_request before it is examined.
+const MaxAuthorizationBytes = 8 << 10
+
+// b64tokenChar marks the b64token alphabet of RFC 6750 §2.1 (without the
+// trailing "=" padding, handled separately).
+var b64tokenChar = func() (t [256]bool) {
+	for c := range t {
+		b := byte(c)
+		t[c] = b >= 'A' && b <= 'Z' || b >= 'a' && b <= 'z' || b >= '0' && b <= '9' ||
+			b == '-' || b == '.' || b == '_' || b == '~' || b == '+' || b == '/'
+	}
+	return t
+}()
+
+// BearerToken extracts the bearer token of r as RFC 6750 §2.1 defines it,
+// and only that way: one "Authorization: Bearer <b64token>" header, the
+// scheme matched case-insensitively, one or more spaces before the token.
+//
+// Errors:
+//   - [ErrNoCredentials]: no Authorization header, or one with another
+//     scheme (Basic, DPoP, ...): no bearer credentials were offered;
+//   - [ErrInvalidRequest]: several Authorization headers; a header longer
+//     than [MaxAuthorizationBytes]; "Bearer" without a well-formed b64token
+//     (spaces or other characters inside, "Bearer" twice); an
+//     "access_token" query parameter (forbidden by OAuth 2.1 and MCP, with
+//     or without a header); and, when no Authorization header is present, a
+//     body of type application/x-www-form-urlencoded, since the form-body
+//     method of RFC 6750 §2.2 is not supported and the body is deliberately
+//     not read to find out whether it carries a token.
+//
+// It allocates nothing: the token is a substring of the header.
+func BearerToken(r *http.Request) (string, error) {
+	if r.URL != nil && queryHasAccessToken(r.URL.RawQuery) {
+		return "", ErrInvalidRequest
+	}
+	values := r.Header["Authorization"]
+	switch len(values) {
+	case 0:
+		if isFormBody(r.Header.Get("Content-Type")) {
+			return "", ErrInvalidRequest
+		}
+		return "", ErrNoCredentials
+	case 1:
+	default:
+		return "", ErrInvalidRequest
+	}
+	return parseBearer(values[0])
+}
+
+// parseBearer parses one Authorization header value.
+func parseBearer(h string) (string, error) {
+	if len(h) > MaxAuthorizationBytes {
+		return "", ErrInvalidRequest
+	}
+	const scheme = "Bearer"
+	if len(h) < len(scheme) || !strings.EqualFold(h[:len(scheme)], scheme) {
+		if h == "" {
+			return "", ErrInvalidRequest
+		}
+		return "", ErrNoCredentials // another scheme
+	}
+	rest := h[len(scheme):]
+	if rest == "" {
+		return "", ErrInvalidRequest // "Bearer" alone
+	}
+	if rest[0] != ' ' {
+		// "Bearerx": not the Bearer scheme; a token68-style scheme whose name
+		// starts with "Bearer" (for example "BearerToken ...") is another scheme.
+		if isTokenChar(rest[0]) {
+			return "", ErrNoCredentials
+		}
+		return "", ErrInvalidRequest
+	}
+	i := 0
+	for i < len(rest) && rest[i] == ' ' {
+		i++
+	}
+	tok := rest[i:]
+	if !validB64Token(tok) {
+		return "", ErrInvalidRequest
+	}
+	return tok, nil
+}
+
+// validB64Token: 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
+func validB64Token(s string) bool {
+	i := 0
+	for i < len(s) && b64tokenChar[s[i]] {
+		i++
+	}
+	if i == 0 {
+		return false
+	}
+	for i < len(s) && s[i] == '=' {
+		i++
+	}
+	return i == len(s)
+}
+
+// isTokenChar: tchar of RFC 9110 §5.6.2, the characters of a scheme name.
+func isTokenChar(c byte) bool {
+	switch {
+	case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+// queryHasAccessToken reports whether the raw query has a parameter named
+// access_token, in any percent-encoding, without parsing the whole query.
+func queryHasAccessToken(q string) bool {
+	for q != "" {
+		var part string
+		part, q, _ = strings.Cut(q, "&")
+		name, _, _ := strings.Cut(part, "=")
+		if name == "access_token" {
+			return true
+		}
+		if len(name) <= 3*len("access_token") && strings.ContainsAny(name, "%+") {
+			if n, err := url.QueryUnescape(name); err == nil && n == "access_token" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isFormBody reports whether a Content-Type is application/x-www-form-urlencoded.
+func isFormBody(ct string) bool {
+	const form = "application/x-www-form-urlencoded"
+	ct = strings.TrimLeft(ct, " \t")
+	if len(ct) < len(form) || !strings.EqualFold(ct[:len(form)], form) {
+		return false
+	}
+	rest := strings.TrimLeft(ct[len(form):], " \t")
+	return rest == "" || rest[0] == ';'
+}

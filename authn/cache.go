@@ -1,0 +1,135 @@
+package authn
+
+import (
+	"context"
+	"crypto/sha256"
+	"slices"
+	"sync"
+	"time"
+)
+
+// CacheOptions configures a [Cache]. The zero value is valid.
+type CacheOptions struct {
+	// MaxEntries bounds the number of cached verifications. Zero means
+	// 10 000. When full, expired entries are dropped first, otherwise a
+	// random one.
+	MaxEntries int
+
+	// MaxTTL bounds how long a verification is reused, whatever the token's
+	// expiry: it is the window in which a revoked token still passes. Zero
+	// means 5 minutes.
+	MaxTTL time.Duration
+
+	// Now returns the current time. Nil means time.Now.
+	Now func() time.Time
+}
+
+// Cache is a [Verifier] that remembers successful verifications of another
+// Verifier, so a repeated token skips the signature check or the
+// introspection call. Entries are keyed by the SHA-256 digest of the token
+// (the token itself is never stored) and live until the token's expiry or
+// MaxTTL, whichever comes first. Failures are never cached. It is safe for
+// concurrent use.
+type Cache struct {
+	v      Verifier
+	max    int
+	maxTTL time.Duration
+	now    func() time.Time
+
+	mu sync.RWMutex
+	m  map[[sha256.Size]byte]cacheEntry
+}
+
+type cacheEntry struct {
+	p      Principal
+	exp    time.Time // the token's expiry, returned to callers
+	expire time.Time // when this entry stops being used
+}
+
+var _ Verifier = (*Cache)(nil)
+
+// NewCache returns a Cache in front of v. Negative options are treated as
+// zero (the defaults).
+func NewCache(v Verifier, opts CacheOptions) *Cache {
+	c := &Cache{v: v, max: opts.MaxEntries, maxTTL: opts.MaxTTL, now: opts.Now}
+	if c.max <= 0 {
+		c.max = 10000
+	}
+	if c.maxTTL <= 0 {
+		c.maxTTL = 5 * time.Minute
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	c.m = make(map[[sha256.Size]byte]cacheEntry, min(c.max, 1024))
+	return c
+}
+
+// Verify returns the cached verification of token when there is a live
+// one, and otherwise asks the underlying Verifier and caches a success.
+// The returned principal's Scopes is a fresh copy.
+func (c *Cache) Verify(ctx context.Context, token string) (Principal, time.Time, error) {
+	if len(token) > MaxTokenBytes { // not worth hashing; the verifier rejects it
+		return c.v.Verify(ctx, token)
+	}
+	key := sha256.Sum256([]byte(token))
+	now := c.now()
+	c.mu.RLock()
+	e, ok := c.m[key]
+	c.mu.RUnlock()
+	if ok && now.Before(e.expire) {
+		p := e.p
+		p.Scopes = slices.Clone(p.Scopes)
+		return p, e.exp, nil
+	}
+	p, exp, err := c.v.Verify(ctx, token)
+	if err != nil {
+		return p, exp, err
+	}
+	expire := now.Add(c.maxTTL)
+	if !exp.IsZero() && exp.Before(expire) {
+		expire = exp
+	}
+	if now.Before(expire) {
+		stored := p
+		stored.Scopes = slices.Clone(p.Scopes)
+		c.mu.Lock()
+		if _, present := c.m[key]; !present && len(c.m) >= c.max {
+			c.evictLocked(now)
+		}
+		c.m[key] = cacheEntry{p: stored, exp: exp, expire: expire}
+		c.mu.Unlock()
+	}
+	return p, exp, nil
+}
+
+// evictLocked makes room: it drops the expired entries among a sample, or
+// if there are none, one entry at random (map iteration starts at a random
+// position).
+func (c *Cache) evictLocked(now time.Time) {
+	const sample = 32
+	var victim [sha256.Size]byte
+	dropped, n := 0, 0
+	for k, e := range c.m {
+		if n == 0 {
+			victim = k
+		}
+		if !now.Before(e.expire) {
+			delete(c.m, k)
+			dropped++
+		}
+		if n++; n >= sample {
+			break
+		}
+	}
+	if dropped == 0 {
+		delete(c.m, victim)
+	}
+}
+
+// Len returns the number of cached entries, expired ones included.
+func (c *Cache) Len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.m)
+}

@@ -1,0 +1,289 @@
+package authn
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// ClaimNames says which claims (JWT) or response members (introspection)
+// carry the principal's fields. The zero value means the defaults below.
+type ClaimNames struct {
+	// Subject names the subject claim. Empty means "sub". Its value must be a
+	// string, non-empty, at most 256 characters, without control characters;
+	// otherwise the token is rejected.
+	Subject string
+
+	// ClientID lists the claims tried, in order, for the client id; the first
+	// present one is used and must be a string. Nil means "client_id", then
+	// "azp". At most 4 names.
+	ClientID []string
+
+	// Scope lists the claims tried, in order, for the granted scopes; the
+	// first present one is used. Its value is either one string of
+	// space-separated scopes or an array of scope strings. Nil means "scope",
+	// then "scp". At most 4 names.
+	Scope []string
+}
+
+const (
+	maxIdentifierRunes = 256
+	maxClaimAlternates = 4
+	maxLeeway          = 5 * time.Minute
+	defaultLeeway      = 60 * time.Second
+)
+
+// Fixed slots of the claims a verifier reads; the configured names follow.
+const (
+	slotIss = iota
+	slotAud
+	slotExp
+	slotNbf
+	slotIat
+	slotActive
+	slotSub
+	slotFirstVar // client id names, then scope names
+	maxSlots     = slotFirstVar + 2*maxClaimAlternates
+)
+
+// claimRules are the checks shared by the JWT and introspection verifiers,
+// fixed at construction.
+type claimRules struct {
+	names         [maxSlots]string // "" = unused slot
+	nClient       int
+	nScope        int
+	issuer        string // "" = not checked (introspection without Issuer)
+	resource      string
+	leeway        time.Duration
+	requireActive bool
+}
+
+func newClaimRules(cn ClaimNames, issuer, resource string, leeway time.Duration, introspection bool) (claimRules, error) {
+	r := claimRules{issuer: issuer, resource: resource, requireActive: introspection}
+	switch {
+	case leeway < 0:
+		return r, fmt.Errorf("authn: leeway must not be negative")
+	case leeway == 0:
+		leeway = defaultLeeway
+	case leeway > maxLeeway:
+		return r, fmt.Errorf("authn: leeway must be at most %v", maxLeeway)
+	}
+	r.leeway = leeway
+	sub := cn.Subject
+	if sub == "" {
+		sub = "sub"
+	}
+	cids := cn.ClientID
+	if cids == nil {
+		cids = []string{"client_id", "azp"}
+	}
+	scopes := cn.Scope
+	if scopes == nil {
+		scopes = []string{"scope", "scp"}
+	}
+	if len(cids) > maxClaimAlternates || len(scopes) > maxClaimAlternates {
+		return r, fmt.Errorf("authn: at most %d alternative claim names", maxClaimAlternates)
+	}
+	r.names = [maxSlots]string{slotIss: "iss", slotAud: "aud", slotExp: "exp", slotNbf: "nbf", slotIat: "iat", slotSub: sub}
+	if introspection {
+		r.names[slotActive] = "active"
+	}
+	for i, n := range cids {
+		if n == "" {
+			return r, fmt.Errorf("authn: empty client id claim name")
+		}
+		r.names[slotFirstVar+i] = n
+	}
+	for i, n := range scopes {
+		if n == "" {
+			return r, fmt.Errorf("authn: empty scope claim name")
+		}
+		r.names[slotFirstVar+maxClaimAlternates+i] = n
+	}
+	r.nClient, r.nScope = len(cids), len(scopes)
+	return r, nil
+}
+
+// claimValues holds the raw values of the claims named by claimRules.
+type claimValues [maxSlots]jsonValue
+
+// read collects the claims from a JSON object, strictly (see walkObject).
+func (r *claimRules) read(data []byte, cv *claimValues) error {
+	err := walkObject(data, func(name []byte, v jsonValue) error {
+		for i := range r.names {
+			if r.names[i] != "" && string(name) == r.names[i] {
+				cv[i] = v // one member may fill several slots (e.g. a custom name "sub" twice)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return errClaims
+	}
+	return nil
+}
+
+// check applies the claim rules at time now and builds the principal.
+func (r *claimRules) check(cv *claimValues, now time.Time) (Principal, time.Time, error) {
+	if r.requireActive {
+		if cv[slotActive].kind != jsonBool || string(cv[slotActive].raw) != "true" {
+			return Principal{}, time.Time{}, errInactive
+		}
+	}
+	// iss: exact, code-point equality (RFC 9068 §4 step 3).
+	if iss := cv[slotIss]; r.issuer != "" {
+		if !iss.equalText(r.issuer) {
+			return Principal{}, time.Time{}, errIssuer
+		}
+	} else if iss.kind != 0 && iss.kind != jsonString {
+		return Principal{}, time.Time{}, errIssuer
+	}
+	if !r.audienceOK(cv[slotAud]) {
+		return Principal{}, time.Time{}, errAudience
+	}
+	// exp is required; nbf and iat are honoured when present.
+	if cv[slotExp].kind == 0 {
+		return Principal{}, time.Time{}, errExpired
+	}
+	expSec, ok := cv[slotExp].numericDate()
+	if !ok {
+		return Principal{}, time.Time{}, errClaims
+	}
+	exp := time.Unix(expSec, 0)
+	if !now.Before(exp.Add(r.leeway)) {
+		return Principal{}, time.Time{}, errExpired
+	}
+	for _, slot := range [...]int{slotNbf, slotIat} {
+		if cv[slot].kind == 0 {
+			continue
+		}
+		sec, ok := cv[slot].numericDate()
+		if !ok {
+			return Principal{}, time.Time{}, errClaims
+		}
+		if time.Unix(sec, 0).After(now.Add(r.leeway)) {
+			return Principal{}, time.Time{}, errNotYet
+		}
+	}
+	sub, ok := cv[slotSub].text()
+	if !ok || !validIdentifier(sub) {
+		return Principal{}, time.Time{}, errSubject
+	}
+	p := Principal{Subject: sub, Audience: r.resource}
+	for i := range r.nClient {
+		v := cv[slotFirstVar+i]
+		if v.kind == 0 {
+			continue
+		}
+		cid, ok := v.text()
+		if !ok || (cid != "" && !validIdentifier(cid)) {
+			return Principal{}, time.Time{}, errClientID
+		}
+		p.ClientID = cid
+		break
+	}
+	for i := range r.nScope {
+		v := cv[slotFirstVar+maxClaimAlternates+i]
+		if v.kind == 0 {
+			continue
+		}
+		scopes, ok := parseScopes(v)
+		if !ok {
+			return Principal{}, time.Time{}, errScope
+		}
+		p.Scopes = scopes
+		break
+	}
+	return p, exp, nil
+}
+
+// audienceOK: aud is required and is the resource, or an array of strings
+// containing it (RFC 8707, RFC 9068 §4 step 4). Any non-string element
+// rejects the token.
+func (r *claimRules) audienceOK(v jsonValue) bool {
+	switch v.kind {
+	case jsonString:
+		return v.equalText(r.resource)
+	case jsonArray:
+		auds, ok := v.strings()
+		if !ok {
+			return false
+		}
+		return slices.Contains(auds, r.resource)
+	}
+	return false
+}
+
+// parseScopes reads a space-separated string or an array of scope strings,
+// validates each scope-token (RFC 6749 §3.3) and returns them sorted and
+// de-duplicated. An empty string or array grants no scopes.
+func parseScopes(v jsonValue) ([]string, bool) {
+	var list []string
+	switch v.kind {
+	case jsonString:
+		s, ok := v.text()
+		if !ok {
+			return nil, false
+		}
+		list = strings.FieldsFunc(s, func(r rune) bool { return r == ' ' })
+	case jsonArray:
+		var ok bool
+		if list, ok = v.strings(); !ok {
+			return nil, false
+		}
+	default:
+		return nil, false
+	}
+	for _, s := range list {
+		if !validScopeToken(s) {
+			return nil, false
+		}
+	}
+	return normalizeScopes(list), true
+}
+
+// normalizeScopes sorts and de-duplicates scopes in place.
+func normalizeScopes(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	if !slices.IsSorted(s) {
+		slices.Sort(s)
+	}
+	return slices.Compact(s)
+}
+
+// validIdentifier: a subject or client id is valid UTF-8, non-empty, at most
+// 256 characters and free of control characters.
+func validIdentifier(s string) bool {
+	if s == "" || len(s) > 4*maxIdentifierRunes {
+		return false
+	}
+	n := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c == 0x7f {
+				return false
+			}
+			i++
+		} else {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				return false
+			}
+			if unicode.IsControl(r) {
+				return false
+			}
+			i += size
+		}
+		n++
+		if n > maxIdentifierRunes {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,125 @@
+package authn
+
+import (
+	"errors"
+	"strings"
+	"time"
+)
+
+// Sentinel errors. Callers branch on them with errors.Is; [Authenticator.WriteError]
+// maps them to responses. Their text is fixed and carries no request data.
+var (
+	// ErrNoCredentials means the request carried no bearer token: 401 with a
+	// challenge but no error code (RFC 6750 §3.1).
+	ErrNoCredentials = errors.New("authn: no credentials")
+
+	// ErrInvalidToken means the token was malformed, forged, expired, issued
+	// for another resource or otherwise unacceptable: 401 invalid_token. Every
+	// such failure is this one error, so a caller learns nothing about which
+	// check failed.
+	ErrInvalidToken = errors.New("authn: invalid token")
+
+	// ErrInvalidRequest means the request itself was malformed: several
+	// Authorization headers, an oversized header, a token in the query string
+	// or form body, a header that breaks RFC 6750 §2.1: 400 invalid_request.
+	ErrInvalidRequest = errors.New("authn: invalid request")
+
+	// ErrUnavailable means the token cannot be checked now (no signing keys
+	// yet, introspection endpoint down): 503 with Retry-After, never 401.
+	ErrUnavailable = errors.New("authn: cannot check token now")
+
+	// ErrInsufficientScope is matched by every [*ScopeError].
+	ErrInsufficientScope = errors.New("authn: insufficient scope")
+)
+
+// ScopeError reports that the caller lacks scopes: 403 insufficient_scope.
+// Required lists every scope the operation needs (not only the missing
+// ones), as MCP asks servers to name all of them in one challenge.
+type ScopeError struct {
+	Required []string
+}
+
+func (e *ScopeError) Error() string {
+	return "authn: insufficient scope"
+}
+
+// Is reports whether target is [ErrInsufficientScope].
+func (e *ScopeError) Is(target error) bool { return target == ErrInsufficientScope }
+
+// UnavailableError is a [ErrUnavailable] that suggests when to retry.
+// A zero RetryAfter lets [Authenticator.WriteError] choose.
+type UnavailableError struct {
+	RetryAfter time.Duration
+}
+
+func (e *UnavailableError) Error() string { return ErrUnavailable.Error() }
+
+// Is reports whether target is [ErrUnavailable].
+func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
+
+// tokenError is an ErrInvalidToken that remembers, for debug logs and tests
+// only, which check failed. Its text is always the text of ErrInvalidToken.
+type tokenError struct{ reason string }
+
+func (e *tokenError) Error() string        { return ErrInvalidToken.Error() }
+func (e *tokenError) Is(target error) bool { return target == ErrInvalidToken }
+
+// rejectReason returns the fixed classification of err for debug logs:
+// never token bytes, never a key id.
+func rejectReason(err error) string {
+	var te *tokenError
+	switch {
+	case errors.As(err, &te):
+		return te.reason
+	case errors.Is(err, ErrInvalidToken):
+		return "invalid_token"
+	case errors.Is(err, ErrInvalidRequest):
+		return "invalid_request"
+	case errors.Is(err, ErrNoCredentials):
+		return "no_credentials"
+	case errors.Is(err, ErrUnavailable):
+		return "unavailable"
+	default:
+		return "other"
+	}
+}
+
+// The reasons a token is rejected. They are unexported values shared by all
+// verifiers; only their reason text differs, never their Error text.
+var (
+	errMalformed     = &tokenError{"malformed"}       // length, segments, base64, JSON shape
+	errBadHeader     = &tokenError{"header"}          // forbidden or ill-typed header parameter
+	errAlg           = &tokenError{"alg"}             // alg not allowed or does not fit the key
+	errType          = &tokenError{"typ"}             // typ is not at+jwt
+	errKeyID         = &tokenError{"kid"}             // kid missing, too long, or unknown
+	errSignature     = &tokenError{"signature"}       // signature does not verify
+	errClaims        = &tokenError{"claims"}          // claim of the wrong type, duplicate, bad UTF-8
+	errIssuer        = &tokenError{"iss"}             // issuer mismatch or absent
+	errAudience      = &tokenError{"aud"}             // audience mismatch or absent
+	errExpired       = &tokenError{"exp"}             // expired or exp absent
+	errNotYet        = &tokenError{"nbf"}             // nbf or iat in the future
+	errSubject       = &tokenError{"sub"}             // subject missing or breaks the rules
+	errClientID      = &tokenError{"client_id"}       // client id breaks the rules
+	errScope         = &tokenError{"scope"}           // scope value breaks RFC 6749 §3.3
+	errInactive      = &tokenError{"inactive"}        // introspection said active=false
+	errVerifierShape = &tokenError{"verifier_result"} // a custom Verifier returned an unusable Principal
+)
+
+// validScopeToken reports whether s is a scope-token of RFC 6749 §3.3:
+// 1*( %x21 / %x23-5B / %x5D-7E ). The same characters are the ones RFC 6750
+// §3 allows inside the scope attribute of a challenge.
+func validScopeToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// joinScopes renders scopes space-separated.
+func joinScopes(scopes []string) string { return strings.Join(scopes, " ") }

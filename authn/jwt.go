@@ -1,0 +1,295 @@
+package authn
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v2/jwa"
+	"github.com/lestrrat-go/jwx/v2/jws"
+)
+
+// JWTOptions configures a [JWTVerifier]. Issuer, Resource and JWKSURL are
+// required; every other zero value is a safe default.
+type JWTOptions struct {
+	// Issuer is the authorization server's issuer identifier. The token's
+	// "iss" must equal it exactly (no normalization, RFC 9068 §4).
+	Issuer string
+
+	// Resource is this server's canonical resource URI (RFC 8707, the
+	// RFC 9728 "resource"). The token's "aud" must be this string or an
+	// array containing it.
+	Resource string
+
+	// JWKSURL is where the issuer publishes its JWK Set. It must use https;
+	// http is accepted only for loopback hosts (127.0.0.0/8, ::1,
+	// localhost), for development and tests.
+	JWKSURL string
+
+	// Algorithms is the allowlist of signature algorithms. Nil means
+	// [DefaultAlgorithms] (RS256, PS256, ES256, EdDSA). Allowed values:
+	// RS256/384/512, PS256/384/512, ES256/384/512, EdDSA. "none" and HMAC
+	// algorithms are never accepted.
+	Algorithms []string
+
+	// AllowPlainJWTType also admits tokens whose "typ" header is "JWT" or
+	// absent. By default only "at+jwt" / "application/at+jwt" (RFC 9068) is
+	// accepted, which keeps ID tokens and other JWTs from the same issuer
+	// out. Set it only for an issuer that cannot type its access tokens, and
+	// make sure the audience check alone separates them: this weakens
+	// RFC 8725 §3.11 explicit typing. A warning is logged at construction.
+	AllowPlainJWTType bool
+
+	// Leeway is the clock skew tolerated for exp, nbf and iat. Zero means
+	// 60 s; it must not be negative or exceed 5 minutes.
+	Leeway time.Duration
+
+	// Claims names the claims for the principal's fields; the zero value
+	// means sub / client_id then azp / scope then scp.
+	Claims ClaimNames
+
+	// HTTPClient fetches the JWK Set. Nil means a client with FetchTimeout
+	// that follows at most 3 redirects, each to an https (or loopback) URL.
+	// Every fetch is bounded by FetchTimeout and MaxJWKSBytes in any case.
+	HTTPClient *http.Client
+
+	// FetchTimeout bounds one JWK Set fetch, body included. Zero means 5 s.
+	FetchTimeout time.Duration
+
+	// MaxJWKSBytes caps the JWK Set document. Zero means 1 MiB.
+	MaxJWKSBytes int64
+
+	// RefreshInterval is how often the keys are re-fetched. Zero means
+	// 15 minutes.
+	RefreshInterval time.Duration
+
+	// UnknownKeyCooldown is the minimum time between two fetches caused by
+	// tokens with an unknown kid, so random kids cannot cause a storm of
+	// fetches. Zero means 30 s.
+	UnknownKeyCooldown time.Duration
+
+	// Logger receives warnings (JWK Set unreachable, AllowPlainJWTType) and
+	// debug details. It never receives token bytes or key ids. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+
+	// Now returns the current time. Nil means time.Now.
+	Now func() time.Time
+}
+
+// JWTVerifier verifies JWT access tokens (RFC 9068) signed by one issuer
+// whose keys it fetches from a JWK Set. It is safe for concurrent use.
+// Call Close to stop its background refresh.
+type JWTVerifier struct {
+	allowed   []string
+	verifiers map[string]jws.Verifier
+	plainTyp  bool
+	rules     claimRules
+	keys      *keyStore
+	now       func() time.Time
+}
+
+var _ Verifier = (*JWTVerifier)(nil)
+
+// NewJWTVerifier validates opts, fetches the JWK Set once (waiting at most
+// until ctx is done) and starts refreshing it in the background. An
+// unreachable JWK Set does not fail construction: it is logged, retried in
+// the background, and until keys arrive Verify returns [ErrUnavailable].
+func NewJWTVerifier(ctx context.Context, opts JWTOptions) (*JWTVerifier, error) {
+	return newJWTVerifier(ctx, opts, nil)
+}
+
+func newJWTVerifier(ctx context.Context, opts JWTOptions, after func(time.Duration) <-chan time.Time) (*JWTVerifier, error) {
+	if opts.Issuer == "" {
+		return nil, errors.New("authn: JWTOptions.Issuer is required")
+	}
+	if _, err := parseSecureURL("JWTOptions.Resource", opts.Resource, true); err != nil {
+		return nil, err
+	}
+	if _, err := parseSecureURL("JWTOptions.JWKSURL", opts.JWKSURL, false); err != nil {
+		return nil, err
+	}
+	allowed, err := checkAlgorithms(opts.Algorithms)
+	if err != nil {
+		return nil, err
+	}
+	rules, err := newClaimRules(opts.Claims, opts.Issuer, opts.Resource, opts.Leeway, false)
+	if err != nil {
+		return nil, err
+	}
+	v := &JWTVerifier{
+		allowed:   allowed,
+		verifiers: make(map[string]jws.Verifier, len(allowed)),
+		plainTyp:  opts.AllowPlainJWTType,
+		rules:     rules,
+		now:       opts.Now,
+	}
+	for _, a := range allowed {
+		vf, err := jws.NewVerifier(jwa.SignatureAlgorithm(a))
+		if err != nil {
+			return nil, fmt.Errorf("authn: no verifier for %s", a)
+		}
+		v.verifiers[a] = vf
+	}
+	if v.now == nil {
+		v.now = time.Now
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if opts.AllowPlainJWTType {
+		log.Warn("authn: AllowPlainJWTType is set: tokens typed JWT or untyped are accepted; only the audience check keeps ID tokens and other JWTs of this issuer out")
+	}
+	timeout := durationOr(opts.FetchTimeout, 5*time.Second)
+	ks := &keyStore{
+		url:      opts.JWKSURL,
+		client:   opts.HTTPClient,
+		timeout:  timeout,
+		maxBytes: opts.MaxJWKSBytes,
+		refresh:  durationOr(opts.RefreshInterval, 15*time.Minute),
+		cooldown: durationOr(opts.UnknownKeyCooldown, 30*time.Second),
+		allowed:  allowed,
+		now:      v.now,
+		log:      log,
+		after:    after,
+	}
+	if ks.maxBytes <= 0 {
+		ks.maxBytes = 1 << 20
+	}
+	if ks.client == nil {
+		ks.client = &http.Client{Timeout: timeout, CheckRedirect: checkRedirect}
+	}
+	for _, d := range []time.Duration{opts.FetchTimeout, opts.RefreshInterval, opts.UnknownKeyCooldown} {
+		if d < 0 {
+			return nil, errors.New("authn: durations in JWTOptions must not be negative")
+		}
+	}
+	ks.start()
+	v.keys = ks
+	ks.warmUp(ctx)
+	return v, nil
+}
+
+func durationOr(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 3 {
+		return errors.New("authn: too many redirects")
+	}
+	if req.URL.Scheme != "https" && !(req.URL.Scheme == "http" && isLoopbackHost(req.URL.Hostname())) {
+		return errors.New("authn: redirect to a non-https URL")
+	}
+	return nil
+}
+
+// Close stops the background refresh and waits for it. Verify keeps working
+// with the keys already fetched.
+func (v *JWTVerifier) Close() error {
+	v.keys.close()
+	return nil
+}
+
+// MaxTokenBytes is the longest token accepted.
+const MaxTokenBytes = 8 << 10
+
+var b64 = base64.RawURLEncoding.Strict()
+
+// Verify checks a compact JWS access token and returns its principal and
+// expiry. Every failure is [ErrInvalidToken], except "cannot check now"
+// ([ErrUnavailable]: no keys yet, or ctx ended while the keys were being
+// fetched).
+//
+// Order: shape (length, three base64url segments, before any decoding),
+// header (strict JSON, allowlisted alg, typ, kid, no crit/jku/jwk/x5u/x5c/
+// b64), key (by kid; its type and alg must fit the header alg), signature
+// (jws verifier for that one alg and key), claims (strict JSON decoded by
+// this package, never by jwx).
+func (v *JWTVerifier) Verify(ctx context.Context, token string) (Principal, time.Time, error) {
+	d1, d2, ok := splitCompact(token)
+	if !ok {
+		return Principal{}, time.Time{}, errMalformed
+	}
+	tb := []byte(token) // one copy; every segment below is a slice of it
+	var hbuf [256]byte
+	hdr, err := decodeSegment(hbuf[:0], tb[:d1])
+	if err != nil {
+		return Principal{}, time.Time{}, errMalformed
+	}
+	h, err := parseHeader(hdr)
+	if err != nil {
+		return Principal{}, time.Time{}, err
+	}
+	if !containsString(v.allowed, h.alg) {
+		return Principal{}, time.Time{}, errAlg
+	}
+	if !v.typeOK(h) {
+		return Principal{}, time.Time{}, errType
+	}
+	if h.kid == "" || len(h.kid) > maxKeyIDBytes {
+		return Principal{}, time.Time{}, errKeyID
+	}
+	keys, err := v.keys.lookup(ctx, h.kid)
+	if err != nil {
+		return Principal{}, time.Time{}, err
+	}
+	var key *publicKey
+	for i := range keys {
+		if keys[i].fits(h.alg) {
+			key = &keys[i]
+			break
+		}
+	}
+	if key == nil {
+		return Principal{}, time.Time{}, errAlg
+	}
+	var sbuf [512]byte
+	sig, err := decodeSegment(sbuf[:0], tb[d2+1:])
+	if err != nil {
+		return Principal{}, time.Time{}, errMalformed
+	}
+	if err := v.verifiers[h.alg].Verify(tb[:d2], sig, key.key); err != nil {
+		return Principal{}, time.Time{}, errSignature
+	}
+	payload, err := decodeSegment(nil, tb[d1+1:d2])
+	if err != nil {
+		return Principal{}, time.Time{}, errMalformed
+	}
+	var cv claimValues
+	if err := v.rules.read(payload, &cv); err != nil {
+		return Principal{}, time.Time{}, err
+	}
+	return v.rules.check(&cv, v.now())
+}
+
+// typeOK applies RFC 9068 §4 step 1: typ is at+jwt, compared
+// case-insensitively with an optional "application/" prefix.
+func (v *JWTVerifier) typeOK(h header) bool {
+	t := h.typ
+	if len(t) > len("application/") && strings.EqualFold(t[:len("application/")], "application/") {
+		t = t[len("application/"):]
+	}
+	if strings.EqualFold(t, "at+jwt") {
+		return true
+	}
+	return v.plainTyp && (!h.hasTyp || strings.EqualFold(t, "jwt"))
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
