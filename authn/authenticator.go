@@ -40,7 +40,7 @@ type Authenticator struct {
 
 	// Pre-rendered WWW-Authenticate values.
 	chNoCreds, chInvalidToken, chInvalidRequest string
-	metadataURL                                  string
+	metadataURL                                 string
 }
 
 // NewAuthenticator returns an Authenticator that verifies tokens with v.
