@@ -1,0 +1,154 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Writing responses. Results arrive already encoded and are copied as is.
+
+const jsonrpcHead = `{"jsonrpc":"2.0","id":`
+
+func appendID(dst []byte, id ID) []byte {
+	if id.raw == "" {
+		return append(dst, "null"...)
+	}
+	return append(dst, id.raw...)
+}
+
+// ResultEnvelope returns the bytes around a result:
+// head is {"jsonrpc":"2.0","id":<id>,"result": and tail is }. A writer can
+// send head, then the result's bytes as they are produced, then tail. Both
+// slices are new on each call. A zero id is written as null (which is not
+// a valid result response: pass the request's id).
+func ResultEnvelope(id ID) (head, tail []byte) {
+	n := len(jsonrpcHead) + max(len(id.raw), 4) + len(`,"result":`)
+	buf := make([]byte, 0, n+1)
+	buf = append(buf, jsonrpcHead...)
+	buf = appendID(buf, id)
+	buf = append(buf, `,"result":`...)
+	n = len(buf)
+	buf = append(buf, '}')
+	return buf[:n:n], buf[n:]
+}
+
+// AppendResult appends a result response to dst:
+// {"jsonrpc":"2.0","id":<id>,"result":<result>}. result must be valid JSON
+// (it is not checked or re-encoded); an empty result is written as {}.
+func AppendResult(dst []byte, id ID, result json.RawMessage) []byte {
+	dst = append(dst, jsonrpcHead...)
+	dst = appendID(dst, id)
+	dst = append(dst, `,"result":`...)
+	if len(result) == 0 {
+		dst = append(dst, "{}"...)
+	} else {
+		dst = append(dst, result...)
+	}
+	return append(dst, '}')
+}
+
+// AppendError appends an error response to dst:
+// {"jsonrpc":"2.0","id":<id>,"error":{"code":…,"message":…,"data":…}}.
+// A zero id is written as null. Data is omitted when nil, and also when it
+// is not valid JSON (so a bad Data never corrupts the response). An empty
+// Message is replaced by the standard one for the code, and a nil e is
+// written as an internal error.
+func AppendError(dst []byte, id ID, e *Error) []byte {
+	dst = append(dst, jsonrpcHead...)
+	dst = appendID(dst, id)
+	dst = append(dst, `,"error":`...)
+	if e == nil {
+		e = &Error{Code: CodeInternalError}
+	}
+	dst = appendErrorObject(dst, e)
+	return append(dst, '}')
+}
+
+func appendErrorObject(dst []byte, e *Error) []byte {
+	dst = append(dst, `{"code":`...)
+	dst = strconv.AppendInt(dst, e.Code, 10)
+	dst = append(dst, `,"message":`...)
+	msg := e.Message
+	if msg == "" {
+		msg = standardMessage(e.Code)
+	}
+	dst = appendString(dst, msg)
+	if e.Data != nil && json.Valid(e.Data) {
+		dst = append(dst, `,"data":`...)
+		dst = append(dst, e.Data...)
+	}
+	return append(dst, '}')
+}
+
+// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD and
+// U+2028, U+2029 are escaped, as encoding/json does.
+func appendString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && n == 1) || r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			switch r {
+			case '\u2028':
+				dst = append(dst, `\u2028`...)
+			case '\u2029':
+				dst = append(dst, `\u2029`...)
+			default:
+				dst = append(dst, `\ufffd`...)
+			}
+			start = i + n
+		}
+		i += n
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// UnmarshalParams decodes params into v with encoding/json. Absent params
+// (nil or empty) leave v unchanged. If the params do not fit v, the error is
+// an *[Error] with [CodeInvalidParams] and the fixed message "Invalid
+// params" (nothing of the input is echoed). A v that cannot be decoded into
+// at all (nil, not a pointer) is the server's bug: [CodeInternalError].
+//
+// encoding/json matches member names case-insensitively and ignores unknown
+// members; [Decode] has already rejected names that collide under that rule.
+func UnmarshalParams(params json.RawMessage, v any) error {
+	if len(params) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(params, v); err != nil {
+		var iu *json.InvalidUnmarshalError
+		if errors.As(err, &iu) {
+			return &Error{Code: CodeInternalError, Message: "Internal error", reason: "bad UnmarshalParams target"}
+		}
+		return &Error{Code: CodeInvalidParams, Message: "Invalid params", reason: "params do not fit"}
+	}
+	return nil
+}
