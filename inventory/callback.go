@@ -1,0 +1,90 @@
+package inventory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+)
+
+// scratch holds the per-request buffers of the serving methods.
+type scratch struct {
+	head, tail, item, bind, payload, trailer []byte
+}
+
+var scratchPool = sync.Pool{New: func() any {
+	return &scratch{
+		head: make([]byte, 0, 256), tail: make([]byte, 0, 256), item: make([]byte, 0, 512),
+		bind: make([]byte, 0, 256), payload: make([]byte, 0, 300), trailer: make([]byte, 0, 512),
+	}
+}}
+
+func getScratch() *scratch { return scratchPool.Get().(*scratch) }
+
+func putScratch(sc *scratch) {
+	const keep = 64 << 10 // do not pin huge buffers
+	if cap(sc.item) > keep || cap(sc.head) > keep || cap(sc.tail) > keep {
+		return
+	}
+	scratchPool.Put(sc)
+}
+
+// call runs an application callback with the callback timeout (never
+// beyond the request's deadline) and turns a panic into a *panicError.
+func call[Req, Res any](ctx context.Context, inv *Inventory, f func(context.Context, Req) (Res, error), req Req) (res Res, err error) {
+	ctx, cancel := context.WithTimeout(ctx, inv.timeout)
+	defer cancel()
+	defer func() {
+		if r := recover(); r != nil {
+			var zero Res
+			res, err = zero, &panicError{value: r, stack: debug.Stack()}
+		}
+	}()
+	res, err = f(ctx, req)
+	if err == nil && ctx.Err() != nil {
+		// The callback ignored its deadline; its result is not trusted.
+		err = ctx.Err()
+	}
+	return res, err
+}
+
+// ruleOf classifies a callback error for the operator log.
+func ruleOf(ctx context.Context, err error) string {
+	var pe *panicError
+	switch {
+	case errors.As(err, &pe):
+		return RuleCallbackPanic
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		return RuleDeadline
+	}
+	return RuleCallbackError
+}
+
+// fail logs a failed callback or broken contract and returns ErrInternal.
+// The record names the method, the source (template or resource) and the
+// rule; it never holds URIs, names or values of the request or of entries.
+func (inv *Inventory) fail(ctx context.Context, method, source string, err error) error {
+	attrs := make([]slog.Attr, 0, 6)
+	attrs = append(attrs, slog.String("method", method), slog.String("source", source))
+	var ce *ContractError
+	var pe *panicError
+	switch {
+	case errors.As(err, &ce):
+		attrs = append(attrs, slog.String("rule", ce.Rule), slog.Int("entry", ce.Entry))
+	case errors.As(err, &pe):
+		attrs = append(attrs, slog.String("rule", RuleCallbackPanic),
+			slog.String("panic", fmt.Sprint(pe.value)), slog.String("stack", string(pe.stack)))
+	default:
+		attrs = append(attrs, slog.String("rule", ruleOf(ctx, err)), slog.String("error", err.Error()))
+	}
+	inv.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "inventory: callback failed", attrs...)
+	return ErrInternal
+}
+
+// failRule logs a rule broken outside a page (contents, entry size) and
+// returns ErrInternal.
+func (inv *Inventory) failRule(ctx context.Context, method, source, rule string, entry int) error {
+	return inv.fail(ctx, method, source, &ContractError{Source: source, Rule: rule, Entry: entry})
+}

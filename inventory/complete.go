@@ -1,0 +1,67 @@
+package inventory
+
+import (
+	"context"
+	"slices"
+
+	"github.com/mcpkit/mcpkit/authn"
+)
+
+const methodComplete = "completion/complete"
+
+// MaxCompletionValues is the most values a completion result carries.
+const MaxCompletionValues = 100
+
+// Complete serves completion/complete for a ref/resource reference: ref is
+// a template's URITemplate exactly, or else a concrete URI that matches a
+// template. arg names the variable to complete and value is its partial
+// value; args holds the other variables resolved so far (only the
+// template's variable names are passed on).
+//
+// Errors: *ParamsError (unknown template, or arg not a variable of it),
+// ErrUnauthenticated and *authn.ScopeError (as for Read on a protected
+// template), ErrInternal (the callback failed; logged). A variable without a
+// completion callback gets an empty Completion.
+func (inv *Inventory) Complete(ctx context.Context, caller *authn.Principal, ref, arg, value string, args map[string]string) (Completion, error) {
+	caller = normalize(caller)
+	rt := inv.byTemplate[ref]
+	if rt == nil {
+		rt, _ = inv.matchTemplate(ref)
+	}
+	if rt == nil {
+		return Completion{}, &ParamsError{Problems: []string{"unknown resource template"}}
+	}
+	if err := checkCaller(rt.tmpl.Access, rt.scopes, caller); err != nil {
+		return Completion{}, err
+	}
+	if !slices.Contains(rt.ut.vars, arg) {
+		return Completion{}, &ParamsError{Problems: []string{"argument is not a variable of the template"}}
+	}
+	f := rt.tmpl.Complete[arg]
+	if f == nil {
+		return Completion{Values: []string{}}, nil
+	}
+	req := CompleteRequest{Argument: arg, Value: value, Principal: caller}
+	for _, name := range rt.ut.vars {
+		if v, ok := args[name]; ok {
+			if req.Context == nil {
+				req.Context = make(map[string]string, len(rt.ut.vars))
+			}
+			req.Context[name] = v
+		}
+	}
+	c, err := call(ctx, inv, f, req)
+	if err != nil {
+		return Completion{}, inv.fail(ctx, methodComplete, rt.tmpl.Name, err)
+	}
+	n := len(c.Values)
+	if n > MaxCompletionValues {
+		c.Values = slices.Clone(c.Values[:MaxCompletionValues])
+		c.HasMore = true
+	}
+	if c.Values == nil {
+		c.Values = []string{}
+	}
+	c.Total = max(c.Total, n)
+	return c, nil
+}

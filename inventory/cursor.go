@@ -1,0 +1,158 @@
+package inventory
+
+import (
+	"encoding/binary"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/sealedcursor"
+)
+
+// Cursor purposes: a cursor of one method never opens for another.
+const (
+	purposeList      = "resources/list"
+	purposeTemplates = "resources/templates/list"
+)
+
+// payloadVersion is the first byte of every cursor payload.
+const payloadVersion = 1
+
+// position is where a resources/list traversal continues.
+//
+// Payload: version ‖ uvarint(tag) ‖ rest. Tag 0: the statics, rest =
+// uvarint(number of visible statics already listed). Tag i+1: list source
+// i, rest = uvarint(len(key)) ‖ key, the last key listed (empty: from the
+// start of the source).
+type position struct {
+	source int // -1: statics
+	offset int // statics already listed (source == -1)
+	key    string
+}
+
+func appendPosition(dst []byte, p position) []byte {
+	dst = append(dst, payloadVersion)
+	if p.source < 0 {
+		dst = binary.AppendUvarint(dst, 0)
+		return binary.AppendUvarint(dst, uint64(p.offset))
+	}
+	dst = binary.AppendUvarint(dst, uint64(p.source)+1)
+	dst = binary.AppendUvarint(dst, uint64(len(p.key)))
+	return append(dst, p.key...)
+}
+
+var errPayload = errors.New("inventory: malformed cursor payload")
+
+// parsePosition decodes a payload; range checks against the registry and
+// the caller are the caller's.
+func parsePosition(b []byte) (position, error) {
+	if len(b) < 2 || b[0] != payloadVersion {
+		return position{}, errPayload
+	}
+	b = b[1:]
+	tag, n := binary.Uvarint(b)
+	if n <= 0 || tag > 1<<16 {
+		return position{}, errPayload
+	}
+	b = b[n:]
+	v, n := binary.Uvarint(b)
+	if n <= 0 {
+		return position{}, errPayload
+	}
+	b = b[n:]
+	if tag == 0 {
+		if len(b) != 0 || v > 1<<20 {
+			return position{}, errPayload
+		}
+		return position{source: -1, offset: int(v)}, nil
+	}
+	if v != uint64(len(b)) || v > MaxKeyBytes {
+		return position{}, errPayload
+	}
+	p := position{source: int(tag - 1), key: string(b)}
+	if p.key != "" && checkKey(p.key) != "" {
+		return position{}, errPayload
+	}
+	return p, nil
+}
+
+// maxListPayload is the length of the longest resources/list payload.
+func (inv *Inventory) maxListPayload() int {
+	rest := uvarintLen(uint64(len(inv.statics)))
+	if len(inv.sources) > 0 {
+		rest = max(rest, uvarintLen(MaxKeyBytes)+MaxKeyBytes)
+	}
+	return 1 + uvarintLen(uint64(len(inv.sources))) + rest
+}
+
+// Templates payload: version ‖ uvarint(index of the next template).
+func (inv *Inventory) maxTemplatesPayload() int {
+	return 1 + uvarintLen(uint64(len(inv.templates)))
+}
+
+func uvarintLen(v uint64) int {
+	var b [binary.MaxVarintLen64]byte
+	return binary.PutUvarint(b[:], v)
+}
+
+// appendBinding appends the associated data of a cursor: the purpose, the
+// caller's identity (or an anonymous marker) and the registry fingerprint,
+// each field length-prefixed. Scopes must be sorted (see normalize).
+func (inv *Inventory) appendBinding(dst []byte, purpose string, caller *authn.Principal) []byte {
+	str := func(s string) {
+		dst = binary.AppendUvarint(dst, uint64(len(s)))
+		dst = append(dst, s...)
+	}
+	str(purpose)
+	if caller == nil {
+		dst = append(dst, 0)
+	} else {
+		dst = append(dst, 1)
+		str(caller.ClientID)
+		str(caller.Subject)
+		dst = binary.AppendUvarint(dst, uint64(len(caller.Scopes)))
+		for _, s := range caller.Scopes {
+			str(s)
+		}
+		str(caller.Audience)
+	}
+	return append(dst, inv.fp[:]...)
+}
+
+// openCursor opens a cursor for this caller and purpose and returns its
+// payload and first-page time; failures are *CursorError.
+func (inv *Inventory) openCursor(sc *scratch, purpose string, caller *authn.Principal, cursor string) ([]byte, time.Time, error) {
+	sc.bind = inv.appendBinding(sc.bind[:0], purpose, caller)
+	payload, first, err := inv.sealer.Open(sc.bind, cursor)
+	switch {
+	case errors.Is(err, sealedcursor.ErrExpired):
+		return nil, time.Time{}, &CursorError{Reason: ReasonExpired}
+	case err != nil:
+		return nil, time.Time{}, &CursorError{Reason: ReasonInvalid}
+	}
+	return payload, first, nil
+}
+
+// normalize returns the caller with sorted, de-duplicated scopes (a copy
+// only when needed): bindings and scope checks rely on the order.
+func normalize(caller *authn.Principal) *authn.Principal {
+	if caller == nil {
+		return nil
+	}
+	sorted := true
+	for i := 1; i < len(caller.Scopes); i++ {
+		if caller.Scopes[i-1] >= caller.Scopes[i] {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return caller
+	}
+	c := *caller
+	c.Scopes = slices.Clone(caller.Scopes)
+	slices.Sort(c.Scopes)
+	c.Scopes = slices.Compact(c.Scopes)
+	return &c
+}

@@ -1,0 +1,192 @@
+// Package inventory is the registry behind an MCP resource server: static
+// resources, resource templates, and list sources that show each signed-in
+// caller their own records in resources/list, page by page, straight from
+// the application's database.
+//
+// An application registers [Resource] values (fixed URIs) and [Template]
+// values (URI patterns with a read handler) once, with [New]. The registry
+// is immutable; the records behind it may change at any time. The transport
+// (package mcphttp) calls [Inventory.List], [Inventory.Templates],
+// [Inventory.Read] (or [Inventory.ReadResponse]) and [Inventory.Complete]
+// with the authenticated caller, and maps the errors (see Errors below).
+//
+// # The list contract
+//
+// A protected, discoverable template may have a List callback ([ListFunc]).
+// It answers one bounded, ordered question: "the next at most Limit records
+// of this caller, strictly after key After". The kit merges its answers
+// with the static resources and with other sources, validates them, fills
+// pages under an item and a byte limit, and seals the position in an
+// opaque cursor. The callback must:
+//
+//   - query only the caller's records, with ownership in the query itself
+//     (usually req.Principal.Subject; never ClientID for user-owned data)
+//     and never fall back to an unrestricted query when that identity is
+//     empty;
+//   - give every record a unique, immutable key of 1–256 bytes in
+//     0x21–0x7E, including its tie-breaker, and return entries in strictly
+//     increasing byte order of keys, the first one strictly greater than
+//     After (the database must compare the same way: byte order, such as
+//     COLLATE "C" in PostgreSQL or BINARY in SQLite);
+//   - return at most Limit entries, reading Limit+1 rows to learn whether
+//     more exist (HasMore), and never fetch the whole collection to slice
+//     it in memory, nor use OFFSET;
+//   - return URIs (≤ 2048 bytes) that match the template and that its Read
+//     handler serves, unique across the traversal; a Name (1–512 bytes of
+//     UTF-8 without control characters); a MIMEType that is empty (the
+//     template's is used) or "type/subtype" (RFC 6838 names, optional
+//     parameters, ≤ 128 bytes);
+//   - stop backend work when ctx is done: it carries the request's
+//     cancellation and a deadline (Options.CallbackTimeout, default 10 s,
+//     or the request's own deadline if earlier).
+//
+// Every page is checked with [ValidatePage]. A violation, an error, a
+// panic or a missed deadline gives the client a generic internal error and
+// the operator an Error-level slog record naming the method, the source
+// (template name), the rule and the entry index (never URIs, names or the
+// caller's token). Package inventorytest walks a callback with several page
+// sizes and reports every violation from your own tests.
+//
+// A source backed by SQL (PostgreSQL syntax; the index serves the query, so
+// a page costs the same on page 1 and page 10,000):
+//
+//	// CREATE TABLE documents (
+//	//     id         text PRIMARY KEY,
+//	//     owner      text NOT NULL,
+//	//     order_key  text COLLATE "C" NOT NULL, -- e.g. created_at (RFC 3339 UTC) || '/' || id
+//	//     title      text NOT NULL,
+//	//     body       text NOT NULL
+//	// );
+//	// CREATE UNIQUE INDEX documents_owner_key ON documents (owner, order_key COLLATE "C");
+//
+//	func listDocuments(db *sql.DB) inventory.ListFunc {
+//		return func(ctx context.Context, req inventory.ListRequest) (inventory.Page, error) {
+//			owner := req.Principal.Subject
+//			if owner == "" {
+//				return inventory.Page{}, errors.New("documents: no subject") // never list everything
+//			}
+//			rows, err := db.QueryContext(ctx, `
+//				SELECT order_key, id, title FROM documents
+//				WHERE owner = $1 AND order_key > $2
+//				ORDER BY order_key COLLATE "C"
+//				LIMIT $3 + 1`, owner, req.After, req.Limit)
+//			if err != nil {
+//				return inventory.Page{}, err
+//			}
+//			defer rows.Close()
+//			var page inventory.Page
+//			for rows.Next() {
+//				var key, id, title string
+//				if err := rows.Scan(&key, &id, &title); err != nil {
+//					return inventory.Page{}, err
+//				}
+//				if len(page.Entries) == req.Limit { // the extra row: more exist
+//					page.HasMore = true
+//					break
+//				}
+//				uri, err := inventory.Expand("docs://documents/{id}", map[string]string{"id": id})
+//				if err != nil {
+//					return inventory.Page{}, err
+//				}
+//				page.Entries = append(page.Entries, inventory.Entry{Key: key, URI: uri, Name: title})
+//			}
+//			return page, rows.Err()
+//		}
+//	}
+//
+// Its Read handler applies the same ownership: "WHERE id = $1 AND owner =
+// $2" with the principal's subject, returning [ErrNotFound] when no row
+// comes back. A URI that was listed earlier grants nothing.
+//
+// # resources/list
+//
+// Static resources the caller may see come first, in registration order,
+// then the entries of each list source the caller may use, in registration
+// order. Options.PageSize (default 50, at most 100) bounds both together;
+// a callback's Limit is the room left in the page, and a source that ends
+// with room to spare hands over to the next one in the same page. The whole
+// response, envelope, _meta and the longest possible nextCursor included,
+// stays within the byte limit (the tighter of MaxPageBytes and
+// MaxResultBytes, default 1 MiB); one entry that cannot fit in an empty
+// page is an internal error, never an empty page or an endless loop.
+//
+// Once a list source is registered, every resources/list needs an
+// authenticated caller ([ErrUnauthenticated]); sources whose
+// RequiredScopes the caller lacks are skipped, and a caller who may use
+// none gets an [*authn.ScopeError] naming the scopes of the first source
+// that misses the fewest. Without list sources, anonymous callers see the
+// public static resources.
+//
+// # Cursors
+//
+// nextCursor is present only when more may follow (never ""). It is sealed
+// with package sealedcursor (AES-256-GCM) and holds only the position (the
+// static offset or the source and its last key) and the time of the
+// traversal's first page. It is bound, as associated data, to the method,
+// the caller's client id, subject, sorted scopes and audience (or to
+// "anonymous"), and to a fingerprint of the registry and page settings: a
+// cursor replayed by another caller, after a scope change, or against a
+// registry with other sources or page settings, fails with
+// [*CursorError]{Reason: "invalid"}. A traversal expires 15 minutes after
+// its first page, however many pages follow ({Reason: "expired"}). The
+// client starts again; the kit never restarts silently.
+//
+// By default the key is 32 random bytes drawn when the Inventory is built:
+// nothing is stored, and cursors die with the process. Replicas behind a
+// load balancer share a key ring instead: Options.Sealer =
+// sealedcursor.New(sealedcursor.Options{Keys: ring}).
+//
+// Pages are live queries, not snapshots: a record inserted behind the
+// cursor's key is not seen by that traversal, a deleted one disappears
+// from later pages, and a record that exists for the whole traversal is
+// listed exactly once.
+//
+// # URI templates
+//
+// The supported subset of RFC 6570, checked by New:
+//
+//   - literals: printable ASCII except " ' % < > \ ^ ` { | } and space,
+//     percent-encoded triplets, and UTF-8 beyond ASCII; matched byte for
+//     byte (no case folding, no normalization);
+//   - {name} (level 1): matches one or more characters among the RFC 3986
+//     unreserved characters, the sub-delims ! $ & ' ( ) * + , ; =, ':',
+//     '@' and percent-encoded triplets; never '/', '?' or '#';
+//   - {+name} (level 2): the same plus '/';
+//   - names are made of A-Z, a-z, 0-9 and '_', each used once.
+//
+// Rejected: other operators ({#x} {.x} {/x} {;x} {?x} {&x}), modifiers
+// ({x*} {x:3}), lists ({x,y}), empty or unbalanced braces, two expressions
+// without a literal between them ({a}{b}), a literal starting with a
+// percent-encoded triplet right after an expression, and the empty
+// template. Two templates that could match the same URI are rejected too
+// (New searches the product of their automata), so a URI matches at most
+// one template. Matched values are percent-decoded before Validate rules,
+// Read (ReadRequest.Params) and completion see them; a value with a broken
+// triplet does not match. When a URI can be split several ways (as with
+// "{name}.{ext}"), each variable takes the shortest value that lets the
+// rest match. [Expand] builds URIs that match back to the same values.
+//
+// # Errors
+//
+// What the serving methods return, and what the transport makes of it:
+//
+//   - [ErrNotFound]: JSON-RPC -32002 (legacy eras) or -32602 (2026-07-28)
+//     with data.uri; not found and not visible look the same.
+//   - [ErrUnauthenticated]: HTTP 401 with a Bearer challenge.
+//   - [*authn.ScopeError]: HTTP 403 insufficient_scope naming Required.
+//   - [*CursorError]: -32602 with data.reason "invalid" or "expired".
+//   - [*ParamsError]: -32602; Problems name variables, never values.
+//   - [ErrInternal] (anything else): -32603 with a generic message; the
+//     cause is in the operator log.
+//
+// # Registry rules
+//
+// New fails (never panics) on: a missing Read; names or URIs that break
+// the entry rules; duplicate static URIs or template names; a template
+// outside the supported subset or overlapping another; List on a public or
+// hidden template; Validate or Complete keys that are not variables of the
+// template, or nil functions; RequiredScopes on a public resource or
+// scopes outside the RFC 6749 scope-token characters; bad annotations;
+// PageSize outside 1..100; negative byte limits or timeout; byte limits
+// too small for an empty page with the longest cursor.
+package inventory

@@ -1,0 +1,20 @@
+package inventory
+
+import (
+	"time"
+
+	"github.com/mcpkit/mcpkit/authn"
+)
+
+// SealListPositionForTest seals a resources/list cursor at source (-1 for
+// the statics, with offset) and key, as List would, for benchmarks of deep
+// pages and for cursor tests.
+func (inv *Inventory) SealListPositionForTest(caller *authn.Principal, source, offset int, key string, first time.Time) (string, error) {
+	return inv.SealListPayloadForTest(caller, appendPosition(nil, position{source: source, offset: offset, key: key}), first)
+}
+
+// SealListPayloadForTest seals any payload with this caller's
+// resources/list binding.
+func (inv *Inventory) SealListPayloadForTest(caller *authn.Principal, payload []byte, first time.Time) (string, error) {
+	return inv.sealer.Seal(inv.appendBinding(nil, purposeList, normalize(caller)), payload, first)
+}

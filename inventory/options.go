@@ -1,0 +1,103 @@
+package inventory
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/mcpkit/mcpkit/sealedcursor"
+)
+
+// Defaults of Options.
+const (
+	DefaultPageSize        = 50
+	DefaultMaxBytes        = 1 << 20 // MaxPageBytes and MaxResultBytes
+	DefaultCallbackTimeout = 10 * time.Second
+)
+
+// Options configures an [Inventory]. The zero value is valid; each field
+// documents what its zero value means.
+type Options struct {
+	// PageSize bounds the items of one resources/list or
+	// resources/templates/list page, static and listed entries together:
+	// 1..100. Zero means 50.
+	PageSize int
+
+	// MaxPageBytes and MaxResultBytes bound the size in bytes of a whole
+	// response (envelope, result, nextCursor and meta included); the
+	// tighter of the two applies, to list pages and read results alike.
+	// Zero means 1 MiB. Both must leave room for an empty page with the
+	// longest possible cursor.
+	MaxPageBytes, MaxResultBytes int
+
+	// CallbackTimeout bounds each call of a List, Read or Complete
+	// callback; the request's own deadline applies when it is earlier.
+	// Zero means 10 seconds.
+	CallbackTimeout time.Duration
+
+	// Sealer seals and opens cursors. Nil means a Sealer with a random
+	// process-local key and a 15-minute traversal lifetime: cursors die
+	// with the process and are rejected by other replicas. Give the
+	// replicas of a fleet Sealers sharing a sealedcursor.KeyRing.
+	Sealer *sealedcursor.Sealer
+
+	// Discovery decides whether resources/templates/list shows protected
+	// templates to callers who cannot use them. Zero (DiscoveryOpen) shows
+	// them to everyone.
+	Discovery Discovery
+
+	// Logger receives the operator records of callback failures and
+	// contract violations, at Error level. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// settings are Options with defaults applied.
+type settings struct {
+	pageSize int
+	maxBytes int
+	timeout  time.Duration
+	sealer   *sealedcursor.Sealer
+	disc     Discovery
+	log      *slog.Logger
+}
+
+func (o Options) resolve() (settings, error) {
+	s := settings{pageSize: o.PageSize, timeout: o.CallbackTimeout, sealer: o.Sealer, disc: o.Discovery, log: o.Logger}
+	if s.pageSize == 0 {
+		s.pageSize = DefaultPageSize
+	}
+	if s.pageSize < 1 || s.pageSize > MaxLimit {
+		return s, fmt.Errorf("inventory: page size must be 1..%d, got %d", MaxLimit, o.PageSize)
+	}
+	page, result := o.MaxPageBytes, o.MaxResultBytes
+	if page < 0 || result < 0 {
+		return s, errors.New("inventory: byte limits must not be negative")
+	}
+	if page == 0 {
+		page = DefaultMaxBytes
+	}
+	if result == 0 {
+		result = DefaultMaxBytes
+	}
+	s.maxBytes = min(page, result)
+	if s.timeout < 0 {
+		return s, errors.New("inventory: callback timeout must not be negative")
+	}
+	if s.timeout == 0 {
+		s.timeout = DefaultCallbackTimeout
+	}
+	if s.disc > DiscoveryProtected {
+		return s, fmt.Errorf("inventory: unknown discovery mode %d", s.disc)
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.sealer == nil {
+		var err error
+		if s.sealer, err = sealedcursor.New(sealedcursor.Options{}); err != nil {
+			return s, fmt.Errorf("inventory: %w", err)
+		}
+	}
+	return s, nil
+}

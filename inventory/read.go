@@ -1,0 +1,176 @@
+package inventory
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/mcpkit/mcpkit/authn"
+)
+
+const methodRead = "resources/read"
+
+// Read serves resources/read: the static resource with exactly this URI,
+// else the one template that matches it. Access is checked on every read:
+// a protected resource needs an authenticated caller (ErrUnauthenticated)
+// holding its scopes (*authn.ScopeError); then the template's Validate
+// rules run (*ParamsError naming the rejected variables); then the handler,
+// which must apply record ownership. No match, and a handler returning
+// ErrNotFound, are ErrNotFound. Anything else the handler returns, and
+// contents that break the rules (no item, empty or long URI, bad MIME type,
+// text that is not UTF-8, more bytes than the limit) are logged and
+// reported as ErrInternal.
+func (inv *Inventory) Read(ctx context.Context, caller *authn.Principal, uri string) ([]Contents, error) {
+	caller = normalize(caller)
+	if i, ok := inv.staticIndex[uri]; ok {
+		st := &inv.statics[i]
+		if err := checkCaller(st.res.Access, st.scopes, caller); err != nil {
+			return nil, err
+		}
+		return inv.runRead(ctx, st.res.Name, st.res.Read, ReadRequest{URI: uri, Principal: caller})
+	}
+	rt, params := inv.matchTemplate(uri)
+	if rt == nil {
+		return nil, ErrNotFound
+	}
+	if err := checkCaller(rt.tmpl.Access, rt.scopes, caller); err != nil {
+		return nil, err
+	}
+	if err := inv.validateParams(ctx, rt, params); err != nil {
+		return nil, err
+	}
+	return inv.runRead(ctx, rt.tmpl.Name, rt.tmpl.Read, ReadRequest{URI: uri, Params: params, Principal: caller})
+}
+
+// ReadResponse is Read followed by the encoding of the whole response,
+// Head ‖ {"contents":[…][,Meta]} ‖ Tail, within the byte limit (a larger
+// result is ErrInternal, logged).
+func (inv *Inventory) ReadResponse(ctx context.Context, caller *authn.Principal, uri string, env Envelope) ([]byte, error) {
+	contents, err := inv.Read(ctx, caller, uri)
+	if err != nil {
+		return nil, err
+	}
+	out := append(env.Buf[:0], env.Head...)
+	out = AppendReadResult(out, contents)
+	out = appendTail(out, env)
+	if len(out) > inv.maxBytes {
+		return nil, inv.failRule(ctx, methodRead, inv.sourceName(uri), RuleContentsInvalid, -1)
+	}
+	return out, nil
+}
+
+// sourceName names what serves uri, for logs.
+func (inv *Inventory) sourceName(uri string) string {
+	if i, ok := inv.staticIndex[uri]; ok {
+		return inv.statics[i].res.Name
+	}
+	if rt, _ := inv.matchTemplate(uri); rt != nil {
+		return rt.tmpl.Name
+	}
+	return ""
+}
+
+// matchTemplate returns the template matching uri (at most one can: New
+// rejects overlapping templates) and its decoded variables.
+func (inv *Inventory) matchTemplate(uri string) (*registered, map[string]string) {
+	if len(uri) > MaxURIBytes {
+		return nil, nil
+	}
+	for _, rt := range inv.templates {
+		if params, ok := rt.ut.params(uri); ok {
+			return rt, params
+		}
+	}
+	return nil, nil
+}
+
+// checkCaller applies an access mode to the caller.
+func checkCaller(a Access, scopes []string, caller *authn.Principal) error {
+	if a == Public {
+		return nil
+	}
+	if caller == nil {
+		return ErrUnauthenticated
+	}
+	if !caller.HasScopes(scopes...) {
+		return &authn.ScopeError{Required: append([]string(nil), scopes...)}
+	}
+	return nil
+}
+
+// validateParams runs the template's Validate rules in variable order and
+// collects every failure.
+func (inv *Inventory) validateParams(ctx context.Context, rt *registered, params map[string]string) error {
+	var problems []string
+	for _, name := range rt.ut.vars {
+		rule := rt.tmpl.Validate[name]
+		if rule == nil {
+			continue
+		}
+		err := runRule(rule, params[name])
+		var pe *panicError
+		if errors.As(err, &pe) {
+			return inv.fail(ctx, methodRead, rt.tmpl.Name, err)
+		}
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("invalid value for variable %q", name))
+		}
+	}
+	if problems != nil {
+		return &ParamsError{Problems: problems}
+	}
+	return nil
+}
+
+func runRule(rule func(string) error, v string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &panicError{value: r}
+		}
+	}()
+	return rule(v)
+}
+
+func (inv *Inventory) runRead(ctx context.Context, source string, read ReadFunc, req ReadRequest) ([]Contents, error) {
+	contents, err := call(ctx, inv, read, req)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) && ctx.Err() == nil {
+			return nil, ErrNotFound
+		}
+		return nil, inv.fail(ctx, methodRead, source, err)
+	}
+	if i, ok := inv.checkContents(contents); !ok {
+		return nil, inv.failRule(ctx, methodRead, source, RuleContentsInvalid, i)
+	}
+	return contents, nil
+}
+
+// checkContents validates read contents and returns the index of the
+// first bad item (-1 for the whole result).
+func (inv *Inventory) checkContents(cs []Contents) (int, bool) {
+	if len(cs) == 0 {
+		return -1, false
+	}
+	size := len(`{"contents":[]}`)
+	for i := range cs {
+		c := &cs[i]
+		if c.URI == "" || len(c.URI) > MaxURIBytes || !plainURI(c.URI) || checkMIME(c.MIMEType) != "" {
+			return i, false
+		}
+		if c.Blob == nil && !utf8.ValidString(c.Text) {
+			return i, false
+		}
+		size += len(c.URI) + len(c.MIMEType) + len(`{"uri":"","mimeType":"","text":""},`)
+		if c.Blob != nil {
+			size += base64.StdEncoding.EncodedLen(len(c.Blob))
+		} else {
+			size += len(c.Text)
+		}
+		if size > inv.maxBytes {
+			return -1, false
+		}
+	}
+	return -1, true
+}

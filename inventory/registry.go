@@ -1,0 +1,317 @@
+package inventory
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mcpkit/mcpkit/sealedcursor"
+)
+
+// Inventory is the immutable registry of static resources and resource
+// templates, and serves resources/list, resources/read,
+// resources/templates/list and completion/complete for it. It is safe for
+// concurrent use.
+type Inventory struct {
+	statics     []static
+	staticIndex map[string]int // URI → index in statics
+	templates   []*registered
+	byTemplate  map[string]*registered // URITemplate → template
+	sources     []*registered          // templates with List, in registration order
+
+	pageSize  int
+	maxBytes  int
+	timeout   time.Duration
+	sealer    *sealedcursor.Sealer
+	discovery Discovery
+	log       *slog.Logger
+
+	fp          [sha256.Size]byte // registry and page settings
+	listReserve int               // bytes kept for `,"nextCursor":"…"` in resources/list
+	tmplReserve int               // the same for resources/templates/list
+	completes   bool
+}
+
+type static struct {
+	res    Resource
+	scopes []string // sorted, de-duplicated
+	enc    []byte   // the encoded list item
+}
+
+type registered struct {
+	tmpl   Template
+	ut     *uriTemplate
+	scopes []string // sorted, de-duplicated
+	enc    []byte   // the encoded resources/templates/list item
+}
+
+// New validates the registry and returns an Inventory. It copies what it
+// keeps: later changes to the arguments have no effect. It returns an
+// error (never panics) for anything invalid: see the package documentation
+// for the rules.
+func New(resources []Resource, templates []Template, opts Options) (*Inventory, error) {
+	s, err := opts.resolve()
+	if err != nil {
+		return nil, err
+	}
+	inv := &Inventory{
+		staticIndex: make(map[string]int, len(resources)),
+		byTemplate:  make(map[string]*registered, len(templates)),
+		pageSize:    s.pageSize,
+		maxBytes:    s.maxBytes,
+		timeout:     s.timeout,
+		sealer:      s.sealer,
+		discovery:   s.disc,
+		log:         s.log,
+	}
+	for i := range resources {
+		st, err := newStatic(resources[i])
+		if err != nil {
+			return nil, fmt.Errorf("inventory: resource %d: %w", i, err)
+		}
+		if _, dup := inv.staticIndex[st.res.URI]; dup {
+			return nil, fmt.Errorf("inventory: resource %d: duplicate URI %q", i, st.res.URI)
+		}
+		inv.staticIndex[st.res.URI] = len(inv.statics)
+		inv.statics = append(inv.statics, st)
+	}
+	names := make(map[string]bool, len(templates))
+	for i := range templates {
+		rt, err := newRegistered(templates[i])
+		if err != nil {
+			return nil, fmt.Errorf("inventory: template %d (%q): %w", i, templates[i].Name, err)
+		}
+		if names[rt.tmpl.Name] {
+			return nil, fmt.Errorf("inventory: template %d: duplicate name %q", i, rt.tmpl.Name)
+		}
+		names[rt.tmpl.Name] = true
+		for _, other := range inv.templates {
+			if w, ok := overlap(other.ut, rt.ut); ok {
+				return nil, fmt.Errorf("inventory: templates %q and %q can match the same URI (for example %q)",
+					other.tmpl.Name, rt.tmpl.Name, w)
+			}
+		}
+		inv.templates = append(inv.templates, rt)
+		inv.byTemplate[rt.tmpl.URITemplate] = rt
+		if rt.tmpl.List != nil {
+			inv.sources = append(inv.sources, rt)
+		}
+		if len(rt.tmpl.Complete) > 0 {
+			inv.completes = true
+		}
+	}
+	inv.listReserve = len(`,"nextCursor":""`) + sealedcursor.SealedLen(inv.maxListPayload())
+	inv.tmplReserve = len(`,"nextCursor":""`) + sealedcursor.SealedLen(inv.maxTemplatesPayload())
+	if need := len(`{"resources":[]}`) + inv.listReserve; inv.maxBytes < need {
+		return nil, fmt.Errorf("inventory: byte limit %d is too small for an empty resources/list page with a cursor (%d bytes)", inv.maxBytes, need)
+	}
+	if need := len(`{"resourceTemplates":[]}`) + inv.tmplReserve; inv.maxBytes < need {
+		return nil, fmt.Errorf("inventory: byte limit %d is too small for an empty resources/templates/list page with a cursor (%d bytes)", inv.maxBytes, need)
+	}
+	inv.fp = inv.fingerprint()
+	return inv, nil
+}
+
+func newStatic(r Resource) (static, error) {
+	st := static{res: r}
+	switch {
+	case r.URI == "" || len(r.URI) > MaxURIBytes || !plainURI(r.URI):
+		return st, errors.New("URI must be 1..2048 bytes of UTF-8 without spaces or control characters")
+	case checkName(r.Name) != "":
+		return st, errors.New("name must be 1..512 bytes of UTF-8 without control characters")
+	case !utf8.ValidString(r.Title) || !utf8.ValidString(r.Description):
+		return st, errors.New("title and description must be valid UTF-8")
+	case checkMIME(r.MIMEType) != "":
+		return st, errors.New("invalid MIME type")
+	case r.Size < 0:
+		return st, errors.New("negative size")
+	case r.Read == nil:
+		return st, errors.New("Read is required (see TextReader and BlobReader)")
+	}
+	if err := checkAnnotations(r.Annotations); err != nil {
+		return st, err
+	}
+	scopes, err := checkAccess(r.Access, r.RequiredScopes)
+	if err != nil {
+		return st, err
+	}
+	st.scopes = scopes
+	st.res.RequiredScopes = scopes
+	if a := r.Annotations; a != nil {
+		c := *a
+		c.Audience = slices.Clone(a.Audience)
+		if a.Priority != nil {
+			p := *a.Priority
+			c.Priority = &p
+		}
+		st.res.Annotations = &c
+	}
+	st.enc = appendResource(nil, &st.res)
+	return st, nil
+}
+
+func checkAnnotations(a *Annotations) error {
+	if a == nil {
+		return nil
+	}
+	for _, s := range a.Audience {
+		if s != "user" && s != "assistant" {
+			return errors.New(`annotation audience must be "user" or "assistant"`)
+		}
+	}
+	if p := a.Priority; p != nil && (math.IsNaN(*p) || *p < 0 || *p > 1) {
+		return errors.New("annotation priority must be between 0 and 1")
+	}
+	if a.LastModified != "" {
+		if _, err := time.Parse(time.RFC3339, a.LastModified); err != nil {
+			return errors.New("annotation lastModified must be an RFC 3339 timestamp")
+		}
+	}
+	return nil
+}
+
+// checkAccess validates an access mode and its scopes and returns the
+// scopes sorted and de-duplicated.
+func checkAccess(a Access, scopes []string) ([]string, error) {
+	if a > Public {
+		return nil, fmt.Errorf("unknown access mode %d", a)
+	}
+	if a == Public && len(scopes) > 0 {
+		return nil, errors.New("a public resource or template cannot require scopes")
+	}
+	for _, sc := range scopes {
+		if !validScope(sc) {
+			return nil, errors.New("invalid scope: scopes are 1*( %x21 / %x23-5B / %x5D-7E ) (RFC 6749 §3.3)")
+		}
+	}
+	out := slices.Clone(scopes)
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// validScope reports an RFC 6749 §3.3 scope-token, the characters RFC 6750
+// allows in a challenge's scope attribute.
+func validScope(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+func newRegistered(t Template) (*registered, error) {
+	switch {
+	case checkName(t.Name) != "":
+		return nil, errors.New("name must be 1..512 bytes of UTF-8 without control characters")
+	case !utf8.ValidString(t.Title) || !utf8.ValidString(t.Description):
+		return nil, errors.New("title and description must be valid UTF-8")
+	case checkMIME(t.MIMEType) != "":
+		return nil, errors.New("invalid MIME type")
+	case t.Read == nil:
+		return nil, errors.New("Read is required")
+	case t.List != nil && t.Access != Protected:
+		return nil, errors.New("List is allowed only on a protected template")
+	case t.List != nil && t.Hidden:
+		return nil, errors.New("List is not allowed on a hidden template")
+	}
+	ut, err := parseTemplate(t.URITemplate)
+	if err != nil {
+		return nil, err
+	}
+	scopes, err := checkAccess(t.Access, t.RequiredScopes)
+	if err != nil {
+		return nil, err
+	}
+	rt := &registered{tmpl: t, ut: ut, scopes: scopes}
+	rt.tmpl.RequiredScopes = scopes
+	if t.Validate != nil {
+		rt.tmpl.Validate = make(map[string]func(string) error, len(t.Validate))
+		for k, f := range t.Validate {
+			if !slices.Contains(ut.vars, k) {
+				return nil, fmt.Errorf("Validate names %q, which is not a variable of the template", k)
+			}
+			if f == nil {
+				return nil, fmt.Errorf("Validate rule for %q is nil", k)
+			}
+			rt.tmpl.Validate[k] = f
+		}
+	}
+	if t.Complete != nil {
+		rt.tmpl.Complete = make(map[string]CompleteFunc, len(t.Complete))
+		for k, f := range t.Complete {
+			if !slices.Contains(ut.vars, k) {
+				return nil, fmt.Errorf("Complete names %q, which is not a variable of the template", k)
+			}
+			if f == nil {
+				return nil, fmt.Errorf("Complete callback for %q is nil", k)
+			}
+			rt.tmpl.Complete[k] = f
+		}
+	}
+	rt.enc = appendTemplate(nil, &rt.tmpl)
+	return rt, nil
+}
+
+// fingerprint digests everything that decides what a cursor position
+// means and who may use it: the definitions, their order and the page
+// settings. Cursors are bound to it.
+func (inv *Inventory) fingerprint() [sha256.Size]byte {
+	var b []byte
+	str := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	num := func(n int) { b = binary.AppendUvarint(b, uint64(n)) }
+	strs := func(ss []string) {
+		num(len(ss))
+		for _, s := range ss {
+			str(s)
+		}
+	}
+	str("mcpkit/inventory/registry/v1")
+	num(inv.pageSize)
+	num(inv.maxBytes)
+	num(int(inv.discovery))
+	num(len(inv.statics))
+	for _, st := range inv.statics {
+		str(st.res.URI)
+		str(st.res.Name)
+		num(int(st.res.Access))
+		strs(st.scopes)
+	}
+	num(len(inv.templates))
+	for _, rt := range inv.templates {
+		str(rt.tmpl.Name)
+		str(rt.tmpl.URITemplate)
+		num(int(rt.tmpl.Access))
+		hidden, list := 0, 0
+		if rt.tmpl.Hidden {
+			hidden = 1
+		}
+		if rt.tmpl.List != nil {
+			list = 1
+		}
+		num(hidden)
+		num(list)
+		strs(rt.scopes)
+	}
+	return sha256.Sum256(b)
+}
+
+// HasListSources reports whether some template has a List callback: then
+// every resources/list needs an authenticated caller.
+func (inv *Inventory) HasListSources() bool { return len(inv.sources) > 0 }
+
+// Completes reports whether some template has a completion callback: the
+// server should declare the completions capability exactly then.
+func (inv *Inventory) Completes() bool { return inv.completes }

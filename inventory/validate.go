@@ -1,0 +1,269 @@
+package inventory
+
+import (
+	"fmt"
+	"sync"
+	"unicode/utf8"
+)
+
+// Limits of the list contract.
+const (
+	MaxKeyBytes  = 256 // longest entry key
+	MaxNameBytes = 512 // longest entry name
+	MaxMIMEBytes = 128 // longest MIME type
+	MaxLimit     = 100 // largest page size and ListRequest.Limit
+)
+
+// ValidatePage checks one page a list callback returned for req against
+// the contract, and returns a [*ContractError] naming the first broken
+// rule, or nil. With a nil tmpl the URIs are only checked for length and
+// characters, not matched. Inventory runs the same checks on every page;
+// inventorytest runs them on whole traversals.
+func ValidatePage(tmpl *Template, req ListRequest, p Page) error {
+	var t *uriTemplate
+	name := ""
+	if tmpl != nil {
+		name = tmpl.Name
+		var err error
+		if t, err = parseTemplate(tmpl.URITemplate); err != nil {
+			return fmt.Errorf("inventory: template %q: %w", tmpl.Name, err)
+		}
+	}
+	if ce := validatePage(name, t, req, p); ce != nil {
+		return ce
+	}
+	return nil
+}
+
+// seenPool recycles the URI sets of validatePage.
+var seenPool = sync.Pool{New: func() any { return make(map[string]struct{}, MaxLimit) }}
+
+func validatePage(source string, t *uriTemplate, req ListRequest, p Page) *ContractError {
+	fail := func(rule string, entry int) *ContractError {
+		return &ContractError{Source: source, Rule: rule, Entry: entry}
+	}
+	if len(p.Entries) > req.Limit {
+		return fail(RuleTooManyEntries, -1)
+	}
+	if p.HasMore && len(p.Entries) == 0 {
+		return fail(RuleHasMoreEmpty, -1)
+	}
+	prev := req.After
+	for i := range p.Entries {
+		e := &p.Entries[i]
+		if rule := checkKey(e.Key); rule != "" {
+			return fail(rule, i)
+		}
+		if e.Key <= prev {
+			if i == 0 {
+				return fail(RuleKeyAfter, i)
+			}
+			return fail(RuleKeyOrder, i)
+		}
+		prev = e.Key
+		if rule := checkEntryURI(t, e.URI); rule != "" {
+			return fail(rule, i)
+		}
+		if rule := checkName(e.Name); rule != "" {
+			return fail(rule, i)
+		}
+		if rule := checkMIME(e.MIMEType); rule != "" {
+			return fail(rule, i)
+		}
+	}
+	if len(p.Entries) > 1 {
+		seen := seenPool.Get().(map[string]struct{})
+		defer func() { clear(seen); seenPool.Put(seen) }()
+		for i := range p.Entries {
+			u := p.Entries[i].URI
+			if _, dup := seen[u]; dup {
+				return fail(RuleURIDuplicate, i)
+			}
+			seen[u] = struct{}{}
+		}
+	}
+	return nil
+}
+
+// checkKey returns the rule a key breaks, or "".
+func checkKey(k string) string {
+	if len(k) == 0 || len(k) > MaxKeyBytes {
+		return RuleKeyLength
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x21 || k[i] > 0x7e {
+			return RuleKeyCharset
+		}
+	}
+	return ""
+}
+
+// checkEntryURI returns the rule a listed URI breaks, or "".
+func checkEntryURI(t *uriTemplate, u string) string {
+	switch {
+	case u == "":
+		return RuleURIEmpty
+	case len(u) > MaxURIBytes:
+		return RuleURILength
+	case t != nil && !t.matches(u):
+		return RuleURIMatch
+	case t == nil && !plainURI(u):
+		return RuleURIMatch
+	}
+	return ""
+}
+
+// plainURI reports whether u has no space, control character or invalid
+// UTF-8: the least a URI (or IRI) needs.
+func plainURI(u string) bool {
+	for i := 0; i < len(u); i++ {
+		if c := u[i]; c <= 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return utf8.ValidString(u)
+}
+
+// checkName returns the rule a name breaks, or "".
+func checkName(s string) string {
+	switch {
+	case s == "":
+		return RuleNameEmpty
+	case len(s) > MaxNameBytes:
+		return RuleNameLength
+	case !printable(s):
+		return RuleNameInvalid
+	}
+	return ""
+}
+
+// printable reports whether s is valid UTF-8 without control characters
+// (C0, DEL, C1).
+func printable(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c == 0x7f {
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r >= 0x80 && r <= 0x9f {
+			return false
+		}
+		i += size
+	}
+	return true
+}
+
+// checkMIME returns the rule a MIME type breaks, or "". Empty is allowed.
+func checkMIME(s string) string {
+	switch {
+	case s == "":
+		return ""
+	case len(s) > MaxMIMEBytes:
+		return RuleMIMELength
+	case !validMIME(s):
+		return RuleMIMESyntax
+	}
+	return ""
+}
+
+// validMIME accepts type "/" subtype, both RFC 6838 restricted-names,
+// optionally followed by parameters: *( *SP ";" *SP token "=" ( token /
+// quoted-string ) ), with no control characters anywhere.
+func validMIME(s string) bool {
+	i := restrictedName(s, 0)
+	if i == 0 || i >= len(s) || s[i] != '/' {
+		return false
+	}
+	j := restrictedName(s, i+1)
+	if j == i+1 {
+		return false
+	}
+	for j < len(s) {
+		j = skipSpaces(s, j)
+		if j >= len(s) || s[j] != ';' {
+			return false
+		}
+		j = skipSpaces(s, j+1)
+		k := j
+		for k < len(s) && isTchar(s[k]) {
+			k++
+		}
+		if k == j || k >= len(s) || s[k] != '=' {
+			return false
+		}
+		j = k + 1
+		if j < len(s) && s[j] == '"' {
+			j++
+			for j < len(s) && s[j] != '"' {
+				if s[j] == '\\' {
+					j++
+				}
+				if j >= len(s) || s[j] < 0x20 || s[j] == 0x7f {
+					return false
+				}
+				j++
+			}
+			if j >= len(s) {
+				return false
+			}
+			j++
+			continue
+		}
+		k = j
+		for k < len(s) && isTchar(s[k]) {
+			k++
+		}
+		if k == j {
+			return false
+		}
+		j = k
+	}
+	return true
+}
+
+func skipSpaces(s string, i int) int {
+	for i < len(s) && s[i] == ' ' {
+		i++
+	}
+	return i
+}
+
+// restrictedName returns the end of an RFC 6838 restricted-name starting
+// at i, or i when there is none.
+func restrictedName(s string, i int) int {
+	start := i
+	for i < len(s) && i-start < 127 {
+		c := s[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && (i == start || !isRestrictedChar(c)) {
+			break
+		}
+		i++
+	}
+	return i
+}
+
+func isRestrictedChar(c byte) bool {
+	switch c {
+	case '!', '#', '$', '&', '-', '^', '_', '.', '+':
+		return true
+	}
+	return false
+}
+
+// isTchar reports an RFC 9110 token character.
+func isTchar(c byte) bool {
+	if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+		return true
+	}
+	switch c {
+	case '!', '#', '$', '%', '&', '\'', '*', '+', '-', '.', '^', '_', '`', '|', '~':
+		return true
+	}
+	return false
+}
