@@ -112,11 +112,13 @@ func (e *env) verifier(t *testing.T, mod func(*JWTOptions)) *JWTVerifier {
 	return v
 }
 
-// keyStoreGoroutines counts goroutines running keyStore code.
+// keyStoreGoroutines counts the goroutines a keyStore starts (the
+// refresher and fetches).
 func keyStoreGoroutines() int {
 	buf := make([]byte, 1<<20)
 	n := runtime.Stack(buf, true)
-	return strings.Count(string(buf[:n]), "authn.(*keyStore)")
+	s := string(buf[:n])
+	return strings.Count(s, "authn.(*keyStore).loop(") + strings.Count(s, "authn.(*keyStore).run(")
 }
 
 func claims(sub string, scopes ...string) testissuer.Claims {

@@ -337,11 +337,14 @@ func TestCloseStopsGoroutines(t *testing.T) {
 	require.NoError(t, err)
 	e.is.SetJWKSHandler(e.is.Stall(release, nil))
 	e.clock.Advance(time.Minute)
-	go func() { _, _, _ = v.Verify(context.Background(), e.is.Token(t, claims("a"), withHeader("kid", "new"))) }()
+	tok := e.is.Token(t, claims("a"), withHeader("kid", "new"))
+	verified := make(chan error, 1)
+	go func() { _, _, err := v.Verify(context.Background(), tok); verified <- err }()
 	require.Eventually(t, func() bool { return e.is.JWKSFetches() == 2 }, 5*time.Second, time.Millisecond)
 	require.Positive(t, keyStoreGoroutines())
 	require.NoError(t, v.Close()) // cancels the stalled fetch
 	require.NoError(t, v.Close()) // idempotent
+	assert.ErrorIs(t, <-verified, ErrUnavailable, "the waiting request gives up")
 	assert.Zero(t, keyStoreGoroutines(), "goroutines left after Close")
 	// Verify still works with the keys it has.
 	_, _, err = v.Verify(context.Background(), e.is.Token(t, claims("alice")))
