@@ -79,7 +79,12 @@ type env struct {
 	attackerHits *atomic.Int64
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvTB(t) }
+
+// newEnvF is newEnv for fuzz targets.
+func newEnvF(f *testing.F) *env { return newEnvTB(f) }
+
+func newEnvTB(t testing.TB) *env {
 	t.Helper()
 	clk := newClock()
 	log, buf := newLogger()

@@ -130,6 +130,7 @@ func (iv *IntrospectionVerifier) Verify(ctx context.Context, token string) (Prin
 	if len(token) > MaxTokenBytes || !validB64Token(token) {
 		return Principal{}, time.Time{}, errMalformed
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, iv.timeout)
 	defer cancel()
 	form := "token=" + url.QueryEscape(token) + "&token_type_hint=access_token"
@@ -142,6 +143,9 @@ func (iv *IntrospectionVerifier) Verify(ctx context.Context, token string) (Prin
 	req.Header.Set("Authorization", iv.auth)
 	resp, err := iv.client.Do(req)
 	if err != nil {
+		if parent.Err() != nil { // the caller gave up: not the endpoint's fault
+			return Principal{}, time.Time{}, &UnavailableError{RetryAfter: time.Second}
+		}
 		return Principal{}, time.Time{}, iv.unavailable("unreachable")
 	}
 	defer resp.Body.Close()
