@@ -1,0 +1,100 @@
+package inventory_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/inventory"
+)
+
+func completeFixture(t *testing.T, got *inventory.CompleteRequest) *inventory.Inventory {
+	t.Helper()
+	repo := inventory.Template{
+		Name: "repos", URITemplate: "repo://{owner}/{name}", RequiredScopes: []string{"repo:read"}, Read: readEcho,
+		Complete: map[string]inventory.CompleteFunc{
+			"name": func(_ context.Context, req inventory.CompleteRequest) (inventory.Completion, error) {
+				*got = req
+				var vals []string
+				for i := 0; i < 150; i++ {
+					vals = append(vals, fmt.Sprintf("%s%03d", req.Value, i))
+				}
+				return inventory.Completion{Values: vals}, nil
+			},
+			"owner": func(_ context.Context, req inventory.CompleteRequest) (inventory.Completion, error) {
+				if req.Value == "fail" {
+					return inventory.Completion{}, errors.New("backend down")
+				}
+				return inventory.Completion{Values: []string{"me"}, Total: 7}, nil
+			},
+		},
+	}
+	files := inventory.Template{Name: "files", URITemplate: "file:///{+path}", Access: inventory.Public, Read: readEcho}
+	inv, err := inventory.New(nil, []inventory.Template{repo, files}, inventory.Options{Logger: (&logBuffer{}).logger()})
+	require.NoError(t, err)
+	return inv
+}
+
+func TestComplete(t *testing.T) {
+	var got inventory.CompleteRequest
+	inv := completeFixture(t, &got)
+	assert.True(t, inv.Completes())
+	caller := &authn.Principal{Subject: "alice", Scopes: []string{"repo:read"}}
+	ctx := context.Background()
+
+	c, err := inv.Complete(ctx, caller, "repo://{owner}/{name}", "name", "kit", map[string]string{"owner": "me", "other": "dropped", "name": "kit"})
+	require.NoError(t, err)
+	assert.Len(t, c.Values, 100, "at most 100 values")
+	assert.True(t, c.HasMore)
+	assert.Equal(t, 150, c.Total, "total is at least the number of values returned")
+	assert.Equal(t, "kit000", c.Values[0])
+	assert.Equal(t, "name", got.Argument)
+	assert.Equal(t, "kit", got.Value)
+	assert.Equal(t, map[string]string{"owner": "me", "name": "kit"}, got.Context, "only the template's variables")
+	assert.Equal(t, "alice", got.Principal.Subject)
+
+	c, err = inv.Complete(ctx, caller, "repo://{owner}/{name}", "owner", "m", nil)
+	require.NoError(t, err)
+	assert.Equal(t, inventory.Completion{Values: []string{"me"}, Total: 7}, c)
+
+	c, err = inv.Complete(ctx, caller, "repo://me/kit", "owner", "m", nil)
+	require.NoError(t, err, "a concrete URI matching the template also works")
+	assert.Equal(t, []string{"me"}, c.Values)
+
+	c, err = inv.Complete(ctx, nil, "file:///{+path}", "path", "a", nil)
+	require.NoError(t, err)
+	assert.Equal(t, inventory.Completion{Values: []string{}}, c, "no completer: an empty completion")
+}
+
+func TestCompleteErrors(t *testing.T) {
+	var got inventory.CompleteRequest
+	inv := completeFixture(t, &got)
+	ctx := context.Background()
+	caller := &authn.Principal{Subject: "alice", Scopes: []string{"repo:read"}}
+	var pe *inventory.ParamsError
+
+	_, err := inv.Complete(ctx, caller, "nope://{x}", "x", "", nil)
+	require.ErrorAs(t, err, &pe, "unknown template")
+	assert.NotContains(t, pe.Error(), "nope")
+	_, err = inv.Complete(ctx, caller, "repo://{owner}/{name}", "branch", "", nil)
+	require.ErrorAs(t, err, &pe, "not a variable")
+	assert.NotContains(t, pe.Error(), "branch")
+	_, err = inv.Complete(ctx, nil, "repo://{owner}/{name}", "name", "", nil)
+	assert.ErrorIs(t, err, inventory.ErrUnauthenticated)
+	_, err = inv.Complete(ctx, &authn.Principal{Subject: "eve"}, "repo://{owner}/{name}", "name", "", nil)
+	assert.ErrorIs(t, err, authn.ErrInsufficientScope)
+	_, err = inv.Complete(ctx, caller, "repo://{owner}/{name}", "owner", "fail", nil)
+	assert.Same(t, inventory.ErrInternal, err)
+}
+
+func TestCompletesIsFalseWithoutCompleters(t *testing.T) {
+	inv, err := inventory.New(statics(), []inventory.Template{docsTemplate(emptyList)}, inventory.Options{})
+	require.NoError(t, err)
+	assert.False(t, inv.Completes())
+	assert.True(t, inv.HasListSources())
+}
