@@ -132,10 +132,11 @@ func appendString(dst []byte, s string) []byte {
 }
 
 // UnmarshalParams decodes params into v with encoding/json. Absent params
-// (nil or empty) leave v unchanged. If the params do not fit v, the error is
-// an *[Error] with [CodeInvalidParams] and the fixed message "Invalid
-// params" (nothing of the input is echoed). A v that cannot be decoded into
-// at all (nil, not a pointer) is the server's bug: [CodeInternalError].
+// (nil or empty) leave v unchanged. If the params do not fit v, the error
+// is an *[Error] with [CodeInvalidParams] and the fixed message "Invalid
+// params" (nothing of the input is echoed), and v may be partly filled, as
+// with json.Unmarshal. A v that cannot be decoded into at all (nil, not a
+// pointer) is the server's bug: [CodeInternalError].
 //
 // encoding/json matches member names case-insensitively and ignores unknown
 // members; [Decode] has already rejected names that collide under that rule.

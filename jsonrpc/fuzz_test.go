@@ -27,6 +27,9 @@ func fuzzSeeds(f *testing.F) {
 		`[]`, `[[]]`, `[1,`,
 		`{"jsonrpc":"2.0","id":"\u00e9","method":"m","params":{"a":"\ud83d\ude00","b":{"c":[1,2.5e-3,true,null]}}}`,
 		`{"jsonrpc":"2.0","id":null,"error":{"code":-32002,"message":"x","data":{"uri":"a"}}}`,
+		env + `"id":1,"method":"m","params":` + bigObject(20, "") + `}`, // past linearNames
+		env + `"id":1,"method":"m","params":` + bigObject(20, "K3") + `}`,
+		env + `"id":1,"method":"m","params":{"a":` + bigObject(17, `K16`) + `}}`,
 	} {
 		f.Add([]byte(s))
 	}
