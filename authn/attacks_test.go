@@ -7,7 +7,11 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/lestrrat-go/jwx/v2/jwk"
+	"github.com/lestrrat-go/jwx/v2/jwt"
+	"github.com/mcpkit/mcpkit/internal/testissuer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -209,4 +213,35 @@ func TestSameErrorForEveryFailure(t *testing.T) {
 	for _, s := range texts {
 		assert.Equal(t, texts[0], s)
 	}
+}
+
+// A8 regression: in this very build, jwx v2's own jwt.Parse (default,
+// process-wide settings untouched) accepts a flattened-JSON token with
+// injected top-level claims (security-notes §0 finding 1); this package's
+// verifier, which never hands the token to jwt.Parse, rejects it whatever
+// jwt.Settings says.
+func TestJSONInjectionBaseline(t *testing.T) {
+	e := newEnv(t)
+	v := e.verifier(t, nil)
+	now := e.clock.Now()
+	// A validly signed token for another audience, long expired.
+	orig := e.is.Token(t, testissuer.Claims{Subject: "alice", Audience: []string{"https://elsewhere.example"}, ExpiresAt: now.Add(-24 * time.Hour), IssuedAt: now.Add(-25 * time.Hour)})
+	forged, err := testissuer.ToJSON(orig, false, map[string]any{"iss": e.is.ID(), "aud": testResource, "sub": "admin", "exp": now.Add(time.Hour).Unix()})
+	require.NoError(t, err)
+
+	doc, err := e.is.JWKS()
+	require.NoError(t, err)
+	set, err := jwk.Parse(doc)
+	require.NoError(t, err)
+	tok, err := jwt.Parse([]byte(forged), jwt.WithKeySet(set), jwt.WithValidate(true), jwt.WithIssuer(e.is.ID()),
+		jwt.WithAudience(testResource), jwt.WithRequiredClaim("exp"), jwt.WithClock(jwt.ClockFunc(e.clock.Now)))
+	if err == nil {
+		t.Logf("jwx v2 default jwt.Parse accepted the forged token with sub=%q (the hazard this package closes)", tok.Subject())
+	} else {
+		t.Logf("jwx v2 jwt.Parse rejected the forged token here: %v", err)
+	}
+
+	_, _, err = v.Verify(context.Background(), forged)
+	assert.ErrorIs(t, err, ErrInvalidToken)
+	assert.Equal(t, "malformed", rejectReason(err))
 }

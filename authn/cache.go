@@ -72,7 +72,7 @@ func (c *Cache) Verify(ctx context.Context, token string) (Principal, time.Time,
 	if len(token) > MaxTokenBytes { // not worth hashing; the verifier rejects it
 		return c.v.Verify(ctx, token)
 	}
-	key := sha256.Sum256([]byte(token))
+	key := digest(token)
 	now := c.now()
 	c.mu.RLock()
 	e, ok := c.m[key]
@@ -101,6 +101,20 @@ func (c *Cache) Verify(ctx context.Context, token string) (Principal, time.Time,
 		c.mu.Unlock()
 	}
 	return p, exp, nil
+}
+
+// hashBufs recycles the buffers a token is copied into for hashing, so a
+// cache hit does not allocate; each buffer is cleared after use.
+var hashBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+func digest(token string) [sha256.Size]byte {
+	bp := hashBufs.Get().(*[]byte)
+	b := append((*bp)[:0], token...)
+	sum := sha256.Sum256(b)
+	clear(b)
+	*bp = b[:0]
+	hashBufs.Put(bp)
+	return sum
 }
 
 // evictLocked makes room: it drops the expired entries among a sample, or
