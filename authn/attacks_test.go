@@ -3,9 +3,11 @@ package authn
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -244,4 +246,33 @@ func TestJSONInjectionBaseline(t *testing.T) {
 	_, _, err = v.Verify(context.Background(), forged)
 	assert.ErrorIs(t, err, ErrInvalidToken)
 	assert.Equal(t, "malformed", rejectReason(err))
+}
+
+// A13: the token is never forwarded. The only outbound requests the JWT
+// verifier makes (JWK Set fetches, here forced by an unknown kid) carry
+// nothing of the token.
+func TestTokenNeverForwarded(t *testing.T) {
+	e := newEnv(t)
+	var mu sync.Mutex
+	var seen []string
+	e.is.SetJWKSHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.URL.String()+fmt.Sprint(r.Header))
+		mu.Unlock()
+		e.is.DefaultJWKSHandler().ServeHTTP(w, r)
+	}))
+	v := e.verifier(t, nil)
+	e.clock.Advance(time.Minute)
+	tok := e.is.Token(t, claims("alice"), withHeader("kid", "unknown-kid"))
+	_, _, err := v.Verify(context.Background(), tok)
+	require.ErrorIs(t, err, ErrInvalidToken)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, seen, 2, "warm-up and one refresh")
+	for _, req := range seen {
+		assert.NotContains(t, req, "Authorization")
+		for _, frag := range tokenFragments(tok) {
+			assert.NotContains(t, req, frag)
+		}
+	}
 }

@@ -20,8 +20,10 @@
 //	mux.Handle(path, md)                      // /.well-known/oauth-protected-resource/mcp
 //	mux.Handle("/mcp", a.Handler(mcpHandler)) // handlers read authn.FromContext
 //
-// Handlers see only a [Principal]: subject, client id, sorted scopes and
-// audience. Never the raw token, never other claims.
+// Handlers get a [Principal]: subject, client id, sorted scopes and
+// audience; never the raw token, never other claims. (The request's
+// Authorization header is left in place: never forward it to another
+// service; MCP forbids token passthrough.)
 //
 // # Security properties
 //

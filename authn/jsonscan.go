@@ -50,54 +50,13 @@ func walkObject(data []byte, fn func(name []byte, v jsonValue) error) error {
 	}
 	s := scanner{data: data}
 	s.ws()
-	if !s.eat('{') {
+	if s.pos >= len(s.data) || s.data[s.pos] != '{' {
 		return errJSON
 	}
-	var seen nameSet
-	s.ws()
-	if s.eat('}') {
-		return s.end()
+	if err := s.object(0, fn); err != nil {
+		return err
 	}
-	for n := 0; ; n++ {
-		if n >= maxJSONMembers {
-			return errJSON
-		}
-		s.ws()
-		start := s.pos
-		esc, err := s.str()
-		if err != nil {
-			return err
-		}
-		name := data[start+1 : s.pos-1]
-		if esc {
-			if name, err = unescape(nil, name); err != nil {
-				return err
-			}
-		}
-		if !seen.add(name) {
-			return errJSON // duplicate member name
-		}
-		s.ws()
-		if !s.eat(':') {
-			return errJSON
-		}
-		s.ws()
-		v, err := s.value(1)
-		if err != nil {
-			return err
-		}
-		if err := fn(name, v); err != nil {
-			return err
-		}
-		s.ws()
-		if s.eat(',') {
-			continue
-		}
-		if s.eat('}') {
-			return s.end()
-		}
-		return errJSON
-	}
+	return s.end()
 }
 
 // nameSet detects duplicate member names: a linear scan for the few members
@@ -202,7 +161,7 @@ func (s *scanner) value(d int) (jsonValue, error) {
 		}
 		kind = jsonArray
 	case c == '{':
-		if err := s.object(d); err != nil {
+		if err := s.object(d, nil); err != nil {
 			return jsonValue{}, err
 		}
 		kind = jsonObject
@@ -242,8 +201,9 @@ func (s *scanner) array(d int) error {
 	}
 }
 
-// object scans a nested object; nested objects also must not repeat names.
-func (s *scanner) object(d int) error {
+// object scans an object at depth d (the opening brace is next), calling
+// fn, when not nil, for each member. Names must not repeat, at any depth.
+func (s *scanner) object(d int, fn func(name []byte, v jsonValue) error) error {
 	s.pos++ // '{'
 	var seen nameSet
 	s.ws()
@@ -267,15 +227,21 @@ func (s *scanner) object(d int) error {
 			}
 		}
 		if !seen.add(name) {
-			return errJSON
+			return errJSON // duplicate member name
 		}
 		s.ws()
 		if !s.eat(':') {
 			return errJSON
 		}
 		s.ws()
-		if _, err := s.value(d + 1); err != nil {
+		v, err := s.value(d + 1)
+		if err != nil {
 			return err
+		}
+		if fn != nil {
+			if err := fn(name, v); err != nil {
+				return err
+			}
 		}
 		s.ws()
 		if s.eat(',') {

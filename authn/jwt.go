@@ -170,6 +170,9 @@ func newJWTVerifier(ctx context.Context, opts JWTOptions, after func(time.Durati
 			return nil, errors.New("authn: durations in JWTOptions must not be negative")
 		}
 	}
+	if opts.MaxJWKSBytes < 0 {
+		return nil, errors.New("authn: JWTOptions.MaxJWKSBytes must not be negative")
+	}
 	ks.start()
 	v.keys = ks
 	ks.warmUp(ctx)
