@@ -3,6 +3,7 @@ package inventory
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/authn"
@@ -62,7 +63,7 @@ func (inv *Inventory) List(ctx context.Context, caller *authn.Principal, cursor 
 
 	sc.head = append(append(sc.head[:0], env.Head...), `{"resources":`...)
 	sc.tail = appendTail(sc.tail[:0], env)
-	page, err := budget.NewInto(env.Buf, sc.head, sc.tail, budget.Limits{
+	page, err := budget.NewInto(inv.buffer(&inv.listHint, env.Buf), sc.head, sc.tail, budget.Limits{
 		MaxItems: inv.pageSize, MaxBytes: inv.maxBytes, Reserve: inv.listReserve,
 	})
 	if err != nil {
@@ -83,7 +84,22 @@ func (inv *Inventory) List(ctx context.Context, caller *authn.Principal, cursor 
 	if err != nil {
 		return nil, inv.fail(ctx, purposeList, "", err)
 	}
+	inv.listHint.Store(int64(len(out)))
 	return out, nil
+}
+
+// buffer returns the storage for a response: the transport's Buf when it
+// gave one, else a new buffer sized after the previous response (so that a
+// typical page neither grows nor wastes memory).
+func (inv *Inventory) buffer(hint *atomic.Int64, buf []byte) []byte {
+	if buf != nil {
+		return buf
+	}
+	n := int(hint.Load())
+	if n == 0 {
+		n = 4096
+	}
+	return make([]byte, 0, min(n+n/4+256, inv.maxBytes))
 }
 
 // appendTail returns (`,` Meta) `}` Tail.

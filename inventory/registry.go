@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"slices"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -36,6 +37,8 @@ type Inventory struct {
 	listReserve int               // bytes kept for `,"nextCursor":"…"` in resources/list
 	tmplReserve int               // the same for resources/templates/list
 	completes   bool
+
+	listHint, tmplHint atomic.Int64 // length of the last response, to size the next buffer
 }
 
 type static struct {

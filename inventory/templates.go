@@ -38,7 +38,7 @@ func (inv *Inventory) Templates(ctx context.Context, caller *authn.Principal, cu
 
 	sc.head = append(append(sc.head[:0], env.Head...), `{"resourceTemplates":`...)
 	sc.tail = appendTail(sc.tail[:0], env)
-	page, err := budget.NewInto(env.Buf, sc.head, sc.tail, budget.Limits{
+	page, err := budget.NewInto(inv.buffer(&inv.tmplHint, env.Buf), sc.head, sc.tail, budget.Limits{
 		MaxItems: inv.pageSize, MaxBytes: inv.maxBytes, Reserve: inv.tmplReserve,
 	})
 	if err != nil {
@@ -70,6 +70,7 @@ func (inv *Inventory) Templates(ctx context.Context, caller *authn.Principal, cu
 	if err != nil {
 		return nil, inv.fail(ctx, purposeTemplates, "", err)
 	}
+	inv.tmplHint.Store(int64(len(out)))
 	return out, nil
 }
 

@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"fmt"
+	"hash/maphash"
 	"sync"
 	"unicode/utf8"
 )
@@ -71,18 +72,51 @@ func validatePage(source string, t *uriTemplate, req ListRequest, p Page) *Contr
 			return fail(rule, i)
 		}
 	}
-	if len(p.Entries) > 1 {
-		seen := seenPool.Get().(map[string]struct{})
-		defer func() { clear(seen); seenPool.Put(seen) }()
-		for i := range p.Entries {
-			u := p.Entries[i].URI
-			if _, dup := seen[u]; dup {
-				return fail(RuleURIDuplicate, i)
-			}
-			seen[u] = struct{}{}
-		}
+	if i := duplicateURI(p.Entries); i >= 0 {
+		return fail(RuleURIDuplicate, i)
 	}
 	return nil
+}
+
+// uriSeed keys the hashes of duplicateURI.
+var uriSeed = maphash.MakeSeed()
+
+// duplicateURI returns the index of the first entry whose URI an earlier
+// entry has, or -1. Up to MaxLimit entries it uses a small open-addressing
+// set on the stack; beyond, a pooled map.
+func duplicateURI(es []Entry) int {
+	if len(es) < 2 {
+		return -1
+	}
+	if len(es) > MaxLimit {
+		seen := seenPool.Get().(map[string]struct{})
+		defer func() { clear(seen); seenPool.Put(seen) }()
+		for i := range es {
+			if _, dup := seen[es[i].URI]; dup {
+				return i
+			}
+			seen[es[i].URI] = struct{}{}
+		}
+		return -1
+	}
+	const size = 256      // > 2 × MaxLimit: short probe sequences
+	var slots [size]uint8 // entry index + 1; 0 = empty
+	var hashes [MaxLimit]uint64
+	for i := range es {
+		h := maphash.String(uriSeed, es[i].URI)
+		hashes[i] = h
+		for j := h % size; ; j = (j + 1) % size {
+			k := slots[j]
+			if k == 0 {
+				slots[j] = uint8(i + 1)
+				break
+			}
+			if hashes[k-1] == h && es[k-1].URI == es[i].URI {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // checkKey returns the rule a key breaks, or "".

@@ -103,3 +103,27 @@ func TestMIMESyntax(t *testing.T) {
 		assert.False(t, validMIME(s), s)
 	}
 }
+
+func TestDuplicateURIAgreesWithAMap(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 50, 100, 101, 300} {
+		for _, dupAt := range []int{-1, 1, n / 2, n - 1} {
+			es := make([]Entry, n)
+			for i := range es {
+				es[i].URI = "docs://documents/" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + string(rune('0'+i/26))
+			}
+			want := -1
+			if dupAt > 0 && dupAt < n {
+				es[dupAt].URI = es[dupAt/2].URI
+				seen := map[string]bool{}
+				for i, e := range es {
+					if seen[e.URI] {
+						want = i
+						break
+					}
+					seen[e.URI] = true
+				}
+			}
+			assert.Equal(t, want, duplicateURI(es), "n %d, duplicate at %d", n, dupAt)
+		}
+	}
+}

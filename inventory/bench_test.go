@@ -1,0 +1,146 @@
+package inventory_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/inventory/inventorytest"
+	"github.com/mcpkit/mcpkit/sealedcursor"
+)
+
+// Benchmarks of a 50-entry resources/list page from an in-memory keyset
+// source holding 1,000 or 1,000,000 records of the caller: the cost must
+// not grow with the collection. The baseline encodes the same 50 entries
+// with encoding/json and nothing else.
+
+var benchSources sync.Map // records → *inventorytest.MemorySource
+
+func benchKey(i int) string { return "k" + fmt.Sprintf("%08d", i) }
+
+func benchSource(n int) *inventorytest.MemorySource {
+	if s, ok := benchSources.Load(n); ok {
+		return s.(*inventorytest.MemorySource)
+	}
+	src := inventorytest.NewMemorySource()
+	for i := 0; i < n; i++ {
+		id := strconv.Itoa(i)
+		src.Insert("alice", inventory.Entry{Key: benchKey(i), URI: "docs://documents/d" + id, Name: "Quarterly report " + id})
+		if i%1000 == 0 { // a few records of others in the same source
+			src.Insert("bob", inventory.Entry{Key: benchKey(i), URI: "docs://documents/b" + id, Name: "Bob's " + id})
+		}
+	}
+	benchSources.Store(n, src)
+	return src
+}
+
+func benchInventory(b *testing.B, n int) (*inventory.Inventory, *authn.Principal) {
+	b.Helper()
+	src := benchSource(n)
+	inv, err := inventory.New(nil, []inventory.Template{docsTemplate(src.List)},
+		inventory.Options{PageSize: 50, Sealer: sealedcursor.MustNew(sealedcursor.Options{})})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return inv, alice()
+}
+
+var benchEnv = inventory.Envelope{Head: []byte(`{"jsonrpc":"2.0","id":42,"result":`), Tail: []byte(`}`), Meta: []byte(`"ttlMs":0,"cacheScope":"private"`)}
+
+func benchList(b *testing.B, n int, deep bool) {
+	inv, caller := benchInventory(b, n)
+	cursor := ""
+	if deep {
+		var err error
+		// A cursor in the middle of the collection, sealed by inv's sealer.
+		cursor, err = inv.SealListPositionForTest(caller, 0, 0, benchKey(n/2), time.Now())
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	out, err := inv.List(ctx, caller, cursor, benchEnv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(out)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := inv.List(ctx, caller, cursor, benchEnv); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkListFirstPage(b *testing.B) {
+	for _, n := range []int{1000, 1000000} {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) { benchList(b, n, false) })
+	}
+}
+
+func BenchmarkListDeepPage(b *testing.B) {
+	for _, n := range []int{1000, 1000000} {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) { benchList(b, n, true) })
+	}
+}
+
+// BenchmarkListReusedBuffer is the first page of 1M records with the
+// response assembled in a recycled Envelope.Buf, as a transport can do.
+func BenchmarkListReusedBuffer(b *testing.B) {
+	inv, caller := benchInventory(b, 1000000)
+	env := benchEnv
+	env.Buf = make([]byte, 0, 32<<10)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := inv.List(ctx, caller, "", env); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBaselineEncodeJSON only encodes the same 50 entries, with a
+// cursor-sized string, as one response with encoding/json: no query, no
+// validation, no sealing.
+func BenchmarkBaselineEncodeJSON(b *testing.B) {
+	src := benchSource(1000)
+	page, err := src.List(context.Background(), inventory.ListRequest{Limit: 50, Principal: *alice()})
+	if err != nil || len(page.Entries) != 50 {
+		b.Fatal(err)
+	}
+	type resource struct {
+		URI      string `json:"uri"`
+		Name     string `json:"name"`
+		MIMEType string `json:"mimeType,omitempty"`
+	}
+	type result struct {
+		Resources  []resource `json:"resources"`
+		NextCursor string     `json:"nextCursor,omitempty"`
+		TTL        int        `json:"ttlMs"`
+		CacheScope string     `json:"cacheScope"`
+	}
+	type response struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      int    `json:"id"`
+		Result  result `json:"result"`
+	}
+	cursor := fmt.Sprintf("%0*d", sealedcursor.SealedLen(12), 0)
+	b.ReportAllocs()
+	for b.Loop() {
+		res := make([]resource, len(page.Entries))
+		for i, e := range page.Entries {
+			res[i] = resource{URI: e.URI, Name: e.Name, MIMEType: "text/plain"}
+		}
+		out, err := json.Marshal(response{JSONRPC: "2.0", ID: 42, Result: result{Resources: res, NextCursor: cursor, CacheScope: "private"}})
+		if err != nil || len(out) == 0 {
+			b.Fatal(err)
+		}
+	}
+}
