@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/lestrrat-go/jwx/v2/jwk"
 	"github.com/lestrrat-go/jwx/v2/jwt"
@@ -56,6 +57,53 @@ func BenchmarkVerify(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkVerifyInterleaved alternates the jwx baseline and Verify on
+// every iteration, so load from other processes hits both alike, and
+// reports each one's mean and their ratio (authn/jwx, target ≤ 1.2).
+func BenchmarkVerifyInterleaved(b *testing.B) {
+	e := newEnvTB(b)
+	o := e.opts()
+	o.Logger = discardLogger()
+	v, err := NewJWTVerifier(context.Background(), o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer v.Close()
+	doc, err := e.is.JWKS()
+	if err != nil {
+		b.Fatal(err)
+	}
+	set, err := jwk.Parse(doc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, kid := range []string{testissuer.KidRS256, testissuer.KidES256, testissuer.KidEdDSA} {
+		tok, err := e.is.Sign(claims("alice", "read", "write"), testissuer.WithKey(kid))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(kid, func(b *testing.B) {
+			var jwxTime, ourTime time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				if _, err := jwt.ParseString(tok, jwt.WithKeySet(set), jwt.WithValidate(true),
+					jwt.WithIssuer(e.is.ID()), jwt.WithAudience(testResource), jwt.WithClock(jwt.ClockFunc(e.clock.Now))); err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				if _, _, err := v.Verify(context.Background(), tok); err != nil {
+					b.Fatal(err)
+				}
+				jwxTime += t1.Sub(t0)
+				ourTime += time.Since(t1)
+			}
+			b.ReportMetric(float64(jwxTime.Nanoseconds())/float64(b.N), "jwx-ns/op")
+			b.ReportMetric(float64(ourTime.Nanoseconds())/float64(b.N), "authn-ns/op")
+			b.ReportMetric(float64(ourTime)/float64(jwxTime), "authn/jwx")
 		})
 	}
 }
