@@ -1,0 +1,55 @@
+package mcphttp
+
+import (
+	"net/http"
+
+	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// serveBatch answers a JSON array of messages, which only protocol
+// 2025-03-26 allows (and which an absent MCP-Protocol-Version header
+// implies). Each element is served on its own; the answer is the array of
+// the responses to its requests, or 202 when it held none. If any element
+// needs an authentication or scope challenge, the whole batch gets that
+// challenge: HTTP has one status per response.
+func (e *Endpoint) serveBatch(w http.ResponseWriter, r *http.Request, body []byte, caller *authn.Principal) {
+	if v := r.Header.Get(headerProtocolVersion); v != "" && v != Version20250326 {
+		e.write(w, r, errorReply(http.StatusBadRequest, jsonrpc.ID{},
+			jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Batches are only allowed in protocol "+Version20250326)))
+		return
+	}
+	items, err := jsonrpc.DecodeBatch(body, e.maxBody)
+	if err != nil {
+		e.write(w, r, decodeErrorReply(jsonrpc.ID{}, err))
+		return
+	}
+	out := make([]byte, 0, 256*len(items))
+	out = append(out, '[')
+	n := 0
+	for _, it := range items {
+		var rep reply
+		if it.Err != nil {
+			rep = decodeErrorReply(it.Message.ID, it.Err)
+		} else {
+			rep = e.serveMessage(r, it.Message, caller, true)
+		}
+		if rep.authErr != nil {
+			e.write(w, r, rep)
+			return
+		}
+		if rep.body == nil {
+			continue
+		}
+		if n > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, rep.body...)
+		n++
+	}
+	if n == 0 {
+		e.write(w, r, reply{status: http.StatusAccepted})
+		return
+	}
+	e.write(w, r, reply{body: append(out, ']')})
+}

@@ -1,0 +1,136 @@
+package mcphttp_test
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpkit/mcpkit/mcphttp"
+)
+
+// listRequest builds the benchmark's resources/list POST.
+func listRequest(b *testing.B, url, token string) *http.Request {
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(legacy(1, "resources/list", nil)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	req.Header.Set("Origin", url[:strings.LastIndex(url, "/")])
+	req.Header.Set("Authorization", "Bearer "+token)
+	return req
+}
+
+func send(b *testing.B, c *http.Client, req *http.Request, body string) int {
+	req.Body = io.NopCloser(strings.NewReader(body))
+	resp, err := c.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n, _ := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b.Fatalf("status %d", resp.StatusCode)
+	}
+	return int(n)
+}
+
+// BenchmarkListRequest is a full resources/list request over loopback HTTP:
+// Origin check, cached bearer token, strict decode, a 50-entry page from an
+// in-memory keyset source, a sealed cursor, the response write.
+func BenchmarkListRequest(b *testing.B) {
+	f := newFixture(b, fixtureOptions{pageSize: 50})
+	f.store.add("alice", 500)
+	srv := httptest.NewServer(f.ep)
+	defer srv.Close()
+	token := f.token(b, "alice")
+	body := legacy(1, "resources/list", nil)
+	req := listRequest(b, srv.URL+"/mcp", token)
+	c := srv.Client()
+	size := send(b, c, req, body) // warm the token cache
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		send(b, c, req, body)
+	}
+}
+
+// BenchmarkListBaseline is the same request to a bare net/http handler that
+// reads the body and writes the very bytes the endpoint produced.
+func BenchmarkListBaseline(b *testing.B) {
+	f := newFixture(b, fixtureOptions{pageSize: 50})
+	f.store.add("alice", 500)
+	token := f.token(b, "alice")
+	body := legacy(1, "resources/list", nil)
+	rec := f.do(b, request{body: body, token: token, headers: map[string]string{"MCP-Protocol-Version": "2025-11-25"}})
+	canned := rec.Body.Bytes()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("Cache-Control", "private, max-age=0")
+		h.Set("Vary", "Authorization")
+		_, _ = w.Write(canned)
+	}))
+	defer srv.Close()
+	req := listRequest(b, srv.URL+"/mcp", token)
+	c := srv.Client()
+	b.SetBytes(int64(send(b, c, req, body)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		send(b, c, req, body)
+	}
+}
+
+func legacySDKHandler() http.Handler {
+	s := goSDKServer()
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s },
+		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+}
+
+func toolsListRequest() *http.Request {
+	r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader([]byte(legacy(1, "tools/list", nil))))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	return r
+}
+
+// BenchmarkLegacyDirect calls a stateless go-sdk handler with tools/list.
+func BenchmarkLegacyDirect(b *testing.B) {
+	h := legacySDKHandler()
+	b.ReportAllocs()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, toolsListRequest())
+		if w.Code != 200 {
+			b.Fatalf("status %d: %s", w.Code, w.Body.String())
+		}
+	}
+}
+
+// BenchmarkInterceptPassthrough sends the same request through Intercept,
+// which peeks at the method and forwards it.
+func BenchmarkInterceptPassthrough(b *testing.B) {
+	f := newFixture(b, fixtureOptions{})
+	h, err := mcphttp.Intercept(f.inv, legacySDKHandler(), mcphttp.Options{Authenticator: f.auth})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, toolsListRequest())
+		if w.Code != 200 {
+			b.Fatalf("status %d: %s", w.Code, w.Body.String())
+		}
+	}
+}

@@ -1,0 +1,97 @@
+// Package mcphttp is the MCP Streamable HTTP endpoint: the http.Handler a
+// service mounts at its MCP path. It speaks both protocol eras on one
+// endpoint, authenticates with an [authn.Authenticator], answers from an
+// [inventory.Inventory], and maps every error in one place.
+//
+//	inv, _ := inventory.New(resources, templates, inventory.Options{})
+//	ep, err := mcphttp.New(inv, mcphttp.Options{
+//		ServerInfo:    mcphttp.Implementation{Name: "documents", Version: "1.0.0"},
+//		Authenticator: auth, // required when anything is protected
+//	})
+//	mux.Handle("POST /mcp", ep)
+//	srv := mcphttp.NewServer("127.0.0.1:8080", mux) // recommended timeouts
+//
+// # Transport
+//
+// Only POST with a JSON body is served; every method the endpoint answers
+// gets one JSON response (never SSE). Content-Type must be application/json
+// (415 otherwise); an Accept header that admits neither application/json
+// nor a wildcard gets 406. Notifications and client responses get 202 with
+// no body. GET and DELETE get 405 with Allow: POST: the endpoint opens no
+// server-initiated streams. The body is limited (Options.MaxBodyBytes,
+// default 4 MiB): a larger one gets 413 after at most the limit was read.
+//
+// An Origin header that is present must be listed in Options.AllowedOrigins
+// or be the request's own origin; otherwise 403. A request that arrives on
+// a loopback address must name a loopback host in its Host header (the
+// DNS-rebinding defence). The allowed origins default to none.
+//
+// # Legacy protocols (2024-11-05 … 2025-11-25)
+//
+// initialize echoes the client's protocol version when the endpoint speaks
+// it, else answers with the newest legacy version; capabilities are
+// resources (listChanged and subscribe false) and completions when a
+// template completes. ping answers {}. The endpoint is stateless: it needs
+// no session and mints none (no Mcp-Session-Id); every request is
+// authenticated on its own. A request without MCP-Protocol-Version is
+// taken as 2025-03-26, an unsupported version gets 400. Batches (a JSON
+// array) are served for 2025-03-26 only. A resource that is not found (or
+// not visible to the caller) is -32002 with data.uri.
+//
+// # Modern protocol (2026-07-28)
+//
+// A request is modern when its params._meta names
+// io.modelcontextprotocol/protocolVersion; io.modelcontextprotocol/clientCapabilities
+// is then required too (400, -32602). The MCP-Protocol-Version and
+// Mcp-Method headers must repeat the body, and for resources/read Mcp-Name
+// must equal params.uri (=?base64?…?= values decoded first); otherwise 400
+// with -32020. An unsupported version gets 400 with -32022 and
+// data.supported. Unknown methods get 404 with -32601. server/discover is
+// answered; every result carries resultType "complete" and, for lists and
+// reads, ttlMs 0 and cacheScope "private"; _meta carries serverInfo. A
+// resource that is not found is -32602 with data.uri. Mcp-Session-Id and
+// Last-Event-ID are ignored.
+//
+// # Authentication and caching
+//
+// A token that is present but invalid gets 401 on every method. Without a
+// token a request is anonymous: enough for initialize, ping,
+// server/discover and public resources. Once the inventory has a list
+// source, resources/list requires a caller (401 challenge naming the
+// resource metadata); protected templates require one for reads; a missing
+// scope gets 403 insufficient_scope naming the scopes. Every response to a
+// POST carries Cache-Control: private, max-age=0 and Vary: Authorization.
+//
+// # Errors
+//
+//	situation                                   JSON-RPC                 HTTP
+//	body is not JSON                            -32700                   400
+//	not a valid request, batch not allowed      -32600                   400
+//	unknown method                              -32601                   200 legacy, 404 modern
+//	bad params, invalid or expired cursor       -32602 (data.reason)     200
+//	modern _meta or header errors               -32602/-32020/-32022     400
+//	resource not found or not visible           -32002 legacy,           200
+//	                                            -32602 modern (data.uri)
+//	callback or backend failure, deadline       -32603                   200
+//	no or invalid token where required          —                        401 + WWW-Authenticate
+//	missing scope                               —                        403 + insufficient_scope
+//	token cannot be checked now                 —                        503 + Retry-After
+//	Origin or Host refused                      —                        403
+//	body too large                              —                        413
+//
+// Messages are fixed; backend errors, token contents and key ids never
+// reach a client.
+//
+// # Server timeouts
+//
+// Serve the endpoint with finite timeouts; [NewServer] sets the
+// recommended ones:
+//
+//	ReadHeaderTimeout 5s, ReadTimeout 30s, WriteTimeout 60s,
+//	IdleTimeout 120s, MaxHeaderBytes 32 KiB
+//
+// # Wrapping an existing MCP server
+//
+// [Intercept] puts an inventory in front of an MCP handler from another
+// SDK: it answers the resource methods and forwards everything else.
+package mcphttp

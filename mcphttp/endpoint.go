@@ -1,0 +1,281 @@
+package mcphttp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// DefaultMaxBodyBytes is the request body limit when Options.MaxBodyBytes
+// is zero.
+const DefaultMaxBodyBytes = 4 << 20
+
+// Implementation names the server in initialize and server/discover results.
+type Implementation struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Title   string `json:"title,omitempty"`
+}
+
+// Options configures an [Endpoint]. The zero value is valid for an
+// inventory that holds only public resources.
+type Options struct {
+	// ServerInfo names the server. A zero Name means "mcpkit", a zero
+	// Version means "0".
+	ServerInfo Implementation
+
+	// Instructions is the optional text for clients' models, sent in the
+	// initialize and server/discover results.
+	Instructions string
+
+	// Authenticator checks bearer tokens and writes 401/403 challenges. It
+	// is required when the inventory holds anything protected. A request
+	// with a token that is present but invalid gets 401 on every method;
+	// a request without a token is anonymous, which is enough for
+	// initialize, ping, server/discover and public resources. Nil means
+	// no authentication: tokens are ignored.
+	Authenticator *authn.Authenticator
+
+	// AllowedOrigins lists the browser origins ("https://app.example.com")
+	// whose cross-origin requests are accepted. A request whose Origin is
+	// present, not listed and not its own origin gets 403. Empty means no
+	// cross-origin requests: closed, never "*".
+	AllowedOrigins []string
+
+	// MaxBodyBytes bounds the request body; a larger one gets 413 after
+	// reading at most this many bytes. Zero means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+
+	// Logger receives operator records (internal errors, contract
+	// violations). It never receives tokens or request bodies. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Endpoint is the MCP Streamable HTTP endpoint: an http.Handler to mount at
+// the MCP path. It is safe for concurrent use.
+type Endpoint struct {
+	inv     *inventory.Inventory
+	auth    *authn.Authenticator
+	origins originPolicy
+	maxBody int64
+	log     *slog.Logger
+
+	// Pre-encoded pieces of results.
+	serverInfo   []byte // {"name":…,"version":…}
+	capabilities []byte // {"resources":{…}[,"completions":{}]}
+	instructions []byte // JSON string, or nil
+	metaPrivate  []byte // modern members of per-caller cacheable results
+	metaPlain    []byte // modern members of non-cacheable results
+	discover     []byte // the whole server/discover result
+}
+
+var _ http.Handler = (*Endpoint)(nil)
+
+// New returns an Endpoint answering from inv. It returns an error when inv
+// holds protected resources or list sources and no Authenticator is
+// configured, or when an option is invalid.
+func New(inv *inventory.Inventory, opts Options) (*Endpoint, error) {
+	if inv == nil {
+		return nil, errors.New("mcphttp: nil inventory")
+	}
+	if opts.Authenticator == nil && inv.NeedsAuthentication() {
+		return nil, errors.New("mcphttp: the inventory has protected resources but no Authenticator is configured")
+	}
+	if opts.MaxBodyBytes < 0 {
+		return nil, errors.New("mcphttp: MaxBodyBytes must not be negative")
+	}
+	origins, err := newOriginPolicy(opts.AllowedOrigins)
+	if err != nil {
+		return nil, err
+	}
+	e := &Endpoint{
+		inv:     inv,
+		auth:    opts.Authenticator,
+		origins: origins,
+		maxBody: opts.MaxBodyBytes,
+		log:     opts.Logger,
+	}
+	if e.maxBody == 0 {
+		e.maxBody = DefaultMaxBodyBytes
+	}
+	if e.log == nil {
+		e.log = slog.Default()
+	}
+	if err := e.encodeResults(opts); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// encodeResults pre-encodes what every initialize, server/discover and
+// modern result repeats.
+func (e *Endpoint) encodeResults(opts Options) error {
+	info := opts.ServerInfo
+	if info.Name == "" {
+		info.Name = "mcpkit"
+	}
+	if info.Version == "" {
+		info.Version = "0"
+	}
+	var err error
+	if e.serverInfo, err = json.Marshal(info); err != nil {
+		return fmt.Errorf("mcphttp: encoding server info: %w", err)
+	}
+	caps := `{"resources":{"subscribe":false,"listChanged":false}`
+	if e.inv.Completes() {
+		caps += `,"completions":{}`
+	}
+	e.capabilities = []byte(caps + "}")
+	if opts.Instructions != "" {
+		e.instructions, _ = json.Marshal(opts.Instructions)
+	}
+	meta := `"_meta":{"` + metaServerInfo + `":` + string(e.serverInfo) + `}`
+	e.metaPrivate = []byte(`"resultType":"complete","ttlMs":0,"cacheScope":"private",` + meta)
+	e.metaPlain = []byte(`"resultType":"complete",` + meta)
+
+	versions, _ := json.Marshal(allVersions)
+	d := `{"supportedVersions":` + string(versions) + `,"capabilities":` + caps + "}"
+	if e.instructions != nil {
+		d += `,"instructions":` + string(e.instructions)
+	}
+	d += `,"resultType":"complete","ttlMs":` + strconv.Itoa(discoverTTLMillis) + `,"cacheScope":"public",` + meta + "}"
+	e.discover = []byte(d)
+	return nil
+}
+
+// discoverTTLMillis is how long clients may cache server/discover: the
+// result is the same for every caller.
+const discoverTTLMillis = 5 * 60 * 1000
+
+// ServeHTTP answers one POST carrying one JSON-RPC message (or, for protocol
+// 2025-03-26, a batch).
+func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !e.origins.check(r) {
+		writeTransportError(w, http.StatusForbidden, "Forbidden origin")
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeTransportError(w, http.StatusMethodNotAllowed, "Method not allowed")
+		return
+	}
+	body, ok := e.readBody(w, r)
+	if !ok {
+		return
+	}
+	defer putBody(body)
+	e.serveBody(w, r, body.Bytes())
+}
+
+// readBody applies the content negotiation and size rules and returns the
+// body. On failure it has answered the request.
+func (e *Endpoint) readBody(w http.ResponseWriter, r *http.Request) (*bytes.Buffer, bool) {
+	if !negotiateContent(w, r) {
+		return nil, false
+	}
+	return e.readLimited(w, r)
+}
+
+// negotiateContent checks Content-Type (415) and Accept (406). On failure
+// it has answered the request.
+func negotiateContent(w http.ResponseWriter, r *http.Request) bool {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		writeTransportError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+		return false
+	}
+	if !acceptsJSON(r.Header.Values("Accept")) {
+		writeTransportError(w, http.StatusNotAcceptable, "Accept must admit application/json")
+		return false
+	}
+	return true
+}
+
+// readLimited reads the body, reading at most MaxBodyBytes+1 bytes: a
+// larger body gets 413. On failure it has answered the request. The caller
+// returns the buffer with putBody.
+func (e *Endpoint) readLimited(w http.ResponseWriter, r *http.Request) (*bytes.Buffer, bool) {
+	if r.ContentLength > e.maxBody {
+		writeTransportError(w, http.StatusRequestEntityTooLarge, "Request body too large")
+		return nil, false
+	}
+	buf := getBody()
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength))
+	}
+	n, err := buf.ReadFrom(io.LimitReader(r.Body, e.maxBody+1))
+	if n > e.maxBody {
+		putBody(buf)
+		writeTransportError(w, http.StatusRequestEntityTooLarge, "Request body too large")
+		return nil, false
+	}
+	if err != nil {
+		putBody(buf)
+		writeTransportError(w, http.StatusBadRequest, "Cannot read request body")
+		return nil, false
+	}
+	return buf, true
+}
+
+// acceptsJSON reports whether the Accept header values admit
+// application/json. An absent header admits everything.
+func acceptsJSON(values []string) bool {
+	if len(values) == 0 {
+		return true
+	}
+	for _, v := range values {
+		for part := range strings.SplitSeq(v, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil {
+				continue
+			}
+			if q, ok := params["q"]; ok {
+				if f, err := strconv.ParseFloat(q, 64); err == nil && f == 0 {
+					continue
+				}
+			}
+			switch mt {
+			case "application/json", "application/*", "*/*":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func getBody() *bytes.Buffer { return bodyPool.Get().(*bytes.Buffer) }
+
+func putBody(b *bytes.Buffer) {
+	if b.Cap() > 64<<10 {
+		return // do not keep the occasional huge body alive
+	}
+	b.Reset()
+	bodyPool.Put(b)
+}
+
+// writeTransportError answers a request the endpoint refuses before reading
+// any JSON-RPC message: a JSON-RPC error response without id, as the
+// transport specification allows.
+func writeTransportError(w http.ResponseWriter, status int, message string) {
+	body := jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, message))
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}

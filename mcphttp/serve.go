@@ -1,0 +1,235 @@
+package mcphttp
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// call is one JSON-RPC request or notification being served.
+type call struct {
+	id      jsonrpc.ID
+	method  string
+	params  []byte
+	modern  bool   // 2026-07-28: stateless, results carry resultType and caching hints
+	version string // the protocol version the call is served under
+	caller  *authn.Principal
+}
+
+// reply is the outcome of serving one message.
+type reply struct {
+	status  int    // HTTP status; 0 means 200
+	body    []byte // the JSON-RPC response; nil for a notification (202)
+	authErr error  // when set, answer with the Authenticator's challenge
+}
+
+// serveBody answers one request body that passed the transport checks.
+func (e *Endpoint) serveBody(w http.ResponseWriter, r *http.Request, body []byte) {
+	caller, ok := e.authenticate(w, r)
+	if !ok {
+		return
+	}
+	if jsonrpc.IsBatch(body) {
+		e.serveBatch(w, r, body, caller)
+		return
+	}
+	msg, err := jsonrpc.Decode(body, e.maxBody)
+	if err != nil {
+		e.write(w, r, decodeErrorReply(msg.ID, err))
+		return
+	}
+	e.write(w, r, e.serveMessage(r, msg, caller, false))
+}
+
+// authenticate returns the caller, nil for an anonymous request. A token
+// that is present but does not verify is answered here (401, or 503 when it
+// cannot be checked now).
+func (e *Endpoint) authenticate(w http.ResponseWriter, r *http.Request) (*authn.Principal, bool) {
+	if e.auth == nil {
+		return nil, true
+	}
+	p, err := e.auth.Authenticate(r)
+	switch {
+	case err == nil:
+		return &p, true
+	case errors.Is(err, authn.ErrNoCredentials):
+		return nil, true
+	default:
+		e.auth.WriteError(w, r, err)
+		return nil, false
+	}
+}
+
+// serveMessage serves one decoded message. inBatch is set for the elements
+// of a 2025-03-26 batch.
+func (e *Endpoint) serveMessage(r *http.Request, msg jsonrpc.Message, caller *authn.Principal, inBatch bool) reply {
+	c := call{id: msg.ID, method: msg.Method, params: msg.Params, caller: caller}
+	if rep, ok := e.selectEra(r, msg, &c, inBatch); !ok {
+		return rep
+	}
+	switch msg.Kind {
+	case jsonrpc.KindNotification:
+		return reply{status: http.StatusAccepted}
+	case jsonrpc.KindResponse:
+		if c.modern {
+			return errorReply(http.StatusBadRequest, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Clients do not send responses in protocol "+c.version))
+		}
+		return reply{status: http.StatusAccepted} // answers to requests this endpoint never sends
+	}
+	return e.dispatch(r.Context(), &c)
+}
+
+// selectEra decides the protocol era and version of a message and applies
+// that era's header rules. ok is false when the message was refused.
+func (e *Endpoint) selectEra(r *http.Request, msg jsonrpc.Message, c *call, inBatch bool) (rep reply, ok bool) {
+	header := r.Header.Get(headerProtocolVersion)
+	meta := gjson.GetBytes(msg.Params, `_meta.io\.modelcontextprotocol/protocolVersion`)
+	if msg.Kind != jsonrpc.KindResponse && (meta.Exists() || isModernVersion(header)) {
+		if inBatch {
+			return errorReply(http.StatusBadRequest, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Batches are not allowed in protocol "+Version20260728)), false
+		}
+		return e.modernChecks(r, msg, c, meta)
+	}
+	// Legacy era.
+	switch {
+	case msg.Method == "initialize":
+		c.version = negotiate(gjson.GetBytes(msg.Params, "protocolVersion").String())
+		if inBatch {
+			return errorReply(0, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "initialize must not be part of a batch")), false
+		}
+	case header == "":
+		c.version = Version20250326 // what the specification says to assume
+	case isLegacyVersion(header):
+		c.version = header
+	default:
+		return unsupportedVersion(msg.ID, header), false
+	}
+	return reply{}, true
+}
+
+// modernChecks validates a 2026-07-28 request: the _meta fields and the
+// Mcp-* headers that must repeat them.
+func (e *Endpoint) modernChecks(r *http.Request, msg jsonrpc.Message, c *call, meta gjson.Result) (reply, bool) {
+	if !meta.Exists() || meta.Type != gjson.String {
+		return errorReply(http.StatusBadRequest, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams,
+			"Missing or invalid _meta field "+metaProtocolVersion)), false
+	}
+	version := meta.Str
+	if !isModernVersion(version) {
+		// Legacy versions are negotiated with initialize, never per request.
+		return unsupportedVersion(msg.ID, version), false
+	}
+	caps := gjson.GetBytes(msg.Params, `_meta.io\.modelcontextprotocol/clientCapabilities`)
+	if !caps.IsObject() {
+		return errorReply(http.StatusBadRequest, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams,
+			"Missing or invalid _meta field "+metaClientCapabilities)), false
+	}
+	headers := r.Header
+	if vs := headers.Values(headerProtocolVersion); len(vs) != 1 || vs[0] != version {
+		return headerMismatch(msg.ID, headerProtocolVersion), false
+	}
+	if vs := headers.Values(headerMethod); len(vs) != 1 || vs[0] != msg.Method {
+		return headerMismatch(msg.ID, headerMethod), false
+	}
+	if msg.Method == "resources/read" {
+		vs := headers.Values(headerName)
+		if len(vs) != 1 {
+			return headerMismatch(msg.ID, headerName), false
+		}
+		name, ok := decodeHeaderName(vs[0])
+		uri := gjson.GetBytes(msg.Params, "uri")
+		if !ok || uri.Type != gjson.String || name != uri.Str {
+			return headerMismatch(msg.ID, headerName), false
+		}
+	}
+	c.modern, c.version = true, version
+	return reply{}, true
+}
+
+// negotiate answers an initialize: the client's version when the endpoint
+// speaks it, else the newest legacy version.
+func negotiate(requested string) string {
+	if isLegacyVersion(requested) {
+		return requested
+	}
+	return legacyVersions[0]
+}
+
+// dispatch routes a request to its method.
+func (e *Endpoint) dispatch(ctx context.Context, c *call) reply {
+	if c.modern {
+		switch c.method {
+		case "server/discover":
+			return resultReply(c.id, e.discover)
+		case "resources/list", "resources/read", "resources/templates/list", "completion/complete":
+		default:
+			return errorReply(http.StatusNotFound, c.id, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, ""))
+		}
+	}
+	switch c.method {
+	case "initialize":
+		if !c.modern {
+			return resultReply(c.id, e.initializeResult(c.version))
+		}
+	case "ping":
+		if !c.modern {
+			return resultReply(c.id, []byte("{}"))
+		}
+	case "resources/list":
+		return e.list(ctx, c)
+	case "resources/read":
+		return e.read(ctx, c)
+	case "resources/templates/list":
+		return e.templates(ctx, c)
+	case "completion/complete":
+		return e.complete(ctx, c)
+	}
+	return errorReply(0, c.id, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, ""))
+}
+
+// initializeResult is the legacy handshake's answer.
+func (e *Endpoint) initializeResult(version string) []byte {
+	b := make([]byte, 0, 256)
+	b = append(b, `{"protocolVersion":"`...)
+	b = append(b, version...)
+	b = append(b, `","capabilities":`...)
+	b = append(b, e.capabilities...)
+	b = append(b, `,"serverInfo":`...)
+	b = append(b, e.serverInfo...)
+	if e.instructions != nil {
+		b = append(b, `,"instructions":`...)
+		b = append(b, e.instructions...)
+	}
+	return append(b, '}')
+}
+
+// write sends a reply.
+func (e *Endpoint) write(w http.ResponseWriter, r *http.Request, rep reply) {
+	if rep.authErr != nil {
+		e.auth.WriteError(w, r, rep.authErr)
+		return
+	}
+	h := w.Header()
+	authn.SetPrivate(h)
+	if rep.body == nil {
+		w.WriteHeader(cmpOr(rep.status, http.StatusAccepted))
+		return
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(rep.body)))
+	w.WriteHeader(cmpOr(rep.status, http.StatusOK))
+	_, _ = w.Write(rep.body)
+}
+
+func cmpOr(v, fallback int) int {
+	if v == 0 {
+		return fallback
+	}
+	return v
+}
