@@ -98,8 +98,20 @@ type metadataHandler struct {
 
 func (h *metadataHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		hdr.Set("Allow", "GET, HEAD")
+	// The document is public and holds no secret, so any origin may read
+	// it: browser-based MCP clients discover the authorization server from
+	// it (their SDKs send MCP-Protocol-Version, hence the preflight).
+	hdr.Set("Access-Control-Allow-Origin", "*")
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+	case http.MethodOptions:
+		hdr.Set("Access-Control-Allow-Methods", "GET, HEAD")
+		hdr.Set("Access-Control-Allow-Headers", "MCP-Protocol-Version")
+		hdr.Set("Access-Control-Max-Age", "86400")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	default:
+		hdr.Set("Allow", "GET, HEAD, OPTIONS")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}

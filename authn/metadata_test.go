@@ -83,12 +83,27 @@ func TestMetadataHandler(t *testing.T) {
 	assert.Empty(t, w.Body.String())
 	assert.Equal(t, strings.TrimSpace(w.Header().Get("Content-Length")), itoa(len(body)))
 
-	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodOptions} {
+	assert.Equal(t, "*", w.Header().Get("Access-Control-Allow-Origin"), "public document, readable cross-origin")
+
+	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete} {
 		w = httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest(m, "/", nil))
 		assert.Equal(t, http.StatusMethodNotAllowed, w.Code, m)
-		assert.Equal(t, "GET, HEAD", w.Header().Get("Allow"))
+		assert.Equal(t, "GET, HEAD, OPTIONS", w.Header().Get("Allow"))
 	}
+
+	// A browser's CORS preflight (MCP SDKs send MCP-Protocol-Version).
+	r := httptest.NewRequest(http.MethodOptions, "/", nil)
+	r.Header.Set("Origin", "https://inspector.example.com")
+	r.Header.Set("Access-Control-Request-Method", "GET")
+	r.Header.Set("Access-Control-Request-Headers", "mcp-protocol-version")
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	assert.Equal(t, http.StatusNoContent, w.Code)
+	assert.Equal(t, "*", w.Header().Get("Access-Control-Allow-Origin"))
+	assert.Equal(t, "GET, HEAD", w.Header().Get("Access-Control-Allow-Methods"))
+	assert.Equal(t, "MCP-Protocol-Version", w.Header().Get("Access-Control-Allow-Headers"))
+	assert.Empty(t, w.Body.String())
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
