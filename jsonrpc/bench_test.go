@@ -2,6 +2,7 @@ package jsonrpc_test
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -92,4 +93,55 @@ func BenchmarkAppendResult(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkDecodeHostile measures worst cases at the default 4 MiB limit:
+// one object with ~470k distinct names (every name hashed and sorted), and
+// ~240k small objects of 17 names each (past the one-by-one check).
+func BenchmarkDecodeHostile(b *testing.B) {
+	build := func(member func(i int) string) []byte {
+		buf := []byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[`)
+		for i := 0; len(buf) < jsonrpc.DefaultMaxBytes-200; i++ {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = append(buf, member(i)...)
+		}
+		return append(buf, "]}}"...)
+	}
+	var names []byte
+	names = append(names, `{"jsonrpc":"2.0","id":1,"method":"m","params":{`...)
+	for i := 0; len(names) < jsonrpc.DefaultMaxBytes-100; i++ {
+		if i > 0 {
+			names = append(names, ',')
+		}
+		names = append(names, `"`+strconv.Itoa(i)+`":0`...)
+	}
+	names = append(names, "}}"...)
+	objects := build(func(int) string {
+		return `{"a":0,"b":0,"c":0,"d":0,"e":0,"f":0,"g":0,"h":0,"i":0,"j":0,"k":0,"l":0,"m":0,"n":0,"o":0,"p":0,"q":0}`
+	})
+	for _, in := range []struct {
+		name string
+		body []byte
+	}{{"names", names}, {"objects", objects}} {
+		b.Run(in.name+"/jsonrpc.Decode", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(in.body)))
+			for b.Loop() {
+				if _, err := jsonrpc.Decode(in.body, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(in.name+"/json.Valid", func(b *testing.B) { // baseline
+			b.ReportAllocs()
+			b.SetBytes(int64(len(in.body)))
+			for b.Loop() {
+				if !json.Valid(in.body) {
+					b.Fatal("invalid")
+				}
+			}
+		})
+	}
 }
