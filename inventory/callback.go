@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"time"
 )
 
 // scratch holds the per-request buffers of the serving methods.
@@ -34,8 +35,11 @@ func putScratch(sc *scratch) {
 // call runs an application callback with the callback timeout (never
 // beyond the request's deadline) and turns a panic into a *panicError.
 func call[Req, Res any](ctx context.Context, inv *Inventory, f func(context.Context, Req) (Res, error), req Req) (res Res, err error) {
-	ctx, cancel := context.WithTimeout(ctx, inv.timeout)
-	defer cancel()
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > inv.timeout {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, inv.timeout)
+		defer cancel()
+	} // else the request's own deadline is the earlier one: nothing to add
 	defer func() {
 		if r := recover(); r != nil {
 			var zero Res

@@ -150,7 +150,8 @@
 //     byte (no case folding, no normalization);
 //   - {name} (level 1): matches one or more characters among the RFC 3986
 //     unreserved characters, the sub-delims ! $ & ' ( ) * + , ; =, ':',
-//     '@' and percent-encoded triplets; never '/', '?' or '#';
+//     '@' and percent-encoded triplets; never '/', '?' or '#', nor raw
+//     bytes beyond ASCII (clients send those percent-encoded);
 //   - {+name} (level 2): the same plus '/';
 //   - names are made of A-Z, a-z, 0-9 and '_', each used once.
 //
@@ -171,9 +172,12 @@
 // What the serving methods return, and what the transport makes of it:
 //
 //   - [ErrNotFound]: JSON-RPC -32002 (legacy eras) or -32602 (2026-07-28)
-//     with data.uri; not found and not visible look the same.
-//   - [ErrUnauthenticated]: HTTP 401 with a Bearer challenge.
-//   - [*authn.ScopeError]: HTTP 403 insufficient_scope naming Required.
+//     with data.uri. A record that does not exist and one the handler does
+//     not show to this caller look the same.
+//   - [ErrUnauthenticated]: HTTP 401 with a Bearer challenge (resources/list
+//     with list sources, or a protected resource or template, and no caller).
+//   - [*authn.ScopeError]: HTTP 403 insufficient_scope naming Required (all
+//     the scopes of the resource, template or closest list source).
 //   - [*CursorError]: -32602 with data.reason "invalid" or "expired".
 //   - [*ParamsError]: -32602; Problems name variables, never values.
 //   - [ErrInternal] (anything else): -32603 with a generic message; the

@@ -84,7 +84,8 @@ func TestMatch(t *testing.T) {
 		{"docs://documents/{id}", "docs://documents/a%zz", nil},                             // broken triplet
 		{"docs://documents/{id}", "docs://documents/caf%C3%A9", map[string]string{"id": "café"}},
 		{"docs://documents/{id}", "docs://documents/a:b@c!$&'()*+,;=", map[string]string{"id": "a:b@c!$&'()*+,;="}},
-		{"docs://documents/{id}", "DOCS://documents/1", nil}, // literals are exact
+		{"docs://documents/{id}", "DOCS://documents/1", nil},         // literals are exact
+		{"docs://documents/{id}", "docs://documents/caf\u00e9", nil}, // raw non-ASCII: send it encoded
 		{"file:///{+path}", "file:///a/b/c.txt", map[string]string{"path": "a/b/c.txt"}},
 		{"file:///{+path}", "file:///a/b?c", nil},
 		{"x://{a}-{b}", "x://1-2-3", map[string]string{"a": "1", "b": "2-3"}}, // shortest first
