@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+
+	"github.com/mcpkit/mcpkit/budget"
 )
 
 // scratch holds the per-request buffers of the serving methods.
@@ -84,6 +86,19 @@ func (inv *Inventory) fail(ctx context.Context, method, source string, err error
 		attrs = append(attrs, slog.String("rule", ruleOf(ctx, err)), slog.String("error", err.Error()))
 	}
 	inv.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "inventory: callback failed", attrs...)
+	return ErrInternal
+}
+
+// failAssembly logs a page that could not be assembled: the envelope
+// leaves no room under the byte limit, or (never expected) sealing or
+// finishing failed. It returns ErrInternal.
+func (inv *Inventory) failAssembly(ctx context.Context, method string, err error) error {
+	rule := RuleInternal
+	if errors.Is(err, budget.ErrTooSmall) {
+		rule = RuleEnvelopeTooLarge
+	}
+	inv.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "inventory: cannot assemble the response",
+		slog.String("method", method), slog.String("rule", rule), slog.String("error", err.Error()))
 	return ErrInternal
 }
 

@@ -80,6 +80,10 @@ const (
 	RuleDeadline        = "deadline"                 // the callback failed after its context ended
 	RuleEntryTooLarge   = "entry-too-large"          // one entry cannot fit in an empty page
 	RuleContentsInvalid = "contents-invalid"         // a read handler returned unusable contents
+
+	// Log-only classifications of failures that are not a source's fault.
+	RuleEnvelopeTooLarge = "envelope-too-large" // Head, Meta and Tail leave no room under the byte limit
+	RuleInternal         = "internal"           // the kit itself failed (not expected)
 )
 
 // ContractError reports the first rule a list callback's page broke.

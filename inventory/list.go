@@ -67,7 +67,7 @@ func (inv *Inventory) List(ctx context.Context, caller *authn.Principal, cursor 
 		MaxItems: inv.pageSize, MaxBytes: inv.maxBytes, Reserve: inv.listReserve,
 	})
 	if err != nil {
-		return nil, inv.fail(ctx, purposeList, "", err)
+		return nil, inv.failAssembly(ctx, purposeList, err)
 	}
 
 	next, more, err := inv.fill(ctx, sc, page, caller, pos)
@@ -77,12 +77,12 @@ func (inv *Inventory) List(ctx context.Context, caller *authn.Principal, cursor 
 	sc.trailer = sc.trailer[:0]
 	if more {
 		if sc.trailer, err = inv.appendCursor(sc, purposeList, caller, appendPosition(sc.payload[:0], next), first); err != nil {
-			return nil, inv.fail(ctx, purposeList, "", err)
+			return nil, inv.failAssembly(ctx, purposeList, err)
 		}
 	}
 	out, err := page.Finish(sc.trailer)
 	if err != nil {
-		return nil, inv.fail(ctx, purposeList, "", err)
+		return nil, inv.failAssembly(ctx, purposeList, err)
 	}
 	inv.listHint.Store(int64(len(out)))
 	return out, nil

@@ -255,9 +255,16 @@ func longName(n int) string {
 
 func TestListEnvelopeTooLargeIsAnInternalError(t *testing.T) {
 	f := newFixture(t, inventory.Options{MaxPageBytes: 1000})
-	env := inventory.Envelope{Head: make([]byte, 900), Tail: []byte("}")}
+	env := inventory.Envelope{Head: make([]byte, 990), Tail: []byte("}")}
 	_, err := f.inv.List(context.Background(), alice(), "", env)
 	assert.Same(t, inventory.ErrInternal, err)
+	_, err = f.inv.Templates(context.Background(), alice(), "", env)
+	assert.Same(t, inventory.ErrInternal, err)
+	recs := f.log.records(t)
+	require.Len(t, recs, 2)
+	for _, r := range recs {
+		assert.Equal(t, inventory.RuleEnvelopeTooLarge, r["rule"])
+	}
 }
 
 func TestListLastPageHasNoCursor(t *testing.T) {

@@ -42,7 +42,7 @@ func (inv *Inventory) Templates(ctx context.Context, caller *authn.Principal, cu
 		MaxItems: inv.pageSize, MaxBytes: inv.maxBytes, Reserve: inv.tmplReserve,
 	})
 	if err != nil {
-		return nil, inv.fail(ctx, purposeTemplates, "", err)
+		return nil, inv.failAssembly(ctx, purposeTemplates, err)
 	}
 	next := -1
 	for i := start; i < len(inv.templates); i++ {
@@ -63,12 +63,12 @@ func (inv *Inventory) Templates(ctx context.Context, caller *authn.Principal, cu
 		payload := append(sc.payload[:0], payloadVersion)
 		payload = binary.AppendUvarint(payload, uint64(next))
 		if sc.trailer, err = inv.appendCursor(sc, purposeTemplates, caller, payload, first); err != nil {
-			return nil, inv.fail(ctx, purposeTemplates, "", err)
+			return nil, inv.failAssembly(ctx, purposeTemplates, err)
 		}
 	}
 	out, err := page.Finish(sc.trailer)
 	if err != nil {
-		return nil, inv.fail(ctx, purposeTemplates, "", err)
+		return nil, inv.failAssembly(ctx, purposeTemplates, err)
 	}
 	inv.tmplHint.Store(int64(len(out)))
 	return out, nil
