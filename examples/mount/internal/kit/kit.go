@@ -1,0 +1,205 @@
+// Package kit builds the mcpkit pieces that the mount examples share, so
+// that each example's router code is all that differs between them: an
+// in-memory per-user notes inventory, a JWT verifier and authenticator, the
+// MCP endpoint, the RFC 9728 metadata handler and a health handler.
+//
+// With no issuer configured it starts a development token issuer
+// (internal/testissuer) in the process and mints tokens for alice and bob;
+// that mode is for trying the examples by hand only.
+package kit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/internal/testissuer"
+	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/mcphttp"
+)
+
+// Scope is the scope a token needs to list and read notes.
+const Scope = "notes:read"
+
+// NotesTemplate is the URI template of the notes.
+const NotesTemplate = "notes://notes/{id}"
+
+// DefaultPageSize is the resources/list page size when Config.PageSize is
+// zero: small, so that paging shows with a handful of notes.
+const DefaultPageSize = 5
+
+// Config configures New. Resource is required.
+type Config struct {
+	// Resource is the canonical URI of the MCP endpoint, such as
+	// "https://mcp.example.com/mcp" (http only for loopback hosts). Tokens
+	// must carry it as their audience.
+	Resource string
+
+	// Issuer and JWKSURL name the authorization server and its JWK Set.
+	// Both empty starts a development issuer in the process (see DevToken);
+	// one without the other is an error.
+	Issuer, JWKSURL string
+
+	// PageSize is the resources/list page size. Zero means DefaultPageSize.
+	PageSize int
+
+	// Logger receives the pieces' operator records. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Kit holds the pieces a router mounts.
+type Kit struct {
+	// MCP is the MCP endpoint (an *mcphttp.Endpoint). Mount it at the path
+	// of Resource for every method: it answers GET and DELETE with 405
+	// and Allow: POST itself.
+	MCP http.Handler
+	// Metadata serves the RFC 9728 protected resource metadata (GET and
+	// HEAD; 405 otherwise). Mount it at MetadataPath and at
+	// RootMetadataPath.
+	Metadata http.Handler
+	// MetadataPath is authn.WellKnownPath(Resource), such as
+	// "/.well-known/oauth-protected-resource/mcp".
+	MetadataPath string
+	// RootMetadataPath is the root well-known path,
+	// "/.well-known/oauth-protected-resource", which some clients try first.
+	RootMetadataPath string
+	// Health answers GET and HEAD with 200 and {"status":"ok"}.
+	Health http.Handler
+
+	// Resource is the canonical URI of the MCP endpoint.
+	Resource string
+	// Issuer is the issuer identifier tokens must carry.
+	Issuer string
+	// Notes holds every user's notes.
+	Notes *Notes
+
+	dev      *testissuer.Issuer
+	verifier *authn.JWTVerifier
+}
+
+// New builds the pieces for cfg and seeds the notes (see SeedNotes).
+func New(ctx context.Context, cfg Config) (*Kit, error) {
+	if cfg.Resource == "" {
+		return nil, errors.New("kit: Config.Resource is required")
+	}
+	if (cfg.Issuer == "") != (cfg.JWKSURL == "") {
+		return nil, errors.New("kit: set both the issuer and the JWKS URL, or neither for the development issuer")
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	metadataPath, err := authn.WellKnownPath(cfg.Resource)
+	if err != nil {
+		return nil, fmt.Errorf("kit: resource: %w", err)
+	}
+	k := &Kit{
+		MetadataPath:     metadataPath,
+		RootMetadataPath: authn.WellKnownPrefix,
+		Health:           health{},
+		Resource:         cfg.Resource,
+		Issuer:           cfg.Issuer,
+		Notes:            NewNotes(),
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			k.Close()
+		}
+	}()
+
+	jwksURL := cfg.JWKSURL
+	if cfg.Issuer == "" {
+		k.dev, err = testissuer.New(testissuer.Options{Audience: cfg.Resource, TTL: 8 * time.Hour})
+		if err != nil {
+			return nil, fmt.Errorf("kit: development issuer: %w", err)
+		}
+		k.Issuer, jwksURL = k.dev.ID(), k.dev.JWKSURL()
+	}
+	k.verifier, err = authn.NewJWTVerifier(ctx, authn.JWTOptions{
+		Issuer: k.Issuer, Resource: cfg.Resource, JWKSURL: jwksURL, Logger: logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kit: %w", err)
+	}
+	auth, err := authn.NewAuthenticator(authn.NewCache(k.verifier, authn.CacheOptions{}), authn.Options{
+		Resource: cfg.Resource, Scopes: []string{Scope}, Logger: logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kit: %w", err)
+	}
+	k.Metadata, err = authn.NewMetadataHandler(authn.Metadata{
+		Resource:             cfg.Resource,
+		AuthorizationServers: []string{k.Issuer},
+		ScopesSupported:      []string{Scope},
+		ResourceName:         "mcpkit mount example",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kit: %w", err)
+	}
+
+	SeedNotes(k.Notes)
+	pageSize := cfg.PageSize
+	if pageSize == 0 {
+		pageSize = DefaultPageSize
+	}
+	inv, err := inventory.New(nil, []inventory.Template{k.Notes.Template()}, inventory.Options{
+		PageSize: pageSize, Logger: logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kit: %w", err)
+	}
+	k.MCP, err = mcphttp.New(inv, mcphttp.Options{
+		ServerInfo:    mcphttp.Implementation{Name: "mcpkit-mount-example", Version: "1.0.0"},
+		Instructions:  "Each signed-in user sees their own notes.",
+		Authenticator: auth,
+		Logger:        logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kit: %w", err)
+	}
+	ok = true
+	return k, nil
+}
+
+// Dev reports whether the kit runs its own development issuer.
+func (k *Kit) Dev() bool { return k.dev != nil }
+
+// DevToken mints a token of the development issuer for subject, with
+// the notes scope and the resource as audience. It fails when an external
+// issuer is configured.
+func (k *Kit) DevToken(subject string) (string, error) {
+	if k.dev == nil {
+		return "", errors.New("kit: no development issuer: tokens come from the configured issuer")
+	}
+	return k.dev.Sign(testissuer.Claims{Subject: subject, ClientID: "mount-example", Scopes: []string{Scope}})
+}
+
+// Close stops the verifier's key refresh and the development issuer.
+func (k *Kit) Close() {
+	if k.verifier != nil {
+		_ = k.verifier.Close()
+	}
+	if k.dev != nil {
+		k.dev.Close()
+	}
+}
+
+// health answers liveness probes.
+type health struct{}
+
+func (health) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+}
