@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/internal/testissuer"
+	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/mcphttp"
+)
+
+// config is what the flags set.
+type config struct {
+	// resource is the canonical URI of the MCP endpoint (the tokens' aud).
+	resource string
+	// issuer and jwksURL name the authorization server; both empty starts
+	// a development issuer.
+	issuer, jwksURL string
+	// stateful serves the go-sdk handler with sessions (Mcp-Session-Id).
+	// The go-sdk speaks 2026-07-28 only from a stateless handler; a
+	// stateful one offers the 2025 versions, to which modern clients fall
+	// back with initialize.
+	stateful bool
+	logger   *slog.Logger
+}
+
+// app is the wrapped server and what it needs at run time.
+type app struct {
+	handler      http.Handler // the /mcp handler: Intercept(inventory, auth(go-sdk))
+	metadata     http.Handler // RFC 9728 metadata
+	metadataPath string
+	texts        *texts
+	issuer       string
+
+	dev      *testissuer.Issuer
+	verifier *authn.JWTVerifier
+}
+
+func newApp(ctx context.Context, cfg config) (*app, error) {
+	if (cfg.issuer == "") != (cfg.jwksURL == "") {
+		return nil, errors.New("set both -issuer and -jwks-url, or neither for the development issuer")
+	}
+	if cfg.logger == nil {
+		cfg.logger = slog.Default()
+	}
+	metadataPath, err := authn.WellKnownPath(cfg.resource)
+	if err != nil {
+		return nil, fmt.Errorf("-resource: %w", err)
+	}
+	a := &app{metadataPath: metadataPath, texts: newTexts(), issuer: cfg.issuer}
+	ok := false
+	defer func() {
+		if !ok {
+			a.close()
+		}
+	}()
+	jwksURL := cfg.jwksURL
+	if cfg.issuer == "" {
+		if a.dev, err = testissuer.New(testissuer.Options{Audience: cfg.resource, TTL: 8 * time.Hour}); err != nil {
+			return nil, err
+		}
+		a.issuer, jwksURL = a.dev.ID(), a.dev.JWKSURL()
+	}
+	if a.verifier, err = authn.NewJWTVerifier(ctx, authn.JWTOptions{
+		Issuer: a.issuer, Resource: cfg.resource, JWKSURL: jwksURL, Logger: cfg.logger,
+	}); err != nil {
+		return nil, err
+	}
+	auth, err := authn.NewAuthenticator(authn.NewCache(a.verifier, authn.CacheOptions{}), authn.Options{
+		Resource: cfg.resource, Scopes: []string{Scope}, Logger: cfg.logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if a.metadata, err = authn.NewMetadataHandler(authn.Metadata{
+		Resource: cfg.resource, AuthorizationServers: []string{a.issuer},
+		ScopesSupported: []string{Scope}, ResourceName: "mcpkit legacy example",
+	}); err != nil {
+		return nil, err
+	}
+	if err := seed(a.texts); err != nil {
+		return nil, err
+	}
+	inv, err := inventory.New(nil, []inventory.Template{a.texts.template()}, inventory.Options{
+		PageSize: pageSize, Logger: cfg.logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	// The existing server, unchanged: a go-sdk Streamable HTTP handler.
+	// Intercept leaves its requests unauthenticated, so it gets the
+	// authenticator's middleware.
+	tools := newToolServer()
+	legacy := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return tools },
+		&mcp.StreamableHTTPOptions{Stateless: !cfg.stateful})
+	if a.handler, err = mcphttp.Intercept(inv, auth.Handler(legacy), mcphttp.Options{
+		ServerInfo:    mcphttp.Implementation{Name: "mcpkit-legacy-example", Version: "1.0.0"},
+		Authenticator: auth,
+		Logger:        cfg.logger,
+	}); err != nil {
+		return nil, err
+	}
+	ok = true
+	return a, nil
+}
+
+// routes mounts the app.
+func (a *app) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", a.handler)
+	mux.Handle(a.metadataPath, a.metadata)
+	mux.Handle(authn.WellKnownPrefix, a.metadata)
+	return mux
+}
+
+// devToken mints a development token for subject.
+func (a *app) devToken(subject string) (string, error) {
+	if a.dev == nil {
+		return "", errors.New("no development issuer")
+	}
+	return a.dev.Sign(testissuer.Claims{Subject: subject, ClientID: "legacy-example", Scopes: []string{Scope}})
+}
+
+func (a *app) close() {
+	if a.verifier != nil {
+		_ = a.verifier.Close()
+	}
+	if a.dev != nil {
+		a.dev.Close()
+	}
+}
