@@ -112,10 +112,10 @@ func BenchmarkListReusedBuffer(b *testing.B) {
 	}
 }
 
-// BenchmarkBaselineEncodeJSON only encodes the same 50 entries, with a
-// cursor-sized string, as one response with encoding/json: no query, no
-// validation, no sealing.
-func BenchmarkBaselineEncodeJSON(b *testing.B) {
+// jsonBaseline returns a function that encodes the first 50 entries of
+// the 1,000-record collection, with a cursor-sized string, as one response
+// with encoding/json: no query, no validation, no sealing.
+func jsonBaseline(b *testing.B) func() []byte {
 	src := benchSource(1000)
 	page, err := src.List(context.Background(), inventory.ListRequest{Limit: 50, Principal: *alice()})
 	if err != nil || len(page.Entries) != 50 {
@@ -138,8 +138,7 @@ func BenchmarkBaselineEncodeJSON(b *testing.B) {
 		Result  result `json:"result"`
 	}
 	cursor := fmt.Sprintf("%0*d", sealedcursor.SealedLen(12), 0)
-	b.ReportAllocs()
-	for b.Loop() {
+	return func() []byte {
 		res := make([]resource, len(page.Entries))
 		for i, e := range page.Entries {
 			res[i] = resource{URI: e.URI, Name: e.Name, MIMEType: "text/plain"}
@@ -148,6 +147,17 @@ func BenchmarkBaselineEncodeJSON(b *testing.B) {
 		if err != nil || len(out) == 0 {
 			b.Fatal(err)
 		}
+		return out
+	}
+}
+
+// BenchmarkBaselineEncodeJSON is the baseline: encoding the same 50
+// entries with encoding/json and nothing else.
+func BenchmarkBaselineEncodeJSON(b *testing.B) {
+	encode := jsonBaseline(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		encode()
 	}
 }
 
@@ -168,5 +178,57 @@ func BenchmarkListRequestDeadline(b *testing.B) {
 		if _, err := inv2.List(ctx, caller, "", benchEnv); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkListSizeRatio alternates pages of the 1,000- and the
+// 1,000,000-record collections and the encoding/json baseline in one loop,
+// so that load on a shared machine weighs on all alike, and reports each
+// one's time per page and the ratios (1M/1k near 1 means the collection
+// size does not matter). Allocations are those of the whole loop body.
+func BenchmarkListSizeRatio(b *testing.B) {
+	for _, deep := range []bool{false, true} {
+		b.Run(map[bool]string{false: "first", true: "deep"}[deep], func(b *testing.B) {
+			type side struct {
+				inv    *inventory.Inventory
+				cursor string
+				total  time.Duration
+			}
+			var sides [2]side
+			encode := jsonBaseline(b)
+			var baseline time.Duration
+			for i, n := range []int{1000, 1000000} {
+				inv, caller := benchInventory(b, n)
+				sides[i].inv = inv
+				if deep {
+					c, err := inv.SealListPositionForTest(caller, 0, 0, benchKey(n/2), time.Now())
+					if err != nil {
+						b.Fatal(err)
+					}
+					sides[i].cursor = c
+				}
+			}
+			caller, ctx := alice(), context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				for i := range sides {
+					s := &sides[i]
+					start := time.Now()
+					if _, err := s.inv.List(ctx, caller, s.cursor, benchEnv); err != nil {
+						b.Fatal(err)
+					}
+					s.total += time.Since(start)
+				}
+				start := time.Now()
+				encode()
+				baseline += time.Since(start)
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(sides[0].total.Nanoseconds())/n, "ns/page-1k")
+			b.ReportMetric(float64(sides[1].total.Nanoseconds())/n, "ns/page-1M")
+			b.ReportMetric(float64(sides[1].total)/float64(sides[0].total), "ratio-1M/1k")
+			b.ReportMetric(float64(baseline.Nanoseconds())/n, "ns/json-baseline")
+			b.ReportMetric(float64(sides[1].total)/float64(baseline), "ratio-1M/json")
+		})
 	}
 }

@@ -28,8 +28,10 @@ type Options struct {
 	// PageSizes are the Limit values of the walks. Empty means 1, 7, 50
 	// and 100, the sizes the kit can ask for (1..100).
 	PageSizes []int
-	// MaxPages ends a walk that has not finished after this many pages.
-	// Zero means 100000.
+	// MaxPages ends a walk that has not finished after this many pages
+	// (RuleNoEnd). Zero means 100000; raise it for a principal with more
+	// records than that, as the walk with page size 1 takes a page per
+	// record.
 	MaxPages int
 }
 
