@@ -1,0 +1,298 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/examples/documents/devissuer"
+	"github.com/mcpkit/mcpkit/examples/documents/store"
+	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/sealedcursor"
+)
+
+// Version is the server version announced to clients.
+const Version = "1.0.0"
+
+// App is a documents server: its database, authentication, inventory,
+// router and HTTP server, listening from New on.
+type App struct {
+	cfg      Config // with defaults
+	log      *slog.Logger
+	ln       net.Listener
+	srv      *http.Server
+	handler  http.Handler
+	db       store.DB
+	verifier io.Closer // the JWT verifier, when there is one
+	dev      *devissuer.Issuer
+	resource string
+	banner   string // the development walk-through, printed by Run
+
+	runOnce, closeOnce sync.Once
+	closeErr           error
+}
+
+// New validates cfg, opens the listener, the database (migrating and
+// seeding it) and the token verifier, and builds the handler. The server
+// accepts connections already but answers them only once Run is called.
+// Configuration problems are reported as *ConfigError values (joined with
+// errors.Join); call Close when New succeeded.
+func New(ctx context.Context, cfg Config) (*App, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	a := &App{cfg: cfg, log: cfg.Logger}
+	if a.log == nil {
+		a.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			a.Close()
+		}
+	}()
+
+	var err error
+	if a.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+		return nil, fmt.Errorf("listen on %s (-addr): %w", cfg.Addr, err)
+	}
+	a.resource = cfg.Resource
+	if cfg.Development() {
+		if err := a.startDevelopment(); err != nil {
+			return nil, err
+		}
+	}
+	if err := a.openStore(ctx); err != nil {
+		return nil, err
+	}
+	verifier, err := a.newVerifier(ctx)
+	if err != nil {
+		return nil, err
+	}
+	auth, err := authn.NewAuthenticator(subjectRecorder{verifier}, authn.Options{
+		Resource: a.resource, Scopes: []string{ScopeRead}, Logger: a.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("authenticator: %w", err)
+	}
+	inv, err := a.newInventory()
+	if err != nil {
+		return nil, err
+	}
+	ep, err := mcphttp.New(inv, mcphttp.Options{
+		ServerInfo:     mcphttp.Implementation{Name: "mcpkit-documents", Title: "mcpkit documents", Version: Version},
+		Instructions:   instructions,
+		Authenticator:  auth,
+		AllowedOrigins: cfg.AllowedOrigins,
+		Logger:         a.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("endpoint: %w", err)
+	}
+	if a.handler, err = a.routes(ep); err != nil {
+		return nil, err
+	}
+	if cfg.wrap != nil {
+		a.handler = cfg.wrap(a.handler)
+	}
+	a.srv = mcphttp.NewServer(a.ln.Addr().String(), a.handler)
+	a.srv.ErrorLog = slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)
+	if a.dev != nil {
+		if a.banner, err = a.walkthrough(ctx, inv); err != nil {
+			return nil, err
+		}
+	}
+	a.log.Info("documents server ready", "url", a.URL()+"/mcp", "resource", a.resource,
+		"database", describeDB(cfg.DB), "development", a.dev != nil, "page_size", cfg.PageSize)
+	ok = true
+	return a, nil
+}
+
+// Handler returns the server's HTTP handler (for tests with httptest).
+func (a *App) Handler() http.Handler { return a.handler }
+
+// Addr returns the address the server listens on, with the real port.
+func (a *App) Addr() string { return a.ln.Addr().String() }
+
+// URL returns the server's base URL, http://ADDR.
+func (a *App) URL() string { return "http://" + a.displayHost() }
+
+// Resource returns the canonical resource URI the server protects.
+func (a *App) Resource() string { return a.resource }
+
+// displayHost is the configured host (so "localhost" stays) with the real
+// port; an unspecified host becomes 127.0.0.1.
+func (a *App) displayHost() string {
+	host, _, _ := net.SplitHostPort(a.cfg.Addr) // validated
+	if host == "" || net.ParseIP(host) != nil && net.ParseIP(host).IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	_, port, _ := net.SplitHostPort(a.ln.Addr().String())
+	return net.JoinHostPort(host, port)
+}
+
+// Run serves until ctx is done, then shuts down gracefully: it stops
+// accepting connections and waits (at most Config.ShutdownTimeout) for
+// requests in flight to complete. It returns nil after a clean shutdown.
+// Run can be called once; call Close afterwards.
+func (a *App) Run(ctx context.Context) error {
+	err := errors.New("app: Run called twice")
+	a.runOnce.Do(func() { err = a.run(ctx) })
+	return err
+}
+
+func (a *App) run(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- a.srv.Serve(a.ln) }()
+	a.log.Info("listening", "url", a.URL()+"/mcp")
+	if a.banner != "" && a.cfg.Stdout != nil {
+		fmt.Fprint(a.cfg.Stdout, a.banner)
+	}
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	a.log.Info("shutting down: draining requests in flight", "timeout", a.cfg.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout)
+	defer cancel()
+	err := a.srv.Shutdown(sctx)
+	<-errc // http.ErrServerClosed, at once
+	if err != nil {
+		a.srv.Close()
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	a.log.Info("stopped")
+	return nil
+}
+
+// Close stops the server if it still runs (without draining), and closes
+// the listener, the token verifier and the database. It is idempotent.
+func (a *App) Close() error {
+	a.closeOnce.Do(func() {
+		var errs []error
+		if a.srv != nil {
+			errs = append(errs, a.srv.Close())
+		}
+		if a.ln != nil {
+			if err := a.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+				errs = append(errs, err)
+			}
+		}
+		if a.verifier != nil {
+			errs = append(errs, a.verifier.Close())
+		}
+		if a.db != nil {
+			errs = append(errs, a.db.Close())
+		}
+		a.closeErr = errors.Join(errs...)
+	})
+	return a.closeErr
+}
+
+// openStore opens, migrates and (per Config.Seed) seeds the database.
+func (a *App) openStore(ctx context.Context) error {
+	if strings.HasPrefix(a.cfg.DB, "sqlite:") && a.cfg.DB != "sqlite::memory:" {
+		if err := os.MkdirAll(a.cfg.DataDir, 0o700); err != nil {
+			return fmt.Errorf("data directory (-data-dir): %w", err)
+		}
+	}
+	db, err := store.Open(ctx, a.cfg.DB)
+	if err != nil {
+		return fmt.Errorf("database %s (-db): %w", describeDB(a.cfg.DB), err)
+	}
+	a.db = db
+	if a.cfg.Seed == SeedAlways || a.cfg.Seed == SeedAuto && a.cfg.Development() {
+		if err := store.Seed(ctx, db); err != nil {
+			return fmt.Errorf("seed: %w", err)
+		}
+	}
+	return nil
+}
+
+// newVerifier returns the token verifier, behind a verification cache.
+func (a *App) newVerifier(ctx context.Context) (authn.Verifier, error) {
+	cfg := a.cfg
+	if cfg.IntrospectionURL != "" {
+		iv, err := authn.NewIntrospectionVerifier(authn.IntrospectionOptions{
+			Endpoint: cfg.IntrospectionURL, ClientID: cfg.IntrospectionClientID,
+			ClientSecret: cfg.IntrospectionClientSecret, Resource: a.resource, Issuer: cfg.Issuer, Logger: a.log,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("introspection (-introspection-url): %w", err)
+		}
+		return authn.NewCache(iv, authn.CacheOptions{}), nil
+	}
+	opts := authn.JWTOptions{
+		Issuer: cfg.Issuer, Resource: a.resource, JWKSURL: cfg.JWKSURL,
+		AllowPlainJWTType: cfg.AllowPlainJWTType, Logger: a.log,
+	}
+	if a.dev != nil {
+		// The JWK Set is answered in-process (see devissuer.Issuer.Client):
+		// the warm-up fetch below succeeds although nothing is served yet.
+		opts.Issuer, opts.JWKSURL, opts.HTTPClient = a.dev.Issuer(), a.dev.JWKSURL(), a.dev.Client()
+		opts.Algorithms = []string{"ES256"}
+	}
+	if cfg.AllowPlainJWTType {
+		a.log.Warn("-allow-plain-jwt-type: JWTs typed \"JWT\" or untyped are accepted as access tokens; only the audience check keeps the issuer's ID tokens out")
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	jv, err := authn.NewJWTVerifier(wctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("JWT verifier (-issuer, -jwks-url): %w", err)
+	}
+	a.verifier = jv
+	return authn.NewCache(jv, authn.CacheOptions{}), nil
+}
+
+// newSealer returns the cursor sealer: shared keys from -cursor-keys, or
+// nil (a random key per process).
+func (a *App) newSealer() (*sealedcursor.Sealer, error) {
+	if a.cfg.CursorKeys == "" {
+		return nil, nil
+	}
+	ring, err := sealedcursor.ParseKeyRing(a.cfg.CursorKeys)
+	if err != nil {
+		return nil, &ConfigError{Flag: "cursor-keys", Problem: err.Error()}
+	}
+	return sealedcursor.New(sealedcursor.Options{Keys: ring})
+}
+
+// describeDB names a database for logs without credentials: the SQLite
+// path, or the PostgreSQL host and database.
+func describeDB(dsn string) string {
+	if strings.HasPrefix(dsn, "sqlite:") {
+		return dsn
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "postgres"
+	}
+	return "postgres://" + u.Host + u.Path
+}
+
+// subjectRecorder is the Verifier the authenticator uses: it notes the
+// verified subject for the request log (see requestLog).
+type subjectRecorder struct{ v authn.Verifier }
+
+func (s subjectRecorder) Verify(ctx context.Context, token string) (authn.Principal, time.Time, error) {
+	p, exp, err := s.v.Verify(ctx, token)
+	if err == nil {
+		if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
+			info.subject = p.Subject
+		}
+	}
+	return p, exp, err
+}

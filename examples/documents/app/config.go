@@ -1,0 +1,277 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/sealedcursor"
+)
+
+// Defaults of Config.
+const (
+	DefaultAddr            = "127.0.0.1:8080"
+	DefaultDataDir         = ".mcpkit-documents"
+	DefaultPageSize        = 5
+	DefaultShutdownTimeout = 10 * time.Second
+)
+
+// SeedMode says when the demo documents are created.
+type SeedMode uint8
+
+const (
+	// SeedAuto (the zero value) seeds in development mode only, so that a
+	// production database never receives demo users.
+	SeedAuto SeedMode = iota
+	// SeedAlways seeds in every mode.
+	SeedAlways
+	// SeedNever never seeds.
+	SeedNever
+)
+
+// Config is the configuration of the documents server. The zero value is
+// valid: development mode on 127.0.0.1:8080 with an SQLite database in
+// .mcpkit-documents. [ParseFlags] fills it from flags and MCPKIT_*
+// environment variables; each field names its flag.
+type Config struct {
+	// Addr is the listen address (-addr). Empty means DefaultAddr. Port 0
+	// picks a free port. In development mode the host must be a loopback
+	// address or "localhost".
+	Addr string
+	// DataDir holds the SQLite database and the development signing key
+	// (-data-dir). Empty means DefaultDataDir, in the working directory.
+	// It is created with mode 0700 when needed.
+	DataDir string
+	// DB names the database (-db): "sqlite:PATH" or a "postgres://" DSN.
+	// Empty means "sqlite:" + DataDir + "/documents.db".
+	DB string
+
+	// Issuer is the authorization server's issuer identifier (-issuer).
+	// Development mode is on when Issuer, JWKSURL and IntrospectionURL are
+	// all empty.
+	Issuer string
+	// JWKSURL is the issuer's JWK Set (-jwks-url): tokens are JWTs.
+	JWKSURL string
+	// IntrospectionURL is the RFC 7662 endpoint (-introspection-url):
+	// tokens are opaque. IntrospectionClientID and IntrospectionClientSecret
+	// authenticate this server to it; the secret is read from the
+	// environment only and never logged.
+	IntrospectionURL                                 string
+	IntrospectionClientID, IntrospectionClientSecret string
+	// AllowPlainJWTType admits JWTs typed "JWT" or untyped
+	// (-allow-plain-jwt-type); see authn.JWTOptions.AllowPlainJWTType.
+	AllowPlainJWTType bool
+
+	// Resource is the canonical resource URI (-resource): the audience
+	// tokens must carry and the "resource" of the metadata. Required with
+	// a real issuer; in development mode it defaults to
+	// http://ADDR/mcp with the port actually listened on.
+	Resource string
+	// AuthorizationServer is published in the resource metadata
+	// (-authorization-server). Empty means Issuer (in development mode,
+	// the built-in issuer).
+	AuthorizationServer string
+
+	// CursorKeys is a sealedcursor key ring, "ID:SECRET[,ID:SECRET]..."
+	// (-cursor-keys), shared by the instances of a fleet. Empty means a
+	// random key per process.
+	CursorKeys string
+	// AllowedOrigins lists browser origins allowed to call the endpoint
+	// (-allowed-origins, comma-separated). Empty means none.
+	AllowedOrigins []string
+	// PageSize is the number of resources per resources/list page
+	// (-page-size), 1..100. Zero means DefaultPageSize.
+	PageSize int
+	// Seed says when the demo documents are created (-seed).
+	Seed SeedMode
+	// ShutdownTimeout bounds the wait for requests in flight at shutdown
+	// (-shutdown-timeout). Zero means DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+
+	// LogLevel is the minimum level of the default logger (-log-level).
+	LogLevel slog.Level
+	// Logger receives every log record. Nil means a text logger on
+	// standard error at LogLevel.
+	Logger *slog.Logger
+	// Stdout receives the development-mode walk-through. Nil discards it.
+	Stdout io.Writer
+
+	// wrap, when set by tests, wraps the router.
+	wrap func(http.Handler) http.Handler
+}
+
+// ConfigError reports one invalid setting, naming its flag.
+type ConfigError struct {
+	Flag    string // without the leading dash
+	Problem string
+}
+
+func (e *ConfigError) Error() string { return "-" + e.Flag + ": " + e.Problem }
+
+// Development reports whether the built-in development issuer is used:
+// no real issuer, JWK Set or introspection endpoint is configured.
+func (c Config) Development() bool {
+	return c.Issuer == "" && c.JWKSURL == "" && c.IntrospectionURL == ""
+}
+
+// withDefaults fills in the zero fields.
+func (c Config) withDefaults() Config {
+	if c.Addr == "" {
+		c.Addr = DefaultAddr
+	}
+	if c.DataDir == "" {
+		c.DataDir = DefaultDataDir
+	}
+	if c.DB == "" {
+		c.DB = "sqlite:" + filepath.Join(c.DataDir, "documents.db")
+	}
+	if c.PageSize == 0 {
+		c.PageSize = DefaultPageSize
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.AuthorizationServer == "" {
+		c.AuthorizationServer = c.Issuer
+	}
+	return c
+}
+
+// Validate checks the configuration after defaults are applied and returns
+// every problem found, each a *ConfigError (joined with errors.Join).
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	var errs []error
+	bad := func(flag, format string, args ...any) {
+		errs = append(errs, &ConfigError{Flag: flag, Problem: fmt.Sprintf(format, args...)})
+	}
+	dev := c.Development()
+
+	if host, port, err := net.SplitHostPort(c.Addr); err != nil {
+		bad("addr", "must be HOST:PORT")
+	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		bad("addr", "port must be a number from 0 to 65535")
+	} else if dev && !isLoopback(host) {
+		bad("addr", "development mode (no -issuer) listens on loopback only (127.0.0.1, ::1 or localhost); configure a real issuer to listen on %q", host)
+	}
+	switch {
+	case strings.HasPrefix(c.DB, "sqlite:"):
+		if strings.TrimPrefix(c.DB, "sqlite:") == "" {
+			bad("db", "sqlite: needs a path (or :memory:)")
+		}
+	case strings.HasPrefix(c.DB, "postgres://"), strings.HasPrefix(c.DB, "postgresql://"):
+	default:
+		bad("db", `must be "sqlite:PATH" or a "postgres://" DSN`)
+	}
+
+	if c.Resource == "" && !dev {
+		bad("resource", "required with a real issuer: the canonical URI of this server's MCP endpoint, e.g. https://mcp.example.com/mcp")
+	} else if c.Resource != "" {
+		if p := checkURL(c.Resource); p != "" {
+			bad("resource", "%s", p)
+		} else if _, err := authn.WellKnownPath(c.Resource); err != nil {
+			bad("resource", "must be an absolute https URL (http only for loopback hosts) without userinfo, query or fragment")
+		}
+	}
+	for _, f := range []struct{ flag, value string }{
+		{"issuer", c.Issuer}, {"jwks-url", c.JWKSURL},
+		{"introspection-url", c.IntrospectionURL}, {"authorization-server", c.AuthorizationServer},
+	} {
+		if f.value != "" && (f.flag != "authorization-server" || f.value != c.Issuer) { // not twice for a defaulted one
+			if p := checkURL(f.value); p != "" {
+				bad(f.flag, "%s", p)
+			}
+		}
+	}
+	switch {
+	case c.JWKSURL != "" && c.IntrospectionURL != "":
+		bad("jwks-url", "choose one of -jwks-url (JWT access tokens) and -introspection-url (opaque tokens)")
+	case c.JWKSURL != "" && c.Issuer == "":
+		bad("issuer", "required with -jwks-url: the exact \"iss\" of the tokens")
+	case c.Issuer != "" && c.JWKSURL == "" && c.IntrospectionURL == "":
+		bad("jwks-url", "required with -issuer (or use -introspection-url)")
+	}
+	if c.IntrospectionURL != "" {
+		if c.IntrospectionClientID == "" {
+			bad("introspection-client-id", "required with -introspection-url")
+		}
+		if c.IntrospectionClientSecret == "" {
+			bad("introspection-client-secret", "required with -introspection-url: set MCPKIT_INTROSPECTION_CLIENT_SECRET")
+		}
+		if c.AuthorizationServer == "" {
+			bad("authorization-server", "required with -introspection-url when -issuer is not set")
+		}
+	} else if c.IntrospectionClientID != "" || c.IntrospectionClientSecret != "" {
+		bad("introspection-client-id", "only used with -introspection-url")
+	}
+	if c.AllowPlainJWTType && c.JWKSURL == "" {
+		bad("allow-plain-jwt-type", "only applies to JWT access tokens from a real issuer (-jwks-url)")
+	}
+	if dev && c.AuthorizationServer != "" {
+		bad("authorization-server", "development mode publishes its built-in issuer; set -issuer to use another")
+	}
+
+	if c.CursorKeys != "" {
+		if _, err := sealedcursor.ParseKeyRing(c.CursorKeys); err != nil {
+			bad("cursor-keys", "%v (generate one with sealedcursor.GenerateKey)", err)
+		}
+	}
+	for _, o := range c.AllowedOrigins {
+		if !isOrigin(o) {
+			bad("allowed-origins", "%q is not an origin (scheme://host[:port], no path)", o)
+		}
+	}
+	if c.PageSize < 1 || c.PageSize > 100 {
+		bad("page-size", "must be from 1 to 100")
+	}
+	if c.ShutdownTimeout < 0 {
+		bad("shutdown-timeout", "must not be negative")
+	}
+	if c.Seed > SeedNever {
+		bad("seed", "must be auto, true or false")
+	}
+	return errors.Join(errs...)
+}
+
+// checkURL returns what is wrong with an absolute https URL (http for
+// loopback hosts), or "".
+func checkURL(raw string) string {
+	const want = "must be an absolute https URL (http only for loopback hosts)"
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || !u.IsAbs() || u.Host == "" || u.Opaque != "":
+		return want
+	case u.User != nil || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(raw, "#"):
+		return want + " without userinfo, query or fragment"
+	case u.Scheme == "https":
+		return ""
+	case u.Scheme == "http" && isLoopback(u.Hostname()):
+		return ""
+	}
+	return want
+}
+
+// isLoopback reports whether host is a loopback IP address or "localhost".
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// isOrigin reports whether s is a serialized origin: scheme://host[:port].
+func isOrigin(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
+		u.User == nil && u.Path == "" && u.RawQuery == "" && u.Fragment == "" && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, "#")
+}

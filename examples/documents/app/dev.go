@@ -1,0 +1,186 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/examples/documents/devissuer"
+	"github.com/mcpkit/mcpkit/inventory"
+)
+
+// DevTokenTTL is the lifetime of the tokens printed in development mode.
+const DevTokenTTL = time.Hour
+
+// ErrNotDevelopment is returned by DevToken when a real issuer is
+// configured: tokens then come from that issuer.
+var ErrNotDevelopment = errors.New("a real issuer is configured (-issuer, -jwks-url or -introspection-url): get tokens from it; the development issuer is off")
+
+// devURLs returns the development issuer URL and the resource for a server
+// reachable at hostport.
+func devURLs(cfg Config, hostport string) (issuer, resource string) {
+	base := "http://" + hostport
+	resource = cfg.Resource
+	if resource == "" {
+		resource = base + "/mcp"
+	}
+	return base + "/dev", resource
+}
+
+// startDevelopment turns the built-in issuer on, keyed in the data
+// directory, and warns loudly.
+func (a *App) startDevelopment() error {
+	issuer, resource := devURLs(a.cfg, a.displayHost())
+	dev, err := devissuer.Open(a.cfg.DataDir, issuer, resource, devissuer.Options{})
+	if err != nil {
+		return fmt.Errorf("development issuer (-data-dir): %w", err)
+	}
+	a.dev, a.resource = dev, resource
+	a.log.Warn("DEVELOPMENT MODE: a built-in token issuer signs tokens for any user with a key kept in the data directory; never use this mode in production (configure -issuer and -jwks-url, or -introspection-url)",
+		"issuer", issuer, "data_dir", a.cfg.DataDir)
+	return nil
+}
+
+// DevToken returns a development access token for subject, valid for ttl,
+// that a server started with the same configuration (-addr, -data-dir,
+// -resource) accepts: what "documents token USER" prints. It fails with
+// ErrNotDevelopment when a real issuer is configured, with an error
+// wrapping devissuer.ErrNoKey when the server has never run in development
+// mode with this data directory, and with *ConfigError values for a bad
+// configuration.
+func DevToken(cfg Config, subject string, ttl time.Duration) (string, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return "", err
+	}
+	if !cfg.Development() {
+		return "", ErrNotDevelopment
+	}
+	if _, port, _ := net.SplitHostPort(cfg.Addr); port == "0" {
+		return "", &ConfigError{Flag: "addr", Problem: "give the port the server listens on, not 0"}
+	}
+	issuer, resource := devURLs(cfg, cfg.Addr)
+	dev, err := devissuer.Load(cfg.DataDir, issuer, resource, devissuer.Options{})
+	if errors.Is(err, devissuer.ErrNoKey) {
+		return "", fmt.Errorf("%w: start the server once (go run ./examples/documents) with the same -data-dir", err)
+	}
+	if err != nil {
+		return "", err
+	}
+	return dev.Sign(subject, []string{ScopeRead}, ttl)
+}
+
+// walkthrough renders the ready-to-paste curl commands printed at start in
+// development mode, with fresh tokens for alice and bob.
+func (a *App) walkthrough(ctx context.Context, inv *inventory.Inventory) (string, error) {
+	d := struct {
+		MCP, Metadata, Alice, Bob, AliceURI, BobURI, Tampered string
+		PageSize                                              int
+		Curl                                                  string
+	}{MCP: a.URL() + "/mcp", PageSize: a.cfg.PageSize}
+	d.Curl = `curl -s -w '\n' "$MCP" -H 'Content-Type: application/json'`
+	var err error
+	if d.Metadata, err = authn.MetadataURL(a.resource); err != nil {
+		return "", err
+	}
+	if d.Alice, err = a.dev.Sign("alice", []string{ScopeRead}, DevTokenTTL); err != nil {
+		return "", err
+	}
+	if d.Bob, err = a.dev.Sign("bob", []string{ScopeRead}, DevTokenTTL); err != nil {
+		return "", err
+	}
+	d.AliceURI, d.BobURI = documentPrefix+"ID", documentPrefix+"ID"
+	if rows, err := a.db.List(ctx, "alice", "", 1); err == nil && len(rows) > 0 {
+		d.AliceURI = documentPrefix + rows[0].ID
+	}
+	if rows, err := a.db.List(ctx, "bob", "", 1); err == nil && len(rows) > 0 {
+		d.BobURI = documentPrefix + rows[0].ID
+	}
+	d.Tampered = a.tamperedCursor(ctx, inv)
+	tmpl, err := template.New("walkthrough").Parse(walkthroughText)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := tmpl.Execute(&b, d); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// tamperedCursor returns a real cursor of alice's first page with one
+// character changed, or a made-up one when alice has a single page.
+func (a *App) tamperedCursor(ctx context.Context, inv *inventory.Inventory) string {
+	alice := authn.Principal{Subject: "alice", ClientID: devissuer.DefaultClientID, Scopes: []string{ScopeRead}, Audience: a.resource}
+	out, err := inv.List(ctx, &alice, "", inventory.Envelope{})
+	var res struct {
+		NextCursor string `json:"nextCursor"`
+	}
+	if err != nil || json.Unmarshal(out, &res) != nil || len(res.NextCursor) < 2 {
+		return "AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+	}
+	c := []byte(res.NextCursor)
+	i := len(c) / 2
+	if c[i] == 'A' {
+		c[i] = 'B'
+	} else {
+		c[i] = 'A'
+	}
+	return string(c)
+}
+
+// walkthroughText is the text/template of the walk-through.
+const walkthroughText = `
+================================================================================
+ mcpkit documents server: DEVELOPMENT MODE
+ A built-in issuer signs tokens for any user. Never use this in production:
+ configure -issuer and -jwks-url (or -introspection-url) and -resource.
+================================================================================
+
+MCP endpoint:       {{.MCP}}
+Resource metadata:  {{.Metadata}}
+
+Paste these into a shell (tokens valid for 1 hour; get more with
+"go run ./examples/documents token alice"):
+
+MCP={{.MCP}}
+ALICE={{.Alice}}
+BOB={{.Bob}}
+
+# 1. alice's documents, {{.PageSize}} per page (look for "nextCursor" at the end)
+{{.Curl}} -H "Authorization: Bearer $ALICE" \
+  -d '{"jsonrpc":"2.0","id":1,"method":"resources/list"}'
+
+# 2. the next page: paste the nextCursor value from the previous answer
+{{.Curl}} -H "Authorization: Bearer $ALICE" \
+  -d '{"jsonrpc":"2.0","id":2,"method":"resources/list","params":{"cursor":"PASTE-THE-nextCursor-HERE"}}'
+
+# 3. read one of alice's documents
+{{.Curl}} -H "Authorization: Bearer $ALICE" \
+  -d '{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"{{.AliceURI}}"}}'
+
+# 4. bob's view: his own documents, none of alice's
+{{.Curl}} -H "Authorization: Bearer $BOB" \
+  -d '{"jsonrpc":"2.0","id":4,"method":"resources/list"}'
+
+# 5. alice asks for one of bob's documents: -32002 "not found", exactly as
+#    for a document that does not exist
+{{.Curl}} -H "Authorization: Bearer $ALICE" \
+  -d '{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"{{.BobURI}}"}}'
+
+# 6. a tampered cursor (one character of a real one changed): -32602 with
+#    data.reason "invalid"; the listing never restarts silently
+{{.Curl}} -H "Authorization: Bearer $ALICE" \
+  -d '{"jsonrpc":"2.0","id":6,"method":"resources/list","params":{"cursor":"{{.Tampered}}"}}'
+
+# 7. no token: 401 with a WWW-Authenticate header naming the metadata
+curl -si "$MCP" -H 'Content-Type: application/json' \
+  -d '{"jsonrpc":"2.0","id":7,"method":"resources/list"}'
+
+`

@@ -1,0 +1,189 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mcpkit/mcpkit/examples/documents/store"
+	"github.com/mcpkit/mcpkit/inventory"
+)
+
+// The resources the server publishes.
+const (
+	// ScopeRead is the scope needed to list and read documents.
+	ScopeRead = "documents:read"
+	// DocumentTemplate is the URI template of a document.
+	DocumentTemplate = "docs://documents/{id}"
+	// AboutURI is the public resource describing the server.
+	AboutURI = "docs://about"
+
+	documentPrefix = "docs://documents/"
+)
+
+// completionScan bounds how many of the caller's documents a completion
+// looks at: the store has no query by id prefix (see completeIDs).
+const completionScan = 1000
+
+const instructions = "Lists and reads the signed-in user's own documents (" + DocumentTemplate +
+	"), page by page. Requires the scope " + ScopeRead + "."
+
+const aboutText = `# mcpkit documents
+
+An example MCP resource server built with mcpkit. Every signed-in user sees
+their **own** documents, and nobody else's:
+
+- ` + "`resources/list`" + ` lists the caller's documents as ` + "`" + DocumentTemplate + "`" + `,
+  a few per page; follow ` + "`nextCursor`" + ` to the end. Cursors are sealed, bound
+  to the caller and expire 15 minutes after the first page.
+- ` + "`resources/read`" + ` returns one document, if the caller may see it now;
+  a document of somebody else's is "not found", exactly like a missing one.
+- ` + "`completion/complete`" + ` suggests the caller's own document ids.
+
+Listing and reading need a bearer token for this server (its audience) with
+the scope ` + "`" + ScopeRead + "`" + `. This page is public.
+`
+
+// DocumentsTemplate returns the protected, discoverable template of the
+// caller's documents, served from st: List asks the store for the next
+// Limit+1 documents of the caller after the cursor's key, Read re-checks
+// visibility in the store, Validate rejects ids that cannot exist, and
+// Complete suggests the caller's own ids.
+func DocumentsTemplate(st store.Store) inventory.Template {
+	return inventory.Template{
+		Name: "documents", Title: "Documents", Description: "Your documents",
+		URITemplate: DocumentTemplate, MIMEType: "text/plain",
+		RequiredScopes: []string{ScopeRead},
+		Validate:       map[string]func(string) error{"id": validateID},
+		List:           listDocuments(st),
+		Read:           readDocument(st),
+		Complete:       map[string]inventory.CompleteFunc{"id": completeIDs(st)},
+	}
+}
+
+// AboutResource returns the public static resource describing the server.
+func AboutResource() inventory.Resource {
+	return inventory.Resource{
+		URI: AboutURI, Name: "about", Title: "About this server",
+		Description: "What this server offers and how to use it", MIMEType: "text/markdown",
+		Size: int64(len(aboutText)), Access: inventory.Public,
+		Read: inventory.TextReader("text/markdown", aboutText),
+	}
+}
+
+func (a *App) newInventory() (*inventory.Inventory, error) {
+	sealer, err := a.newSealer()
+	if err != nil {
+		return nil, err
+	}
+	inv, err := inventory.New([]inventory.Resource{AboutResource()}, []inventory.Template{DocumentsTemplate(a.db)},
+		inventory.Options{PageSize: a.cfg.PageSize, Sealer: sealer, Logger: a.log})
+	if err != nil {
+		return nil, fmt.Errorf("inventory: %w", err)
+	}
+	return inv, nil
+}
+
+var errNoSubject = errors.New("documents: caller has no subject")
+
+// listDocuments is the keyset List callback: the next Limit documents of
+// the caller strictly after req.After, in the order of their keys. It
+// reads Limit+1 rows to learn whether more exist; the store puts the owner
+// in the query's WHERE clause, and an index serves it, so every page costs
+// the same however deep it is and however many documents the caller has.
+func listDocuments(st store.Store) inventory.ListFunc {
+	return func(ctx context.Context, req inventory.ListRequest) (inventory.Page, error) {
+		if req.Principal.Subject == "" {
+			return inventory.Page{}, errNoSubject // never list without an owner
+		}
+		rows, err := st.List(ctx, req.Principal.Subject, req.After, req.Limit+1)
+		if err != nil {
+			return inventory.Page{}, err
+		}
+		page := inventory.Page{HasMore: len(rows) > req.Limit}
+		rows = rows[:min(len(rows), req.Limit)]
+		page.Entries = make([]inventory.Entry, len(rows))
+		for i, r := range rows {
+			page.Entries[i] = inventory.Entry{
+				Key: r.OrderKey, // unique, immutable, printable ASCII: the cursor's position
+				// Ids are [A-Za-z0-9_-], unreserved in URIs: this is what
+				// inventory.Expand(DocumentTemplate, {"id": r.ID}) returns.
+				URI:  documentPrefix + r.ID,
+				Name: r.Title, MIMEType: r.MIMEType,
+			}
+		}
+		return page, nil
+	}
+}
+
+// readDocument returns a document if the caller may see it now. A URI
+// listed earlier grants nothing: the store checks visibility again.
+func readDocument(st store.Store) inventory.ReadFunc {
+	return func(ctx context.Context, req inventory.ReadRequest) ([]inventory.Contents, error) {
+		if req.Principal == nil {
+			return nil, inventory.ErrNotFound
+		}
+		doc, err := st.Read(ctx, req.Principal.Subject, req.Params["id"])
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, inventory.ErrNotFound // absent and not visible look the same
+		}
+		if err != nil {
+			return nil, err
+		}
+		return []inventory.Contents{{URI: req.URI, MIMEType: doc.MIMEType, Text: doc.Body}}, nil
+	}
+}
+
+// validateID accepts what the store can hold as an id: 1–64 characters of
+// [A-Za-z0-9_-].
+func validateID(id string) error {
+	if id == "" || len(id) > store.MaxIDBytes {
+		return errors.New("id length")
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return errors.New("id character")
+		}
+	}
+	return nil
+}
+
+// completeIDs suggests the caller's own document ids that start with the
+// typed prefix, never anybody else's: it walks the caller's listing (the
+// same owner-restricted query as List). The store has no query by id
+// prefix, so it looks at the caller's first completionScan documents only
+// and says HasMore when it stopped there.
+func completeIDs(st store.Store) inventory.CompleteFunc {
+	return func(ctx context.Context, req inventory.CompleteRequest) (inventory.Completion, error) {
+		if req.Principal == nil || req.Principal.Subject == "" {
+			return inventory.Completion{}, nil
+		}
+		var out inventory.Completion
+		after, scanned := "", 0
+		for scanned < completionScan {
+			limit := min(store.MaxListLimit, completionScan-scanned)
+			rows, err := st.List(ctx, req.Principal.Subject, after, limit)
+			if err != nil {
+				return inventory.Completion{}, err
+			}
+			for _, r := range rows {
+				if strings.HasPrefix(r.ID, req.Value) {
+					out.Total++
+					if len(out.Values) < inventory.MaxCompletionValues {
+						out.Values = append(out.Values, r.ID)
+					}
+				}
+			}
+			scanned += len(rows)
+			if len(rows) < limit {
+				out.HasMore = out.Total > len(out.Values)
+				return out, nil
+			}
+			after = rows[len(rows)-1].OrderKey
+		}
+		out.HasMore = true // more documents than were looked at
+		return out, nil
+	}
+}

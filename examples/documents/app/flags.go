@@ -1,0 +1,132 @@
+package app
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// EnvPrefix starts the name of every environment variable: the variable of
+// flag -page-size is MCPKIT_PAGE_SIZE.
+const EnvPrefix = "MCPKIT_"
+
+// EnvIntrospectionSecret holds the introspection client secret. It has no
+// flag: command lines are visible to other users of the machine.
+const EnvIntrospectionSecret = EnvPrefix + "INTROSPECTION_CLIENT_SECRET"
+
+// EnvName returns the environment variable of a flag (without its dash).
+func EnvName(flagName string) string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// ParseFlags fills a Config from command-line args and environment
+// variables (read with getenv): a flag given on the command line wins over
+// its MCPKIT_* variable, which wins over the default. Flags and positional
+// arguments may be interleaved ("token alice -addr 127.0.0.1:9000"); the
+// positional ones are returned. Usage and flag errors are written to
+// output. The error is flag.ErrHelp for -h, else a *ConfigError or the
+// flag package's error; either way main should exit with status 2 (0 for
+// help). The Config is not validated: New and DevToken do that.
+func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Config, []string, error) {
+	var c Config
+	fs := flag.NewFlagSet("documents", flag.ContinueOnError)
+	fs.SetOutput(output)
+	str := func(p *string, name, def, usage string) {
+		fs.StringVar(p, name, def, usage+" (env "+EnvName(name)+")")
+	}
+	str(&c.Addr, "addr", DefaultAddr, "listen address; port 0 picks a free port")
+	str(&c.DataDir, "data-dir", DefaultDataDir, "directory for the SQLite database and the development signing key")
+	str(&c.DB, "db", "", `database: "sqlite:PATH" or "postgres://…" (default "sqlite:<data-dir>/documents.db")`)
+	str(&c.Issuer, "issuer", "", "issuer identifier of the authorization server; unset means development mode")
+	str(&c.JWKSURL, "jwks-url", "", "the issuer's JWK Set URL (JWT access tokens)")
+	str(&c.IntrospectionURL, "introspection-url", "", "RFC 7662 introspection endpoint (opaque tokens); secret from "+EnvIntrospectionSecret)
+	str(&c.IntrospectionClientID, "introspection-client-id", "", "client id for the introspection endpoint")
+	str(&c.Resource, "resource", "", "canonical resource URI of the MCP endpoint, the tokens' audience (default in development mode: http://ADDR/mcp)")
+	str(&c.AuthorizationServer, "authorization-server", "", "authorization server published in the resource metadata (default: -issuer)")
+	str(&c.CursorKeys, "cursor-keys", "", "shared cursor key ring ID:SECRET[,ID:SECRET…] for several instances; prefer the env var (default: a random key per process)")
+	fs.Func("allowed-origins", "comma-separated browser origins allowed to call the endpoint (env "+EnvName("allowed-origins")+")", func(v string) error {
+		c.AllowedOrigins = c.AllowedOrigins[:0]
+		for o := range strings.SplitSeq(v, ",") {
+			if o = strings.TrimSpace(o); o != "" {
+				c.AllowedOrigins = append(c.AllowedOrigins, o)
+			}
+		}
+		return nil
+	})
+	fs.BoolVar(&c.AllowPlainJWTType, "allow-plain-jwt-type", false, `also accept JWTs typed "JWT" or untyped, for issuers that cannot type access tokens at+jwt: weaker (env `+EnvName("allow-plain-jwt-type")+")")
+	c.PageSize = DefaultPageSize
+	fs.Func("page-size", "resources per resources/list page, 1..100 (env "+EnvName("page-size")+`) (default 5)`, func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return errors.New("must be a number from 1 to 100")
+		}
+		c.PageSize = n
+		return nil
+	})
+	fs.Func("seed", "create the demo documents of alice, bob and carol when they have none: auto (development mode only), true or false (env "+EnvName("seed")+`) (default "auto")`, func(v string) error {
+		switch strings.ToLower(v) {
+		case "auto":
+			c.Seed = SeedAuto
+		case "true", "1", "yes":
+			c.Seed = SeedAlways
+		case "false", "0", "no":
+			c.Seed = SeedNever
+		default:
+			return errors.New("must be auto, true or false")
+		}
+		return nil
+	})
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", DefaultShutdownTimeout, "how long shutdown waits for requests in flight (env "+EnvName("shutdown-timeout")+")")
+	fs.TextVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env "+EnvName("log-level")+")")
+	fs.Usage = func() {
+		fmt.Fprint(output, usageHeader)
+		fs.PrintDefaults()
+	}
+
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return Config{}, nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if given[f.Name] || err != nil {
+			return
+		}
+		if v := getenv(EnvName(f.Name)); v != "" {
+			if fs.Set(f.Name, v) != nil {
+				err = &ConfigError{Flag: f.Name, Problem: "invalid value in " + EnvName(f.Name)}
+			}
+		}
+	})
+	if err != nil {
+		fmt.Fprintln(output, err)
+		return Config{}, nil, err
+	}
+	c.IntrospectionClientSecret = getenv(EnvIntrospectionSecret)
+	return c, positional, nil
+}
+
+const usageHeader = `Usage:
+  documents [flags]              serve the documents MCP server
+  documents [flags] token USER   print a development access token for USER (1 hour)
+
+Without -issuer, -jwks-url or -introspection-url the server runs in
+development mode, with a built-in token issuer: never in production.
+Every flag can also be set by its environment variable; a flag wins.
+
+Flags:
+`

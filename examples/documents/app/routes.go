@@ -1,0 +1,144 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/mcpkit/mcpkit/authn"
+)
+
+// healthTimeout bounds the database check of /healthz.
+const healthTimeout = 2 * time.Second
+
+// healthSubject is the subject /healthz lists (one row at most): a cheap
+// query through the same index as every listing.
+const healthSubject = "mcpkit-healthz"
+
+// routes mounts everything on a chi router:
+//
+//	/mcp                                          the MCP endpoint (every method: GET and DELETE get its 405)
+//	/.well-known/oauth-protected-resource[/mcp]   RFC 9728 metadata (the path follows -resource)
+//	/healthz                                      200 "ok" when the database answers
+//	/dev/jwks.json, /.well-known/oauth-authorization-server/dev   development mode only
+func (a *App) routes(ep http.Handler) (http.Handler, error) {
+	as := a.cfg.AuthorizationServer
+	if a.dev != nil {
+		as = a.dev.Issuer()
+	}
+	md, err := authn.NewMetadataHandler(authn.Metadata{
+		Resource: a.resource, AuthorizationServers: []string{as},
+		ScopesSupported: []string{ScopeRead}, ResourceName: "mcpkit documents",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("resource metadata (-resource, -authorization-server): %w", err)
+	}
+	mdPath, err := authn.WellKnownPath(a.resource)
+	if err != nil {
+		return nil, &ConfigError{Flag: "resource", Problem: "must be an absolute https URL (http only for loopback hosts)"}
+	}
+
+	r := chi.NewRouter()
+	r.Use(a.requestLog)
+	r.Handle("/mcp", ep)
+	r.Handle(mdPath, md)
+	if mdPath != authn.WellKnownPrefix {
+		r.Handle(authn.WellKnownPrefix, md) // for clients that try the root first
+	}
+	r.Get("/healthz", a.health)
+	r.Head("/healthz", a.health)
+	if a.dev != nil {
+		r.Handle(a.dev.JWKSPath(), a.dev.JWKSHandler())
+		r.Handle(a.dev.MetadataPath(), a.dev.MetadataHandler())
+	}
+	return r, nil
+}
+
+// health answers 200 "ok" when the database answers a listing query
+// within healthTimeout, else 503.
+func (a *App) health(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
+	defer cancel()
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	if _, err := a.db.List(ctx, healthSubject, "", 1); err != nil {
+		a.log.Warn("health check: database failed", "error", err)
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintln(w, "database unavailable")
+		return
+	}
+	fmt.Fprintln(w, "ok")
+}
+
+// requestInfo collects, during a request, what the request log line adds.
+type requestInfo struct{ subject string }
+
+type requestInfoKey struct{}
+
+// logMethod returns the standard methods as sent, any other as "OTHER".
+func logMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
+		http.MethodPatch, http.MethodDelete, http.MethodOptions:
+		return m
+	}
+	return "OTHER"
+}
+
+// requestLog writes one Info line per request: method, path, status,
+// duration and, when a token verified, the subject. The path logged is the
+// matched route ("/mcp"), or "-" when none matched: never the raw path or
+// the query, so nothing a client puts in a URL (a token, say) reaches the
+// log; headers and bodies are never logged either.
+func (a *App) requestLog(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		info := &requestInfo{}
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info)))
+
+		path := "-"
+		if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
+			path = rc.RoutePattern()
+		}
+		if sw.status == 0 {
+			sw.status = http.StatusOK
+		}
+		attrs := []slog.Attr{
+			slog.String("method", logMethod(r.Method)), slog.String("path", path),
+			slog.Int("status", sw.status), slog.Duration("duration", time.Since(start)),
+		}
+		if info.subject != "" {
+			attrs = append(attrs, slog.String("subject", info.subject))
+		}
+		a.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+	})
+}
+
+// statusWriter remembers the status code of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
