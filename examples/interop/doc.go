@@ -1,0 +1,25 @@
+// Package interop tests the documents server (examples/documents) with real
+// MCP clients: the official TypeScript SDK client
+// (@modelcontextprotocol/sdk, driven by tsclient/client.mjs under Node.js)
+// and the official go-sdk client. Each connects with alice's token, walks
+// resources/list through every nextCursor, reads every listed resource,
+// and checks that none of bob's documents is listed, that bob's are not
+// readable with alice's token, and that a request without a token gets 401
+// with a resource_metadata URL the client can fetch.
+//
+// The server runs in the test process (examples/documents/app on
+// 127.0.0.1:0, a temporary data directory, its development issuer's
+// tokens). The go-sdk tests need nothing else:
+//
+//	go test ./examples/interop/
+//
+// The TypeScript test needs Node.js 20 or later and the pinned SDK,
+// installed outside the repository by tsclient/install.sh, which prints
+// the variable to export:
+//
+//	eval "$(bash examples/interop/tsclient/install.sh)"   # export MCPKIT_TS_SDK_DIR=…
+//	go test -run TypeScript -v ./examples/interop/
+//
+// Without MCPKIT_TS_SDK_DIR the TypeScript test skips with that hint;
+// under CI=true a missing SDK or node fails it instead.
+package interop
