@@ -1,0 +1,37 @@
+// Package notify fans change notifications out to the open streams of one
+// principal, and only that principal: an event names a subject, and only
+// subscriptions of that subject receive it. Nothing is ever broadcast.
+//
+//	hub := notify.New(notify.Options{})
+//	defer hub.Close()
+//
+//	// An MCP stream of alice's (mcphttp does this for you):
+//	sub := hub.Subscribe("alice")
+//	defer sub.Close()
+//	for {
+//		select {
+//		case ev, ok := <-sub.Events(): // ok is false once the subscription ended
+//		case <-ctx.Done():
+//		}
+//	}
+//
+//	// The application, after alice's records changed:
+//	hub.ListChanged(ctx, "alice")
+//
+// # Slow consumers
+//
+// Each subscription has a bounded queue (Options.QueueSize). A consumer
+// that falls behind is not allowed to grow memory: when its queue is full,
+// the subscription ends ([Subscription.Dropped] reports it) and the stream
+// that owns it is closed; the client reconnects and lists again.
+//
+// # Fleets
+//
+// By default events stay in the process. Behind a load balancer, a
+// principal's streams may be open on another instance than the one whose
+// request changed the records: plug in a [Broker] that carries events to
+// every instance (a message bus, Redis pub/sub, PostgreSQL LISTEN/NOTIFY —
+// the documents example has one). Publish hands the event to the broker;
+// every instance's hub receives it from the broker and delivers it to its
+// own subscriptions of that subject.
+package notify

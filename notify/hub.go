@@ -1,0 +1,250 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+)
+
+// Kind is the type of an event.
+type Kind uint8
+
+const (
+	// ListChanged: the set of resources the subject may list changed
+	// (notifications/resources/list_changed).
+	ListChanged Kind = iota + 1
+	// ResourceUpdated: the resource URI changed
+	// (notifications/resources/updated, for streams subscribed to URI).
+	ResourceUpdated
+)
+
+// Event is one change, addressed to one principal.
+type Event struct {
+	// Subject is the principal whose streams receive the event.
+	Subject string
+	Kind    Kind
+	// URI is the resource of a ResourceUpdated event.
+	URI string
+}
+
+// valid reports whether e can be delivered.
+func (e Event) valid() bool {
+	switch e.Kind {
+	case ListChanged:
+		return e.Subject != ""
+	case ResourceUpdated:
+		return e.Subject != "" && e.URI != ""
+	}
+	return false
+}
+
+// Broker carries events between the instances of a fleet. Implementations
+// must be safe for concurrent use.
+type Broker interface {
+	// Publish sends e to every instance, this one included.
+	Publish(ctx context.Context, e Event) error
+	// Listen calls deliver for every event published by any instance until
+	// ctx is done or the broker fails. It is called once per Hub, from its
+	// own goroutine.
+	Listen(ctx context.Context, deliver func(Event)) error
+}
+
+// DefaultQueueSize is the per-subscription queue length when
+// Options.QueueSize is zero.
+const DefaultQueueSize = 64
+
+// Options configures a [Hub]. The zero value is valid.
+type Options struct {
+	// Broker carries events to the other instances of a fleet. Nil means
+	// in-process delivery only.
+	Broker Broker
+	// QueueSize bounds each subscription's queue. Zero means
+	// DefaultQueueSize.
+	QueueSize int
+	// Logger receives broker failures. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Hub routes events to the subscriptions of their subject. It is safe for
+// concurrent use.
+type Hub struct {
+	broker Broker
+	queue  int
+	log    *slog.Logger
+
+	mu     sync.RWMutex
+	subs   map[string]map[*Subscription]struct{}
+	closed bool
+
+	stop     context.CancelFunc
+	listener chan struct{} // closed when the broker listener returned
+}
+
+// New returns a Hub. With a Broker it starts listening to it; Close stops.
+func New(opts Options) *Hub {
+	h := &Hub{broker: opts.Broker, queue: opts.QueueSize, log: opts.Logger, subs: map[string]map[*Subscription]struct{}{}}
+	if h.queue <= 0 {
+		h.queue = DefaultQueueSize
+	}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	if h.broker != nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		h.stop, h.listener = cancel, make(chan struct{})
+		go func() {
+			defer close(h.listener)
+			if err := h.broker.Listen(ctx, h.deliver); err != nil && !errors.Is(err, context.Canceled) {
+				h.log.Error("notify: broker listener stopped", "err", err)
+			}
+		}()
+	}
+	return h
+}
+
+// Close ends every subscription and stops listening to the broker.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	h.closed = true
+	all := h.subs
+	h.subs = nil
+	h.mu.Unlock()
+	for _, set := range all {
+		for s := range set {
+			s.end(false)
+		}
+	}
+	if h.stop != nil {
+		h.stop()
+		<-h.listener
+	}
+}
+
+// ListChanged tells subject's streams that their resource list changed.
+func (h *Hub) ListChanged(ctx context.Context, subject string) {
+	h.Publish(ctx, Event{Subject: subject, Kind: ListChanged})
+}
+
+// ResourceUpdated tells subject's streams subscribed to uri that it changed.
+// Call it once per principal who may read the resource.
+func (h *Hub) ResourceUpdated(ctx context.Context, subject, uri string) {
+	h.Publish(ctx, Event{Subject: subject, Kind: ResourceUpdated, URI: uri})
+}
+
+// Publish delivers e to its subject's subscriptions, on every instance when
+// a Broker is configured. Events without a subject (or a URI, for
+// ResourceUpdated) are dropped: nothing is ever broadcast. A broker failure
+// is logged; notifications are best-effort by nature (a client that misses
+// one lists again later).
+func (h *Hub) Publish(ctx context.Context, e Event) {
+	if !e.valid() {
+		return
+	}
+	if h.broker == nil {
+		h.deliver(e)
+		return
+	}
+	if err := h.broker.Publish(ctx, e); err != nil {
+		h.log.Error("notify: publishing an event failed", "kind", int(e.Kind), "err", err)
+	}
+}
+
+// deliver hands e to this instance's subscriptions of e.Subject.
+func (h *Hub) deliver(e Event) {
+	if !e.valid() {
+		return
+	}
+	h.mu.RLock()
+	var full []*Subscription
+	for s := range h.subs[e.Subject] {
+		select {
+		case s.ch <- e:
+		default:
+			full = append(full, s)
+		}
+	}
+	h.mu.RUnlock()
+	for _, s := range full {
+		s.end(true) // a slow consumer: end it rather than grow memory
+	}
+}
+
+// Subscribe opens a subscription to subject's events. The caller must Close
+// it. Subscribing to the empty subject (an anonymous caller) yields a
+// subscription that never receives anything.
+func (h *Hub) Subscribe(subject string) *Subscription {
+	s := &Subscription{hub: h, subject: subject, ch: make(chan Event, h.queue), done: make(chan struct{})}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		s.closeLocked()
+		return s
+	}
+	set := h.subs[subject]
+	if set == nil {
+		set = map[*Subscription]struct{}{}
+		h.subs[subject] = set
+	}
+	set[s] = struct{}{}
+	return s
+}
+
+// Subscribers returns the number of open subscriptions of subject on this
+// instance.
+func (h *Hub) Subscribers(subject string) int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return len(h.subs[subject])
+}
+
+// Subscription receives one subject's events.
+type Subscription struct {
+	hub     *Hub
+	subject string
+	ch      chan Event
+	done    chan struct{}
+	once    sync.Once
+	dropped atomic.Bool
+}
+
+// Events returns the events. It is never closed; Done is.
+func (s *Subscription) Events() <-chan Event { return s.ch }
+
+// Done is closed when the subscription ends: Close, the Hub's Close, or a
+// full queue (see Dropped).
+func (s *Subscription) Done() <-chan struct{} { return s.done }
+
+// Dropped reports whether the subscription ended because its consumer fell
+// behind and its queue filled up.
+func (s *Subscription) Dropped() bool { return s.dropped.Load() }
+
+// Close ends the subscription. It is safe to call more than once.
+func (s *Subscription) Close() { s.end(false) }
+
+func (s *Subscription) end(dropped bool) {
+	s.once.Do(func() {
+		if dropped {
+			s.dropped.Store(true)
+		}
+		s.hub.mu.Lock()
+		if set := s.hub.subs[s.subject]; set != nil {
+			delete(set, s)
+			if len(set) == 0 {
+				delete(s.hub.subs, s.subject)
+			}
+		}
+		s.hub.mu.Unlock()
+		close(s.done)
+	})
+}
+
+// closeLocked ends a subscription that was never registered.
+func (s *Subscription) closeLocked() {
+	s.once.Do(func() { close(s.done) })
+}
