@@ -112,6 +112,15 @@ type listResult struct {
 	NextCursor string `json:"nextCursor"`
 }
 
+// uris returns the URIs of a page.
+func (lr listResult) uris() []string {
+	var out []string
+	for _, r := range lr.Resources {
+		out = append(out, r.URI)
+	}
+	return out
+}
+
 type readResult struct {
 	Contents []struct {
 		URI      string `json:"uri"`

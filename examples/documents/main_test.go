@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name   string
+		args   []string
+		env    map[string]string
+		code   int
+		stderr string
+	}{
+		{"help", []string{"-h"}, nil, 0, "token USER"},
+		{"unknown flag", []string{"-nope"}, nil, 2, "flag provided but not defined"},
+		{"bad flag value", []string{"-page-size", "0"}, nil, 2, "-page-size"},
+		{"bad env value", nil, map[string]string{"MCPKIT_PAGE_SIZE": "many"}, 2, "MCPKIT_PAGE_SIZE"},
+		{"invalid configuration", []string{"-issuer", "https://a.example", "-jwks-url", "https://a.example/k", "-resource", "http://mcp.example.com/mcp"}, nil, 2,
+			"-resource: must be an absolute https URL"},
+		{"development on a public address", []string{"-addr", "0.0.0.0:8080"}, nil, 2, "-addr: development mode"},
+		{"unknown command", []string{"serve"}, nil, 2, "unknown command"},
+		{"token without user", []string{"token"}, nil, 2, "usage"},
+		{"token before the first start", []string{"-data-dir", dir, "token", "alice"}, nil, 1, "start the server once"},
+		{"token with a real issuer", []string{"token", "alice"}, map[string]string{
+			"MCPKIT_ISSUER": "https://a.example", "MCPKIT_JWKS_URL": "https://a.example/k", "MCPKIT_RESOURCE": "https://m.example/mcp",
+		}, 1, "a real issuer is configured"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tc.args, env(tc.env), &stdout, &stderr)
+			assert.Equal(t, tc.code, code, stderr.String())
+			assert.Contains(t, stderr.String(), tc.stderr)
+		})
+	}
+}
+
+// The program as a user runs it: serve on a free port, a token from the
+// "token" subcommand (a second run, as from another terminal) that the
+// running server accepts, then a clean stop on the signal (the context).
+func TestServeAndTokenSubcommand(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	codec := make(chan int, 1)
+	go func() { codec <- run(ctx, []string{"-addr", "127.0.0.1:0", "-data-dir", dir}, env(nil), stdout, stderr) }()
+
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(stdout.String(), "# 7.") {
+		require.True(t, time.Now().Before(deadline), "no walk-through; stderr:\n%s", stderr.String())
+		time.Sleep(10 * time.Millisecond)
+	}
+	mcp := regexp.MustCompile(`(?m)^MCP=(\S+)$`).FindStringSubmatch(stdout.String())
+	require.Len(t, mcp, 2)
+	addr := strings.TrimSuffix(strings.TrimPrefix(mcp[1], "http://"), "/mcp")
+
+	var tokOut, tokErr bytes.Buffer
+	require.Equal(t, 0, run(context.Background(), []string{"-data-dir", dir, "token", "carol", "-addr", addr}, env(nil), &tokOut, &tokErr), tokErr.String())
+	tok := strings.TrimSpace(tokOut.String())
+
+	req, err := http.NewRequest(http.MethodPost, mcp[1], strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"resources/list"}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Contains(t, string(body), "Carol's thesis outline")
+
+	cancel()
+	select {
+	case code := <-codec:
+		assert.Equal(t, 0, code, stderr.String())
+	case <-time.After(20 * time.Second):
+		t.Fatal("the server did not stop")
+	}
+	assert.Contains(t, stderr.String(), "level=WARN")
+	assert.Contains(t, stderr.String(), "msg=stopped")
+	assert.NotContains(t, stderr.String(), tok)
+}
