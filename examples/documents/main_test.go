@@ -76,7 +76,9 @@ func TestServeAndTokenSubcommand(t *testing.T) {
 	defer cancel()
 	stdout, stderr := &syncBuffer{}, &syncBuffer{}
 	codec := make(chan int, 1)
-	go func() { codec <- run(ctx, []string{"-addr", "127.0.0.1:0", "-data-dir", dir}, env(nil), stdout, stderr) }()
+	go func() {
+		codec <- run(ctx, []string{"-addr", "127.0.0.1:0", "-data-dir", dir}, env(nil), stdout, stderr)
+	}()
 
 	deadline := time.Now().Add(20 * time.Second)
 	for !strings.Contains(stdout.String(), "# 7.") {
