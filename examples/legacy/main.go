@@ -94,7 +94,7 @@ func printTryIt(w io.Writer, a *app, base string) error {
 	if err != nil {
 		return err
 	}
-	post := fmt.Sprintf(`curl -s %s/mcp -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2025-11-25'`, base)
+	post := fmt.Sprintf(`curl -s -w '\n' %s/mcp -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2025-11-25'`, base)
 	_, err = fmt.Fprintf(w, `
 Development tokens (valid 8 hours):
   export ALICE=%s

@@ -104,13 +104,13 @@ func printTryIt(w io.Writer, k *Kit, base string) error {
 	if err != nil {
 		return err
 	}
-	post := fmt.Sprintf(`curl -s %s/mcp -H 'Content-Type: application/json' -H 'MCP-Protocol-Version: 2025-11-25'`, base)
+	post := fmt.Sprintf(`curl -s -w '\n' %s/mcp -H 'Content-Type: application/json' -H 'MCP-Protocol-Version: 2025-11-25'`, base)
 	_, err = fmt.Fprintf(w, `
 Development tokens (valid 8 hours):
   export ALICE=%s
   export BOB=%s
 Try:
-  curl -s %s%s
+  curl -s -w '\n' %s%s
   %s -d '{"jsonrpc":"2.0","id":1,"method":"resources/list"}' -i   # 401 challenge
   %s -H "Authorization: Bearer $ALICE" -d '{"jsonrpc":"2.0","id":1,"method":"resources/list"}'
   %s -H "Authorization: Bearer $ALICE" -d '{"jsonrpc":"2.0","id":2,"method":"resources/list","params":{"cursor":"PASTE nextCursor"}}'
