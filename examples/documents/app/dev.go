@@ -20,7 +20,7 @@ const DevTokenTTL = time.Hour
 
 // ErrNotDevelopment is returned by DevToken when a real issuer is
 // configured: tokens then come from that issuer.
-var ErrNotDevelopment = errors.New("a real issuer is configured (-issuer, -jwks-url or -introspection-url): get tokens from it; the development issuer is off")
+var ErrNotDevelopment = errors.New("app: a real issuer is configured (-issuer, -jwks-url or -introspection-url): get tokens from it; the development issuer is off")
 
 // devURLs returns the development issuer URL and the resource for a server
 // reachable at hostport.
