@@ -10,17 +10,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// BenchmarkListDeepPage lists one page (limit 51: the 50 entries a List
-// callback returns plus the one that tells it HasMore) starting deep in a
-// user's collection, on an SQLite file, for collections of 10, 100 and
-// 100,000 documents; other users' documents share the tables. "Deep" is
-// the last full page, the worst case for OFFSET; with 10 documents the page
-// holds all 10.
+// BenchmarkListDeepPage lists one page deep in a user's collection on an
+// SQLite file, for collections of 10, 100 and 100,000 documents (other
+// users' documents share the tables). A page of P entries asks the store
+// for P+1 rows, as a List callback does to learn HasMore. "Deep" is the
+// last full page, the worst case for OFFSET; a collection smaller than the
+// page is listed whole.
 //
-// The keyset query costs O(log n + limit): the 100-document and the
-// 100,000-document pages should cost the same. The OffsetBaseline rows run
-// the OFFSET query the store does not use, at the same depth, to show the
-// difference.
+// The keyset query costs O(log n + P): compare page=10 at docs=10 and
+// docs=100000, and page=50 at docs=100 and docs=100000. The
+// OffsetBaseline rows run the OFFSET query the store does not use, at the
+// same depth, to show the difference.
 func BenchmarkListDeepPage(b *testing.B) {
 	ctx := context.Background()
 	st, err := OpenOptions(ctx, "sqlite:"+filepath.Join(b.TempDir(), "bench.db"), Options{})
@@ -37,49 +37,53 @@ func BenchmarkListDeepPage(b *testing.B) {
 	_, err = sq.db.ExecContext(ctx, "ANALYZE")
 	require.NoError(b, err)
 
-	const limit = 51
-	for _, n := range sizes {
-		subject := fmt.Sprint("user", n)
-		all := walk(b, st, subject, MaxListLimit)
-		require.Len(b, all, n)
-		depth := max(0, n-50) // entries before the page
-		after := ""
-		if depth > 0 {
-			after = all[depth-1].OrderKey
-		}
-		want := min(limit, n-depth)
-
-		b.Run(fmt.Sprintf("keyset/docs=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				got, err := st.List(ctx, subject, after, limit)
-				if err != nil || len(got) != want {
-					b.Fatalf("got %d entries, %v; want %d", len(got), err, want)
-				}
+	for _, pageSize := range []int{10, 50} {
+		for _, n := range sizes {
+			subject := fmt.Sprint("user", n)
+			all := walk(b, st, subject, MaxListLimit)
+			require.Len(b, all, n)
+			depth := max(0, n-pageSize) // entries before the page
+			after := ""
+			if depth > 0 {
+				after = all[depth-1].OrderKey
 			}
-			b.ReportMetric(float64(want), "rows/op")
-		})
-		b.Run(fmt.Sprintf("OffsetBaseline/docs=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			q := sqliteList[:len(sqliteList)-len("LIMIT ?")] + "LIMIT ? OFFSET ?"
-			for b.Loop() {
-				rows, err := sq.db.QueryContext(ctx, q, subject, "", micros(time.Now()), limit, depth)
-				if err != nil {
-					b.Fatal(err)
+			want := min(pageSize, n-depth) // the +1 row does not exist: last page
+
+			b.Run(fmt.Sprintf("keyset/page=%d/docs=%d", pageSize, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					got, err := st.List(ctx, subject, after, pageSize+1)
+					if err != nil || len(got) != want {
+						b.Fatalf("got %d entries, %v; want %d", len(got), err, want)
+					}
 				}
-				got := 0
-				for rows.Next() {
-					var e Entry
-					if err := rows.Scan(&e.ID, &e.Title, &e.MIMEType, &e.OrderKey); err != nil {
+				b.ReportMetric(float64(want), "rows/op")
+			})
+			if pageSize != 50 {
+				continue
+			}
+			b.Run(fmt.Sprintf("OffsetBaseline/page=%d/docs=%d", pageSize, n), func(b *testing.B) {
+				b.ReportAllocs()
+				q := sqliteList[:len(sqliteList)-len("LIMIT ?")] + "LIMIT ? OFFSET ?"
+				for b.Loop() {
+					rows, err := sq.db.QueryContext(ctx, q, subject, "", micros(time.Now()), pageSize+1, depth)
+					if err != nil {
 						b.Fatal(err)
 					}
-					got++
+					got := 0
+					for rows.Next() {
+						var e Entry
+						if err := rows.Scan(&e.ID, &e.Title, &e.MIMEType, &e.OrderKey); err != nil {
+							b.Fatal(err)
+						}
+						got++
+					}
+					rows.Close()
+					if got != want {
+						b.Fatalf("offset: got %d, want %d", got, want)
+					}
 				}
-				rows.Close()
-				if got != want {
-					b.Fatalf("offset: got %d, want %d", got, want)
-				}
-			}
-		})
+			})
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -264,12 +265,7 @@ func TestContextCancellation(t *testing.T) {
 		// A long statement stops when its deadline passes mid-way, and its
 		// transaction leaves nothing behind.
 		assert.ErrorIs(t, SeedMany(ctx, st, "mallory", 10), context.Canceled, "seed many")
-		docs := make([]Document, 200_000)
-		for i := range docs {
-			var err error
-			docs[i], err = prepare(seedDoc("mallory", i), time.Now())
-			require.NoError(t, err)
-		}
+		docs := malloryDocs()
 		ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
 		start := time.Now()
@@ -283,6 +279,17 @@ func TestContextCancellation(t *testing.T) {
 		assert.Equal(t, []string{doc.ID}, ids(walk(t, st, "alice", 10)))
 	})
 }
+
+// malloryDocs are many prepared documents for a bulk insert that is
+// cancelled midway; made once, they take a while under -race.
+var malloryDocs = sync.OnceValue(func() []Document {
+	docs := make([]Document, 150_000)
+	now := time.Now()
+	for i := range docs {
+		docs[i], _ = prepare(seedDoc("mallory", i), now.Add(time.Duration(i)*time.Microsecond))
+	}
+	return docs
+})
 
 func TestSeed(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
