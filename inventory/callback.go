@@ -15,6 +15,7 @@ import (
 // scratch holds the per-request buffers of the serving methods.
 type scratch struct {
 	head, tail, item, bind, payload, trailer []byte
+	vis, open                                []byte // visibility bits of a gated inventory
 }
 
 var scratchPool = sync.Pool{New: func() any {

@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/mcpkit/mcpkit/authn"
@@ -18,9 +19,10 @@ const MaxCompletionValues = 100
 // value; args holds the other variables resolved so far (only the
 // template's variable names are passed on).
 //
-// Errors: *ParamsError (unknown template, or arg not a variable of it),
-// ErrUnauthenticated and *authn.ScopeError (as for Read on a protected
-// template), ErrInternal (the callback failed; logged). A variable without a
+// Errors: *ParamsError (unknown template, or one hidden from the caller by
+// gates or overrides, or arg not a variable of it), ErrUnauthenticated and
+// *authn.ScopeError (as for Read on a protected template), ErrInternal
+// (the callback or the grant store failed; logged). A variable without a
 // completion callback gets an empty Completion.
 func (inv *Inventory) Complete(ctx context.Context, caller *authn.Principal, ref, arg, value string, args map[string]string) (Completion, error) {
 	caller = normalize(caller)
@@ -29,7 +31,15 @@ func (inv *Inventory) Complete(ctx context.Context, caller *authn.Principal, ref
 		rt, _ = inv.matchTemplate(ref)
 	}
 	if rt == nil {
-		return Completion{}, &ParamsError{Problems: []string{"unknown resource template"}}
+		return Completion{}, errUnknownTemplate()
+	}
+	if inv.gated {
+		if err := inv.reveal(ctx, methodComplete, caller, rt.tmpl.Name, rt.gates); err != nil {
+			if errors.Is(err, ErrNotFound) {
+				return Completion{}, errUnknownTemplate() // hidden looks unknown
+			}
+			return Completion{}, err
+		}
 	}
 	if err := checkCaller(rt.tmpl.Access, rt.scopes, caller); err != nil {
 		return Completion{}, err
@@ -64,4 +74,10 @@ func (inv *Inventory) Complete(ctx context.Context, caller *authn.Principal, ref
 	}
 	c.Total = max(c.Total, n)
 	return c, nil
+}
+
+// errUnknownTemplate is the answer for a template that does not exist or
+// that the caller may not see.
+func errUnknownTemplate() error {
+	return &ParamsError{Problems: []string{"unknown resource template"}}
 }

@@ -97,9 +97,11 @@ func uvarintLen(v uint64) int {
 }
 
 // appendBinding appends the associated data of a cursor: the purpose, the
-// caller's identity (or an anonymous marker) and the registry fingerprint,
-// each field length-prefixed. Scopes must be sorted (see normalize).
-func (inv *Inventory) appendBinding(dst []byte, purpose string, caller *authn.Principal) []byte {
+// caller's identity (or an anonymous marker), the registry fingerprint
+// and, in a gated inventory, the caller's visibility vector (what the
+// traversal may show, not the grants behind it), each field
+// length-prefixed. Scopes must be sorted (see normalize).
+func (inv *Inventory) appendBinding(dst []byte, purpose string, caller *authn.Principal, vis []byte) []byte {
 	str := func(s string) {
 		dst = binary.AppendUvarint(dst, uint64(len(s)))
 		dst = append(dst, s...)
@@ -117,13 +119,18 @@ func (inv *Inventory) appendBinding(dst []byte, purpose string, caller *authn.Pr
 		}
 		str(caller.Audience)
 	}
-	return append(dst, inv.fp[:]...)
+	dst = append(dst, inv.fp[:]...)
+	if inv.gated {
+		dst = binary.AppendUvarint(dst, uint64(len(vis)))
+		dst = append(dst, vis...)
+	}
+	return dst
 }
 
 // openCursor opens a cursor for this caller and purpose and returns its
 // payload and first-page time; failures are *CursorError.
-func (inv *Inventory) openCursor(sc *scratch, purpose string, caller *authn.Principal, cursor string) ([]byte, time.Time, error) {
-	sc.bind = inv.appendBinding(sc.bind[:0], purpose, caller)
+func (inv *Inventory) openCursor(sc *scratch, purpose string, caller *authn.Principal, vis []byte, cursor string) ([]byte, time.Time, error) {
+	sc.bind = inv.appendBinding(sc.bind[:0], purpose, caller, vis)
 	payload, first, err := inv.sealer.Open(sc.bind, cursor)
 	switch {
 	case errors.Is(err, sealedcursor.ErrExpired):

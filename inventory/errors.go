@@ -84,6 +84,7 @@ const (
 	// Log-only classifications of failures that are not a source's fault.
 	RuleEnvelopeTooLarge = "envelope-too-large" // Head, Meta and Tail leave no room under the byte limit
 	RuleInternal         = "internal"           // the kit itself failed (not expected)
+	RuleGrantStore       = "grant-store"        // the GrantStore returned an error
 )
 
 // ContractError reports the first rule a list callback's page broke.

@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"context"
 	"time"
 
 	"github.com/mcpkit/mcpkit/authn"
@@ -16,5 +17,12 @@ func (inv *Inventory) SealListPositionForTest(caller *authn.Principal, source, o
 // SealListPayloadForTest seals any payload with this caller's
 // resources/list binding.
 func (inv *Inventory) SealListPayloadForTest(caller *authn.Principal, payload []byte, first time.Time) (string, error) {
-	return inv.sealer.Seal(inv.appendBinding(nil, purposeList, normalize(caller)), payload, first)
+	caller = normalize(caller)
+	var vis visibility
+	if inv.gated {
+		if err := inv.listVisibility(context.Background(), &scratch{}, caller, &vis); err != nil {
+			return "", err
+		}
+	}
+	return inv.sealer.Seal(inv.appendBinding(nil, purposeList, caller, vis.bits), payload, first)
 }

@@ -31,31 +31,42 @@ type Envelope struct {
 // time, and returns the whole response (Head ‖ result ‖ Tail). cursor is
 // the request's cursor ("" for the first page).
 //
+// In a gated inventory, static resources and list sources hidden from the
+// caller by gates or overrides are skipped, and cursors are bound to what
+// the caller may see (see the package documentation).
+//
 // Errors: ErrUnauthenticated (list sources exist and caller is nil),
-// *authn.ScopeError (the caller may use no list source), *CursorError,
-// ErrInternal (a callback failed or broke the contract; logged).
+// *authn.ScopeError (the caller may use no list source, and some source is
+// held back by scopes alone), *CursorError, ErrInternal (a callback or the
+// grant store failed, or a callback broke the contract; logged).
 func (inv *Inventory) List(ctx context.Context, caller *authn.Principal, cursor string, env Envelope) ([]byte, error) {
 	caller = normalize(caller)
-	if len(inv.sources) > 0 {
-		if caller == nil {
-			return nil, ErrUnauthenticated
-		}
-		if err := inv.anySource(caller); err != nil {
-			return nil, err
-		}
+	if len(inv.sources) > 0 && caller == nil {
+		return nil, ErrUnauthenticated
 	}
 	sc := getScratch()
 	defer putScratch(sc)
+	var vis visibility
+	if inv.gated {
+		if err := inv.listVisibility(ctx, sc, caller, &vis); err != nil {
+			return nil, err
+		}
+	}
+	if len(inv.sources) > 0 {
+		if err := inv.anySource(caller, &vis); err != nil {
+			return nil, err
+		}
+	}
 
 	pos, first := position{source: -1}, time.Time{}
 	if cursor == "" {
 		first = inv.sealer.Now()
 	} else {
-		payload, f, err := inv.openCursor(sc, purposeList, caller, cursor)
+		payload, f, err := inv.openCursor(sc, purposeList, caller, vis.bits, cursor)
 		if err != nil {
 			return nil, err
 		}
-		if pos, err = parsePosition(payload); err != nil || !inv.validPosition(pos, caller) {
+		if pos, err = parsePosition(payload); err != nil || !inv.validPosition(pos, caller, &vis) {
 			return nil, &CursorError{Reason: ReasonInvalid}
 		}
 		first = f
@@ -70,13 +81,13 @@ func (inv *Inventory) List(ctx context.Context, caller *authn.Principal, cursor 
 		return nil, inv.failAssembly(ctx, purposeList, err)
 	}
 
-	next, more, err := inv.fill(ctx, sc, page, caller, pos)
+	next, more, err := inv.fill(ctx, sc, page, caller, &vis, pos)
 	if err != nil {
 		return nil, err
 	}
 	sc.trailer = sc.trailer[:0]
 	if more {
-		if sc.trailer, err = inv.appendCursor(sc, purposeList, caller, appendPosition(sc.payload[:0], next), first); err != nil {
+		if sc.trailer, err = inv.appendCursor(sc, purposeList, caller, vis.bits, appendPosition(sc.payload[:0], next), first); err != nil {
 			return nil, inv.failAssembly(ctx, purposeList, err)
 		}
 	}
@@ -113,9 +124,10 @@ func appendTail(dst []byte, env Envelope) []byte {
 }
 
 // appendCursor seals payload and returns sc.trailer = `,"nextCursor":"…"`.
-func (inv *Inventory) appendCursor(sc *scratch, purpose string, caller *authn.Principal, payload []byte, first time.Time) ([]byte, error) {
+// vis is the caller's visibility vector (nil without gates).
+func (inv *Inventory) appendCursor(sc *scratch, purpose string, caller *authn.Principal, vis, payload []byte, first time.Time) ([]byte, error) {
 	sc.payload = payload
-	sc.bind = inv.appendBinding(sc.bind[:0], purpose, caller)
+	sc.bind = inv.appendBinding(sc.bind[:0], purpose, caller, vis)
 	c, err := inv.sealer.Seal(sc.bind, payload, first)
 	if err != nil {
 		return nil, err
@@ -127,12 +139,12 @@ func (inv *Inventory) appendCursor(sc *scratch, purpose string, caller *authn.Pr
 
 // fill adds the items from pos on and returns the position after the last
 // one and whether more may follow.
-func (inv *Inventory) fill(ctx context.Context, sc *scratch, page *budget.Page, caller *authn.Principal, pos position) (position, bool, error) {
+func (inv *Inventory) fill(ctx context.Context, sc *scratch, page *budget.Page, caller *authn.Principal, vis *visibility, pos position) (position, bool, error) {
 	if pos.source < 0 {
 		seen := 0
 		for i := range inv.statics {
 			st := &inv.statics[i]
-			if !visible(st.res.Access, st.scopes, caller) {
+			if !inv.staticShown(i, caller, vis) {
 				continue
 			}
 			if seen < pos.offset {
@@ -148,15 +160,15 @@ func (inv *Inventory) fill(ctx context.Context, sc *scratch, page *budget.Page, 
 			seen++
 		}
 		if page.Room() == 0 {
-			n := inv.nextSource(0, caller)
+			n := inv.nextSource(0, caller, vis)
 			return position{source: -1, offset: seen}, n >= 0, nil
 		}
-		pos = position{source: inv.nextSource(0, caller)}
+		pos = position{source: inv.nextSource(0, caller, vis)}
 		if pos.source < 0 {
 			return pos, false, nil
 		}
 	}
-	for si := pos.source; si >= 0; si = inv.nextSource(si+1, caller) {
+	for si := pos.source; si >= 0; si = inv.nextSource(si+1, caller, vis) {
 		after := ""
 		if si == pos.source {
 			after = pos.key
@@ -166,7 +178,7 @@ func (inv *Inventory) fill(ctx context.Context, sc *scratch, page *budget.Page, 
 			return next, full, err
 		}
 		if page.Room() == 0 {
-			n := inv.nextSource(si+1, caller)
+			n := inv.nextSource(si+1, caller, vis)
 			return position{source: n}, n >= 0, nil
 		}
 	}
@@ -211,13 +223,31 @@ func (inv *Inventory) fillSource(ctx context.Context, sc *scratch, page *budget.
 
 // nextSource returns the index of the first list source from i on that the
 // caller may use, or -1.
-func (inv *Inventory) nextSource(i int, caller *authn.Principal) int {
+func (inv *Inventory) nextSource(i int, caller *authn.Principal, vis *visibility) int {
 	for ; i < len(inv.sources); i++ {
-		if usable(inv.sources[i], caller) {
+		if inv.sourceShown(i, caller, vis) {
 			return i
 		}
 	}
 	return -1
+}
+
+// staticShown reports whether resources/list shows static i to caller.
+func (inv *Inventory) staticShown(i int, caller *authn.Principal, vis *visibility) bool {
+	if vis.on {
+		return bitOf(vis.bits, i)
+	}
+	st := &inv.statics[i]
+	return visible(st.res.Access, st.scopes, caller)
+}
+
+// sourceShown reports whether resources/list calls list source i for
+// caller.
+func (inv *Inventory) sourceShown(i int, caller *authn.Principal, vis *visibility) bool {
+	if vis.on {
+		return bitOf(vis.bits, len(inv.statics)+i)
+	}
+	return usable(inv.sources[i], caller)
 }
 
 // usable reports whether caller may call source s.
@@ -232,25 +262,30 @@ func visible(a Access, scopes []string, caller *authn.Principal) bool {
 
 // validPosition reports whether an authentic position makes sense for this
 // registry and caller.
-func (inv *Inventory) validPosition(p position, caller *authn.Principal) bool {
+func (inv *Inventory) validPosition(p position, caller *authn.Principal, vis *visibility) bool {
 	if p.source < 0 {
 		n := 0
 		for i := range inv.statics {
-			if visible(inv.statics[i].res.Access, inv.statics[i].scopes, caller) {
+			if inv.staticShown(i, caller, vis) {
 				n++
 			}
 		}
 		return p.offset <= n
 	}
-	return p.source < len(inv.sources) && usable(inv.sources[p.source], caller)
+	return p.source < len(inv.sources) && inv.sourceShown(p.source, caller, vis)
 }
 
 // anySource returns nil if caller may use some list source, else a
 // *authn.ScopeError naming the scopes of the first-registered source with
-// the fewest scopes missing.
-func (inv *Inventory) anySource(caller *authn.Principal) error {
+// the fewest scopes missing. Sources hidden by gates or overrides are left
+// out (more scopes would not help); when all are, the caller gets the
+// static resources only, without an error.
+func (inv *Inventory) anySource(caller *authn.Principal, vis *visibility) error {
 	best, bestMissing := -1, 0
 	for i, s := range inv.sources {
+		if vis.on && !bitOf(vis.open, i) {
+			continue
+		}
 		missing := 0
 		for _, sc := range s.scopes {
 			if !caller.HasScopes(sc) {
@@ -263,6 +298,9 @@ func (inv *Inventory) anySource(caller *authn.Principal) error {
 		if best < 0 || missing < bestMissing {
 			best, bestMissing = i, missing
 		}
+	}
+	if best < 0 {
+		return nil
 	}
 	return &authn.ScopeError{Required: append([]string(nil), inv.sources[best].scopes...)}
 }

@@ -50,6 +50,25 @@ type Options struct {
 	// Logger receives the operator records of callback failures and
 	// contract violations, at Error level. Nil means slog.Default().
 	Logger *slog.Logger
+
+	// Gates defines the gates that Resource.Gates, Template.Gates and
+	// GlobalGates name. Nil means none.
+	Gates []Gate
+
+	// GlobalGates names gates that guard everything the inventory serves,
+	// on top of each resource's and template's own. Nil means none.
+	GlobalGates []string
+
+	// Grants stores the run-time grants of each subject (see
+	// [Inventory.Authorize] and [Inventory.Enable]). Nil means a new
+	// [MemoryGrants] when some gate is defined, and no grants at all
+	// otherwise. Set it (to a MemoryGrants, or a store backed by the
+	// application's database) to use per-subject overrides without gates.
+	Grants GrantStore
+
+	// Notifier is told, after a grant change that changed something, which
+	// subject may now see something else. Nil means nobody is told.
+	Notifier Notifier
 }
 
 // settings are Options with defaults applied.

@@ -14,18 +14,25 @@ const methodRead = "resources/read"
 
 // Read serves resources/read: the static resource with exactly this URI,
 // else the one template that matches it. Access is checked on every read:
-// a protected resource needs an authenticated caller (ErrUnauthenticated)
+// a resource or template hidden from the caller by gates or overrides is
+// ErrNotFound, as if it did not exist (also for an anonymous caller); a
+// protected resource needs an authenticated caller (ErrUnauthenticated)
 // holding its scopes (*authn.ScopeError); then the template's Validate
 // rules run (*ParamsError naming the rejected variables); then the handler,
 // which must apply record ownership. No match, and a handler returning
 // ErrNotFound, are ErrNotFound. Anything else the handler returns, and
 // contents that break the rules (no item, empty or long URI, bad MIME type,
-// text that is not UTF-8, more bytes than the limit) are logged and
-// reported as ErrInternal.
+// text that is not UTF-8, more bytes than the limit), and a failing grant
+// store, are logged and reported as ErrInternal.
 func (inv *Inventory) Read(ctx context.Context, caller *authn.Principal, uri string) ([]Contents, error) {
 	caller = normalize(caller)
 	if i, ok := inv.staticIndex[uri]; ok {
 		st := &inv.statics[i]
+		if inv.gated {
+			if err := inv.reveal(ctx, methodRead, caller, st.res.URI, st.gates); err != nil {
+				return nil, err
+			}
+		}
 		if err := checkCaller(st.res.Access, st.scopes, caller); err != nil {
 			return nil, err
 		}
@@ -34,6 +41,11 @@ func (inv *Inventory) Read(ctx context.Context, caller *authn.Principal, uri str
 	rt, params := inv.matchTemplate(uri)
 	if rt == nil {
 		return nil, ErrNotFound
+	}
+	if inv.gated {
+		if err := inv.reveal(ctx, methodRead, caller, rt.tmpl.Name, rt.gates); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkCaller(rt.tmpl.Access, rt.scopes, caller); err != nil {
 		return nil, err

@@ -39,11 +39,19 @@ type Inventory struct {
 	completes   bool
 
 	listHint, tmplHint atomic.Int64 // length of the last response, to size the next buffer
+
+	gates     []Gate         // definitions, in order
+	gateIndex map[string]int // name → index in gates
+	global    []int          // Options.GlobalGates, sorted indices
+	store     GrantStore     // nil: no gates, no grants
+	notifier  Notifier
+	gated     bool // store != nil: visibility depends on gates and grants
 }
 
 type static struct {
 	res    Resource
 	scopes []string // sorted, de-duplicated
+	gates  []int    // own and global gates, sorted indices
 	enc    []byte   // the encoded list item
 }
 
@@ -51,6 +59,7 @@ type registered struct {
 	tmpl   Template
 	ut     *uriTemplate
 	scopes []string // sorted, de-duplicated
+	gates  []int    // own and global gates, sorted indices
 	enc    []byte   // the encoded resources/templates/list item
 }
 
@@ -73,8 +82,14 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 		discovery:   s.disc,
 		log:         s.log,
 	}
+	if err := inv.setupGates(opts); err != nil {
+		return nil, err
+	}
 	for i := range resources {
 		st, err := newStatic(resources[i])
+		if err == nil {
+			st.gates, err = inv.attach(inv.global, resources[i].Gates)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("inventory: resource %d: %w", i, err)
 		}
@@ -87,6 +102,9 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 	names := make(map[string]bool, len(templates))
 	for i := range templates {
 		rt, err := newRegistered(templates[i])
+		if err == nil {
+			rt.gates, err = inv.attach(inv.global, templates[i].Gates)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("inventory: template %d (%q): %w", i, templates[i].Name, err)
 		}
@@ -108,6 +126,9 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 		if len(rt.tmpl.Complete) > 0 {
 			inv.completes = true
 		}
+	}
+	if err := inv.checkOverrideNames(); err != nil {
+		return nil, err
 	}
 	inv.listReserve = len(`,"nextCursor":""`) + sealedcursor.SealedLen(inv.maxListPayload())
 	inv.tmplReserve = len(`,"nextCursor":""`) + sealedcursor.SealedLen(inv.maxTemplatesPayload())
@@ -146,6 +167,7 @@ func newStatic(r Resource) (static, error) {
 	}
 	st.scopes = scopes
 	st.res.RequiredScopes = scopes
+	st.res.Gates = slices.Clone(r.Gates)
 	if a := r.Annotations; a != nil {
 		c := *a
 		c.Audience = slices.Clone(a.Audience)
@@ -237,6 +259,7 @@ func newRegistered(t Template) (*registered, error) {
 	}
 	rt := &registered{tmpl: t, ut: ut, scopes: scopes}
 	rt.tmpl.RequiredScopes = scopes
+	rt.tmpl.Gates = slices.Clone(t.Gates)
 	if t.Validate != nil {
 		rt.tmpl.Validate = make(map[string]func(string) error, len(t.Validate))
 		for k, f := range t.Validate {
@@ -281,16 +304,33 @@ func (inv *Inventory) fingerprint() [sha256.Size]byte {
 			str(s)
 		}
 	}
+	gates := func(gs []int) {
+		num(len(gs))
+		for _, g := range gs {
+			str(inv.gates[g].Name)
+		}
+	}
 	str("mcpkit/inventory/registry/v1")
 	num(inv.pageSize)
 	num(inv.maxBytes)
 	num(int(inv.discovery))
+	gated := 0
+	if inv.gated {
+		gated = 1
+	}
+	num(gated)
+	num(len(inv.gates))
+	for _, g := range inv.gates {
+		str(g.Name)
+	}
+	gates(inv.global)
 	num(len(inv.statics))
 	for _, st := range inv.statics {
 		str(st.res.URI)
 		str(st.res.Name)
 		num(int(st.res.Access))
 		strs(st.scopes)
+		gates(st.gates)
 	}
 	num(len(inv.templates))
 	for _, rt := range inv.templates {
@@ -307,6 +347,7 @@ func (inv *Inventory) fingerprint() [sha256.Size]byte {
 		num(hidden)
 		num(list)
 		strs(rt.scopes)
+		gates(rt.gates)
 	}
 	return sha256.Sum256(b)
 }

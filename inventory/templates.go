@@ -13,19 +13,29 @@ import (
 // Templates serves resources/templates/list: the templates that are not
 // Hidden, in registration order, paginated like List with a sealed cursor
 // of its own. Under DiscoveryProtected a protected template is shown only
-// to an authenticated caller holding its scopes. caller may be nil.
+// to an authenticated caller holding its scopes. In both modes, templates
+// hidden from the caller by gates or overrides are left out. caller may be
+// nil.
 //
-// Errors: *CursorError, ErrInternal (the envelope leaves no room; logged).
+// Errors: *CursorError, ErrInternal (the envelope leaves no room, or the
+// grant store failed; logged).
 func (inv *Inventory) Templates(ctx context.Context, caller *authn.Principal, cursor string, env Envelope) ([]byte, error) {
 	caller = normalize(caller)
 	sc := getScratch()
 	defer putScratch(sc)
+	var vis []byte // gated: one bit per template, shown or not
+	if inv.gated {
+		var err error
+		if vis, err = inv.templatesVisibility(ctx, sc, caller); err != nil {
+			return nil, err
+		}
+	}
 
 	start, first := 0, time.Time{}
 	if cursor == "" {
 		first = inv.sealer.Now()
 	} else {
-		payload, f, err := inv.openCursor(sc, purposeTemplates, caller, cursor)
+		payload, f, err := inv.openCursor(sc, purposeTemplates, caller, vis, cursor)
 		if err != nil {
 			return nil, err
 		}
@@ -47,7 +57,7 @@ func (inv *Inventory) Templates(ctx context.Context, caller *authn.Principal, cu
 	next := -1
 	for i := start; i < len(inv.templates); i++ {
 		rt := inv.templates[i]
-		if !inv.discoverable(rt, caller) {
+		if inv.gated && !bitOf(vis, i) || !inv.gated && !inv.discoverable(rt, caller) {
 			continue
 		}
 		if err := page.Add(rt.enc); err != nil {
@@ -62,7 +72,7 @@ func (inv *Inventory) Templates(ctx context.Context, caller *authn.Principal, cu
 	if next >= 0 {
 		payload := append(sc.payload[:0], payloadVersion)
 		payload = binary.AppendUvarint(payload, uint64(next))
-		if sc.trailer, err = inv.appendCursor(sc, purposeTemplates, caller, payload, first); err != nil {
+		if sc.trailer, err = inv.appendCursor(sc, purposeTemplates, caller, vis, payload, first); err != nil {
 			return nil, inv.failAssembly(ctx, purposeTemplates, err)
 		}
 	}

@@ -64,6 +64,10 @@ type Resource struct {
 	// RequiredScopes entry.
 	Access         Access
 	RequiredScopes []string
+	// Gates names gates (see [Gate]) the caller must pass, besides
+	// Options.GlobalGates, to see the resource at all: a caller who does
+	// not pass them neither lists nor reads it (not found).
+	Gates []string
 	// Read returns the contents. It is required; see [TextReader] and
 	// [BlobReader] for constant contents.
 	Read ReadFunc
@@ -86,6 +90,11 @@ type Template struct {
 	// resources/templates/list; they cannot have a List callback.
 	Hidden         bool
 	RequiredScopes []string
+	// Gates names gates (see [Gate]) the caller must pass, besides
+	// Options.GlobalGates, to see the template at all: in
+	// resources/templates/list, as a list source, in reads of its URIs
+	// and in completion.
+	Gates []string
 	// Validate holds per-variable rules run on the percent-decoded value
 	// before Read. A rule's error text is never shown to the client; the
 	// client learns which variable was rejected.

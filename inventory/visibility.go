@@ -1,0 +1,321 @@
+package inventory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"slices"
+
+	"github.com/mcpkit/mcpkit/authn"
+)
+
+// Registry side: gate definitions and attachments, checked by New.
+
+// setupGates validates the gate definitions and the global attachments,
+// and chooses the grant store.
+func (inv *Inventory) setupGates(opts Options) error {
+	inv.gateIndex = make(map[string]int, len(opts.Gates))
+	for i, g := range opts.Gates {
+		if !validGateName(g.Name) {
+			return fmt.Errorf("inventory: gate %d: name must be 1..%d bytes of RFC 6749 scope-token characters", i, MaxGateNameBytes)
+		}
+		if _, dup := inv.gateIndex[g.Name]; dup {
+			return fmt.Errorf("inventory: gate %d: duplicate name %q", i, g.Name)
+		}
+		inv.gateIndex[g.Name] = i
+		inv.gates = append(inv.gates, g)
+	}
+	global, err := inv.attach(nil, opts.GlobalGates)
+	if err != nil {
+		return fmt.Errorf("inventory: global gates: %w", err)
+	}
+	inv.global = global
+	inv.store = opts.Grants
+	if inv.store == nil && len(inv.gates) > 0 {
+		inv.store = NewMemoryGrants()
+	}
+	inv.gated = inv.store != nil
+	inv.notifier = opts.Notifier
+	return nil
+}
+
+// attach resolves gate names to indices and merges them with base (the
+// global gates): sorted, without duplicates. Unknown or repeated names are
+// errors.
+func (inv *Inventory) attach(base []int, names []string) ([]int, error) {
+	if len(names) == 0 {
+		return base, nil
+	}
+	out := slices.Clone(base)
+	for j, name := range names {
+		i, ok := inv.gateIndex[name]
+		if !ok {
+			return nil, fmt.Errorf("unknown gate %q", name)
+		}
+		if slices.Contains(names[:j], name) {
+			return nil, fmt.Errorf("gate %q named twice", name)
+		}
+		out = append(out, i)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// checkOverrideNames rejects a registry where a template's name equals a
+// static resource's URI when grants are in use: Enable and Disable name
+// either, and must know which.
+func (inv *Inventory) checkOverrideNames() error {
+	if !inv.gated {
+		return nil
+	}
+	for _, rt := range inv.templates {
+		if _, clash := inv.staticIndex[rt.tmpl.Name]; clash {
+			return fmt.Errorf("inventory: template name %q is also a static resource's URI: Enable and Disable could not tell them apart", rt.tmpl.Name)
+		}
+	}
+	return nil
+}
+
+// Request side: one request's view of gates and grants.
+
+// gateBits is a set of gate indices; gates beyond the first 64 cost an
+// allocation.
+type gateBits struct {
+	lo uint64
+	hi []uint64
+}
+
+func (b *gateBits) has(i int) bool {
+	if i < 64 {
+		return b.lo&(1<<uint(i)) != 0
+	}
+	i -= 64
+	return i>>6 < len(b.hi) && b.hi[i>>6]&(1<<(uint(i)&63)) != 0
+}
+
+func (b *gateBits) set(i int) {
+	if i < 64 {
+		b.lo |= 1 << uint(i)
+		return
+	}
+	i -= 64
+	for i>>6 >= len(b.hi) {
+		b.hi = append(b.hi, 0)
+	}
+	b.hi[i>>6] |= 1 << (uint(i) & 63)
+}
+
+// gateView is one request's view of the gates: the caller, its grants
+// (loaded at most once, and only when needed) and the gate decisions made
+// so far (each policy runs at most once).
+type gateView struct {
+	inv    *Inventory
+	ctx    context.Context
+	method string
+	caller *authn.Principal
+
+	loaded bool
+	err    error
+	grants Grants
+
+	granted, decided, passed gateBits
+}
+
+func (inv *Inventory) newGateView(ctx context.Context, method string, caller *authn.Principal) gateView {
+	return gateView{inv: inv, ctx: ctx, method: method, caller: caller}
+}
+
+// load reads the caller's grants once. Anonymous callers and callers
+// without a subject have none.
+func (v *gateView) load() error {
+	if v.loaded {
+		return v.err
+	}
+	v.loaded = true
+	if v.caller == nil || v.caller.Subject == "" {
+		return nil
+	}
+	g, err := v.inv.loadGrants(v.ctx, v.caller.Subject)
+	if err != nil {
+		v.err = v.inv.failGrants(v.ctx, v.method, err)
+		return v.err
+	}
+	v.grants = g
+	for _, name := range g.Gates {
+		if i, ok := v.inv.gateIndex[name]; ok {
+			v.granted.set(i)
+		}
+	}
+	return nil
+}
+
+// loadGrants calls the store like a callback: with the callback timeout
+// and panics recovered. The in-memory store neither blocks nor needs them.
+func (inv *Inventory) loadGrants(ctx context.Context, subject string) (g Grants, err error) {
+	if m, ok := inv.store.(*MemoryGrants); ok {
+		return m.Grants(ctx, subject)
+	}
+	return call(ctx, inv, inv.store.Grants, subject)
+}
+
+// pass reports whether the caller passes gate i. Grants must be loaded.
+func (v *gateView) pass(i int) (bool, error) {
+	if v.granted.has(i) {
+		return true, nil
+	}
+	if v.decided.has(i) {
+		return v.passed.has(i), nil
+	}
+	g := &v.inv.gates[i]
+	ok, err := runPolicy(v.ctx, g.Policy, v.caller)
+	if err != nil {
+		return false, v.inv.fail(v.ctx, v.method, "gate "+g.Name, err)
+	}
+	v.decided.set(i)
+	if ok {
+		v.passed.set(i)
+	}
+	return ok, nil
+}
+
+// open reports whether gates and overrides let the caller see the
+// resource or template named key, guarded by gates. Errors are logged
+// ErrInternal.
+func (v *gateView) open(key string, gates []int) (bool, error) {
+	if err := v.load(); err != nil {
+		return false, err
+	}
+	if on, ok := v.grants.Overrides[key]; ok {
+		return on, nil
+	}
+	for _, i := range gates {
+		if ok, err := v.pass(i); err != nil || !ok {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+func runPolicy(ctx context.Context, p Policy, caller *authn.Principal) (ok bool, err error) {
+	if p == nil {
+		return false, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			ok, err = false, &panicError{value: r, stack: debug.Stack()}
+		}
+	}()
+	return p(ctx, caller), nil
+}
+
+// failGrants logs a failed grant store and returns ErrInternal.
+func (inv *Inventory) failGrants(ctx context.Context, method string, err error) error {
+	var pe *panicError
+	attrs := []slog.Attr{slog.String("method", method), slog.String("source", "grants")}
+	switch {
+	case errors.As(err, &pe):
+		attrs = append(attrs, slog.String("rule", RuleCallbackPanic),
+			slog.String("panic", fmt.Sprint(pe.value)), slog.String("stack", string(pe.stack)))
+	case ruleOf(ctx, err) == RuleDeadline:
+		attrs = append(attrs, slog.String("rule", RuleDeadline), slog.String("error", err.Error()))
+	default:
+		attrs = append(attrs, slog.String("rule", RuleGrantStore), slog.String("error", err.Error()))
+	}
+	inv.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "inventory: grant store failed", attrs...)
+	return ErrInternal
+}
+
+// visibility is what a gated inventory shows one caller in
+// resources/list. bits holds one bit per static resource, then one per
+// list source: may the caller see it (access, scopes, gates and overrides
+// together); cursors are bound to it. open holds one bit per list source:
+// do gates and overrides alone let the caller in. on is false (and the
+// rest unused) when the inventory has no gates.
+type visibility struct {
+	on         bool
+	bits, open []byte
+}
+
+func bitOf(b []byte, i int) bool { return b[i>>3]&(1<<(uint(i)&7)) != 0 }
+
+func setBit(b []byte, i int) { b[i>>3] |= 1 << (uint(i) & 7) }
+
+// zeroed returns buf resized to n zero bytes.
+func zeroed(buf []byte, n int) []byte {
+	buf = slices.Grow(buf[:0], n)[:n]
+	clear(buf)
+	return buf
+}
+
+// listVisibility decides, for a gated inventory, every static resource and
+// list source for this caller, loading the grants once.
+func (inv *Inventory) listVisibility(ctx context.Context, sc *scratch, caller *authn.Principal, vis *visibility) error {
+	v := inv.newGateView(ctx, purposeList, caller)
+	n := len(inv.statics)
+	sc.vis = zeroed(sc.vis, (n+len(inv.sources)+7)/8)
+	sc.open = zeroed(sc.open, (len(inv.sources)+7)/8)
+	for i := range inv.statics {
+		st := &inv.statics[i]
+		if !visible(st.res.Access, st.scopes, caller) {
+			continue
+		}
+		ok, err := v.open(st.res.URI, st.gates)
+		if err != nil {
+			return err
+		}
+		if ok {
+			setBit(sc.vis, i)
+		}
+	}
+	for i, s := range inv.sources {
+		ok, err := v.open(s.tmpl.Name, s.gates)
+		if err != nil {
+			return err
+		}
+		if ok {
+			setBit(sc.open, i)
+			if usable(s, caller) {
+				setBit(sc.vis, n+i)
+			}
+		}
+	}
+	vis.on, vis.bits, vis.open = true, sc.vis, sc.open
+	return nil
+}
+
+// templatesVisibility decides, for a gated inventory, which templates
+// resources/templates/list shows this caller; cursors are bound to it.
+func (inv *Inventory) templatesVisibility(ctx context.Context, sc *scratch, caller *authn.Principal) ([]byte, error) {
+	v := inv.newGateView(ctx, purposeTemplates, caller)
+	sc.vis = zeroed(sc.vis, (len(inv.templates)+7)/8)
+	for i, rt := range inv.templates {
+		if !inv.discoverable(rt, caller) {
+			continue
+		}
+		ok, err := v.open(rt.tmpl.Name, rt.gates)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			setBit(sc.vis, i)
+		}
+	}
+	return sc.vis, nil
+}
+
+// reveal answers, for one request on one resource or template of a gated
+// inventory, whether gates and overrides let the caller see it: nil, or
+// ErrNotFound (hidden), or ErrInternal (logged).
+func (inv *Inventory) reveal(ctx context.Context, method string, caller *authn.Principal, key string, gates []int) error {
+	v := inv.newGateView(ctx, method, caller)
+	ok, err := v.open(key, gates)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return ErrNotFound
+	}
+	return nil
+}
