@@ -85,7 +85,7 @@ func parse(args []string, out io.Writer) (options, error) {
 	fs.IntVar(&o.small, "small", 10, "documents of the user \"small\"")
 	fs.IntVar(&o.big, "big", 100_000, "documents of the user \"big\"")
 	fs.IntVar(&o.deepPage, "deep-page", 1000, "page of big's listing where the deep scenario starts (lowered to half of big's pages if beyond)")
-	fs.IntVar(&o.rounds, "rounds", 3, "rounds in which the scenarios alternate")
+	fs.IntVar(&o.rounds, "rounds", 5, "rounds in which the scenarios alternate")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurement (server and clients) to this file")
 	if err := fs.Parse(args); err != nil {
 		return o, err
