@@ -30,6 +30,9 @@ import (
 //   - at the end, every record that existed for the whole traversal was
 //     listed exactly once, and every visible static resource too;
 //   - after a scope change, the principal's old cursor is rejected.
+//
+// Half of the inventories are gated by a global gate every principal of
+// the model passes, so that the gated path is held to the same rules.
 
 type modelRecord struct {
 	owner, source, key, uri string
@@ -84,6 +87,12 @@ func newModel(t *testing.T, seed uint64) *model {
 	for _, ps := range []int{1, 2, 3, 7, 50} {
 		for _, limit := range []int{0, 750, 1100} {
 			opts := inventory.Options{PageSize: ps, Sealer: sealer, Logger: log}
+			if m.rng.IntN(2) == 0 {
+				// The gated path, with a gate every principal of the
+				// model passes: the same traversals must come out.
+				opts.Gates = []inventory.Gate{{Name: "signed-in", Policy: inventory.Authenticated}}
+				opts.GlobalGates = []string{"signed-in"}
+			}
 			if m.rng.IntN(2) == 0 {
 				opts.MaxPageBytes = limit
 			} else {
