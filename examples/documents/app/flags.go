@@ -81,14 +81,15 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Co
 	})
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", DefaultShutdownTimeout, "how long shutdown waits for requests in flight (env "+EnvName("shutdown-timeout")+")")
 	fs.TextVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env "+EnvName("log-level")+")")
-	fs.Usage = func() {
-		fmt.Fprint(output, usageHeader)
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() { fmt.Fprintln(output, "run with -h for help") } // after a flag error
 
 	var positional []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(output, usageHeader)
+			fs.PrintDefaults()
+			return Config{}, nil, err
+		} else if err != nil {
 			return Config{}, nil, err
 		}
 		args = fs.Args()
