@@ -62,6 +62,39 @@
 // scope gets 403 insufficient_scope naming the scopes. Every response to a
 // POST carries Cache-Control: private, max-age=0 and Vary: Authorization.
 //
+// # Change notifications
+//
+// With Options.Notifications (a [notify.Hub]) the endpoint delivers
+// notifications/resources/list_changed and notifications/resources/updated
+// to the open streams of the principal they concern, and to no one else;
+// the application calls hub.ListChanged(ctx, subject) when a caller's
+// records change, and the inventory does when a grant changes.
+//
+// Legacy clients get an optional session mode: initialize mints an
+// Mcp-Session-Id (32 random bytes, base64url) bound to the principal that
+// created it (subject, client id and audience). A request naming the
+// session with anybody else's token — or none — gets 404, as does an
+// unknown or expired session; requests without the header are still
+// served statelessly. GET with the session id opens the session's SSE
+// stream (keep-alive comments, X-Accel-Buffering: no, one stream per
+// session: a new GET replaces the old one), resources/subscribe and
+// resources/unsubscribe choose the URIs whose updates it carries (only
+// URIs the caller may read), and DELETE ends the session. Sessions never
+// authenticate anything: every request still carries its token.
+//
+// Modern clients POST subscriptions/listen: the answer is an SSE stream
+// whose first message acknowledges the subscription (its id is the
+// request's id) with the part of the filter the server honours — list
+// changes, and updates of resources the caller may read — followed by only
+// those notifications. Closing the stream ends the subscription; closing
+// the hub completes it with a final result.
+//
+// Each stream has a bounded queue: a client that does not keep up is
+// disconnected, it never makes the server buffer more. Streams lift the
+// server's WriteTimeout for themselves and bound each write instead.
+// Intercept does not support notifications (the legacy handler owns
+// sessions and streams there).
+//
 // # Errors
 //
 //	situation                                   JSON-RPC                 HTTP

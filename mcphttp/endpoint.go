@@ -12,10 +12,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/notify"
 )
 
 // DefaultMaxBodyBytes is the request body limit when Options.MaxBodyBytes
@@ -62,6 +64,31 @@ type Options struct {
 	// violations). It never receives tokens or request bodies. Nil means
 	// slog.Default().
 	Logger *slog.Logger
+
+	// Notifications turns on change notifications, delivered to the
+	// streams of the principal they concern and to no one else. Legacy
+	// clients get a session mode: initialize mints an Mcp-Session-Id bound
+	// to the caller, GET opens the session's SSE stream
+	// (notifications/resources/list_changed, and notifications/resources/updated
+	// for resources/subscribe'd URIs), DELETE ends the session. Modern
+	// clients use subscriptions/listen. The listChanged and subscribe
+	// capabilities are advertised exactly then. Nil means none of this:
+	// the endpoint is stateless and GET/DELETE get 405. Call the hub's
+	// Close before the server's Shutdown (http.Server.RegisterOnShutdown):
+	// open streams end then, and modern ones are completed.
+	Notifications *notify.Hub
+
+	// SessionIdleTimeout is how long a legacy session without requests or
+	// an open stream lives. Zero means DefaultSessionIdleTimeout.
+	SessionIdleTimeout time.Duration
+
+	// MaxSessions bounds the live legacy sessions; initialize gets 503 when
+	// they are all in use. Zero means DefaultMaxSessions.
+	MaxSessions int
+
+	// KeepAlive is the interval of SSE keep-alive comments on open
+	// streams. Zero means DefaultKeepAlive.
+	KeepAlive time.Duration
 }
 
 // Endpoint is the MCP Streamable HTTP endpoint: an http.Handler to mount at
@@ -72,6 +99,10 @@ type Endpoint struct {
 	origins originPolicy
 	maxBody int64
 	log     *slog.Logger
+
+	hub       *notify.Hub   // nil: no notifications
+	sessions  *sessionStore // nil: stateless
+	keepAlive time.Duration
 
 	// Pre-encoded pieces of results.
 	serverInfo   []byte // {"name":…,"version":…}
@@ -114,6 +145,17 @@ func New(inv *inventory.Inventory, opts Options) (*Endpoint, error) {
 	if e.log == nil {
 		e.log = slog.Default()
 	}
+	if opts.SessionIdleTimeout < 0 || opts.MaxSessions < 0 || opts.KeepAlive < 0 {
+		return nil, errors.New("mcphttp: SessionIdleTimeout, MaxSessions and KeepAlive must not be negative")
+	}
+	if opts.Notifications != nil {
+		e.hub = opts.Notifications
+		e.sessions = newSessionStore(opts.SessionIdleTimeout, opts.MaxSessions)
+		e.keepAlive = opts.KeepAlive
+		if e.keepAlive == 0 {
+			e.keepAlive = DefaultKeepAlive
+		}
+	}
 	if err := e.encodeResults(opts); err != nil {
 		return nil, err
 	}
@@ -135,6 +177,9 @@ func (e *Endpoint) encodeResults(opts Options) error {
 		return fmt.Errorf("mcphttp: encoding server info: %w", err)
 	}
 	caps := `{"resources":{"subscribe":false,"listChanged":false}`
+	if e.hub != nil {
+		caps = `{"resources":{"subscribe":true,"listChanged":true}`
+	}
 	if e.inv.Completes() {
 		caps += `,"completions":{}`
 	}
@@ -167,8 +212,20 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeTransportError(w, http.StatusForbidden, "Forbidden origin")
 		return
 	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
+	switch {
+	case r.Method == http.MethodPost:
+	case r.Method == http.MethodGet && e.sessions != nil:
+		e.streamGET(w, r)
+		return
+	case r.Method == http.MethodDelete && e.sessions != nil:
+		e.deleteSession(w, r)
+		return
+	default:
+		if e.sessions != nil {
+			w.Header().Set("Allow", "GET, POST, DELETE")
+		} else {
+			w.Header().Set("Allow", http.MethodPost)
+		}
 		writeTransportError(w, http.StatusMethodNotAllowed, "Method not allowed")
 		return
 	}
@@ -196,7 +253,7 @@ func negotiateContent(w http.ResponseWriter, r *http.Request) bool {
 		writeTransportError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
 		return false
 	}
-	if !acceptsJSON(r.Header.Values("Accept")) {
+	if !acceptsType(r.Header.Values("Accept"), "application/json") {
 		writeTransportError(w, http.StatusNotAcceptable, "Accept must admit application/json")
 		return false
 	}
@@ -229,12 +286,14 @@ func (e *Endpoint) readLimited(w http.ResponseWriter, r *http.Request) (*bytes.B
 	return buf, true
 }
 
-// acceptsJSON reports whether the Accept header values admit
-// application/json. An absent header admits everything.
-func acceptsJSON(values []string) bool {
+// acceptsType reports whether the Accept header values admit mediaType
+// (a full type/subtype): the type itself, its major wildcard or */*, with a
+// non-zero quality. An absent header admits everything.
+func acceptsType(values []string, mediaType string) bool {
 	if len(values) == 0 {
 		return true
 	}
+	major, _, _ := strings.Cut(mediaType, "/")
 	for _, v := range values {
 		for part := range strings.SplitSeq(v, ",") {
 			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
@@ -246,8 +305,7 @@ func acceptsJSON(values []string) bool {
 					continue
 				}
 			}
-			switch mt {
-			case "application/json", "application/*", "*/*":
+			if mt == mediaType || mt == major+"/*" || mt == "*/*" {
 				return true
 			}
 		}

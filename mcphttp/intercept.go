@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -36,6 +37,12 @@ import (
 // request. Forwarded requests are not authenticated by Intercept: protect
 // the legacy handler with its own middleware if it needs it.
 func Intercept(inv *inventory.Inventory, legacy http.Handler, opts Options) (http.Handler, error) {
+	if opts.Notifications != nil {
+		return nil, errors.New("mcphttp: Options.Notifications is not supported by Intercept: the legacy handler owns sessions and streams")
+	}
+	if legacy == nil {
+		return nil, errors.New("mcphttp: nil legacy handler")
+	}
 	e, err := New(inv, opts)
 	if err != nil {
 		return nil, err

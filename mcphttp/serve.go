@@ -9,6 +9,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -20,13 +21,17 @@ type call struct {
 	modern  bool   // 2026-07-28: stateless, results carry resultType and caching hints
 	version string // the protocol version the call is served under
 	caller  *authn.Principal
+	session *session // the legacy session named by Mcp-Session-Id, if any
 }
 
 // reply is the outcome of serving one message.
 type reply struct {
-	status  int    // HTTP status; 0 means 200
-	body    []byte // the JSON-RPC response; nil for a notification (202)
-	authErr error  // when set, answer with the Authenticator's challenge
+	status    int    // HTTP status; 0 means 200
+	body      []byte // the JSON-RPC response; nil for a notification (202)
+	authErr   error  // when set, answer with the Authenticator's challenge
+	sessionID string // a session minted by initialize
+	// stream, when set, answers the request itself (an SSE response).
+	stream func(w http.ResponseWriter, r *http.Request)
 }
 
 // serveBody answers one request body that passed the transport checks.
@@ -72,6 +77,14 @@ func (e *Endpoint) serveMessage(r *http.Request, msg jsonrpc.Message, caller *au
 	c := call{id: msg.ID, method: msg.Method, params: msg.Params, caller: caller}
 	if rep, ok := e.selectEra(r, msg, &c, inBatch); !ok {
 		return rep
+	}
+	if !c.modern && e.sessions != nil && msg.Method != "initialize" {
+		if id := r.Header.Get(headerSessionID); id != "" {
+			if c.session = e.sessions.get(id, caller); c.session == nil {
+				// Unknown, expired, ended, or another principal's session.
+				return errorReply(http.StatusNotFound, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Session not found"))
+			}
+		}
 	}
 	switch msg.Kind {
 	case jsonrpc.KindNotification:
@@ -167,6 +180,11 @@ func (e *Endpoint) dispatch(ctx context.Context, c *call) reply {
 		switch c.method {
 		case "server/discover":
 			return resultReply(c.id, e.discover)
+		case "subscriptions/listen":
+			if e.hub != nil {
+				return e.listen(ctx, c)
+			}
+			return errorReply(http.StatusNotFound, c.id, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, ""))
 		case "resources/list", "resources/read", "resources/templates/list", "completion/complete":
 		default:
 			return errorReply(http.StatusNotFound, c.id, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, ""))
@@ -175,7 +193,7 @@ func (e *Endpoint) dispatch(ctx context.Context, c *call) reply {
 	switch c.method {
 	case "initialize":
 		if !c.modern {
-			return resultReply(c.id, e.initializeResult(c.version))
+			return e.initialize(c)
 		}
 	case "ping":
 		if !c.modern {
@@ -189,8 +207,55 @@ func (e *Endpoint) dispatch(ctx context.Context, c *call) reply {
 		return e.templates(ctx, c)
 	case "completion/complete":
 		return e.complete(ctx, c)
+	case "resources/subscribe", "resources/unsubscribe":
+		if !c.modern && e.sessions != nil {
+			return e.subscribe(ctx, c)
+		}
 	}
 	return errorReply(0, c.id, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, ""))
+}
+
+// initialize answers the legacy handshake; in session mode it mints a
+// session bound to the caller.
+func (e *Endpoint) initialize(c *call) reply {
+	rep := resultReply(c.id, e.initializeResult(c.version))
+	if e.sessions != nil {
+		s, ok := e.sessions.create(c.caller)
+		if !ok {
+			return errorReply(http.StatusServiceUnavailable, c.id, jsonrpc.NewError(jsonrpc.CodeInternalError, "Too many sessions"))
+		}
+		rep.sessionID = s.id
+	}
+	return rep
+}
+
+// subscribe serves resources/subscribe and resources/unsubscribe, which
+// need a session: subscriptions live there, and updates arrive on its GET
+// stream.
+func (e *Endpoint) subscribe(ctx context.Context, c *call) reply {
+	if c.session == nil {
+		return errorReply(0, c.id, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, c.method+" needs a session: send initialize first, then Mcp-Session-Id"))
+	}
+	var p struct {
+		URI *string `json:"uri"`
+	}
+	if err := jsonrpc.UnmarshalParams(c.params, &p); err != nil {
+		return e.errorFor(c, err, "")
+	}
+	if p.URI == nil || *p.URI == "" {
+		return e.errorFor(c, invalidParams("params.uri is required"), "")
+	}
+	if c.method == "resources/unsubscribe" {
+		c.session.unsubscribe(*p.URI)
+		return resultReply(c.id, []byte("{}"))
+	}
+	if !e.canRead(ctx, c.caller, *p.URI) {
+		return e.errorFor(c, inventory.ErrNotFound, *p.URI)
+	}
+	if !c.session.subscribe(*p.URI) {
+		return e.errorFor(c, invalidParams("too many subscriptions in this session"), "")
+	}
+	return resultReply(c.id, []byte("{}"))
 }
 
 // initializeResult is the legacy handshake's answer.
@@ -215,8 +280,15 @@ func (e *Endpoint) write(w http.ResponseWriter, r *http.Request, rep reply) {
 		e.auth.WriteError(w, r, rep.authErr)
 		return
 	}
+	if rep.stream != nil {
+		rep.stream(w, r)
+		return
+	}
 	h := w.Header()
 	authn.SetPrivate(h)
+	if rep.sessionID != "" {
+		h.Set(headerSessionID, rep.sessionID)
+	}
 	if rep.body == nil {
 		w.WriteHeader(cmpOr(rep.status, http.StatusAccepted))
 		return

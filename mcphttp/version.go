@@ -40,6 +40,7 @@ const (
 	headerProtocolVersion = "Mcp-Protocol-Version"
 	headerMethod          = "Mcp-Method"
 	headerName            = "Mcp-Name"
+	headerSessionID       = "Mcp-Session-Id"
 )
 
 func isModernVersion(v string) bool { return slices.Contains(modernVersions, v) }

@@ -1,0 +1,273 @@
+package mcphttp
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/budget"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/notify"
+)
+
+const (
+	// DefaultKeepAlive is the interval of SSE keep-alive comments when
+	// Options.KeepAlive is zero.
+	DefaultKeepAlive = 25 * time.Second
+	// streamWriteTimeout bounds one write to a stream: a client that stops
+	// reading is disconnected.
+	streamWriteTimeout = 30 * time.Second
+	// maxListenURIs bounds the resourceSubscriptions of one listen request.
+	maxListenURIs = 100
+)
+
+// sse writes Server-Sent Events to one response.
+type sse struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+// startSSE sends the stream's headers. The server's WriteTimeout would cut
+// a long-lived stream, so it is lifted and replaced by a deadline per write.
+func startSSE(w http.ResponseWriter, extra func(http.Header)) (*sse, error) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	h.Add("Vary", "Authorization")
+	if extra != nil {
+		extra(h)
+	}
+	s := &sse{w: w, rc: http.NewResponseController(w)}
+	_ = s.rc.SetWriteDeadline(time.Time{})
+	w.WriteHeader(http.StatusOK)
+	return s, s.comment("stream open")
+}
+
+func (s *sse) write(b []byte) error {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	if _, err := s.w.Write(b); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// message sends one JSON-RPC message as an SSE "message" event.
+func (s *sse) message(msg []byte) error {
+	b := make([]byte, 0, len(msg)+32)
+	b = append(b, "event: message\ndata: "...)
+	b = append(b, msg...)
+	return s.write(append(b, "\n\n"...))
+}
+
+func (s *sse) comment(text string) error {
+	return s.write([]byte(": " + text + "\n\n"))
+}
+
+// notification encodes a JSON-RPC notification with params members (a
+// complete JSON object, or nil).
+func notification(method string, params []byte) []byte {
+	b := make([]byte, 0, 64+len(params))
+	b = append(b, `{"jsonrpc":"2.0","method":`...)
+	b = budget.AppendString(b, method)
+	if params != nil {
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+	}
+	return append(b, '}')
+}
+
+// streamGET serves the legacy GET stream of a session: list_changed for
+// the session's principal and resources/updated for its subscriptions.
+func (e *Endpoint) streamGET(w http.ResponseWriter, r *http.Request) {
+	if !acceptsType(r.Header.Values("Accept"), "text/event-stream") {
+		writeTransportError(w, http.StatusNotAcceptable, "Accept must admit text/event-stream")
+		return
+	}
+	caller, ok := e.authenticate(w, r)
+	if !ok {
+		return
+	}
+	s, status := e.sessionOf(r, caller)
+	if s == nil {
+		writeTransportError(w, status, "Session not found")
+		return
+	}
+	stop, detach := s.attachStream()
+	defer detach()
+	sub := e.hub.Subscribe(subjectOf(caller))
+	defer sub.Close()
+
+	out, err := startSSE(w, nil)
+	if err != nil {
+		return
+	}
+	ticker := time.NewTicker(e.keepAlive)
+	defer ticker.Stop()
+	ctx := r.Context()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-stop:
+			return // the session ended, or the client opened a new stream
+		case <-sub.Done():
+			return // a slow consumer, or the server is shutting down
+		case <-ticker.C:
+			err = out.comment("keep-alive")
+		case ev := <-sub.Events():
+			switch ev.Kind {
+			case notify.ListChanged:
+				err = out.message(notification("notifications/resources/list_changed", nil))
+			case notify.ResourceUpdated:
+				if s.subscribed(ev.URI) && e.canRead(ctx, caller, ev.URI) {
+					err = out.message(notification("notifications/resources/updated", uriParams(ev.URI, nil)))
+				}
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// deleteSession ends a legacy session (DELETE with Mcp-Session-Id).
+func (e *Endpoint) deleteSession(w http.ResponseWriter, r *http.Request) {
+	caller, ok := e.authenticate(w, r)
+	if !ok {
+		return
+	}
+	s, status := e.sessionOf(r, caller)
+	if s == nil {
+		writeTransportError(w, status, "Session not found")
+		return
+	}
+	e.sessions.remove(s)
+	authn.SetPrivate(w.Header())
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// sessionOf returns the session named by the request's Mcp-Session-Id for
+// caller, or nil and the status to answer: 400 without the header, 404 for
+// an unknown session or one of another principal.
+func (e *Endpoint) sessionOf(r *http.Request, caller *authn.Principal) (*session, int) {
+	id := r.Header.Get(headerSessionID)
+	if id == "" {
+		return nil, http.StatusBadRequest
+	}
+	if s := e.sessions.get(id, caller); s != nil {
+		return s, http.StatusOK
+	}
+	return nil, http.StatusNotFound
+}
+
+func subjectOf(p *authn.Principal) string {
+	if p == nil {
+		return ""
+	}
+	return p.Subject
+}
+
+// canRead reports whether caller may read uri now (visibility, access,
+// scopes; not the application's record check, which the publisher of a
+// ResourceUpdated event applies by addressing it to its subject).
+func (e *Endpoint) canRead(ctx context.Context, caller *authn.Principal, uri string) bool {
+	ok, err := e.inv.CanRead(ctx, caller, uri)
+	return err == nil && ok
+}
+
+// uriParams encodes {"uri":…[,"_meta":…]}.
+func uriParams(uri string, meta []byte) []byte {
+	b := append([]byte(`{"uri":`), budget.AppendString(nil, uri)...)
+	if meta != nil {
+		b = append(b, `,"_meta":`...)
+		b = append(b, meta...)
+	}
+	return append(b, '}')
+}
+
+// listenFilter is the SubscriptionFilter of subscriptions/listen.
+type listenFilter struct {
+	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
+	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+}
+
+// listen serves a modern subscriptions/listen request: an SSE response
+// whose first message acknowledges the subscription, followed by the
+// notifications the filter asked for and the caller may see.
+func (e *Endpoint) listen(ctx context.Context, c *call) reply {
+	var p struct {
+		Notifications *listenFilter `json:"notifications"`
+	}
+	if err := jsonrpc.UnmarshalParams(c.params, &p); err != nil {
+		return e.errorFor(c, err, "")
+	}
+	if p.Notifications == nil {
+		return e.errorFor(c, invalidParams("params.notifications is required"), "")
+	}
+	if len(p.Notifications.ResourceSubscriptions) > maxListenURIs {
+		return e.errorFor(c, invalidParams("too many resourceSubscriptions"), "")
+	}
+	// The server agrees to what it honours: list changes, and updates of
+	// resources the caller may read. Tool and prompt lists are not served.
+	agreed := listenFilter{ResourcesListChanged: p.Notifications.ResourcesListChanged}
+	for _, uri := range p.Notifications.ResourceSubscriptions {
+		if !slices.Contains(agreed.ResourceSubscriptions, uri) && e.canRead(ctx, c.caller, uri) {
+			agreed.ResourceSubscriptions = append(agreed.ResourceSubscriptions, uri)
+		}
+	}
+	return reply{stream: func(w http.ResponseWriter, r *http.Request) { e.runListen(w, r, c, agreed) }}
+}
+
+func (e *Endpoint) runListen(w http.ResponseWriter, r *http.Request, c *call, agreed listenFilter) {
+	if !acceptsType(r.Header.Values("Accept"), "text/event-stream") {
+		writeTransportError(w, http.StatusNotAcceptable, "Accept must admit text/event-stream")
+		return
+	}
+	meta := []byte(`{"io.modelcontextprotocol/subscriptionId":` + c.id.Raw() + `}`)
+	sub := e.hub.Subscribe(subjectOf(c.caller))
+	defer sub.Close()
+	out, err := startSSE(w, nil)
+	if err != nil {
+		return
+	}
+	filter, _ := json.Marshal(agreed)
+	ack := append([]byte(`{"notifications":`), filter...)
+	ack = append(append(append(ack, `,"_meta":`...), meta...), '}')
+	if out.message(notification("notifications/subscriptions/acknowledged", ack)) != nil {
+		return
+	}
+	listChanged := notification("notifications/resources/list_changed", append(append([]byte(`{"_meta":`), meta...), '}'))
+	ticker := time.NewTicker(e.keepAlive)
+	defer ticker.Stop()
+	ctx := r.Context()
+	for {
+		select {
+		case <-ctx.Done():
+			return // the client closed the stream: the subscription ends
+		case <-sub.Done():
+			if !sub.Dropped() {
+				// The server is shutting down: complete the listen request.
+				result := []byte(`{"resultType":"complete","_meta":` + string(meta) + `}`)
+				_ = out.message(jsonrpc.AppendResult(nil, c.id, result))
+			}
+			return
+		case <-ticker.C:
+			err = out.comment("keep-alive")
+		case ev := <-sub.Events():
+			switch {
+			case ev.Kind == notify.ListChanged && agreed.ResourcesListChanged:
+				err = out.message(listChanged)
+			case ev.Kind == notify.ResourceUpdated && slices.Contains(agreed.ResourceSubscriptions, ev.URI) &&
+				e.canRead(ctx, c.caller, ev.URI):
+				err = out.message(notification("notifications/resources/updated", uriParams(ev.URI, meta)))
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
