@@ -35,6 +35,7 @@ func (e *Endpoint) serveBatch(w http.ResponseWriter, r *http.Request, body []byt
 			rep = e.serveMessage(r, it.Message, caller, true)
 		}
 		if rep.authErr != nil {
+			release(rep.pooled, rep.body)
 			e.write(w, r, rep)
 			return
 		}
@@ -45,6 +46,7 @@ func (e *Endpoint) serveBatch(w http.ResponseWriter, r *http.Request, body []byt
 			out = append(out, ',')
 		}
 		out = append(out, rep.body...)
+		release(rep.pooled, rep.body)
 		n++
 	}
 	if n == 0 {

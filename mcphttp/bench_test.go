@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -88,6 +89,46 @@ func BenchmarkListBaseline(b *testing.B) {
 	for b.Loop() {
 		send(b, c, req, body)
 	}
+}
+
+// BenchmarkListVsBaseline alternates the two requests above in one loop, so
+// that both see the same machine load, and reports the ratio of their
+// mean times (the target is ≤ 1.2).
+func BenchmarkListVsBaseline(b *testing.B) {
+	f := newFixture(b, fixtureOptions{pageSize: 50})
+	f.store.add("alice", 500)
+	token := f.token(b, "alice")
+	body := legacy(1, "resources/list", nil)
+	kit := httptest.NewServer(f.ep)
+	defer kit.Close()
+	rec := f.do(b, request{body: body, token: token, headers: map[string]string{"MCP-Protocol-Version": "2025-11-25"}})
+	canned := rec.Body.Bytes()
+	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("Cache-Control", "private, max-age=0")
+		h.Set("Vary", "Authorization")
+		_, _ = w.Write(canned)
+	}))
+	defer bare.Close()
+	kitReq, bareReq := listRequest(b, kit.URL+"/mcp", token), listRequest(b, bare.URL+"/mcp", token)
+	send(b, kit.Client(), kitReq, body)
+	send(b, bare.Client(), bareReq, body)
+	var kitTime, bareTime time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		t0 := time.Now()
+		send(b, kit.Client(), kitReq, body)
+		t1 := time.Now()
+		send(b, bare.Client(), bareReq, body)
+		kitTime += t1.Sub(t0)
+		bareTime += time.Since(t1)
+	}
+	b.ReportMetric(float64(kitTime.Nanoseconds())/float64(b.N), "kit-ns/req")
+	b.ReportMetric(float64(bareTime.Nanoseconds())/float64(b.N), "bare-ns/req")
+	b.ReportMetric(float64(kitTime)/float64(bareTime), "ratio")
 }
 
 func legacySDKHandler() http.Handler {

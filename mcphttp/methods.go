@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"sync"
 
 	"github.com/mcpkit/mcpkit/budget"
 	"github.com/mcpkit/mcpkit/inventory"
@@ -13,13 +14,33 @@ import (
 // envelope returns the bytes around a result of c, for the inventory's
 // budgeted writers: the JSON-RPC envelope and, for the modern protocol,
 // the result members every cacheable per-caller result carries.
-func (e *Endpoint) envelope(c *call) inventory.Envelope {
+func (e *Endpoint) envelope(c *call) (inventory.Envelope, *[]byte) {
 	head, tail := jsonrpc.ResultEnvelope(c.id)
-	env := inventory.Envelope{Head: head, Tail: tail}
+	buf := respPool.Get().(*[]byte)
+	env := inventory.Envelope{Head: head, Tail: tail, Buf: (*buf)[:0]}
 	if c.modern {
 		env.Meta = e.metaPrivate
 	}
-	return env
+	return env, buf
+}
+
+// respPool recycles the storage of inventory responses across requests.
+var respPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// pooledReply is the reply for a response assembled in pool storage; write
+// returns the storage once the response is sent.
+func pooledReply(body []byte, buf *[]byte) reply {
+	return reply{body: body, pooled: buf}
+}
+
+// release returns a response's storage to the pool. Huge responses are not
+// kept alive.
+func release(buf *[]byte, body []byte) {
+	if buf == nil || cap(body) > 256<<10 {
+		return
+	}
+	*buf = body[:0]
+	respPool.Put(buf)
 }
 
 type cursorParams struct {
@@ -47,11 +68,13 @@ func (e *Endpoint) list(ctx context.Context, c *call) reply {
 	if err != nil {
 		return e.errorFor(c, err, "")
 	}
-	body, err := e.inv.List(ctx, c.caller, cursor, e.envelope(c))
+	env, buf := e.envelope(c)
+	body, err := e.inv.List(ctx, c.caller, cursor, env)
 	if err != nil {
+		respPool.Put(buf)
 		return e.errorFor(c, err, "")
 	}
-	return reply{body: body}
+	return pooledReply(body, buf)
 }
 
 func (e *Endpoint) templates(ctx context.Context, c *call) reply {
@@ -63,11 +86,13 @@ func (e *Endpoint) templates(ctx context.Context, c *call) reply {
 	if err != nil {
 		return e.errorFor(c, err, "")
 	}
-	body, err := e.inv.Templates(ctx, c.caller, cursor, e.envelope(c))
+	env, buf := e.envelope(c)
+	body, err := e.inv.Templates(ctx, c.caller, cursor, env)
 	if err != nil {
+		respPool.Put(buf)
 		return e.errorFor(c, err, "")
 	}
-	return reply{body: body}
+	return pooledReply(body, buf)
 }
 
 func (e *Endpoint) read(ctx context.Context, c *call) reply {
@@ -80,11 +105,13 @@ func (e *Endpoint) read(ctx context.Context, c *call) reply {
 	if p.URI == nil || *p.URI == "" {
 		return e.errorFor(c, invalidParams("params.uri is required"), "")
 	}
-	body, err := e.inv.ReadResponse(ctx, c.caller, *p.URI, e.envelope(c))
+	env, buf := e.envelope(c)
+	body, err := e.inv.ReadResponse(ctx, c.caller, *p.URI, env)
 	if err != nil {
+		respPool.Put(buf)
 		return e.errorFor(c, err, *p.URI)
 	}
-	return reply{body: body}
+	return pooledReply(body, buf)
 }
 
 type completeParams struct {

@@ -26,10 +26,11 @@ type call struct {
 
 // reply is the outcome of serving one message.
 type reply struct {
-	status    int    // HTTP status; 0 means 200
-	body      []byte // the JSON-RPC response; nil for a notification (202)
-	authErr   error  // when set, answer with the Authenticator's challenge
-	sessionID string // a session minted by initialize
+	status    int     // HTTP status; 0 means 200
+	body      []byte  // the JSON-RPC response; nil for a notification (202)
+	authErr   error   // when set, answer with the Authenticator's challenge
+	sessionID string  // a session minted by initialize
+	pooled    *[]byte // body's storage, returned to respPool once written
 	// stream, when set, answers the request itself (an SSE response).
 	stream func(w http.ResponseWriter, r *http.Request)
 }
@@ -297,6 +298,7 @@ func (e *Endpoint) write(w http.ResponseWriter, r *http.Request, rep reply) {
 	h.Set("Content-Length", strconv.Itoa(len(rep.body)))
 	w.WriteHeader(cmpOr(rep.status, http.StatusOK))
 	_, _ = w.Write(rep.body)
+	release(rep.pooled, rep.body)
 }
 
 func cmpOr(v, fallback int) int {
