@@ -9,6 +9,8 @@
 // (package mcphttp) calls [Inventory.List], [Inventory.Templates],
 // [Inventory.Read] (or [Inventory.ReadResponse]) and [Inventory.Complete]
 // with the authenticated caller, and maps the errors (see Errors below).
+// What each caller may see can change at run time through gates and
+// per-subject grants (see Gates and grants).
 //
 // # The list contract
 //
@@ -115,7 +117,7 @@
 // RequiredScopes the caller lacks are skipped, and a caller who may use
 // none gets an [*authn.ScopeError] naming the scopes of the first source
 // that misses the fewest. Without list sources, anonymous callers see the
-// public static resources.
+// public static resources. Gates (below) hide statics and sources too.
 //
 // # Cursors
 //
@@ -127,7 +129,11 @@
 // "anonymous"), and to a fingerprint of the registry and page settings: a
 // cursor replayed by another caller, after a scope change, or against a
 // registry with other sources or page settings, fails with
-// [*CursorError]{Reason: "invalid"}. A traversal expires 15 minutes after
+// [*CursorError]{Reason: "invalid"}. In an inventory with gates or grants
+// the binding also holds what the caller may see (one decision per static
+// resource and list source; per template for resources/templates/list),
+// so a cursor also fails as invalid after a grant or policy change that
+// reveals or hides one of them. A traversal expires 15 minutes after
 // its first page, however many pages follow ({Reason: "expired"}). The
 // client starts again; the kit never restarts silently.
 //
@@ -167,13 +173,84 @@
 // "{name}.{ext}"), each variable takes the shortest value that lets the
 // rest match. [Expand] builds URIs that match back to the same values.
 //
+// # Gates and grants
+//
+// The registry never changes, but who may see what can. A [Gate] is a
+// named [Policy] over the caller (and the request context), defined in
+// Options.Gates and attached to static resources (Resource.Gates),
+// templates (Template.Gates) or everything (Options.GlobalGates). A
+// caller passes a gate when its policy says so, or when the caller's
+// subject was authorized for it at run time with [Inventory.Authorize]
+// (until [Inventory.Revoke]). Per subject, [Inventory.Enable] shows one
+// static resource (by URI) or template (by name) whatever its gates say,
+// and [Inventory.Disable] hides it. Grants live in a [GrantStore]: the
+// in-process [MemoryGrants] by default, or the application's database so
+// that they survive restarts and hold across a fleet. Anonymous callers,
+// and callers without a subject, have no grants: policies alone decide.
+//
+// What a caller may see is, for every static resource and template:
+// Access and RequiredScopes as always, and then a Disable hides it, an
+// Enable shows it, and otherwise every gate attached to it (its own and
+// the global ones) must pass. The same decision holds everywhere:
+//
+//   - resources/list leaves out the statics the caller may not see and
+//     skips the list sources hidden from it, as it skips sources whose
+//     scopes are missing. The 403 stays for a caller held back by scopes
+//     alone (a step-up would help); a caller from whom every source is
+//     hidden gets the static resources it may see, without an error;
+//   - resources/read of a hidden resource, or of a URI of a hidden
+//     template, is [ErrNotFound], exactly as for an unknown URI, also for
+//     anonymous callers: gates hide, they do not challenge;
+//   - resources/templates/list leaves hidden templates out (in both
+//     Discovery modes), and completion answers for a hidden template as
+//     for an unknown one;
+//   - [Inventory.CanRead] answers the same question for one URI, so that a
+//     transport sends resource updates only to callers who may read them.
+//
+// Each request reads the caller's grants at most once, and an inventory
+// with neither gates nor Options.Grants never does. A failing store or a
+// panicking policy is [ErrInternal] for the client and an Error record
+// for the operator (source "grants" or "gate NAME"). Policies run on
+// every request, at most once per gate: keep them to the principal and
+// the context.
+//
+// After a change that changed something, Options.Notifier learns which
+// subject's view may have changed, so that the transport can send
+// notifications/resources/list_changed to that principal's own streams.
+// A "reports" template appears once the user has finished onboarding, and
+// one static resource is shown to a single user:
+//
+//	inv, err := inventory.New(
+//		[]inventory.Resource{{
+//			URI: "docs://changelog/beta", Name: "Beta changelog", Access: inventory.Public,
+//			Gates: []string{"beta"}, Read: inventory.TextReader("text/markdown", changelog),
+//		}},
+//		[]inventory.Template{{
+//			Name: "reports", URITemplate: "docs://reports/{id}", RequiredScopes: []string{"docs:read"},
+//			Gates: []string{"onboarding"}, Read: readReport,
+//		}},
+//		inventory.Options{
+//			Gates: []inventory.Gate{
+//				{Name: "onboarding"}, // no policy: only a grant opens it
+//				{Name: "beta", Policy: inventory.AllOf(inventory.Authenticated, inventory.HasScopes("beta"))},
+//			},
+//			Grants:   grantsInDB, // a GrantStore over the application's tables; nil: in memory
+//			Notifier: endpoint,   // sends list_changed to that subject's streams
+//		})
+//
+//	// When alice finishes the last onboarding step:
+//	_, err = inv.Authorize(ctx, "alice", "onboarding") // reports appear for alice only
+//	// Support lets bob read the beta changelog without the beta scope:
+//	_, err = inv.Enable(ctx, "bob", "docs://changelog/beta")
+//
 // # Errors
 //
 // What the serving methods return, and what the transport makes of it:
 //
 //   - [ErrNotFound]: JSON-RPC -32002 (legacy eras) or -32602 (2026-07-28)
-//     with data.uri. A record that does not exist and one the handler does
-//     not show to this caller look the same.
+//     with data.uri. A record that does not exist, one the handler does
+//     not show to this caller, and a resource hidden by gates look the
+//     same.
 //   - [ErrUnauthenticated]: HTTP 401 with a Bearer challenge (resources/list
 //     with list sources, or a protected resource or template, and no caller).
 //   - [*authn.ScopeError]: HTTP 403 insufficient_scope naming Required (all
@@ -192,5 +269,9 @@
 // template, or nil functions; RequiredScopes on a public resource or
 // scopes outside the RFC 6749 scope-token characters; bad annotations;
 // PageSize outside 1..100; negative byte limits or timeout; byte limits
-// too small for an empty page with the longest cursor.
+// too small for an empty page with the longest cursor; gate names that are
+// empty, longer than 128 bytes, outside the scope-token characters or
+// defined twice; attachments (Gates, GlobalGates) naming an unknown gate
+// or one gate twice; and, when grants are in use, a template named like a
+// static resource's URI (Enable could not tell them apart).
 package inventory

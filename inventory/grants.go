@@ -68,7 +68,18 @@ type Change struct {
 // application's database so that grants survive restarts and are shared
 // by the instances of a fleet. Both methods must be safe for concurrent
 // use and honour ctx (they get Options.CallbackTimeout on the request
-// path, like callbacks).
+// path, like callbacks). In SQL (PostgreSQL syntax), two tables do:
+//
+//	CREATE TABLE gate_grants (subject text, gate text, PRIMARY KEY (subject, gate));
+//	CREATE TABLE resource_overrides (subject text, resource text,
+//	    enabled boolean NOT NULL, PRIMARY KEY (subject, resource));
+//
+// Grants reads the subject's rows of both. Apply is one statement whose
+// affected row count says whether anything changed: INSERT … ON CONFLICT
+// DO NOTHING (OpAuthorize), DELETE (OpRevoke), and INSERT … ON CONFLICT
+// (subject, resource) DO UPDATE SET enabled = $3 WHERE
+// resource_overrides.enabled <> $3 (OpEnable with true, OpDisable with
+// false).
 type GrantStore interface {
 	// Grants returns the subject's current grants (zero Grants when it has
 	// none). The Inventory calls it at most once per request, and never
@@ -83,7 +94,11 @@ type GrantStore interface {
 
 // Notifier learns that what a subject may see has changed. The transport
 // implements it to send notifications/resources/list_changed to that
-// subject's own streams, and to nobody else.
+// subject's own streams, and to nobody else. It is called synchronously
+// by the grant methods, after the store applied a change that changed the
+// subject's grants; such a change may still leave what the subject sees
+// as it was (authorizing a gate its policy already passes), and clients
+// simply list again.
 type Notifier interface {
 	ListChanged(ctx context.Context, subject string)
 }

@@ -18,6 +18,11 @@
 //
 // [Check] returns the same findings as values, for tools that are not tests.
 //
+// [CheckGrantStore] does the same for an inventory.GrantStore backed by
+// your database: it checks the changed flags, Enable and Disable replacing
+// each other, per-subject isolation and atomic concurrent changes, on
+// subjects with a random prefix ([CheckGrants] returns the findings).
+//
 // [MemorySource] keeps records per subject in sorted slices and answers
 // List with a binary search: a correct keyset source to start from, and to
 // compare a real one against.

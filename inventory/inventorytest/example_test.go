@@ -52,3 +52,11 @@ func ExampleMemorySource() {
 	// One true
 	// Two false
 }
+
+// CheckGrants holds a GrantStore to the contract; MemoryGrants keeps it.
+func ExampleCheckGrants() {
+	problems, err := inventorytest.CheckGrants(context.Background(), inventory.NewMemoryGrants())
+	fmt.Println(len(problems), "problems", err)
+	// Output:
+	// 0 problems <nil>
+}
