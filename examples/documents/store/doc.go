@@ -38,6 +38,11 @@
 // is a retention deadline after which the document is neither listed nor
 // readable.
 //
+// [Store.Update] replaces the body of the owner's document; [Store.Readers]
+// names every subject that may read it now (its owner and grantees, one
+// lookup in the (doc_id, subject) index), so that a server can tell exactly
+// those subjects that it changed, and nobody else.
+//
 // # The keyset query
 //
 //	SELECT d.id, d.title, d.mime_type, a.order_key
@@ -105,7 +110,8 @@
 // the write lock at BEGIN; "sqlite::memory:" is a private database on one
 // connection. PostgreSQL uses pgx natively (not database/sql), so a
 // cancelled ctx sends the server a cancel request and the query really
-// stops; its small connection pool is in this package because pgxpool's
-// dependency is not in this module. Tables go to the first schema of the
-// search_path (add search_path=… to the DSN to choose one).
+// stops; its small connection pool is in this package (it predates
+// pgxpool's dependency in this module, and does what the store needs).
+// Tables go to the first schema of the search_path (add search_path=… to
+// the DSN to choose one).
 package store

@@ -128,3 +128,32 @@ func TestSQLiteListUsesIndex(t *testing.T) {
 	assert.NotContains(t, text, "TEMP B-TREE")
 	assert.NotContains(t, text, "SCAN")
 }
+
+// TestSQLiteReadersUsesIndex: Readers looks the document up by primary key
+// and reads its access rows from the (doc_id, subject) index, already in
+// subject order.
+func TestSQLiteReadersUsesIndex(t *testing.T) {
+	st := openTestSQLite(t, Options{}).(*sqliteStore)
+	ctx := context.Background()
+	require.NoError(t, SeedMany(ctx, st, "alice", 2_000))
+	_, err := st.db.ExecContext(ctx, "ANALYZE")
+	require.NoError(t, err)
+
+	rows, err := st.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+sqliteReaders, "x", "alice", micros(time.Now()))
+	require.NoError(t, err)
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
+		plan = append(plan, detail)
+	}
+	require.NoError(t, rows.Err())
+	text := strings.Join(plan, "\n")
+	t.Logf("plan:\n%s", text)
+	assert.Contains(t, text, "USING INDEX sqlite_autoindex_documents_1 (id=?)")
+	assert.Contains(t, text, "document_access_doc (doc_id=?)")
+	assert.NotContains(t, text, "TEMP B-TREE")
+	assert.NotContains(t, text, "SCAN")
+}

@@ -11,10 +11,8 @@ import (
 
 // connPool is a minimal pool of *pgx.Conn.
 //
-// pgxpool (and pgx's database/sql driver, which imports it) needs
-// github.com/jackc/puddle/v2, which this module's go.sum does not list, and
-// the team does not edit go.mod/go.sum. This pool does what the store
-// needs: at most max connections in use, idle ones reused, broken ones or
+// It was written when pgxpool's dependency (github.com/jackc/puddle/v2)
+// was not yet in this module; it does what the store needs: at most max connections in use, idle ones reused, broken ones or
 // ones left inside a transaction dropped, every wait bounded by ctx.
 type connPool struct {
 	cfg  *pgx.ConnConfig

@@ -76,7 +76,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
 // cancelled ctx sends PostgreSQL a cancel request, so the server stops the
 // query instead of finishing it for nobody; statements are prepared and
 // cached per connection; CopyFrom loads SeedMany's rows quickly. The pool
-// is connPool, because pgxpool is not available in this module (see there).
+// is connPool (see there).
 type postgresStore struct {
 	pool  *connPool
 	clock func() time.Time
@@ -297,6 +297,60 @@ VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, grantee, key, id)
 		}
 		return err
 	})
+}
+
+// postgresReaders lists the subjects with access to a visible document of
+// owner (see sqliteReaders).
+const postgresReaders = `SELECT a.subject
+FROM documents AS d JOIN document_access AS a ON a.doc_id = d.id AND a.order_key = d.order_key
+WHERE d.id = $1 AND d.owner = $2 AND d.deleted_at IS NULL AND (d.expires_at IS NULL OR d.expires_at > $3)
+ORDER BY a.subject COLLATE "C"`
+
+func (s *postgresStore) Update(ctx context.Context, owner, id, body string) error {
+	if err := checkOwned(owner, id); err != nil {
+		return err
+	}
+	if err := checkBody(body); err != nil {
+		return err
+	}
+	err := s.with(ctx, func(c *pgx.Conn) error {
+		tag, err := c.Exec(ctx, `UPDATE documents SET body = $1
+WHERE id = $2 AND owner = $3 AND deleted_at IS NULL AND (expires_at IS NULL OR expires_at > $4)`,
+			body, id, owner, dbTime(s.now()))
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return ErrNotFound
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return dbErr(ctx, "update", err)
+	}
+	return err
+}
+
+func (s *postgresStore) Readers(ctx context.Context, owner, id string) ([]string, error) {
+	if err := checkOwned(owner, id); err != nil {
+		return nil, err
+	}
+	var out []string
+	err := s.with(ctx, func(c *pgx.Conn) error {
+		rows, err := c.Query(ctx, postgresReaders, id, owner, dbTime(s.now()))
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	if err != nil {
+		return nil, dbErr(ctx, "readers", err)
+	}
+	if len(out) == 0 {
+		return nil, ErrNotFound
+	}
+	return out, nil
 }
 
 // inTx runs fn in a transaction and commits it. The package's sentinel

@@ -349,6 +349,60 @@ VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, grantee, key, id)
 	return dbErr(ctx, op, tx.Commit())
 }
 
+// sqliteReaders lists the subjects with access to a visible document of
+// owner, through the access table's (doc_id, subject) index. The owner's
+// own access row makes the answer non-empty exactly when the document is
+// owned and visible.
+const sqliteReaders = `SELECT a.subject
+FROM documents AS d JOIN document_access AS a ON a.doc_id = d.id AND a.order_key = d.order_key
+WHERE d.id = ? AND d.owner = ? AND d.deleted_at IS NULL AND (d.expires_at IS NULL OR d.expires_at > ?)
+ORDER BY a.subject`
+
+func (s *sqliteStore) Update(ctx context.Context, owner, id, body string) error {
+	if err := checkOwned(owner, id); err != nil {
+		return err
+	}
+	if err := checkBody(body); err != nil {
+		return err
+	}
+	now := micros(s.now())
+	res, err := s.db.ExecContext(ctx, `UPDATE documents SET body = ?
+WHERE id = ? AND owner = ? AND deleted_at IS NULL AND (expires_at IS NULL OR expires_at > ?)`, body, id, owner, now)
+	if err != nil {
+		return dbErr(ctx, "update", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return notFoundOr(ctx, "update", err)
+	}
+	return nil
+}
+
+func (s *sqliteStore) Readers(ctx context.Context, owner, id string) ([]string, error) {
+	if err := checkOwned(owner, id); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, sqliteReaders, id, owner, micros(s.now()))
+	if err != nil {
+		return nil, dbErr(ctx, "readers", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var subject string
+		if err := rows.Scan(&subject); err != nil {
+			return nil, dbErr(ctx, "readers", err)
+		}
+		out = append(out, subject)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbErr(ctx, "readers", err)
+	}
+	if len(out) == 0 {
+		return nil, ErrNotFound
+	}
+	return out, nil
+}
+
 // micros is t as stored in SQLite: unix microseconds.
 func micros(t time.Time) int64 { return t.UnixMicro() }
 

@@ -11,8 +11,8 @@ import (
 // Errors callers branch on with errors.Is.
 var (
 	// ErrNotFound: the document does not exist, is deleted, has expired,
-	// is not visible to the subject, or (for Delete, Share, Unshare) is not
-	// owned by the caller. The cases are deliberately indistinguishable.
+	// is not visible to the subject, or (for Delete, Update, Share, Unshare,
+	// Readers) is not owned by the caller. The cases are deliberately indistinguishable.
 	ErrNotFound = errors.New("store: not found")
 	// ErrInvalid: an argument is malformed (an empty subject, a limit out
 	// of range, a bad key, title or MIME type). No query was run.
@@ -94,6 +94,16 @@ type Store interface {
 	// owner's own access cannot be removed.
 	Share(ctx context.Context, owner, id, grantee string) error
 	Unshare(ctx context.Context, owner, id, grantee string) error
+	// Update replaces the body of owner's document (at most MaxBodyBytes of
+	// UTF-8 without NUL bytes, else ErrInvalid). Anyone else, grantees
+	// included, gets ErrNotFound. Title, MIME type and order key stay.
+	Update(ctx context.Context, owner, id, body string) error
+	// Readers returns every subject that may read owner's document now:
+	// the owner and the grantees, in byte order. Anyone else gets
+	// ErrNotFound. It is what a server notifies after an Update; a share
+	// made after the call is not in the answer (its grantee is told about
+	// the new document by the share itself).
+	Readers(ctx context.Context, owner, id string) ([]string, error)
 }
 
 // DB is an open database: a Store plus its lifecycle.

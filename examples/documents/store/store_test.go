@@ -257,6 +257,8 @@ func TestContextCancellation(t *testing.T) {
 			"delete":  func() error { return st.Delete(ctx, "alice", doc.ID) },
 			"share":   func() error { return st.Share(ctx, "alice", doc.ID, "bob") },
 			"unshare": func() error { return st.Unshare(ctx, "alice", doc.ID, "bob") },
+			"update":  func() error { return st.Update(ctx, "alice", doc.ID, "y") },
+			"readers": func() error { _, err := st.Readers(ctx, "alice", doc.ID); return err },
 			"migrate": func() error { return st.Migrate(ctx) },
 		} {
 			assert.ErrorIs(t, call(), context.Canceled, name)

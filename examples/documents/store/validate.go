@@ -117,8 +117,8 @@ func prepare(doc NewDocument, now time.Time) (Document, error) {
 		return Document{}, fmt.Errorf("%w: title must be 1–%d bytes", ErrInvalid, MaxTitleBytes)
 	case !utf8.ValidString(doc.Title) || strings.IndexFunc(doc.Title, unicode.IsControl) >= 0:
 		return Document{}, fmt.Errorf("%w: title is not printable UTF-8", ErrInvalid)
-	case len(doc.Body) > MaxBodyBytes || !utf8.ValidString(doc.Body) || strings.IndexByte(doc.Body, 0) >= 0:
-		return Document{}, fmt.Errorf("%w: body must be at most %d bytes of UTF-8 without NUL", ErrInvalid, MaxBodyBytes)
+	case checkBody(doc.Body) != nil:
+		return Document{}, checkBody(doc.Body)
 	case !isMIMEType(doc.MIMEType):
 		return Document{}, fmt.Errorf("%w: MIME type must be type/subtype", ErrInvalid)
 	case doc.ID != "" && !validID(doc.ID):
@@ -152,6 +152,27 @@ func checkShare(owner, id, grantee string) error {
 		return err
 	}
 	if err := checkSubject("grantee", grantee); err != nil {
+		return err
+	}
+	if !validID(id) {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// checkBody accepts a document body: at most MaxBodyBytes of UTF-8 without
+// NUL bytes.
+func checkBody(body string) error {
+	if len(body) > MaxBodyBytes || !utf8.ValidString(body) || strings.IndexByte(body, 0) >= 0 {
+		return fmt.Errorf("%w: body must be at most %d bytes of UTF-8 without NUL", ErrInvalid, MaxBodyBytes)
+	}
+	return nil
+}
+
+// checkOwned validates the arguments of Update and Readers. A malformed id
+// is reported as ErrNotFound (no such document can exist).
+func checkOwned(owner, id string) error {
+	if err := checkSubject("owner", owner); err != nil {
 		return err
 	}
 	if !validID(id) {
