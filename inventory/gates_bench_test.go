@@ -105,27 +105,41 @@ func BenchmarkReadGates(b *testing.B) {
 	}
 }
 
-// BenchmarkGatesRatio alternates the ungated and the gated first page in
-// one loop, so that load on a shared machine weighs on both alike, and
-// reports the gated/ungated ratio. Allocations are those of both.
+// BenchmarkGatesRatio alternates the ungated and the gated inventory in
+// one loop (a first resources/list page, or a read of a record), so that
+// load on a shared machine weighs on both alike, and reports the
+// gated/ungated ratio. Allocations are those of both.
 func BenchmarkGatesRatio(b *testing.B) {
 	plain, gated := benchUngatedInventory(b), benchGatedInventory(b)
 	caller, ctx := alice(), context.Background()
-	var tPlain, tGated time.Duration
-	run := func(inv *inventory.Inventory, p *authn.Principal, total *time.Duration) {
-		start := time.Now()
-		if _, err := inv.List(ctx, p, "", benchEnv); err != nil {
-			b.Fatal(err)
-		}
-		*total += time.Since(start)
+	for name, op := range map[string]func(*inventory.Inventory, *authn.Principal) error{
+		"list": func(inv *inventory.Inventory, p *authn.Principal) error {
+			_, err := inv.List(ctx, p, "", benchEnv)
+			return err
+		},
+		"read": func(inv *inventory.Inventory, p *authn.Principal) error {
+			_, err := inv.Read(ctx, p, "docs://documents/d7")
+			return err
+		},
+	} {
+		b.Run(name, func(b *testing.B) {
+			var tPlain, tGated time.Duration
+			run := func(inv *inventory.Inventory, total *time.Duration) {
+				start := time.Now()
+				if err := op(inv, caller); err != nil {
+					b.Fatal(err)
+				}
+				*total += time.Since(start)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				run(plain, &tPlain)
+				run(gated, &tGated)
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(tPlain.Nanoseconds())/n, "ns/op-ungated")
+			b.ReportMetric(float64(tGated.Nanoseconds())/n, "ns/op-gated")
+			b.ReportMetric(float64(tGated)/float64(tPlain), "ratio-gated/ungated")
+		})
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		run(plain, caller, &tPlain)
-		run(gated, caller, &tGated)
-	}
-	n := float64(b.N)
-	b.ReportMetric(float64(tPlain.Nanoseconds())/n, "ns/page-ungated")
-	b.ReportMetric(float64(tGated.Nanoseconds())/n, "ns/page-gated")
-	b.ReportMetric(float64(tGated)/float64(tPlain), "ratio-gated/ungated")
 }

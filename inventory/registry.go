@@ -359,3 +359,8 @@ func (inv *Inventory) HasListSources() bool { return len(inv.sources) > 0 }
 // Completes reports whether some template has a completion callback: the
 // server should declare the completions capability exactly then.
 func (inv *Inventory) Completes() bool { return inv.completes }
+
+// Gated reports whether what a caller may see can change at run time:
+// some gate is defined or Options.Grants is set. Only then do grant
+// changes reach Options.Notifier, and only then do requests read grants.
+func (inv *Inventory) Gated() bool { return inv.gated }
