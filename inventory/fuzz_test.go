@@ -187,33 +187,42 @@ func FuzzInventoryCursor(f *testing.F) {
 		}
 		return Page{Entries: []Entry{{Key: next, URI: "docs://documents/" + next, Name: next}}, HasMore: next < "k3"}, nil
 	}
-	inv, err := New(nil, []Template{{Name: "documents", URITemplate: "docs://documents/{id}", Read: TextReader("text/plain", ""), List: list}},
-		Options{PageSize: 1})
+	tmpl := Template{Name: "documents", URITemplate: "docs://documents/{id}", Read: TextReader("text/plain", ""), List: list, Gates: []string{"g"}}
+	gated, err := New(nil, []Template{tmpl}, Options{PageSize: 1, Gates: []Gate{{Name: "g", Policy: Authenticated}}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	tmpl.Gates = nil
+	inv, err := New(nil, []Template{tmpl}, Options{PageSize: 1})
 	if err != nil {
 		f.Fatal(err)
 	}
 	caller := &authn.Principal{Subject: "alice"}
-	valid := map[string]bool{}
-	c, _ := inv.SealListPositionForTest(caller, 0, 0, "k1", inv.sealer.Now())
-	valid[c] = true
-	f.Add(c)
+	valid := map[*Inventory]string{} // the one cursor each issued
+	for _, i := range []*Inventory{inv, gated} {
+		c, _ := i.SealListPositionForTest(caller, 0, 0, "k1", i.sealer.Now())
+		valid[i] = c
+		f.Add(c)
+	}
 	f.Add("")
 	f.Add("AQ")
 	f.Add(strings.Repeat("A", 100))
 	f.Fuzz(func(t *testing.T, cursor string) {
-		out, err := inv.List(context.Background(), caller, cursor, Envelope{})
-		if err == nil {
-			if cursor != "" && !valid[cursor] {
-				t.Fatalf("accepted a cursor it did not issue: %q", cursor)
+		for _, i := range []*Inventory{inv, gated} { // ungated, and gated (visibility in the binding)
+			out, err := i.List(context.Background(), caller, cursor, Envelope{})
+			if err == nil {
+				if cursor != "" && valid[i] != cursor {
+					t.Fatalf("accepted a cursor it did not issue: %q", cursor)
+				}
+				if len(out) == 0 {
+					t.Fatal("empty response")
+				}
+				continue
 			}
-			if len(out) == 0 {
-				t.Fatal("empty response")
+			var ce *CursorError
+			if !errors.As(err, &ce) {
+				t.Fatalf("got %v, want a *CursorError", err)
 			}
-			return
-		}
-		var ce *CursorError
-		if !errors.As(err, &ce) {
-			t.Fatalf("got %v, want a *CursorError", err)
 		}
 	})
 }
