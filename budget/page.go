@@ -61,12 +61,24 @@ func New(head, tail []byte, lim Limits) (*Page, error) {
 // sync.Pool. Finish returns a slice of that storage when it was large
 // enough.
 func NewInto(dst, head, tail []byte, lim Limits) (*Page, error) {
+	p := new(Page)
+	if err := p.Reset(dst, head, tail, lim); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Reset starts a new page in p, as NewInto does, so that a caller can keep
+// one Page value (in a pooled scratch struct, say) for many pages. On error
+// p is left empty and unusable until the next successful Reset.
+func (p *Page) Reset(dst, head, tail []byte, lim Limits) error {
+	*p = Page{}
 	if lim.MaxItems < 1 || lim.MaxBytes < 1 || lim.Reserve < 0 {
-		return nil, fmt.Errorf("budget: invalid limits %+v", lim)
+		return fmt.Errorf("budget: invalid limits %+v", lim)
 	}
 	fixed := len(head) + len("[]") + lim.Reserve + len(tail)
 	if fixed > lim.MaxBytes {
-		return nil, ErrTooSmall
+		return ErrTooSmall
 	}
 	buf := dst[:0]
 	if cap(buf) == 0 {
@@ -74,7 +86,8 @@ func NewInto(dst, head, tail []byte, lim Limits) (*Page, error) {
 	}
 	buf = append(buf, head...)
 	buf = append(buf, '[')
-	return &Page{buf: buf, tail: tail, lim: lim, fixed: fixed}, nil
+	*p = Page{buf: buf, tail: tail, lim: lim, fixed: fixed}
+	return nil
 }
 
 // Add appends an encoded item if it fits under both limits. It returns

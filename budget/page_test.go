@@ -167,3 +167,29 @@ func TestNewIntoReusesStorage(t *testing.T) {
 	assert.Equal(t, "h[1]t", string(out))
 	assert.Equal(t, &buf[:1][0], &out[0], "the page must be assembled in the caller's storage")
 }
+
+func TestResetReusesThePage(t *testing.T) {
+	var p Page
+	require.NoError(t, p.Reset(nil, []byte("h"), []byte("t"), Limits{MaxItems: 1, MaxBytes: 100}))
+	require.NoError(t, p.Add([]byte("1")))
+	assert.ErrorIs(t, p.Add([]byte("2")), ErrFull)
+	out, err := p.Finish(nil)
+	require.NoError(t, err)
+	assert.Equal(t, "h[1]t", string(out))
+
+	require.NoError(t, p.Reset(out, []byte("H"), nil, Limits{MaxItems: 2, MaxBytes: 100}))
+	assert.Equal(t, 0, p.Len(), "a reset page is empty")
+	require.NoError(t, p.Add([]byte("a")))
+	require.NoError(t, p.Add([]byte("b")))
+	out, err = p.Finish(nil)
+	require.NoError(t, err)
+	assert.Equal(t, "H[a,b]", string(out))
+
+	assert.ErrorIs(t, p.Reset(nil, []byte("long head"), nil, Limits{MaxItems: 1, MaxBytes: 3}), ErrTooSmall)
+	allocs := testing.AllocsPerRun(100, func() {
+		_ = p.Reset(out, []byte("h"), nil, Limits{MaxItems: 1, MaxBytes: 100})
+		_ = p.Add([]byte("1"))
+		out, _ = p.Finish(nil)
+	})
+	assert.Zero(t, allocs)
+}

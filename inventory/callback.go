@@ -16,6 +16,7 @@ import (
 type scratch struct {
 	head, tail, item, bind, payload, trailer []byte
 	vis, open                                []byte // visibility bits of a gated inventory
+	page                                     budget.Page
 }
 
 var scratchPool = sync.Pool{New: func() any {

@@ -74,7 +74,8 @@ func (inv *Inventory) List(ctx context.Context, caller *authn.Principal, cursor 
 
 	sc.head = append(append(sc.head[:0], env.Head...), `{"resources":`...)
 	sc.tail = appendTail(sc.tail[:0], env)
-	page, err := budget.NewInto(inv.buffer(&inv.listHint, env.Buf), sc.head, sc.tail, budget.Limits{
+	page := &sc.page
+	err := page.Reset(inv.buffer(&inv.listHint, env.Buf), sc.head, sc.tail, budget.Limits{
 		MaxItems: inv.pageSize, MaxBytes: inv.maxBytes, Reserve: inv.listReserve,
 	})
 	if err != nil {
@@ -128,12 +129,11 @@ func appendTail(dst []byte, env Envelope) []byte {
 func (inv *Inventory) appendCursor(sc *scratch, purpose string, caller *authn.Principal, vis, payload []byte, first time.Time) ([]byte, error) {
 	sc.payload = payload
 	sc.bind = inv.appendBinding(sc.bind[:0], purpose, caller, vis)
-	c, err := inv.sealer.Seal(sc.bind, payload, first)
+	t := append(sc.trailer[:0], `,"nextCursor":"`...)
+	t, err := inv.sealer.AppendSeal(t, sc.bind, payload, first) // base64url: nothing to escape
 	if err != nil {
 		return nil, err
 	}
-	t := append(sc.trailer[:0], `,"nextCursor":"`...)
-	t = append(t, c...) // base64url: nothing to escape
 	return append(t, '"'), nil
 }
 

@@ -48,7 +48,8 @@ func (inv *Inventory) Templates(ctx context.Context, caller *authn.Principal, cu
 
 	sc.head = append(append(sc.head[:0], env.Head...), `{"resourceTemplates":`...)
 	sc.tail = appendTail(sc.tail[:0], env)
-	page, err := budget.NewInto(inv.buffer(&inv.tmplHint, env.Buf), sc.head, sc.tail, budget.Limits{
+	page := &sc.page
+	err := page.Reset(inv.buffer(&inv.tmplHint, env.Buf), sc.head, sc.tail, budget.Limits{
 		MaxItems: inv.pageSize, MaxBytes: inv.maxBytes, Reserve: inv.tmplReserve,
 	})
 	if err != nil {

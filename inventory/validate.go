@@ -50,6 +50,7 @@ func validatePage(source string, t *uriTemplate, req ListRequest, p Page) *Contr
 		return fail(RuleHasMoreEmpty, -1)
 	}
 	prev := req.After
+	okMIME := "" // the last MIME type found valid: pages mostly repeat one
 	for i := range p.Entries {
 		e := &p.Entries[i]
 		if rule := checkKey(e.Key); rule != "" {
@@ -68,8 +69,11 @@ func validatePage(source string, t *uriTemplate, req ListRequest, p Page) *Contr
 		if rule := checkName(e.Name); rule != "" {
 			return fail(rule, i)
 		}
-		if rule := checkMIME(e.MIMEType); rule != "" {
-			return fail(rule, i)
+		if e.MIMEType != okMIME {
+			if rule := checkMIME(e.MIMEType); rule != "" {
+				return fail(rule, i)
+			}
+			okMIME = e.MIMEType
 		}
 	}
 	if i := duplicateURI(p.Entries); i >= 0 {

@@ -24,13 +24,16 @@ const testResource = "https://mcp.example.com/mcp"
 // docStore is an in-memory keyset source: each subject's documents sorted
 // by key.
 type docStore struct {
-	mu   sync.Mutex
-	docs map[string][]doc
+	mu      sync.Mutex
+	docs    map[string][]doc
+	entries map[string][]inventory.Entry // the same documents as list entries
 }
 
 type doc struct{ key, id, uri, title string }
 
-func newDocStore() *docStore { return &docStore{docs: map[string][]doc{}} }
+func newDocStore() *docStore {
+	return &docStore{docs: map[string][]doc{}, entries: map[string][]inventory.Entry{}}
+}
 
 func (s *docStore) add(subject string, n int) {
 	s.mu.Lock()
@@ -38,22 +41,21 @@ func (s *docStore) add(subject string, n int) {
 	k := len(s.docs[subject])
 	for i := k; i < k+n; i++ {
 		id := fmt.Sprintf("%s-%04d", subject, i)
-		s.docs[subject] = append(s.docs[subject], doc{key: fmt.Sprintf("k%06d", i), id: id, uri: "docs://documents/" + id, title: "Document " + id})
+		d := doc{key: fmt.Sprintf("k%06d", i), id: id, uri: "docs://documents/" + id, title: "Document " + id}
+		s.docs[subject] = append(s.docs[subject], d)
+		s.entries[subject] = append(s.entries[subject], inventory.Entry{Key: d.key, URI: d.uri, Name: d.title, MIMEType: "text/plain"})
 	}
 }
 
 func (s *docStore) list(_ context.Context, req inventory.ListRequest) (inventory.Page, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	all := s.docs[req.Principal.Subject]
-	i := sort.Search(len(all), func(i int) bool { return all[i].key > req.After })
-	p := inventory.Page{Entries: make([]inventory.Entry, 0, min(req.Limit, len(all)-i))}
-	for ; i < len(all) && len(p.Entries) < req.Limit; i++ {
-		d := all[i]
-		p.Entries = append(p.Entries, inventory.Entry{Key: d.key, URI: d.uri, Name: d.title, MIMEType: "text/plain"})
-	}
-	p.HasMore = i < len(all)
-	return p, nil
+	// A keyset lookup over entries built in advance: the page is a window
+	// of the caller's sorted entries, found by binary search.
+	all := s.entries[req.Principal.Subject]
+	i := sort.Search(len(all), func(i int) bool { return all[i].Key > req.After })
+	end := min(i+req.Limit, len(all))
+	return inventory.Page{Entries: all[i:end:end], HasMore: end < len(all)}, nil
 }
 
 func (s *docStore) read(_ context.Context, req inventory.ReadRequest) ([]inventory.Contents, error) {

@@ -48,3 +48,22 @@ func BenchmarkBaselineGCM(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAppendSealOpen is BenchmarkSealOpen with the cursor appended to
+// a reused buffer, as a response writer does.
+func BenchmarkAppendSealOpen(b *testing.B) {
+	s := MustNew(Options{})
+	now := time.Now()
+	buf := make([]byte, 0, 512)
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		buf, err = s.AppendSeal(buf[:0], benchBinding, benchPayload, now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := s.Open(benchBinding, string(buf)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

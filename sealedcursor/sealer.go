@@ -126,33 +126,48 @@ func (s *Sealer) TTL() time.Duration { return s.ttl }
 // stored: Open must be given the same bytes. Each call draws a new random
 // nonce, so sealing the same input twice gives different cursors.
 func (s *Sealer) Seal(binding, payload []byte, firstIssued time.Time) (string, error) {
+	b, err := s.AppendSeal(nil, binding, payload, firstIssued)
+	return string(b), err
+}
+
+// AppendSeal is like Seal but appends the cursor to dst and returns the
+// extended slice, so that a caller building a response can write the cursor
+// in place without allocating.
+func (s *Sealer) AppendSeal(dst, binding, payload []byte, firstIssued time.Time) ([]byte, error) {
 	if len(payload) > MaxPayload {
-		return "", ErrPayloadTooLarge
+		return dst, ErrPayloadTooLarge
 	}
 	if firstIssued.IsZero() {
-		return "", errors.New("sealedcursor: zero first-issued time")
+		return dst, errors.New("sealedcursor: zero first-issued time")
 	}
 	kid := s.keys.active
 	aead := s.keys.aeads[kid]
 
-	var stack [overhead + MaxPayload]byte
-	raw := stack[:headSize+nonceSize+timeSize+len(payload)]
+	w := workPool.Get().(*work)
+	defer workPool.Put(w)
+	raw := w.raw[:headSize+nonceSize+timeSize+len(payload)]
 	raw[0], raw[1] = version, kid
 	nonce := raw[headSize : headSize+nonceSize]
 	if _, err := rand.Read(nonce); err != nil {
-		return "", fmt.Errorf("sealedcursor: reading nonce: %w", err)
+		return dst, fmt.Errorf("sealedcursor: reading nonce: %w", err)
 	}
 	plain := raw[headSize+nonceSize:]
 	binary.BigEndian.PutUint64(plain, uint64(firstIssued.UnixNano()))
 	copy(plain[timeSize:], payload)
 
-	ad := adPool.Get().(*[]byte)
-	defer adPool.Put(ad)
-	*ad = additionalData((*ad)[:0], raw[:headSize], binding)
-	sealed := aead.Seal(plain[:0], nonce, plain, *ad)
-	out := raw[:headSize+nonceSize+len(sealed)]
-	return base64.RawURLEncoding.EncodeToString(out), nil
+	w.ad = additionalData(w.ad[:0], raw[:headSize], binding)
+	sealed := aead.Seal(plain[:0], nonce, plain, w.ad)
+	return base64.RawURLEncoding.AppendEncode(dst, raw[:headSize+nonceSize+len(sealed)]), nil
 }
+
+// work is the scratch space of one Seal: the raw cursor and its associated
+// data. It is recycled through workPool.
+type work struct {
+	raw [overhead + MaxPayload]byte
+	ad  []byte
+}
+
+var workPool = sync.Pool{New: func() any { return &work{ad: make([]byte, 0, 256)} }}
 
 // Open checks cursor against binding and returns its payload and the time
 // of the traversal's first page. Every failure an attacker controls is

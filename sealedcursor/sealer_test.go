@@ -310,3 +310,24 @@ func TestParseKeyRingErrors(t *testing.T) {
 	_, err = GenerateKey(0)
 	assert.Error(t, err)
 }
+
+func TestAppendSeal(t *testing.T) {
+	s := newTestSealer(t, &fakeClock{t: t0}, nil)
+	prefix := []byte(`,"nextCursor":"`)
+	out, err := s.AppendSeal(prefix, []byte("b"), []byte("position"), t0)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(out), string(prefix)), "appends after dst")
+	c := string(out[len(prefix):])
+	assert.Len(t, c, SealedLen(len("position")))
+	got, first, err := s.Open([]byte("b"), c)
+	require.NoError(t, err)
+	assert.Equal(t, "position", string(got))
+	assert.True(t, first.Equal(t0))
+
+	_, err = s.AppendSeal(nil, nil, make([]byte, MaxPayload+1), t0)
+	assert.ErrorIs(t, err, ErrPayloadTooLarge)
+	allocs := testing.AllocsPerRun(100, func() {
+		out, _ = s.AppendSeal(out[:0], []byte("b"), []byte("position"), t0)
+	})
+	assert.Zero(t, allocs, "AppendSeal into a large enough buffer does not allocate")
+}
