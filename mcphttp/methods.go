@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/budget"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -60,24 +61,17 @@ func (e *Endpoint) list(ctx context.Context, c *call) reply {
 	if c.caller == nil && e.inv.HasListSources() {
 		return e.errorFor(c, inventory.ErrUnauthenticated, "") // before looking at params
 	}
-	var p cursorParams
-	if err := jsonrpc.UnmarshalParams(c.params, &p); err != nil {
-		return e.errorFor(c, err, "")
-	}
-	cursor, err := p.cursor()
-	if err != nil {
-		return e.errorFor(c, err, "")
-	}
-	env, buf := e.envelope(c)
-	body, err := e.inv.List(ctx, c.caller, cursor, env)
-	if err != nil {
-		respPool.Put(buf)
-		return e.errorFor(c, err, "")
-	}
-	return pooledReply(body, buf)
+	return e.paginated(ctx, c, e.inv.List)
 }
 
 func (e *Endpoint) templates(ctx context.Context, c *call) reply {
+	return e.paginated(ctx, c, e.inv.Templates)
+}
+
+// paginated serves a paginated list method: it reads the cursor and has
+// the inventory assemble the page in pooled storage.
+func (e *Endpoint) paginated(ctx context.Context, c *call,
+	page func(context.Context, *authn.Principal, string, inventory.Envelope) ([]byte, error)) reply {
 	var p cursorParams
 	if err := jsonrpc.UnmarshalParams(c.params, &p); err != nil {
 		return e.errorFor(c, err, "")
@@ -87,7 +81,7 @@ func (e *Endpoint) templates(ctx context.Context, c *call) reply {
 		return e.errorFor(c, err, "")
 	}
 	env, buf := e.envelope(c)
-	body, err := e.inv.Templates(ctx, c.caller, cursor, env)
+	body, err := page(ctx, c.caller, cursor, env)
 	if err != nil {
 		respPool.Put(buf)
 		return e.errorFor(c, err, "")
