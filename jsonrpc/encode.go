@@ -34,6 +34,15 @@ func ResultEnvelope(id ID) (head, tail []byte) {
 	return buf[:n:n], buf[n:]
 }
 
+// AppendResultHead appends the bytes before a result to dst:
+// {"jsonrpc":"2.0","id":<id>,"result": — the head of [ResultEnvelope]
+// without allocating. The tail is always "}".
+func AppendResultHead(dst []byte, id ID) []byte {
+	dst = append(dst, jsonrpcHead...)
+	dst = appendID(dst, id)
+	return append(dst, `,"result":`...)
+}
+
 // AppendResult appends a result response to dst:
 // {"jsonrpc":"2.0","id":<id>,"result":<result>}. result must be valid JSON
 // (it is not checked or re-encoded); an empty result is written as {}.

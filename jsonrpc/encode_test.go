@@ -73,6 +73,13 @@ func TestResultEnvelope(t *testing.T) {
 
 	head, _ = ResultEnvelope(ID{})
 	assert.Equal(t, `{"jsonrpc":"2.0","id":null,"result":`, string(head))
+
+	for _, id := range []ID{Int64ID(9), StringID("a\"b"), {}} {
+		h, _ := ResultEnvelope(id)
+		assert.Equal(t, string(h), string(AppendResultHead([]byte("x"), id)[1:]), "AppendResultHead writes the same head")
+	}
+	buf, id := make([]byte, 0, 64), Int64ID(123)
+	assert.Zero(t, testing.AllocsPerRun(100, func() { buf = AppendResultHead(buf[:0], id) }))
 }
 
 func TestAppendError(t *testing.T) {

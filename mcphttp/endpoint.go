@@ -1,17 +1,12 @@
 package mcphttp
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"mime"
 	"net/http"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcpkit/mcpkit/authn"
@@ -229,100 +224,15 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeTransportError(w, http.StatusMethodNotAllowed, "Method not allowed")
 		return
 	}
-	body, ok := e.readBody(w, r)
+	if !negotiateContent(w, r) {
+		return
+	}
+	body, ok := e.readLimited(w, r)
 	if !ok {
 		return
 	}
 	defer putBody(body)
-	e.serveBody(w, r, body.Bytes())
-}
-
-// readBody applies the content negotiation and size rules and returns the
-// body. On failure it has answered the request.
-func (e *Endpoint) readBody(w http.ResponseWriter, r *http.Request) (*bytes.Buffer, bool) {
-	if !negotiateContent(w, r) {
-		return nil, false
-	}
-	return e.readLimited(w, r)
-}
-
-// negotiateContent checks Content-Type (415) and Accept (406). On failure
-// it has answered the request.
-func negotiateContent(w http.ResponseWriter, r *http.Request) bool {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		writeTransportError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
-		return false
-	}
-	if !acceptsType(r.Header.Values("Accept"), "application/json") {
-		writeTransportError(w, http.StatusNotAcceptable, "Accept must admit application/json")
-		return false
-	}
-	return true
-}
-
-// readLimited reads the body, reading at most MaxBodyBytes+1 bytes: a
-// larger body gets 413. On failure it has answered the request. The caller
-// returns the buffer with putBody.
-func (e *Endpoint) readLimited(w http.ResponseWriter, r *http.Request) (*bytes.Buffer, bool) {
-	if r.ContentLength > e.maxBody {
-		writeTransportError(w, http.StatusRequestEntityTooLarge, "Request body too large")
-		return nil, false
-	}
-	buf := getBody()
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
-	}
-	n, err := buf.ReadFrom(io.LimitReader(r.Body, e.maxBody+1))
-	if n > e.maxBody {
-		putBody(buf)
-		writeTransportError(w, http.StatusRequestEntityTooLarge, "Request body too large")
-		return nil, false
-	}
-	if err != nil {
-		putBody(buf)
-		writeTransportError(w, http.StatusBadRequest, "Cannot read request body")
-		return nil, false
-	}
-	return buf, true
-}
-
-// acceptsType reports whether the Accept header values admit mediaType
-// (a full type/subtype): the type itself, its major wildcard or */*, with a
-// non-zero quality. An absent header admits everything.
-func acceptsType(values []string, mediaType string) bool {
-	if len(values) == 0 {
-		return true
-	}
-	major, _, _ := strings.Cut(mediaType, "/")
-	for _, v := range values {
-		for part := range strings.SplitSeq(v, ",") {
-			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err != nil {
-				continue
-			}
-			if q, ok := params["q"]; ok {
-				if f, err := strconv.ParseFloat(q, 64); err == nil && f == 0 {
-					continue
-				}
-			}
-			if mt == mediaType || mt == major+"/*" || mt == "*/*" {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-func getBody() *bytes.Buffer { return bodyPool.Get().(*bytes.Buffer) }
-
-func putBody(b *bytes.Buffer) {
-	if b.Cap() > 64<<10 {
-		return // do not keep the occasional huge body alive
-	}
-	b.Reset()
-	bodyPool.Put(b)
+	e.serveBody(w, r, body.b)
 }
 
 // writeTransportError answers a request the endpoint refuses before reading

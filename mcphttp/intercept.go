@@ -69,7 +69,7 @@ func (h *interceptor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer putBody(buf)
-	body := buf.Bytes()
+	body := buf.b
 
 	p := jsonrpc.Peek(body)
 	switch {

@@ -15,32 +15,38 @@ import (
 // envelope returns the bytes around a result of c, for the inventory's
 // budgeted writers: the JSON-RPC envelope and, for the modern protocol,
 // the result members every cacheable per-caller result carries.
-func (e *Endpoint) envelope(c *call) (inventory.Envelope, *[]byte) {
-	head, tail := jsonrpc.ResultEnvelope(c.id)
-	buf := respPool.Get().(*[]byte)
-	env := inventory.Envelope{Head: head, Tail: tail, Buf: (*buf)[:0]}
+func (e *Endpoint) envelope(c *call) (inventory.Envelope, *respBuf) {
+	buf := respPool.Get().(*respBuf)
+	buf.head = jsonrpc.AppendResultHead(buf.head[:0], c.id)
+	env := inventory.Envelope{Head: buf.head, Tail: resultTail, Buf: buf.body[:0]}
 	if c.modern {
 		env.Meta = e.metaPrivate
 	}
 	return env, buf
 }
 
-// respPool recycles the storage of inventory responses across requests.
-var respPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+// resultTail closes a JSON-RPC result response.
+var resultTail = []byte("}")
+
+// respBuf is the storage of one inventory response: its JSON-RPC head and
+// the response itself. respPool recycles it across requests.
+type respBuf struct{ head, body []byte }
+
+var respPool = sync.Pool{New: func() any { return &respBuf{head: make([]byte, 0, 64), body: make([]byte, 0, 16<<10)} }}
 
 // pooledReply is the reply for a response assembled in pool storage; write
 // returns the storage once the response is sent.
-func pooledReply(body []byte, buf *[]byte) reply {
+func pooledReply(body []byte, buf *respBuf) reply {
 	return reply{body: body, pooled: buf}
 }
 
 // release returns a response's storage to the pool. Huge responses are not
 // kept alive.
-func release(buf *[]byte, body []byte) {
+func release(buf *respBuf, body []byte) {
 	if buf == nil || cap(body) > 256<<10 {
 		return
 	}
-	*buf = body[:0]
+	buf.body = body[:0]
 	respPool.Put(buf)
 }
 

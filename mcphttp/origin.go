@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 )
 
@@ -26,14 +25,46 @@ func newOriginPolicy(origins []string) (originPolicy, error) {
 	return p, nil
 }
 
-// normaliseOrigin lower-cases an origin and checks its shape.
+// normaliseOrigin lower-cases an origin and checks its shape:
+// "http" or "https", "://", and a host with an optional port — no path,
+// query, fragment or userinfo (so also not the opaque origin "null").
 func normaliseOrigin(o string) (string, bool) {
-	u, err := url.Parse(o)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
-		u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil || u.Opaque != "" {
+	scheme, host, ok := strings.Cut(o, "://")
+	if !ok || host == "" || strings.ContainsAny(host, "/?#@\\ ") {
 		return "", false
 	}
-	return strings.ToLower(u.Scheme + "://" + u.Host), true
+	if !strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https") {
+		return "", false
+	}
+	if h, port, err := net.SplitHostPort(host); err == nil {
+		if h == "" || !allDigits(port) {
+			return "", false
+		}
+	} else if strings.Contains(host, ":") && !strings.HasPrefix(host, "[") {
+		return "", false
+	}
+	if hasUpper(o) {
+		o = strings.ToLower(o)
+	}
+	return o, true
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func hasUpper(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 // check reports whether r may proceed:

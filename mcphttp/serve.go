@@ -26,11 +26,11 @@ type call struct {
 
 // reply is the outcome of serving one message.
 type reply struct {
-	status    int     // HTTP status; 0 means 200
-	body      []byte  // the JSON-RPC response; nil for a notification (202)
-	authErr   error   // when set, answer with the Authenticator's challenge
-	sessionID string  // a session minted by initialize
-	pooled    *[]byte // body's storage, returned to respPool once written
+	status    int      // HTTP status; 0 means 200
+	body      []byte   // the JSON-RPC response; nil for a notification (202)
+	authErr   error    // when set, answer with the Authenticator's challenge
+	sessionID string   // a session minted by initialize
+	pooled    *respBuf // body's storage, returned to respPool once written
 	// stream, when set, answers the request itself (an SSE response).
 	stream func(w http.ResponseWriter, r *http.Request)
 }
@@ -286,7 +286,9 @@ func (e *Endpoint) write(w http.ResponseWriter, r *http.Request, rep reply) {
 		return
 	}
 	h := w.Header()
-	authn.SetPrivate(h)
+	// Shared, never-modified values: setting them allocates nothing.
+	h["Cache-Control"] = privateCache
+	h["Vary"] = varyAuthorization
 	if rep.sessionID != "" {
 		h.Set(headerSessionID, rep.sessionID)
 	}
@@ -294,12 +296,21 @@ func (e *Endpoint) write(w http.ResponseWriter, r *http.Request, rep reply) {
 		w.WriteHeader(cmpOr(rep.status, http.StatusAccepted))
 		return
 	}
-	h.Set("Content-Type", "application/json")
+	h["Content-Type"] = contentTypeJSON
 	h.Set("Content-Length", strconv.Itoa(len(rep.body)))
 	w.WriteHeader(cmpOr(rep.status, http.StatusOK))
 	_, _ = w.Write(rep.body)
 	release(rep.pooled, rep.body)
 }
+
+// Header values of every JSON response (authn.SetPrivate's, without its
+// allocations). Their capacity equals their length, so a later Add by a
+// wrapping handler copies them instead of writing into them.
+var (
+	privateCache      = []string{"private, max-age=0"}
+	varyAuthorization = []string{"Authorization"}
+	contentTypeJSON   = []string{"application/json"}
+)
 
 func cmpOr(v, fallback int) int {
 	if v == 0 {

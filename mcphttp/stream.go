@@ -83,7 +83,7 @@ func notification(method string, params []byte) []byte {
 // streamGET serves the legacy GET stream of a session: list_changed for
 // the session's principal and resources/updated for its subscriptions.
 func (e *Endpoint) streamGET(w http.ResponseWriter, r *http.Request) {
-	if !acceptsType(r.Header.Values("Accept"), "text/event-stream") {
+	if !acceptsType(r.Header.Values("Accept"), "text/event-stream", "text/*") {
 		writeTransportError(w, http.StatusNotAcceptable, "Accept must admit text/event-stream")
 		return
 	}
@@ -223,7 +223,7 @@ func (e *Endpoint) listen(ctx context.Context, c *call) reply {
 }
 
 func (e *Endpoint) runListen(w http.ResponseWriter, r *http.Request, c *call, agreed listenFilter) {
-	if !acceptsType(r.Header.Values("Accept"), "text/event-stream") {
+	if !acceptsType(r.Header.Values("Accept"), "text/event-stream", "text/*") {
 		writeTransportError(w, http.StatusNotAcceptable, "Accept must admit text/event-stream")
 		return
 	}
