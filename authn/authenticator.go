@@ -79,21 +79,29 @@ func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
 // resource, or whose Subject breaks the rules of [Principal], is rejected
 // as [ErrInvalidToken] whatever the Verifier said.
 func (a *Authenticator) Authenticate(r *http.Request) (Principal, error) {
+	p, _, err := a.AuthenticateUntil(r)
+	return p, err
+}
+
+// AuthenticateUntil is Authenticate that also returns when the credential
+// expires (zero when the Verifier does not say), so that a long-lived
+// response, such as an event stream, can end when its authorization does.
+func (a *Authenticator) AuthenticateUntil(r *http.Request) (Principal, time.Time, error) {
 	tok, err := BearerToken(r)
 	if err != nil {
-		return Principal{}, err
+		return Principal{}, time.Time{}, err
 	}
-	p, _, err := a.v.Verify(r.Context(), tok)
+	p, exp, err := a.v.Verify(r.Context(), tok)
 	if err != nil {
-		return Principal{}, err
+		return Principal{}, time.Time{}, err
 	}
 	if p.Audience != a.resource || !validIdentifier(p.Subject) || (p.ClientID != "" && !validIdentifier(p.ClientID)) {
-		return Principal{}, errVerifierShape
+		return Principal{}, time.Time{}, errVerifierShape
 	}
 	if !slices.IsSorted(p.Scopes) {
 		p.Scopes = normalizeScopes(slices.Clone(p.Scopes))
 	}
-	return p, nil
+	return p, exp, nil
 }
 
 // Handler requires a valid token: it answers errors with [WriteError] and

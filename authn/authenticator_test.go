@@ -287,3 +287,23 @@ func TestChallengeConformance(t *testing.T) {
 	}
 	t.Logf("S1: %d challenges generated, 0 non-conforming", checked)
 }
+
+func TestAuthenticateUntil(t *testing.T) {
+	a := newTestAuthenticator(t)
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.Header.Set("Authorization", "Bearer good-alice")
+	p, exp, err := a.AuthenticateUntil(r)
+	require.NoError(t, err)
+	assert.Equal(t, "alice", p.Subject)
+	assert.WithinDuration(t, time.Now().Add(time.Hour), exp, time.Minute, "the verifier's expiry")
+
+	r.Header.Set("Authorization", "Bearer unsorted")
+	_, exp, err = a.AuthenticateUntil(r)
+	require.NoError(t, err)
+	assert.True(t, exp.IsZero(), "unknown expiry stays zero")
+
+	r.Header.Set("Authorization", "Bearer otheraud")
+	_, exp, err = a.AuthenticateUntil(r)
+	assert.ErrorIs(t, err, ErrInvalidToken)
+	assert.True(t, exp.IsZero())
+}

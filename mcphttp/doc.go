@@ -89,8 +89,9 @@
 // those notifications. Closing the stream ends the subscription; closing
 // the hub completes it with a final result.
 //
-// Each stream has a bounded queue: a client that does not keep up is
-// disconnected, it never makes the server buffer more. Streams lift the
+// A stream ends when the token that opened it expires; the client opens a
+// new one with a fresh token. Each stream has a bounded queue: a client that
+// does not keep up is disconnected, it never makes the server buffer more. Streams lift the
 // server's WriteTimeout for themselves and bound each write instead.
 // Intercept does not support notifications (the legacy handler owns
 // sessions and streams there).

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpkit/mcpkit/internal/testissuer"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/notify"
 )
@@ -420,4 +421,25 @@ func TestThousandStreams(t *testing.T) {
 		}
 		o.s.close()
 	}
+}
+
+// TestStreamsEndWhenTheTokenExpires: a stream authorized by a token does
+// not outlive it; the client reconnects with a fresh token.
+func TestStreamsEndWhenTheTokenExpires(t *testing.T) {
+	f := newNotifyFixture(t, 0)
+	short := f.issuer.Token(t, testissuer.Claims{Subject: "alice", ClientID: "client-1", Scopes: []string{"docs:read"},
+		ExpiresAt: time.Now().Add(1500 * time.Millisecond)})
+	session := f.initialize(t, short)
+	legacyStream := openStream(t, f.get(t, short, session))
+	body, hdr := modern(3, "subscriptions/listen", map[string]any{"notifications": map[string]any{"resourcesListChanged": true}})
+	modernStream := openStream(t, f.post(t, short, "", body, hdr))
+	modernStream.next(t) // acknowledged
+	for name, s := range map[string]*stream{"legacy": legacyStream, "modern": modernStream} {
+		select {
+		case <-s.done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the %s stream outlived its token", name)
+		}
+	}
+	waitSubscribers(t, f.hub, "alice", 0)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -31,13 +32,15 @@ type reply struct {
 	authErr   error    // when set, answer with the Authenticator's challenge
 	sessionID string   // a session minted by initialize
 	pooled    *respBuf // body's storage, returned to respPool once written
-	// stream, when set, answers the request itself (an SSE response).
-	stream func(w http.ResponseWriter, r *http.Request)
+	// stream, when set, answers the request itself (an SSE response),
+	// ending at until when that is not zero (the token's expiry).
+	stream func(w http.ResponseWriter, r *http.Request, until time.Time)
+	until  time.Time
 }
 
 // serveBody answers one request body that passed the transport checks.
 func (e *Endpoint) serveBody(w http.ResponseWriter, r *http.Request, body []byte) {
-	caller, ok := e.authenticate(w, r)
+	caller, until, ok := e.authenticate(w, r)
 	if !ok {
 		return
 	}
@@ -50,25 +53,30 @@ func (e *Endpoint) serveBody(w http.ResponseWriter, r *http.Request, body []byte
 		e.write(w, r, decodeErrorReply(msg.ID, err))
 		return
 	}
-	e.write(w, r, e.serveMessage(r, msg, caller, false))
+	rep := e.serveMessage(r, msg, caller, false)
+	if rep.stream != nil {
+		rep.until = until
+	}
+	e.write(w, r, rep)
 }
 
 // authenticate returns the caller, nil for an anonymous request. A token
 // that is present but does not verify is answered here (401, or 503 when it
 // cannot be checked now).
-func (e *Endpoint) authenticate(w http.ResponseWriter, r *http.Request) (*authn.Principal, bool) {
+// until is when the token expires (zero if unknown): streams end then.
+func (e *Endpoint) authenticate(w http.ResponseWriter, r *http.Request) (caller *authn.Principal, until time.Time, ok bool) {
 	if e.auth == nil {
-		return nil, true
+		return nil, time.Time{}, true
 	}
-	p, err := e.auth.Authenticate(r)
+	p, until, err := e.auth.AuthenticateUntil(r)
 	switch {
 	case err == nil:
-		return &p, true
+		return &p, until, true
 	case errors.Is(err, authn.ErrNoCredentials):
-		return nil, true
+		return nil, time.Time{}, true
 	default:
 		e.auth.WriteError(w, r, err)
-		return nil, false
+		return nil, time.Time{}, false
 	}
 }
 
@@ -282,7 +290,7 @@ func (e *Endpoint) write(w http.ResponseWriter, r *http.Request, rep reply) {
 		return
 	}
 	if rep.stream != nil {
-		rep.stream(w, r)
+		rep.stream(w, r, rep.until)
 		return
 	}
 	h := w.Header()

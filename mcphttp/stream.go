@@ -87,7 +87,7 @@ func (e *Endpoint) streamGET(w http.ResponseWriter, r *http.Request) {
 		writeTransportError(w, http.StatusNotAcceptable, "Accept must admit text/event-stream")
 		return
 	}
-	caller, ok := e.authenticate(w, r)
+	caller, until, ok := e.authenticate(w, r)
 	if !ok {
 		return
 	}
@@ -107,11 +107,15 @@ func (e *Endpoint) streamGET(w http.ResponseWriter, r *http.Request) {
 	}
 	ticker := time.NewTicker(e.keepAlive)
 	defer ticker.Stop()
+	expired, stopExpiry := expiry(until)
+	defer stopExpiry()
 	ctx := r.Context()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-expired:
+			return // the token expired: the client reconnects with a fresh one
 		case <-stop:
 			return // the session ended, or the client opened a new stream
 		case <-sub.Done():
@@ -136,7 +140,7 @@ func (e *Endpoint) streamGET(w http.ResponseWriter, r *http.Request) {
 
 // deleteSession ends a legacy session (DELETE with Mcp-Session-Id).
 func (e *Endpoint) deleteSession(w http.ResponseWriter, r *http.Request) {
-	caller, ok := e.authenticate(w, r)
+	caller, _, ok := e.authenticate(w, r)
 	if !ok {
 		return
 	}
@@ -219,10 +223,20 @@ func (e *Endpoint) listen(ctx context.Context, c *call) reply {
 			agreed.ResourceSubscriptions = append(agreed.ResourceSubscriptions, uri)
 		}
 	}
-	return reply{stream: func(w http.ResponseWriter, r *http.Request) { e.runListen(w, r, c, agreed) }}
+	return reply{stream: func(w http.ResponseWriter, r *http.Request, until time.Time) { e.runListen(w, r, c, agreed, until) }}
 }
 
-func (e *Endpoint) runListen(w http.ResponseWriter, r *http.Request, c *call, agreed listenFilter) {
+// expiry returns a channel that fires at until (never, for a zero until)
+// and a function that releases its timer.
+func expiry(until time.Time) (<-chan time.Time, func()) {
+	if until.IsZero() {
+		return nil, func() {}
+	}
+	t := time.NewTimer(time.Until(until))
+	return t.C, func() { t.Stop() }
+}
+
+func (e *Endpoint) runListen(w http.ResponseWriter, r *http.Request, c *call, agreed listenFilter, until time.Time) {
 	if !acceptsType(r.Header.Values("Accept"), "text/event-stream", "text/*") {
 		writeTransportError(w, http.StatusNotAcceptable, "Accept must admit text/event-stream")
 		return
@@ -243,11 +257,15 @@ func (e *Endpoint) runListen(w http.ResponseWriter, r *http.Request, c *call, ag
 	listChanged := notification("notifications/resources/list_changed", append(append([]byte(`{"_meta":`), meta...), '}'))
 	ticker := time.NewTicker(e.keepAlive)
 	defer ticker.Stop()
+	expired, stopExpiry := expiry(until)
+	defer stopExpiry()
 	ctx := r.Context()
 	for {
 		select {
 		case <-ctx.Done():
 			return // the client closed the stream: the subscription ends
+		case <-expired:
+			return // the token expired: the client listens again with a fresh one
 		case <-sub.Done():
 			if !sub.Dropped() {
 				// The server is shutting down: complete the listen request.
