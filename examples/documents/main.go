@@ -1,6 +1,8 @@
 // Command documents is the mcpkit example server: an MCP resource server
-// where every signed-in user lists and reads their own documents, page by
-// page, and nobody else's.
+// where every signed-in user lists and reads their own documents (and those
+// shared with them), page by page, and nobody else's; owners share and edit
+// through a small REST API, and the users concerned, and nobody else, are
+// notified on their open streams.
 //
 //	go run ./examples/documents                  # development mode on 127.0.0.1:8080
 //	go run ./examples/documents token alice      # a development token for alice
@@ -9,8 +11,9 @@
 // On a fresh machine it creates .mcpkit-documents/ in the working directory
 // (an SQLite database seeded with the documents of alice, bob and carol, and
 // the development issuer's signing key), prints curl commands with tokens
-// for alice and bob, and serves until SIGINT or SIGTERM, then drains the
-// requests in flight. Configuration errors exit with status 2 and a message
+// for alice and bob (a sharing walk-through with a live SSE stream
+// included), and serves until SIGINT or SIGTERM, then ends the open streams
+// and drains the requests in flight. Configuration errors exit with status 2 and a message
 // naming the flag; other failures exit with status 1. See package app.
 package main
 

@@ -14,10 +14,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/examples/documents/devissuer"
+	"github.com/mcpkit/mcpkit/examples/documents/pgnotify"
 	"github.com/mcpkit/mcpkit/examples/documents/store"
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/notify"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
 
@@ -37,6 +41,12 @@ type App struct {
 	dev      *devissuer.Issuer
 	resource string
 	banner   string // the development walk-through, printed by Run
+
+	// Change notifications: the hub, and with a PostgreSQL database the
+	// broker that carries events between instances, over its own pool.
+	hub        *notify.Hub
+	broker     *pgnotify.Broker
+	notifyPool *pgxpool.Pool
 
 	runOnce, closeOnce sync.Once
 	closeErr           error
@@ -76,6 +86,9 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if err := a.openStore(ctx); err != nil {
 		return nil, err
 	}
+	if err := a.openNotifications(ctx); err != nil {
+		return nil, err
+	}
 	verifier, err := a.newVerifier(ctx)
 	if err != nil {
 		return nil, err
@@ -96,11 +109,12 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		Authenticator:  auth,
 		AllowedOrigins: cfg.AllowedOrigins,
 		Logger:         a.log,
+		Notifications:  a.hub,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("endpoint: %w", err)
 	}
-	if a.handler, err = a.routes(ep); err != nil {
+	if a.handler, err = a.routes(ep, auth); err != nil {
 		return nil, err
 	}
 	if cfg.wrap != nil {
@@ -108,13 +122,17 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a.srv = mcphttp.NewServer(a.ln.Addr().String(), a.handler)
 	a.srv.ErrorLog = slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)
+	// Open streams end when the hub closes: Shutdown closes it first, so
+	// it does not wait for them until its timeout.
+	a.srv.RegisterOnShutdown(a.hub.Close)
 	if a.dev != nil {
 		if a.banner, err = a.walkthrough(ctx, inv); err != nil {
 			return nil, err
 		}
 	}
 	a.log.Info("documents server ready", "url", a.URL()+"/mcp", "resource", a.resource,
-		"database", describeDB(cfg.DB), "development", a.dev != nil, "page_size", cfg.PageSize)
+		"database", describeDB(cfg.DB), "notifications", a.describeNotifications(),
+		"development", a.dev != nil, "page_size", cfg.PageSize)
 	ok = true
 	return a, nil
 }
@@ -143,8 +161,9 @@ func (a *App) displayHost() string {
 }
 
 // Run serves until ctx is done, then shuts down gracefully: it stops
-// accepting connections and waits (at most Config.ShutdownTimeout) for
-// requests in flight to complete. It returns nil after a clean shutdown.
+// accepting connections, ends the open notification streams (modern
+// subscriptions/listen streams get their final result), and waits (at most
+// Config.ShutdownTimeout) for requests in flight to complete. It returns nil after a clean shutdown.
 // Run can be called once; call Close afterwards.
 func (a *App) Run(ctx context.Context) error {
 	err := errors.New("app: Run called twice")
@@ -178,10 +197,14 @@ func (a *App) run(ctx context.Context) error {
 }
 
 // Close stops the server if it still runs (without draining), and closes
-// the listener, the token verifier and the database. It is idempotent.
+// the notification hub (and its broker), the listener, the token verifier
+// and the database. It is idempotent.
 func (a *App) Close() error {
 	a.closeOnce.Do(func() {
 		var errs []error
+		if a.hub != nil {
+			a.hub.Close() // ends the streams and stops the broker's listener
+		}
 		if a.srv != nil {
 			errs = append(errs, a.srv.Close())
 		}
@@ -192,6 +215,9 @@ func (a *App) Close() error {
 		}
 		if a.verifier != nil {
 			errs = append(errs, a.verifier.Close())
+		}
+		if a.notifyPool != nil {
+			a.notifyPool.Close()
 		}
 		if a.db != nil {
 			errs = append(errs, a.db.Close())

@@ -83,7 +83,7 @@ func TestNoTokenChallengeLeadsToMetadata(t *testing.T) {
 		assert.Equal(t, s.app.Resource(), md.Resource)
 		assert.Equal(t, s.app.URL()+"/mcp", md.Resource)
 		assert.Equal(t, []string{s.app.URL() + "/dev"}, md.AuthorizationServers)
-		assert.Equal(t, []string{ScopeRead}, md.Scopes)
+		assert.Equal(t, []string{ScopeRead, ScopeShare}, md.Scopes)
 	}
 	// The public page needs no token.
 	assert.Nil(t, s.read(t, "", AboutURI).Error)
@@ -195,14 +195,23 @@ func TestHealth(t *testing.T) {
 
 func TestRoutes(t *testing.T) {
 	s := start(t, nil)
-	for _, method := range []string{http.MethodGet, http.MethodDelete} {
+	// Notifications are on: GET and DELETE serve legacy sessions, and
+	// need one (see notify_test.go); other methods are not allowed.
+	for method, status := range map[string]int{
+		http.MethodGet: http.StatusBadRequest, http.MethodDelete: http.StatusBadRequest,
+		http.MethodPut: http.StatusMethodNotAllowed, http.MethodPatch: http.StatusMethodNotAllowed,
+	} {
 		req, err := http.NewRequest(method, s.mcpURL(), nil)
 		require.NoError(t, err)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+s.token(t, "alice"))
 		res, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		res.Body.Close()
-		assert.Equal(t, http.StatusMethodNotAllowed, res.StatusCode, method)
-		assert.Equal(t, "POST", res.Header.Get("Allow"))
+		assert.Equal(t, status, res.StatusCode, method)
+		if status == http.StatusMethodNotAllowed {
+			assert.Equal(t, "GET, POST, DELETE", res.Header.Get("Allow"))
+		}
 	}
 	res, body := get(t, s.app.URL()+"/dev/jwks.json")
 	assert.Equal(t, http.StatusOK, res.StatusCode)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/examples/documents/pgnotify"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
 
@@ -54,6 +55,12 @@ type Config struct {
 	// DB names the database (-db): "sqlite:PATH" or a "postgres://" DSN.
 	// Empty means "sqlite:" + DataDir + "/documents.db".
 	DB string
+	// NotifyChannel is the PostgreSQL LISTEN/NOTIFY channel that carries
+	// change notifications between the instances sharing a PostgreSQL
+	// database (-notify-channel): see package pgnotify. Empty means
+	// pgnotify.DefaultChannel. With SQLite, notifications stay in the
+	// process and this must be empty.
+	NotifyChannel string
 
 	// Issuer is the authorization server's issuer identifier (-issuer).
 	// Development mode is on when Issuer, JWKSURL and IntrospectionURL are
@@ -168,9 +175,16 @@ func (c Config) Validate() error {
 		if strings.TrimPrefix(c.DB, "sqlite:") == "" {
 			bad("db", "sqlite: needs a path (or :memory:)")
 		}
-	case strings.HasPrefix(c.DB, "postgres://"), strings.HasPrefix(c.DB, "postgresql://"):
+	case isPostgres(c.DB):
 	default:
 		bad("db", `must be "sqlite:PATH" or a "postgres://" DSN`)
+	}
+	switch {
+	case c.NotifyChannel == "":
+	case !isPostgres(c.DB):
+		bad("notify-channel", "only used with a postgres:// database (-db); with SQLite, notifications stay in the process")
+	case !pgnotify.ValidChannel(c.NotifyChannel):
+		bad("notify-channel", "must be 1-63 characters of [a-z0-9_], not starting with a digit")
 	}
 
 	if c.Resource == "" && !dev {

@@ -18,6 +18,10 @@ import (
 // DevTokenTTL is the lifetime of the tokens printed in development mode.
 const DevTokenTTL = time.Hour
 
+// DevScopes are the scopes of development tokens: documents:read for the
+// MCP endpoint (all it needs) and documents:share for the REST API.
+var devScopes = []string{ScopeRead, ScopeShare}
+
 // ErrNotDevelopment is returned by DevToken when a real issuer is
 // configured: tokens then come from that issuer.
 var ErrNotDevelopment = errors.New("app: a real issuer is configured (-issuer, -jwks-url or -introspection-url): get tokens from it; the development issuer is off")
@@ -48,8 +52,9 @@ func (a *App) startDevelopment() error {
 }
 
 // DevToken returns a development access token for subject, valid for ttl,
-// that a server started with the same configuration (-addr, -data-dir,
-// -resource) accepts: what "documents token USER" prints. It fails with
+// with the scopes documents:read and documents:share, that a server started
+// with the same configuration (-addr, -data-dir, -resource) accepts: what
+// "documents token USER" prints. It fails with
 // ErrNotDevelopment when a real issuer is configured, with an error
 // wrapping devissuer.ErrNoKey when the server has never run in development
 // mode with this data directory, and with *ConfigError values for a bad
@@ -73,32 +78,33 @@ func DevToken(cfg Config, subject string, ttl time.Duration) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return dev.Sign(subject, []string{ScopeRead}, ttl)
+	return dev.Sign(subject, devScopes, ttl)
 }
 
 // walkthrough renders the ready-to-paste curl commands printed at start in
 // development mode, with fresh tokens for alice and bob.
 func (a *App) walkthrough(ctx context.Context, inv *inventory.Inventory) (string, error) {
 	d := struct {
-		MCP, Metadata, Alice, Bob, AliceURI, BobURI, Tampered string
-		PageSize                                              int
-		Curl                                                  string
-	}{MCP: a.URL() + "/mcp", PageSize: a.cfg.PageSize}
+		MCP, API, Metadata, Alice, Bob, AliceID, AliceURI, BobURI, Tampered string
+		PageSize                                                            int
+		Curl                                                                string
+	}{MCP: a.URL() + "/mcp", API: a.URL() + "/api", PageSize: a.cfg.PageSize}
 	d.Curl = `curl -s -w '\n' "$MCP" -H 'Content-Type: application/json'`
 	var err error
 	if d.Metadata, err = authn.MetadataURL(a.resource); err != nil {
 		return "", err
 	}
-	if d.Alice, err = a.dev.Sign("alice", []string{ScopeRead}, DevTokenTTL); err != nil {
+	if d.Alice, err = a.dev.Sign("alice", devScopes, DevTokenTTL); err != nil {
 		return "", err
 	}
-	if d.Bob, err = a.dev.Sign("bob", []string{ScopeRead}, DevTokenTTL); err != nil {
+	if d.Bob, err = a.dev.Sign("bob", devScopes, DevTokenTTL); err != nil {
 		return "", err
 	}
-	d.AliceURI, d.BobURI = documentPrefix+"ID", documentPrefix+"ID"
+	d.AliceID, d.BobURI = "ID", documentPrefix+"ID"
 	if rows, err := a.db.List(ctx, "alice", "", 1); err == nil && len(rows) > 0 {
-		d.AliceURI = documentPrefix + rows[0].ID
+		d.AliceID = rows[0].ID
 	}
+	d.AliceURI = documentPrefix + d.AliceID
 	if rows, err := a.db.List(ctx, "bob", "", 1); err == nil && len(rows) > 0 {
 		d.BobURI = documentPrefix + rows[0].ID
 	}
@@ -150,6 +156,7 @@ Paste these into a shell (tokens valid for 1 hour; get more with
 "go run ./examples/documents token alice"):
 
 MCP={{.MCP}}
+API={{.API}}
 ALICE={{.Alice}}
 BOB={{.Bob}}
 
@@ -182,5 +189,48 @@ BOB={{.Bob}}
 # 7. no token: 401 with a WWW-Authenticate header naming the metadata
 curl -si "$MCP" -H 'Content-Type: application/json' \
   -d '{"jsonrpc":"2.0","id":7,"method":"resources/list"}'
+
+# Sharing and live notifications
+#
+# 8. bob opens a session: copy the Mcp-Session-Id header of the answer
+curl -si "$MCP" -H 'Content-Type: application/json' -H "Authorization: Bearer $BOB" \
+  -d '{"jsonrpc":"2.0","id":8,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}'
+SESSION=PASTE-THE-Mcp-Session-Id-HERE
+
+# 9. bob's notification stream, in the background (or in a second terminal,
+#    after setting MCP, BOB and SESSION there): events print as they come
+curl -sN "$MCP" -H 'Accept: text/event-stream' -H "Authorization: Bearer $BOB" -H "Mcp-Session-Id: $SESSION" &
+sleep 1 # until the stream is open (": stream open")
+
+# 10. alice shares her document with bob; bob's stream prints
+#     data: {"jsonrpc":"2.0","method":"notifications/resources/list_changed"}
+curl -s -w '\n' "$API/documents/{{.AliceID}}/shares" -H 'Content-Type: application/json' \
+  -H "Authorization: Bearer $ALICE" -d '{"with":"bob"}'
+
+# 11. bob lists again: alice's document is there, and he can read it
+{{.Curl}} -H "Authorization: Bearer $BOB" \
+  -d '{"jsonrpc":"2.0","id":11,"method":"resources/list"}'
+{{.Curl}} -H "Authorization: Bearer $BOB" \
+  -d '{"jsonrpc":"2.0","id":12,"method":"resources/read","params":{"uri":"{{.AliceURI}}"}}'
+
+# 12. bob subscribes to it on his session, alice edits it (204); bob's
+#     stream prints notifications/resources/updated
+{{.Curl}} -H "Authorization: Bearer $BOB" -H "Mcp-Session-Id: $SESSION" \
+  -d '{"jsonrpc":"2.0","id":13,"method":"resources/subscribe","params":{"uri":"{{.AliceURI}}"}}'
+curl -s -w '%{http_code}\n' -X PUT "$API/documents/{{.AliceID}}" -H 'Content-Type: application/json' \
+  -H "Authorization: Bearer $ALICE" -d '{"body":"Edited by alice while bob watched."}'
+
+# 13. alice unshares it (204); bob's stream prints list_changed again, and
+#     the document has left his list
+curl -s -w '%{http_code}\n' -X DELETE "$API/documents/{{.AliceID}}/shares/bob" -H "Authorization: Bearer $ALICE"
+{{.Curl}} -H "Authorization: Bearer $BOB" \
+  -d '{"jsonrpc":"2.0","id":14,"method":"resources/list"}'
+
+# 14. bob may not share alice's documents: 404, as for a missing one
+curl -s -w '\n' "$API/documents/{{.AliceID}}/shares" -H 'Content-Type: application/json' \
+  -H "Authorization: Bearer $BOB" -d '{"with":"carol"}'
+
+# stop bob's stream
+kill %1
 
 `

@@ -3,7 +3,8 @@
 // messages that name the flag), the document store (SQLite by default,
 // PostgreSQL by DSN), token verification (a real issuer's JWK Set or
 // introspection endpoint, or the built-in development issuer), the
-// inventory, the MCP endpoint, a chi router and an http.Server with the
+// inventory, the MCP endpoint with change notifications, a small REST API
+// for sharing and editing, a chi router and an http.Server with the
 // recommended timeouts.
 //
 //	a, err := app.New(ctx, app.Config{}) // development mode on 127.0.0.1:8080
@@ -13,7 +14,11 @@
 //
 // # Routes
 //
-//	POST /mcp                                        the MCP endpoint (GET and DELETE: 405 from the endpoint)
+//	POST /mcp                                        the MCP endpoint
+//	GET, DELETE /mcp                                 a legacy session's notification stream, and its end
+//	POST   /api/documents/{id}/shares                share one's document: {"with":"bob"}
+//	DELETE /api/documents/{id}/shares/{user}         unshare it (the user percent-encoded)
+//	PUT    /api/documents/{id}                       replace its body: {"body":"…"}
 //	GET  /.well-known/oauth-protected-resource/mcp   RFC 9728 metadata (path derived from -resource),
 //	GET  /.well-known/oauth-protected-resource       and the same document at the root
 //	GET  /healthz                                    200 "ok" when the database answers within 2 s
@@ -28,12 +33,39 @@
 // keyset query ([DocumentsTemplate]), whose Read re-checks visibility, and
 // whose completion suggests the caller's own ids.
 //
+// # Sharing and notifications
+//
+// The REST API (bearer tokens from the same Authenticator, scope
+// documents:share; the MCP endpoint needs documents:read only) lets an
+// owner share a document, unshare it and replace its body. A grantee sees
+// the document in their list and can read it; only the owner changes it:
+// anybody else gets 404, as for a missing document. Errors are JSON with a
+// fixed message ({"error":"not_found","message":"document not found"}).
+//
+// After each change the server notifies exactly the principals concerned,
+// through one notify.Hub given to mcphttp: a share or unshare sends
+// notifications/resources/list_changed to the grantee's open streams, an
+// update sends notifications/resources/updated to the streams of every
+// principal who may read the document (owner and grantees, from
+// store.Readers) that subscribed to it. Legacy clients open a session
+// (initialize mints Mcp-Session-Id) and its GET stream; modern clients POST
+// subscriptions/listen.
+//
+// With an SQLite database the hub is in-process. With PostgreSQL, events
+// travel through LISTEN/NOTIFY (package pgnotify, channel -notify-channel),
+// so the instances sharing the database notify each other's streams;
+// notifications are best-effort (an instance whose listener is
+// reconnecting misses what is sent meanwhile). At shutdown the hub is
+// closed first, so open streams end (modern ones with their final result)
+// and the server drains at once instead of waiting for them.
+//
 // # Development mode
 //
 // With no issuer configured, New opens (or creates, on first start) the
 // signing key of a development issuer in the data directory, logs a loud
 // warning, and Run prints ready-to-paste curl commands with fresh tokens for
-// alice and bob. [DevToken] mints more from another process. The issuer URL
+// alice and bob (scopes documents:read and documents:share), sharing and a
+// live notification stream included. [DevToken] mints more from another process. The issuer URL
 // and the resource are derived from the listen address
 // (http://127.0.0.1:8080/dev and http://127.0.0.1:8080/mcp), which must be
 // a loopback address in this mode.

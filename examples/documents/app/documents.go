@@ -12,8 +12,12 @@ import (
 
 // The resources the server publishes.
 const (
-	// ScopeRead is the scope needed to list and read documents.
+	// ScopeRead is the scope needed to list and read documents (and all
+	// the MCP endpoint needs).
 	ScopeRead = "documents:read"
+	// ScopeShare is the scope of the REST API: sharing, unsharing and
+	// updating one's own documents.
+	ScopeShare = "documents:share"
 	// DocumentTemplate is the URI template of a document.
 	DocumentTemplate = "docs://documents/{id}"
 	// AboutURI is the public resource describing the server.
@@ -26,13 +30,13 @@ const (
 // looks at: the store has no query by id prefix (see completeIDs).
 const completionScan = 1000
 
-const instructions = "Lists and reads the signed-in user's own documents (" + DocumentTemplate +
-	"), page by page. Requires the scope " + ScopeRead + "."
+const instructions = "Lists and reads the signed-in user's own documents and those shared with them (" + DocumentTemplate +
+	"), page by page. Requires the scope " + ScopeRead + ". Subscribe to learn when the list or a document changes."
 
 const aboutText = `# mcpkit documents
 
 An example MCP resource server built with mcpkit. Every signed-in user sees
-their **own** documents, and nobody else's:
+their **own** documents and those shared with them, and nobody else's:
 
 - ` + "`resources/list`" + ` lists the caller's documents as ` + "`" + DocumentTemplate + "`" + `,
   a few per page; follow ` + "`nextCursor`" + ` to the end. Cursors are sealed, bound
@@ -40,9 +44,14 @@ their **own** documents, and nobody else's:
 - ` + "`resources/read`" + ` returns one document, if the caller may see it now;
   a document of somebody else's is "not found", exactly like a missing one.
 - ` + "`completion/complete`" + ` suggests the caller's own document ids.
+- Notifications: a legacy session's GET stream, or ` + "`subscriptions/listen`" + `,
+  receives ` + "`notifications/resources/list_changed`" + ` when a document is shared
+  with the caller or unshared, and ` + "`notifications/resources/updated`" + ` when a
+  subscribed document changes; nobody else hears of it.
 
 Listing and reading need a bearer token for this server (its audience) with
-the scope ` + "`" + ScopeRead + "`" + `. This page is public.
+the scope ` + "`" + ScopeRead + "`" + `. Owners share, unshare and edit their documents
+through the REST API under /api (scope ` + "`" + ScopeShare + "`" + `). This page is public.
 `
 
 // DocumentsTemplate returns the protected, discoverable template of the
@@ -78,7 +87,7 @@ func (a *App) newInventory() (*inventory.Inventory, error) {
 		return nil, err
 	}
 	inv, err := inventory.New([]inventory.Resource{AboutResource()}, []inventory.Template{DocumentsTemplate(a.db)},
-		inventory.Options{PageSize: a.cfg.PageSize, Sealer: sealer, Logger: a.log})
+		inventory.Options{PageSize: a.cfg.PageSize, Sealer: sealer, Logger: a.log, Notifier: a.hub})
 	if err != nil {
 		return nil, fmt.Errorf("inventory: %w", err)
 	}

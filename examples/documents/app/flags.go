@@ -40,6 +40,7 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Co
 	str(&c.Addr, "addr", DefaultAddr, "listen address; port 0 picks a free port")
 	str(&c.DataDir, "data-dir", DefaultDataDir, "directory for the SQLite database and the development signing key")
 	str(&c.DB, "db", "", `database: "sqlite:PATH" or "postgres://…" (default "sqlite:<data-dir>/documents.db")`)
+	str(&c.NotifyChannel, "notify-channel", "", `PostgreSQL LISTEN/NOTIFY channel carrying change notifications between the instances sharing a postgres:// database (default "mcpkit_notify")`)
 	str(&c.Issuer, "issuer", "", "issuer identifier of the authorization server; unset means development mode")
 	str(&c.JWKSURL, "jwks-url", "", "the issuer's JWK Set URL (JWT access tokens)")
 	str(&c.IntrospectionURL, "introspection-url", "", "RFC 7662 introspection endpoint (opaque tokens); secret from "+EnvIntrospectionSecret)
@@ -123,7 +124,8 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Co
 
 const usageHeader = `Usage:
   documents [flags]              serve the documents MCP server
-  documents [flags] token USER   print a development access token for USER (1 hour)
+  documents [flags] token USER   print a development access token for USER (1 hour,
+                                 scopes documents:read documents:share)
 
 Without -issuer, -jwks-url or -introspection-url the server runs in
 development mode, with a built-in token issuer: never in production.

@@ -162,3 +162,26 @@ func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Disca
 func inventoryRequestWithoutSubject() inventory.ListRequest {
 	return inventory.ListRequest{Limit: 5, Principal: authn.Principal{Scopes: []string{ScopeRead}}}
 }
+
+// Shutdown with notification streams open (a legacy GET and a modern
+// subscriptions/listen): the hub closes first, so the streams end at once
+// (the listen request with its final result) and Shutdown drains cleanly,
+// long before its timeout; without that it would wait for them until the
+// timeout and fail.
+func TestShutdownEndsNotificationStreams(t *testing.T) {
+	s := start(t, func(c *Config) { c.ShutdownTimeout = time.Minute })
+	bob := s.token(t, "bob")
+	get := s.openGET(t, bob, "bob", s.initialize(t, bob), 1)
+	listen := s.listen(t, bob, "bob", []string{AboutURI}, 2)
+
+	s.cancel()
+	err := <-s.done
+	s.done <- nil // for the cleanup
+	require.NoError(t, err, "a clean shutdown, not a timeout")
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":7,"result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":7}}}`,
+		listen.next(t), "the listen request is completed")
+	listen.ended(t)
+	get.ended(t)
+	assert.Equal(t, 0, s.app.hub.Subscribers("bob"))
+	assert.Contains(t, s.logs.String(), "msg=stopped")
+}

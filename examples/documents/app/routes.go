@@ -23,16 +23,17 @@ const healthSubject = "mcpkit-healthz"
 //
 //	/mcp                                          the MCP endpoint (every method: GET and DELETE get its 405)
 //	/.well-known/oauth-protected-resource[/mcp]   RFC 9728 metadata (the path follows -resource)
+//	/api/documents/…                              the REST API (see apiRoutes)
 //	/healthz                                      200 "ok" when the database answers
 //	/dev/jwks.json, /.well-known/oauth-authorization-server/dev   development mode only
-func (a *App) routes(ep http.Handler) (http.Handler, error) {
+func (a *App) routes(ep http.Handler, auth *authn.Authenticator) (http.Handler, error) {
 	as := a.cfg.AuthorizationServer
 	if a.dev != nil {
 		as = a.dev.Issuer()
 	}
 	md, err := authn.NewMetadataHandler(authn.Metadata{
 		Resource: a.resource, AuthorizationServers: []string{as},
-		ScopesSupported: []string{ScopeRead}, ResourceName: "mcpkit documents",
+		ScopesSupported: []string{ScopeRead, ScopeShare}, ResourceName: "mcpkit documents",
 	})
 	if err != nil {
 		return nil, fmt.Errorf("resource metadata (-resource, -authorization-server): %w", err)
@@ -49,6 +50,7 @@ func (a *App) routes(ep http.Handler) (http.Handler, error) {
 	if mdPath != authn.WellKnownPrefix {
 		r.Handle(authn.WellKnownPrefix, md) // for clients that try the root first
 	}
+	a.apiRoutes(r, auth)
 	r.Get("/healthz", a.health)
 	r.Head("/healthz", a.health)
 	if a.dev != nil {

@@ -1,0 +1,56 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/mcpkit/mcpkit/examples/documents/pgnotify"
+	"github.com/mcpkit/mcpkit/notify"
+)
+
+// notifyPoolConns caps the notification pool: publishes are one short
+// statement each, and the listener's connection leaves the pool.
+const notifyPoolConns = 4
+
+// openNotifications creates the notification hub. With an SQLite database
+// events stay in the process. With PostgreSQL they travel through
+// LISTEN/NOTIFY on Config.NotifyChannel (pgnotify), so that the instances
+// sharing the database notify each other's streams; the broker gets its
+// own small pool (the store's pool does not serve LISTEN connections).
+func (a *App) openNotifications(ctx context.Context) error {
+	opts := notify.Options{Logger: a.log}
+	if isPostgres(a.cfg.DB) {
+		pcfg, err := pgxpool.ParseConfig(a.cfg.DB)
+		if err != nil {
+			// pgx's message masks any password.
+			return fmt.Errorf("notifications: database (-db): %w", err)
+		}
+		pcfg.MaxConns = notifyPoolConns
+		if a.notifyPool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
+			return fmt.Errorf("notifications: database (-db): %w", err)
+		}
+		a.broker, err = pgnotify.New(a.notifyPool, pgnotify.Options{Channel: a.cfg.NotifyChannel, Logger: a.log})
+		if err != nil {
+			return &ConfigError{Flag: "notify-channel", Problem: err.Error()}
+		}
+		opts.Broker = a.broker
+	}
+	a.hub = notify.New(opts)
+	return nil
+}
+
+// describeNotifications names the notification transport for the log.
+func (a *App) describeNotifications() string {
+	if a.broker != nil {
+		return "postgres LISTEN/NOTIFY channel " + a.broker.Channel()
+	}
+	return "in-process"
+}
+
+// isPostgres reports whether dsn names a PostgreSQL database.
+func isPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
