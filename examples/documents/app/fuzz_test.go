@@ -49,7 +49,7 @@ func FuzzDocumentIDValidate(f *testing.F) {
 // one of the fixed messages (never the input, never an internal error).
 func FuzzDocumentsAPIRequest(f *testing.F) {
 	for _, s := range []struct {
-		op                     uint8
+		op                    uint8
 		id, user, ctype, body string
 	}{
 		{0, "", "", "application/json", `{"with":"bob"}`},
