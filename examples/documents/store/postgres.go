@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // The PostgreSQL schema: the same shape as SQLite's. Every column that is
@@ -75,10 +76,9 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
 // postgresStore uses pgx natively rather than through database/sql: a
 // cancelled ctx sends PostgreSQL a cancel request, so the server stops the
 // query instead of finishing it for nobody; statements are prepared and
-// cached per connection; CopyFrom loads SeedMany's rows quickly. The pool
-// is connPool (see there).
+// cached per connection; CopyFrom loads SeedMany's rows quickly.
 type postgresStore struct {
-	pool  *connPool
+	pool  *pgxpool.Pool
 	clock func() time.Time
 }
 
@@ -87,37 +87,42 @@ var _ DB = (*postgresStore)(nil)
 func (s *postgresStore) now() time.Time { return s.clock() }
 
 func openPostgres(ctx context.Context, dsn string, opts Options) (DB, error) {
-	cfg, err := pgx.ParseConfig(dsn)
+	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		// pgx's message names the problem and masks any password.
 		return nil, fmt.Errorf("%w: postgres: %v", ErrInvalid, err)
 	}
-	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+	cfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: time.Second}
 	}
 	maxConns := opts.MaxConns
 	if maxConns == 0 {
 		maxConns = max(4, runtime.NumCPU())
 	}
-	s := &postgresStore{pool: newConnPool(cfg, maxConns), clock: opts.Now}
+	cfg.MaxConns = int32(maxConns)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: postgres: %v", ErrInvalid, err)
+	}
+	s := &postgresStore{pool: pool, clock: opts.Now}
 	// Connect once now, so a bad address or password fails at start.
-	if err := s.with(ctx, func(c *pgx.Conn) error { return c.Ping(ctx) }); err != nil {
-		s.pool.close()
+	if err := s.pool.Ping(ctx); err != nil {
+		s.pool.Close()
 		return nil, dbErr(ctx, "postgres: open", err)
 	}
 	return s, nil
 }
 
-func (s *postgresStore) Close() error { s.pool.close(); return nil }
+func (s *postgresStore) Close() error { s.pool.Close(); return nil }
 
 // with runs fn on a pooled connection.
 func (s *postgresStore) with(ctx context.Context, fn func(*pgx.Conn) error) error {
-	c, err := s.pool.acquire(ctx)
+	c, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
-	defer s.pool.release(c)
-	return fn(c)
+	defer c.Release()
+	return fn(c.Conn())
 }
 
 // Migrate runs the schema in one transaction under an advisory lock, so
