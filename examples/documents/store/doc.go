@@ -110,8 +110,6 @@
 // the write lock at BEGIN; "sqlite::memory:" is a private database on one
 // connection. PostgreSQL uses pgx natively (not database/sql), so a
 // cancelled ctx sends the server a cancel request and the query really
-// stops; its small connection pool is in this package (it predates
-// pgxpool's dependency in this module, and does what the store needs).
-// Tables go to the first schema of the search_path (add search_path=… to
+// stops; connections come from pgxpool. Tables go to the first schema of the search_path (add search_path=… to
 // the DSN to choose one).
 package store
