@@ -17,8 +17,9 @@
 // gets one JSON response (never SSE). Content-Type must be application/json
 // (415 otherwise); an Accept header that admits neither application/json
 // nor a wildcard gets 406. Notifications and client responses get 202 with
-// no body. GET and DELETE get 405 with Allow: POST: the endpoint opens no
-// server-initiated streams. The body is limited (Options.MaxBodyBytes,
+// no body. Without Options.Notifications, GET and DELETE get 405 with
+// Allow: POST (no server-initiated streams); with it, they serve the legacy
+// session's stream and its end (see Change notifications). The body is limited (Options.MaxBodyBytes,
 // default 4 MiB): a larger one gets 413 after at most the limit was read.
 //
 // An Origin header that is present must be listed in Options.AllowedOrigins
@@ -79,7 +80,10 @@
 // stream (keep-alive comments, X-Accel-Buffering: no, one stream per
 // session: a new GET replaces the old one), resources/subscribe and
 // resources/unsubscribe choose the URIs whose updates it carries (only
-// URIs the caller may read), and DELETE ends the session. Sessions never
+// URIs the caller may read as far as the inventory knows: visibility,
+// access and scopes; record ownership is the application's, which is why
+// ResourceUpdated events are addressed to the subjects who may read the
+// record), and DELETE ends the session. Sessions never
 // authenticate anything: every request still carries its token.
 //
 // Modern clients POST subscriptions/listen: the answer is an SSE stream
