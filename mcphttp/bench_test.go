@@ -175,3 +175,33 @@ func BenchmarkInterceptPassthrough(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkInterceptVsDirect alternates a direct call of the legacy handler
+// and the same request through Intercept in one loop, and reports the ratio
+// of their mean times.
+func BenchmarkInterceptVsDirect(b *testing.B) {
+	f := newFixture(b, fixtureOptions{})
+	direct := legacySDKHandler()
+	wrapped, err := mcphttp.Intercept(f.inv, legacySDKHandler(), mcphttp.Options{Authenticator: f.auth})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var directTime, wrappedTime time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		t0 := time.Now()
+		w := httptest.NewRecorder()
+		direct.ServeHTTP(w, toolsListRequest())
+		t1 := time.Now()
+		w2 := httptest.NewRecorder()
+		wrapped.ServeHTTP(w2, toolsListRequest())
+		directTime += t1.Sub(t0)
+		wrappedTime += time.Since(t1)
+		if w.Code != 200 || w2.Code != 200 {
+			b.Fatalf("status %d / %d", w.Code, w2.Code)
+		}
+	}
+	b.ReportMetric(float64(directTime.Nanoseconds())/float64(b.N), "direct-ns/req")
+	b.ReportMetric(float64(wrappedTime.Nanoseconds())/float64(b.N), "intercept-ns/req")
+	b.ReportMetric(float64(wrappedTime)/float64(directTime), "ratio")
+}
