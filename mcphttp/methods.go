@@ -54,6 +54,19 @@ type cursorParams struct {
 	Cursor *string `json:"cursor"`
 }
 
+// cursorOf returns the cursor of a paginated request's params. A first
+// page usually has no params at all, which costs no decoding.
+func cursorOf(params []byte) (string, error) {
+	if len(params) == 0 {
+		return "", nil
+	}
+	var p cursorParams
+	if err := jsonrpc.UnmarshalParams(params, &p); err != nil {
+		return "", err
+	}
+	return p.cursor()
+}
+
 // cursor returns the request's cursor. The endpoint never issues an empty
 // cursor, so an empty one that is present is invalid, not "start over".
 func (p cursorParams) cursor() (string, error) {
@@ -78,11 +91,7 @@ func (e *Endpoint) templates(ctx context.Context, c *call) reply {
 // the inventory assemble the page in pooled storage.
 func (e *Endpoint) paginated(ctx context.Context, c *call,
 	page func(context.Context, *authn.Principal, string, inventory.Envelope) ([]byte, error)) reply {
-	var p cursorParams
-	if err := jsonrpc.UnmarshalParams(c.params, &p); err != nil {
-		return e.errorFor(c, err, "")
-	}
-	cursor, err := p.cursor()
+	cursor, err := cursorOf(c.params)
 	if err != nil {
 		return e.errorFor(c, err, "")
 	}
