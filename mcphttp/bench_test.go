@@ -72,14 +72,7 @@ func BenchmarkListBaseline(b *testing.B) {
 	body := legacy(1, "resources/list", nil)
 	rec := f.do(b, request{body: body, token: token, headers: map[string]string{"MCP-Protocol-Version": "2025-11-25"}})
 	canned := rec.Body.Bytes()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		h := w.Header()
-		h.Set("Content-Type", "application/json")
-		h.Set("Cache-Control", "private, max-age=0")
-		h.Set("Vary", "Authorization")
-		_, _ = w.Write(canned)
-	}))
+	srv := httptest.NewServer(bareHandler(canned))
 	defer srv.Close()
 	req := listRequest(b, srv.URL+"/mcp", token)
 	c := srv.Client()
@@ -103,14 +96,7 @@ func BenchmarkListVsBaseline(b *testing.B) {
 	defer kit.Close()
 	rec := f.do(b, request{body: body, token: token, headers: map[string]string{"MCP-Protocol-Version": "2025-11-25"}})
 	canned := rec.Body.Bytes()
-	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		h := w.Header()
-		h.Set("Content-Type", "application/json")
-		h.Set("Cache-Control", "private, max-age=0")
-		h.Set("Vary", "Authorization")
-		_, _ = w.Write(canned)
-	}))
+	bare := httptest.NewServer(bareHandler(canned))
 	defer bare.Close()
 	kitReq, bareReq := listRequest(b, kit.URL+"/mcp", token), listRequest(b, bare.URL+"/mcp", token)
 	send(b, kit.Client(), kitReq, body)
@@ -129,6 +115,19 @@ func BenchmarkListVsBaseline(b *testing.B) {
 	b.ReportMetric(float64(kitTime.Nanoseconds())/float64(b.N), "kit-ns/req")
 	b.ReportMetric(float64(bareTime.Nanoseconds())/float64(b.N), "bare-ns/req")
 	b.ReportMetric(float64(kitTime)/float64(bareTime), "ratio")
+}
+
+// bareHandler is the baseline: a plain net/http handler that reads the
+// body and writes canned bytes with the endpoint's headers.
+func bareHandler(canned []byte) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("Cache-Control", "private, max-age=0")
+		h.Set("Vary", "Authorization")
+		_, _ = w.Write(canned)
+	})
 }
 
 func legacySDKHandler() http.Handler {
