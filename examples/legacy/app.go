@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpkit/mcpkit/authn"
-	"github.com/mcpkit/mcpkit/internal/testissuer"
+	"github.com/mcpkit/mcpkit/examples/devissuer"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
 )
@@ -39,7 +40,7 @@ type app struct {
 	texts        *texts
 	issuer       string
 
-	dev      *testissuer.Issuer
+	dev      *devissuer.Issuer
 	verifier *authn.JWTVerifier
 }
 
@@ -62,14 +63,19 @@ func newApp(ctx context.Context, cfg config) (*app, error) {
 		}
 	}()
 	jwksURL := cfg.jwksURL
+	var jwksClient *http.Client // nil: http.DefaultClient
 	if cfg.issuer == "" {
-		if a.dev, err = testissuer.New(testissuer.Options{Audience: cfg.resource, TTL: 8 * time.Hour}); err != nil {
+		// The development issuer lives under the resource's origin, at
+		// /dev, with a key kept in memory; the verifier fetches its JWK Set
+		// in-process.
+		u, _ := url.Parse(cfg.resource) // checked by WellKnownPath
+		if a.dev, err = devissuer.New(u.Scheme+"://"+u.Host+"/dev", cfg.resource, devissuer.Options{ClientID: "legacy-example"}); err != nil {
 			return nil, err
 		}
-		a.issuer, jwksURL = a.dev.ID(), a.dev.JWKSURL()
+		a.issuer, jwksURL, jwksClient = a.dev.Issuer(), a.dev.JWKSURL(), a.dev.Client()
 	}
 	if a.verifier, err = authn.NewJWTVerifier(ctx, authn.JWTOptions{
-		Issuer: a.issuer, Resource: cfg.resource, JWKSURL: jwksURL, Logger: cfg.logger,
+		Issuer: a.issuer, Resource: cfg.resource, JWKSURL: jwksURL, HTTPClient: jwksClient, Logger: cfg.logger,
 	}); err != nil {
 		return nil, err
 	}
@@ -112,28 +118,33 @@ func newApp(ctx context.Context, cfg config) (*app, error) {
 	return a, nil
 }
 
-// routes mounts the app.
+// routes mounts the app; in development mode also the development
+// issuer's JWK Set and RFC 8414 metadata, which the resource metadata names.
 func (a *app) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", a.handler)
 	mux.Handle(a.metadataPath, a.metadata)
 	mux.Handle(authn.WellKnownPrefix, a.metadata)
+	if a.dev != nil {
+		mux.Handle(a.dev.JWKSPath(), a.dev.JWKSHandler())
+		mux.Handle(a.dev.MetadataPath(), a.dev.MetadataHandler())
+	}
 	return mux
 }
+
+// devTokenTTL is the lifetime of development tokens.
+const devTokenTTL = 8 * time.Hour
 
 // devToken mints a development token for subject.
 func (a *app) devToken(subject string) (string, error) {
 	if a.dev == nil {
 		return "", errors.New("no development issuer")
 	}
-	return a.dev.Sign(testissuer.Claims{Subject: subject, ClientID: "legacy-example", Scopes: []string{Scope}})
+	return a.dev.Sign(subject, []string{Scope}, devTokenTTL)
 }
 
 func (a *app) close() {
 	if a.verifier != nil {
 		_ = a.verifier.Close()
-	}
-	if a.dev != nil {
-		a.dev.Close()
 	}
 }

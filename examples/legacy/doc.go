@@ -19,8 +19,9 @@
 // # Trying it by hand
 //
 // Without flags it listens on 127.0.0.1:8082 with a development token
-// issuer built in (logged as DEVELOPMENT MODE) and prints tokens for alice
-// and bob with curl commands:
+// issuer built in (examples/devissuer with a key kept in memory, logged as
+// DEVELOPMENT MODE, its JWK Set at /dev/jwks.json) and prints tokens for
+// alice and bob with curl commands:
 //
 //	go run ./examples/legacy
 //

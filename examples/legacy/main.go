@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	go func() { errc <- srv.Serve(ln) }()
 	fmt.Fprintf(stdout, "listening on %s\n", base)
 	if a.dev != nil {
-		logger.Warn("DEVELOPMENT MODE: tokens come from a built-in test issuer; configure -issuer and -jwks-url for real use")
+		logger.Warn("DEVELOPMENT MODE: tokens come from a built-in development issuer; configure -issuer and -jwks-url for real use")
 		if err := printTryIt(stdout, a, base); err != nil {
 			return err
 		}

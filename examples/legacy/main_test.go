@@ -11,13 +11,27 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/internal/testissuer"
+	"github.com/mcpkit/mcpkit/examples/devissuer"
 )
+
+// startIssuer is the identity provider of a test: a development issuer for
+// audience whose JWK Set is served over real HTTP on loopback.
+func startIssuer(t *testing.T, audience string) *devissuer.Issuer {
+	t.Helper()
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	is, err := devissuer.New(srv.URL, audience, devissuer.Options{ClientID: "legacy-test"})
+	require.NoError(t, err)
+	mux.Handle(is.JWKSPath(), is.JWKSHandler())
+	return is
+}
 
 // bearer adds a bearer token to every request, as an MCP client
 // configured with an access token does.
@@ -43,12 +57,12 @@ type server struct {
 // resource, with tokens of a test issuer.
 func startServer(t *testing.T, stateful bool) *server {
 	t.Helper()
-	is := testissuer.Start(t, testissuer.Options{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	base := "http://" + ln.Addr().String()
+	is := startIssuer(t, base+"/mcp")
 	a, err := newApp(context.Background(), config{
-		resource: base + "/mcp", issuer: is.ID(), jwksURL: is.JWKSURL(), stateful: stateful, logger: slog.New(slog.DiscardHandler),
+		resource: base + "/mcp", issuer: is.Issuer(), jwksURL: is.JWKSURL(), stateful: stateful, logger: slog.New(slog.DiscardHandler),
 	})
 	require.NoError(t, err)
 	t.Cleanup(a.close)
@@ -58,7 +72,9 @@ func startServer(t *testing.T, stateful bool) *server {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	token := func(sub string) string {
-		return is.Token(t, testissuer.Claims{Subject: sub, ClientID: "legacy-test", Scopes: []string{Scope}, Audience: []string{base + "/mcp"}})
+		tok, err := is.Sign(sub, []string{Scope}, time.Hour)
+		require.NoError(t, err)
+		return tok
 	}
 	return &server{app: a, url: base + "/mcp", base: base, alice: token("alice"), bob: token("bob")}
 }
@@ -238,6 +254,21 @@ func TestRunDevelopmentMode(t *testing.T) {
 	assert.Len(t, page.Resources, pageSize)
 	assert.NotEmpty(t, page.NextCursor)
 	require.NoError(t, cs.Close())
+
+	// The development issuer's JWK Set and metadata are served on the same
+	// origin; the resource metadata names that issuer.
+	for path, want := range map[string]string{
+		"/dev/jwks.json": `"kty":"EC"`,
+		"/.well-known/oauth-authorization-server/dev": `"issuer":"` + base + `/dev"`,
+		"/.well-known/oauth-protected-resource/mcp":   `"authorization_servers":["` + base + `/dev"]`,
+	} {
+		res, err := http.Get(base + path)
+		require.NoError(t, err)
+		b, _ := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		assert.Equal(t, http.StatusOK, res.StatusCode, path)
+		assert.Contains(t, string(b), want, path)
+	}
 
 	cancel()
 	assert.NoError(t, <-done)

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"sort"
 	"sync"
 
 	"github.com/mcpkit/mcpkit/inventory"
-	"github.com/mcpkit/mcpkit/inventory/inventorytest"
 )
 
 // Scope is the scope a token needs to list and read texts.
@@ -16,41 +18,74 @@ const Scope = "texts:read"
 const textsTemplate = "texts://texts/{id}"
 
 // texts is the private inventory's store: each user's texts, listed with a
-// keyset query (inventorytest.MemorySource) and read after an ownership
-// check. It is safe for concurrent use.
+// keyset query (a binary search over the owner's entries sorted by key,
+// what an index does in a database) and read after an ownership check. It
+// is safe for concurrent use.
 type texts struct {
-	list *inventorytest.MemorySource
-
-	mu   sync.RWMutex
-	byID map[string]text
+	mu      sync.RWMutex
+	byOwner map[string][]inventory.Entry // sorted by Key (the text id)
+	byID    map[string]text
 }
 
 type text struct{ owner, body string }
 
 func newTexts() *texts {
-	return &texts{list: inventorytest.NewMemorySource(), byID: map[string]text{}}
+	return &texts{byOwner: map[string][]inventory.Entry{}, byID: map[string]text{}}
 }
 
-// add stores a text of owner and returns its URI.
+// add stores a text of owner, replacing a text with the same id, and
+// returns its URI.
 func (s *texts) add(owner, id, title, body string) (string, error) {
 	uri, err := inventory.Expand(textsTemplate, map[string]string{"id": id})
 	if err != nil {
 		return "", err
 	}
+	e := inventory.Entry{Key: id, URI: uri, Name: title, MIMEType: "text/plain"}
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.byID[id]; ok {
+		s.byOwner[old.owner] = slices.DeleteFunc(s.byOwner[old.owner], func(e inventory.Entry) bool { return e.Key == id })
+	}
 	s.byID[id] = text{owner: owner, body: body}
-	s.mu.Unlock()
-	s.list.Insert(owner, inventory.Entry{Key: id, URI: uri, Name: title, MIMEType: "text/plain"})
+	list := s.byOwner[owner]
+	i := sort.Search(len(list), func(i int) bool { return list[i].Key >= id })
+	s.byOwner[owner] = slices.Insert(list, i, e)
 	return uri, nil
 }
 
 // uris returns the URIs of owner's texts in listing order.
 func (s *texts) uris(owner string) []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	var out []string
-	for _, e := range s.list.Records(owner) {
+	for _, e := range s.byOwner[owner] {
 		out = append(out, e.URI)
 	}
 	return out
+}
+
+// errNoSubject refuses a listing without a subject: a source never falls
+// back to an unrestricted query.
+var errNoSubject = errors.New("legacy: principal has no subject")
+
+// list is the keyset query: the caller's next at most req.Limit texts
+// strictly after req.After.
+func (s *texts) list(ctx context.Context, req inventory.ListRequest) (inventory.Page, error) {
+	if err := ctx.Err(); err != nil {
+		return inventory.Page{}, err
+	}
+	if req.Principal.Subject == "" {
+		return inventory.Page{}, errNoSubject
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	all := s.byOwner[req.Principal.Subject]
+	i := sort.Search(len(all), func(i int) bool { return all[i].Key > req.After })
+	end := min(i+req.Limit, len(all))
+	if i >= end {
+		return inventory.Page{}, nil
+	}
+	return inventory.Page{Entries: slices.Clone(all[i:end]), HasMore: end < len(all)}, nil
 }
 
 // template is the protected texts template with its per-caller List.
@@ -59,7 +94,7 @@ func (s *texts) template() inventory.Template {
 		Name: "texts", Title: "Texts", Description: "The caller's own texts, to count words in",
 		URITemplate: textsTemplate, MIMEType: "text/plain",
 		Access: inventory.Protected, RequiredScopes: []string{Scope},
-		List: s.list.List,
+		List: s.list,
 		Read: s.read,
 	}
 }

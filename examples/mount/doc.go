@@ -3,7 +3,8 @@
 // is in package routers (routers.Chi, routers.Gorilla, routers.ServeMux);
 // the shared construction (an in-memory per-user notes inventory, a JWT
 // verifier and authenticator, the MCP endpoint, the RFC 9728 metadata
-// handler) is in internal/kit; the programs are
+// handler, and the development token issuer) is in package kit; the
+// programs are
 //
 //	go run ./examples/mount/chi       # github.com/go-chi/chi/v5
 //	go run ./examples/mount/gorilla   # github.com/gorilla/mux
@@ -20,9 +21,11 @@
 //
 // Without flags a program listens on 127.0.0.1:8081, takes
 // http://127.0.0.1:8081/mcp as its resource, and, since no identity provider
-// is configured, starts a development token issuer inside the process (it
-// logs a DEVELOPMENT MODE warning). It prints export lines with tokens for
-// alice and bob and curl commands to paste:
+// is configured, starts a development token issuer inside the process
+// (examples/devissuer, with a key kept in memory; it logs a DEVELOPMENT
+// MODE warning and also serves the issuer's GET /dev/jwks.json and
+// /.well-known/oauth-authorization-server/dev). It prints export lines with
+// tokens for alice and bob and curl commands to paste:
 //
 //	$ go run ./examples/mount/chi
 //	listening on http://127.0.0.1:8081

@@ -12,14 +12,42 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/examples/mount/internal/kit"
+	"github.com/mcpkit/mcpkit/examples/devissuer"
+	"github.com/mcpkit/mcpkit/examples/mount/kit"
 	"github.com/mcpkit/mcpkit/examples/mount/routers"
-	"github.com/mcpkit/mcpkit/internal/testissuer"
 )
+
+// identityProvider is the test's authorization server: the development
+// issuer with its key in a temporary directory and its JWK Set served over
+// real HTTP on loopback. Every router under test gets tokens for its own
+// resource (audience) signed with that one key.
+type identityProvider struct {
+	dir, url string
+}
+
+func startIdentityProvider(t *testing.T) *identityProvider {
+	t.Helper()
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	idp := &identityProvider{dir: t.TempDir(), url: srv.URL}
+	is := idp.issuer(t, srv.URL+"/mcp") // creates the key
+	mux.Handle(is.JWKSPath(), is.JWKSHandler())
+	return idp
+}
+
+// issuer returns the provider's issuer minting tokens for audience.
+func (idp *identityProvider) issuer(t *testing.T, audience string) *devissuer.Issuer {
+	t.Helper()
+	is, err := devissuer.Open(idp.dir, idp.url, audience, devissuer.Options{ClientID: "mount-test"})
+	require.NoError(t, err)
+	return is
+}
 
 // routerList is every router the examples mount the kit on.
 var routerList = []struct {
@@ -37,7 +65,7 @@ var routerList = []struct {
 // server's own base URL and the random cursors are replaced by
 // placeholders.
 func TestRoutersBehaveTheSame(t *testing.T) {
-	is := testissuer.Start(t, testissuer.Options{})
+	is := startIdentityProvider(t)
 	transcripts := map[string][]string{}
 	for _, r := range routerList {
 		t.Run(r.name, func(t *testing.T) {
@@ -70,13 +98,14 @@ type session struct {
 }
 
 // start serves router on a fresh loopback port whose URL is the resource.
-func start(t *testing.T, is *testissuer.Issuer, router func(*kit.Kit) http.Handler) *session {
+func start(t *testing.T, idp *identityProvider, router func(*kit.Kit) http.Handler) *session {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	base := "http://" + ln.Addr().String()
+	is := idp.issuer(t, base+"/mcp")
 	k, err := kit.New(context.Background(), kit.Config{
-		Resource: base + "/mcp", Issuer: is.ID(), JWKSURL: is.JWKSURL(),
+		Resource: base + "/mcp", Issuer: is.Issuer(), JWKSURL: is.JWKSURL(),
 		Logger: slog.New(slog.DiscardHandler),
 	})
 	require.NoError(t, err)
@@ -87,7 +116,9 @@ func start(t *testing.T, is *testissuer.Issuer, router func(*kit.Kit) http.Handl
 	srv.Start()
 	t.Cleanup(srv.Close)
 	token := func(sub string) string {
-		return is.Token(t, testissuer.Claims{Subject: sub, ClientID: "mount-test", Scopes: []string{kit.Scope}, Audience: []string{k.Resource}})
+		tok, err := is.Sign(sub, []string{kit.Scope}, time.Hour)
+		require.NoError(t, err)
+		return tok
 	}
 	return &session{k: k, client: srv.Client(), base: base, alice: token("alice"), bob: token("bob")}
 }

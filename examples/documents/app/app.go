@@ -17,7 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/mcpkit/mcpkit/authn"
-	"github.com/mcpkit/mcpkit/examples/documents/devissuer"
+	"github.com/mcpkit/mcpkit/examples/devissuer"
 	"github.com/mcpkit/mcpkit/examples/documents/pgnotify"
 	"github.com/mcpkit/mcpkit/examples/documents/store"
 	"github.com/mcpkit/mcpkit/mcphttp"

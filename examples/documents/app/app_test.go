@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/examples/documents/devissuer"
+	"github.com/mcpkit/mcpkit/examples/devissuer"
 )
 
 // Alice walks her listing to the end and reads everything in it; none of

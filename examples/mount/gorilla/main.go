@@ -9,7 +9,7 @@
 package main
 
 import (
-	"github.com/mcpkit/mcpkit/examples/mount/internal/kit"
+	"github.com/mcpkit/mcpkit/examples/mount/kit"
 	"github.com/mcpkit/mcpkit/examples/mount/routers"
 )
 

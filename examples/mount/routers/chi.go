@@ -5,7 +5,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/mcpkit/mcpkit/examples/mount/internal/kit"
+	"github.com/mcpkit/mcpkit/examples/mount/kit"
 )
 
 // Chi mounts the kit on a github.com/go-chi/chi/v5 router.

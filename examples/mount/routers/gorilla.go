@@ -5,7 +5,7 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/mcpkit/mcpkit/examples/mount/internal/kit"
+	"github.com/mcpkit/mcpkit/examples/mount/kit"
 )
 
 // Gorilla mounts the kit on a github.com/gorilla/mux router.

@@ -3,7 +3,7 @@ package routers
 import (
 	"net/http"
 
-	"github.com/mcpkit/mcpkit/examples/mount/internal/kit"
+	"github.com/mcpkit/mcpkit/examples/mount/kit"
 )
 
 // ServeMux mounts the kit on the standard library's http.ServeMux (Go 1.22+

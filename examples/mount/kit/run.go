@@ -67,12 +67,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, newRouter
 	}
 	defer k.Close()
 
-	srv := mcphttp.NewServer(ln.Addr().String(), newRouter(k))
+	srv := mcphttp.NewServer(ln.Addr().String(), k.WithDevIssuer(newRouter(k)))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	fmt.Fprintf(stdout, "listening on %s\n", base)
 	if k.Dev() {
-		logger.Warn("DEVELOPMENT MODE: tokens come from a built-in test issuer; configure -issuer and -jwks-url for real use")
+		logger.Warn("DEVELOPMENT MODE: tokens come from a built-in development issuer; configure -issuer and -jwks-url for real use")
 		if err := printTryIt(stdout, k, base); err != nil {
 			return err
 		}

@@ -4,8 +4,9 @@
 // MCP endpoint, the RFC 9728 metadata handler and a health handler.
 //
 // With no issuer configured it starts a development token issuer
-// (internal/testissuer) in the process and mints tokens for alice and bob;
-// that mode is for trying the examples by hand only.
+// (examples/devissuer, with a key kept in memory) in the process and mints
+// tokens for alice and bob; that mode is for trying the examples by hand
+// only.
 package kit
 
 import (
@@ -14,10 +15,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/mcpkit/mcpkit/authn"
-	"github.com/mcpkit/mcpkit/internal/testissuer"
+	"github.com/mcpkit/mcpkit/examples/devissuer"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
 )
@@ -78,7 +80,7 @@ type Kit struct {
 	// Notes holds every user's notes.
 	Notes *Notes
 
-	dev      *testissuer.Issuer
+	dev      *devissuer.Issuer
 	verifier *authn.JWTVerifier
 }
 
@@ -114,15 +116,19 @@ func New(ctx context.Context, cfg Config) (*Kit, error) {
 	}()
 
 	jwksURL := cfg.JWKSURL
+	var jwksClient *http.Client // nil: http.DefaultClient
 	if cfg.Issuer == "" {
-		k.dev, err = testissuer.New(testissuer.Options{Audience: cfg.Resource, TTL: 8 * time.Hour})
+		// The development issuer lives under the resource's origin, at
+		// /dev; the verifier fetches its JWK Set in-process.
+		u, _ := url.Parse(cfg.Resource) // checked by WellKnownPath
+		k.dev, err = devissuer.New(u.Scheme+"://"+u.Host+"/dev", cfg.Resource, devissuer.Options{ClientID: "mount-example"})
 		if err != nil {
 			return nil, fmt.Errorf("kit: development issuer: %w", err)
 		}
-		k.Issuer, jwksURL = k.dev.ID(), k.dev.JWKSURL()
+		k.Issuer, jwksURL, jwksClient = k.dev.Issuer(), k.dev.JWKSURL(), k.dev.Client()
 	}
 	k.verifier, err = authn.NewJWTVerifier(ctx, authn.JWTOptions{
-		Issuer: k.Issuer, Resource: cfg.Resource, JWKSURL: jwksURL, Logger: logger,
+		Issuer: k.Issuer, Resource: cfg.Resource, JWKSURL: jwksURL, HTTPClient: jwksClient, Logger: logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("kit: %w", err)
@@ -170,23 +176,37 @@ func New(ctx context.Context, cfg Config) (*Kit, error) {
 // Dev reports whether the kit runs its own development issuer.
 func (k *Kit) Dev() bool { return k.dev != nil }
 
+// DevTokenTTL is the lifetime of the tokens DevToken mints.
+const DevTokenTTL = 8 * time.Hour
+
 // DevToken mints a token of the development issuer for subject, with
-// the notes scope and the resource as audience. It fails when an external
-// issuer is configured.
+// the notes scope and the resource as audience, valid for DevTokenTTL. It
+// fails when an external issuer is configured.
 func (k *Kit) DevToken(subject string) (string, error) {
 	if k.dev == nil {
 		return "", errors.New("kit: no development issuer: tokens come from the configured issuer")
 	}
-	return k.dev.Sign(testissuer.Claims{Subject: subject, ClientID: "mount-example", Scopes: []string{Scope}})
+	return k.dev.Sign(subject, []string{Scope}, DevTokenTTL)
 }
 
-// Close stops the verifier's key refresh and the development issuer.
+// WithDevIssuer returns h, and in development mode h with the development
+// issuer's JWK Set and RFC 8414 metadata (which the resource metadata
+// names as the authorization server) served in front of it.
+func (k *Kit) WithDevIssuer(h http.Handler) http.Handler {
+	if k.dev == nil {
+		return h
+	}
+	mux := http.NewServeMux()
+	mux.Handle(k.dev.JWKSPath(), k.dev.JWKSHandler())
+	mux.Handle(k.dev.MetadataPath(), k.dev.MetadataHandler())
+	mux.Handle("/", h)
+	return mux
+}
+
+// Close stops the verifier's key refresh.
 func (k *Kit) Close() {
 	if k.verifier != nil {
 		_ = k.verifier.Close()
-	}
-	if k.dev != nil {
-		k.dev.Close()
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/authn"
-	"github.com/mcpkit/mcpkit/examples/documents/devissuer"
+	"github.com/mcpkit/mcpkit/examples/devissuer"
 )
 
 // Mint a token for alice and verify it with authn's JWT verifier, which

@@ -240,3 +240,35 @@ func TestClientServesOnlyTheJWKS(t *testing.T) {
 	_, err = c.Post(is.JWKSURL(), "text/plain", strings.NewReader("x"))
 	assert.ErrorIs(t, err, errNotLocal)
 }
+
+// New keeps its key in memory: its tokens verify with its own JWK Set,
+// every New has a different key (a token of one is refused by the other's
+// verifier), and it writes nothing to disk.
+func TestNewKeepsAFreshKeyInMemory(t *testing.T) {
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	before, err := os.ReadDir(wd)
+	require.NoError(t, err)
+
+	a, err := New(testIssuer, testAudience, Options{ClientID: "mount-example"})
+	require.NoError(t, err)
+	b, err := New(testIssuer, testAudience, Options{})
+	require.NoError(t, err)
+	assert.NotEqual(t, a.kid, b.kid, "a fresh key each time")
+
+	tok, err := a.Sign("alice", []string{"notes:read"}, 8*time.Hour)
+	require.NoError(t, err)
+	p, _, err := verifier(t, a, a.Client(), a.JWKSURL()).Verify(context.Background(), tok)
+	require.NoError(t, err)
+	assert.Equal(t, "alice", p.Subject)
+	assert.Equal(t, "mount-example", p.ClientID)
+	_, _, err = verifier(t, b, b.Client(), b.JWKSURL()).Verify(context.Background(), tok)
+	assert.Error(t, err, "another in-memory issuer's token")
+
+	after, err := os.ReadDir(wd)
+	require.NoError(t, err)
+	assert.Equal(t, len(before), len(after), "no key file written")
+
+	_, err = New("ftp://h/dev", testAudience, Options{})
+	assert.Error(t, err, "the issuer URL is checked as for Open")
+}

@@ -1,16 +1,22 @@
-// Package devissuer is the development token issuer of the documents
-// example server: just enough of an OAuth authorization server to try the
-// server on a laptop, and nothing a production deployment should use.
+// Package devissuer is the development token issuer of the mcpkit
+// examples (documents, mount, legacy): just enough of an OAuth
+// authorization server to try a server on a laptop, and nothing a
+// production deployment should use. Copy it along with an example if you
+// want the same development mode; it imports only public packages.
 //
 // It signs RFC 9068 access tokens (header typ "at+jwt", ES256) with one
-// P-256 key that [Open] generates on first use and keeps in the data
+// P-256 key. [Open] generates the key on first use and keeps it in a data
 // directory (dev-issuer-key.pem, mode 0600), so that a second process, such
-// as the server's "token USER" subcommand, mints tokens the running server
-// accepts:
+// as the documents server's "token USER" subcommand, mints tokens the
+// running server accepts:
 //
 //	iss, err := devissuer.Open(".mcpkit-documents", "http://127.0.0.1:8080/dev",
 //		"http://127.0.0.1:8080/mcp", devissuer.Options{})
 //	tok, err := iss.Sign("alice", []string{"documents:read"}, time.Hour)
+//
+// [New] keeps a fresh key in memory only, for a server that prints its own
+// development tokens at start (the mount and legacy examples): the tokens
+// stop verifying when the process ends.
 //
 // A token carries iss (the issuer URL), aud (the resource), sub, client_id,
 // scope, iat, exp and a random jti, which is what authn.JWTVerifier checks.

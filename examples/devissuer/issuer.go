@@ -90,6 +90,18 @@ func Load(dir, issuer, audience string, opts Options) (*Issuer, error) {
 	return newIssuer(key, issuer, audience, opts)
 }
 
+// New returns an issuer with a key generated now and kept only in memory:
+// no file is written, no other process can mint tokens it accepts, and its
+// tokens stop verifying when the process ends. issuer and audience are as
+// for Open.
+func New(issuer, audience string, opts Options) (*Issuer, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("devissuer: generate key: %w", err)
+	}
+	return newIssuer(key, issuer, audience, opts)
+}
+
 func newIssuer(key *ecdsa.PrivateKey, issuer, audience string, opts Options) (*Issuer, error) {
 	u, err := url.Parse(issuer)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
