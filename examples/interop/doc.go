@@ -22,4 +22,15 @@
 //
 // Without MCPKIT_TS_SDK_DIR the TypeScript test skips with that hint;
 // under CI=true a missing SDK or node fails it instead.
+//
+// # Intercept in front of real SDK servers
+//
+// The package also tests mcphttp.Intercept wrapping real servers of the
+// official go-sdk (stateful, stateless, JSON responses) and of mcp-go,
+// driven by the go-sdk client in several protocol versions
+// (TestInterceptWithRealSDKs), and measures what the wrapper costs on a
+// forwarded request (BenchmarkInterceptVsDirect reports the ratio). These
+// live here, in the examples module, so that the core module's go.mod
+// requires neither SDK; they build their inventory and authenticator
+// through mcpkit's public API, with tokens of examples/devissuer.
 package interop
