@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# .ci/hygiene.sh: fails when the repository tracks what it must not.
+#
+#   - a compiled binary (ELF, Mach-O, PE, WebAssembly: checked by magic
+#     bytes, whatever the name; Go test binaries are such executables) or a
+#     file named *.test;
+#   - a file larger than 1 MiB;
+#   - a tracked file that .gitignore ignores (how mcphttp/mcphttp.test
+#     slipped in: added before the rule, or with git add -f);
+#   - an examples package (programs and the packages they import, tests
+#     aside) that depends on an internal/ package of this repository or on
+#     inventory/inventorytest: examples must build from public packages
+#     only, so that users can copy them into their own module.
+#
+# Run from anywhere in the checkout: bash .ci/hygiene.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+max=$((1 << 20))
+status=0
+fail() { printf 'hygiene: %s\n' "$*" >&2; status=1; }
+
+# magic FILE prints the first four bytes of FILE as hex ("7f454c46").
+magic() { od -An -tx1 -N4 -- "$1" | tr -d ' \n'; }
+
+# is_pe FILE: an MZ header whose e_lfanew points at "PE\0\0".
+is_pe() {
+  local size off sig
+  size=$(wc -c <"$1")
+  ((size >= 64)) || return 1
+  off=$(od -An -tu4 -j60 -N4 -- "$1" | tr -d ' ')
+  ((off >= 64 && off <= size - 4)) || return 1
+  sig=$(od -An -tx1 -j"$off" -N4 -- "$1" | tr -d ' \n')
+  [[ $sig == 50450000 ]]
+}
+
+while IFS= read -r -d '' f; do
+  [[ -f $f && ! -L $f ]] || continue # deleted in the work tree, or a symlink
+  size=$(wc -c <"$f" | tr -d " ")
+  ((size > max)) && fail "$f: $size bytes, more than 1 MiB"
+  [[ $f == *.test ]] && fail "$f: a Go test binary's name"
+  case $(magic "$f") in
+  7f454c46*) fail "$f: an ELF executable or object" ;;
+  feedface* | feedfacf* | cefaedfe* | cffaedfe* | cafebabe*) fail "$f: a Mach-O binary" ;;
+  0061736d*) fail "$f: a WebAssembly binary" ;;
+  4d5a*) is_pe "$f" && fail "$f: a PE (Windows) executable" ;;
+  esac
+done < <(git ls-files -z)
+
+while IFS= read -r f; do
+  [[ -n $f ]] && fail "$f: tracked although .gitignore ignores it (git rm --cached it)"
+done < <(git ls-files -ci --exclude-standard)
+
+# Every package of the examples module, with what it imports (not its
+# tests): none may reach an internal/ package of this repository or
+# inventorytest, which is test support for _test.go files only.
+repo=github.com/mcpkit/mcpkit
+while read -r pkg deps; do
+  for d in $deps; do
+    if [[ $d == "$repo"/* && ($d =~ /internal(/|$) || $d =~ /inventorytest$) ]]; then
+      fail "$pkg depends on $d (examples import public packages only; inventorytest only from _test.go)"
+    fi
+  done
+done < <(go list -f '{{.ImportPath}} {{join .Deps " "}}' ./examples/...)
+
+if ((status == 0)); then
+  echo "hygiene: ok ($(git ls-files | wc -l) tracked files; $(go list ./examples/... | wc -l) examples packages import public packages only)"
+fi
+exit $status
