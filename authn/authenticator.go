@@ -44,10 +44,15 @@ type Authenticator struct {
 }
 
 // NewAuthenticator returns an Authenticator that verifies tokens with v.
+//
+// A nil v makes an Authenticator for a service whose own middleware
+// authenticates and stores the Principal with [NewContext]: it verifies
+// nothing itself, takes the principal from the request context, and still
+// writes the challenges (so clients learn the resource metadata). A
+// request without a principal is then anonymous when it offers no token,
+// and [ErrInvalidToken] when it offers one: a token the service's
+// middleware did not accept is never downgraded to anonymous.
 func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
-	if v == nil {
-		return nil, errors.New("authn: verifier is required")
-	}
 	mdURL, err := MetadataURL(opts.Resource)
 	if err != nil {
 		return nil, err
@@ -72,36 +77,41 @@ func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
 	return a, nil
 }
 
-// Authenticate extracts the bearer token of r (see [BearerToken]) and
-// verifies it. It returns [ErrNoCredentials] when the request offers none,
+// Authenticate returns the principal of r. When an earlier middleware
+// already put one in the request context ([NewContext]: this
+// Authenticator's Handler or Optional, or the service's own), that one is
+// returned and nothing is verified again. Otherwise Authenticate extracts
+// the bearer token (see [BearerToken]) and verifies it; the principal's
+// Expires is the token's expiry.
+//
+// It returns [ErrNoCredentials] when the request offers no token,
 // [ErrInvalidRequest], [ErrInvalidToken], [ErrUnavailable], or another
 // error from the Verifier. A principal whose Audience is not this
 // resource, or whose Subject breaks the rules of [Principal], is rejected
 // as [ErrInvalidToken] whatever the Verifier said.
 func (a *Authenticator) Authenticate(r *http.Request) (Principal, error) {
-	p, _, err := a.AuthenticateUntil(r)
-	return p, err
-}
-
-// AuthenticateUntil is Authenticate that also returns when the credential
-// expires (zero when the Verifier does not say), so that a long-lived
-// response, such as an event stream, can end when its authorization does.
-func (a *Authenticator) AuthenticateUntil(r *http.Request) (Principal, time.Time, error) {
+	if p, ok := FromContext(r.Context()); ok {
+		return p, nil
+	}
 	tok, err := BearerToken(r)
 	if err != nil {
-		return Principal{}, time.Time{}, err
+		return Principal{}, err
+	}
+	if a.v == nil {
+		return Principal{}, ErrInvalidToken // the service's middleware did not accept it
 	}
 	p, exp, err := a.v.Verify(r.Context(), tok)
 	if err != nil {
-		return Principal{}, time.Time{}, err
+		return Principal{}, err
 	}
 	if p.Audience != a.resource || !validIdentifier(p.Subject) || (p.ClientID != "" && !validIdentifier(p.ClientID)) {
-		return Principal{}, time.Time{}, errVerifierShape
+		return Principal{}, errVerifierShape
 	}
 	if !slices.IsSorted(p.Scopes) {
 		p.Scopes = normalizeScopes(slices.Clone(p.Scopes))
 	}
-	return p, exp, nil
+	p.Expires = exp
+	return p, nil
 }
 
 // Handler requires a valid token: it answers errors with [WriteError] and

@@ -217,14 +217,14 @@ func TestNewAuthenticatorValidation(t *testing.T) {
 		_, err := NewAuthenticator(stubVerifier(), o)
 		assert.Error(t, err, name)
 	}
-	_, err := NewAuthenticator(nil, Options{Resource: testResource})
-	assert.Error(t, err)
+	_, err := NewAuthenticator(nil, Options{Resource: "not a url"})
+	assert.Error(t, err, "a context-only Authenticator still needs a valid Resource")
 	a, err := NewAuthenticator(stubVerifier(), Options{Resource: "http://127.0.0.1:8080"})
 	require.NoError(t, err)
 	assert.Equal(t, `Bearer resource_metadata="http://127.0.0.1:8080/.well-known/oauth-protected-resource"`, a.chNoCreds)
 }
 
-// S4: the Principal type holds only its four fields, none of which can
+// S4: the Principal type holds only its five fields, none of which can
 // carry the token; the handler sees no token through the principal.
 func TestPrincipalIsolation(t *testing.T) {
 	typ := reflect.TypeOf(Principal{})
@@ -233,7 +233,7 @@ func TestPrincipalIsolation(t *testing.T) {
 		f := typ.Field(i)
 		fields = append(fields, f.Name+" "+f.Type.String())
 	}
-	assert.Equal(t, []string{"Subject string", "ClientID string", "Scopes []string", "Audience string"}, fields,
+	assert.Equal(t, []string{"Subject string", "ClientID string", "Scopes []string", "Audience string", "Expires time.Time"}, fields,
 		"a new Principal field needs a review: it must never hold the raw token or claims")
 
 	e := newEnv(t)
@@ -288,22 +288,79 @@ func TestChallengeConformance(t *testing.T) {
 	t.Logf("S1: %d challenges generated, 0 non-conforming", checked)
 }
 
-func TestAuthenticateUntil(t *testing.T) {
+func TestAuthenticateSetsExpires(t *testing.T) {
 	a := newTestAuthenticator(t)
 	r := httptest.NewRequest(http.MethodGet, "/", nil)
 	r.Header.Set("Authorization", "Bearer good-alice")
-	p, exp, err := a.AuthenticateUntil(r)
+	p, err := a.Authenticate(r)
 	require.NoError(t, err)
 	assert.Equal(t, "alice", p.Subject)
-	assert.WithinDuration(t, time.Now().Add(time.Hour), exp, time.Minute, "the verifier's expiry")
+	assert.WithinDuration(t, time.Now().Add(time.Hour), p.Expires, time.Minute, "the verifier's expiry")
 
 	r.Header.Set("Authorization", "Bearer unsorted")
-	_, exp, err = a.AuthenticateUntil(r)
+	p, err = a.Authenticate(r)
 	require.NoError(t, err)
-	assert.True(t, exp.IsZero(), "unknown expiry stays zero")
+	assert.True(t, p.Expires.IsZero(), "unknown expiry stays zero")
 
 	r.Header.Set("Authorization", "Bearer otheraud")
-	_, exp, err = a.AuthenticateUntil(r)
+	p, err = a.Authenticate(r)
 	assert.ErrorIs(t, err, ErrInvalidToken)
-	assert.True(t, exp.IsZero())
+	assert.True(t, p.Expires.IsZero())
+}
+
+// A principal that an earlier middleware put in the context is used as it
+// is: the token is not verified again (here it would not verify at all).
+func TestAuthenticateUsesTheContextPrincipal(t *testing.T) {
+	calls := 0
+	v := VerifierFunc(func(context.Context, string) (Principal, time.Time, error) {
+		calls++
+		return Principal{}, time.Time{}, ErrInvalidToken
+	})
+	a, err := NewAuthenticator(v, Options{Resource: "https://mcp.example.com/mcp"})
+	require.NoError(t, err)
+	set := Principal{Subject: "carol", Scopes: []string{"a"}, Audience: "https://mcp.example.com/mcp"}
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.Header.Set("Authorization", "Bearer anything")
+	r = r.WithContext(NewContext(r.Context(), set))
+	p, err := a.Authenticate(r)
+	require.NoError(t, err)
+	assert.Equal(t, set, p)
+	assert.Zero(t, calls, "no second verification")
+
+	// Handler and Optional pass it on unchanged, also without a token.
+	r = httptest.NewRequest(http.MethodGet, "/", nil)
+	r = r.WithContext(NewContext(r.Context(), set))
+	for name, mw := range map[string]func(http.Handler) http.Handler{"Handler": a.Handler, "Optional": a.Optional} {
+		var got Principal
+		rec := httptest.NewRecorder()
+		mw(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got, _ = FromContext(r.Context()) })).ServeHTTP(rec, r)
+		assert.Equal(t, http.StatusOK, rec.Code, name)
+		assert.Equal(t, set, got, name)
+	}
+	assert.Zero(t, calls)
+}
+
+// An Authenticator without a Verifier trusts only the context: no token is
+// anonymous, a token nobody accepted is invalid (never anonymous), and its
+// challenges still name the resource metadata.
+func TestContextOnlyAuthenticator(t *testing.T) {
+	a, err := NewAuthenticator(nil, Options{Resource: "https://mcp.example.com/mcp", Scopes: []string{"docs:read"}})
+	require.NoError(t, err)
+
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	_, err = a.Authenticate(r)
+	assert.ErrorIs(t, err, ErrNoCredentials)
+
+	r.Header.Set("Authorization", "Bearer forged")
+	_, err = a.Authenticate(r)
+	assert.ErrorIs(t, err, ErrInvalidToken)
+	rec := httptest.NewRecorder()
+	a.WriteError(rec, r, err)
+	assert.Equal(t, http.StatusUnauthorized, rec.Code)
+	assert.Contains(t, rec.Header().Get("WWW-Authenticate"), `resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"`)
+
+	set := Principal{Subject: "dave", Audience: "https://mcp.example.com/mcp"}
+	p, err := a.Authenticate(r.WithContext(NewContext(r.Context(), set)))
+	require.NoError(t, err)
+	assert.Equal(t, "dave", p.Subject)
 }

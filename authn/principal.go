@@ -3,6 +3,7 @@ package authn
 import (
 	"context"
 	"slices"
+	"time"
 )
 
 // Principal is the authenticated caller of a request: everything a handler
@@ -24,6 +25,10 @@ type Principal struct {
 	// Audience is the resource the token was issued for (RFC 8707): the
 	// configured canonical resource URI.
 	Audience string
+	// Expires is when the credential stops being valid; zero when the
+	// verifier does not say. Long-lived responses, such as event streams,
+	// end then.
+	Expires time.Time
 }
 
 // HasScopes reports whether p was granted every scope in required.
@@ -42,8 +47,10 @@ func (p Principal) HasScopes(required ...string) bool {
 type principalKey struct{}
 
 // NewContext returns a copy of ctx that carries p. The middleware calls it
-// after authentication succeeds; tests call it to fake an authenticated
-// request.
+// after authentication succeeds; a service whose own middleware
+// authenticates calls it too, and every piece of this kit after it
+// ([Authenticator.Authenticate] included) then uses p instead of
+// authenticating again. Tests call it to fake an authenticated request.
 func NewContext(ctx context.Context, p Principal) context.Context {
 	return context.WithValue(ctx, principalKey{}, p)
 }

@@ -8,29 +8,23 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
-
-	"github.com/mcpkit/mcpkit/budget"
 )
 
 // scratch holds the per-request buffers of the serving methods.
 type scratch struct {
-	head, tail, item, bind, payload, trailer []byte
-	vis, open                                []byte // visibility bits of a gated inventory
-	page                                     budget.Page
+	bind, payload, trailer []byte
+	vis, open              []byte // visibility bits of a gated inventory
 }
 
 var scratchPool = sync.Pool{New: func() any {
-	return &scratch{
-		head: make([]byte, 0, 256), tail: make([]byte, 0, 256), item: make([]byte, 0, 512),
-		bind: make([]byte, 0, 256), payload: make([]byte, 0, 300), trailer: make([]byte, 0, 512),
-	}
+	return &scratch{bind: make([]byte, 0, 256), payload: make([]byte, 0, 300), trailer: make([]byte, 0, 512)}
 }}
 
 func getScratch() *scratch { return scratchPool.Get().(*scratch) }
 
 func putScratch(sc *scratch) {
 	const keep = 64 << 10 // do not pin huge buffers
-	if cap(sc.item) > keep || cap(sc.head) > keep || cap(sc.tail) > keep {
+	if cap(sc.bind) > keep || cap(sc.trailer) > keep || cap(sc.vis) > keep {
 		return
 	}
 	scratchPool.Put(sc)
@@ -59,7 +53,7 @@ func call[Req, Res any](ctx context.Context, inv *Inventory, f func(context.Cont
 }
 
 // ruleOf classifies a callback error for the operator log.
-func ruleOf(ctx context.Context, err error) string {
+func ruleOf(ctx context.Context, err error) Rule {
 	var pe *panicError
 	switch {
 	case errors.As(err, &pe):
@@ -80,32 +74,32 @@ func (inv *Inventory) fail(ctx context.Context, method, source string, err error
 	var pe *panicError
 	switch {
 	case errors.As(err, &ce):
-		attrs = append(attrs, slog.String("rule", ce.Rule), slog.Int("entry", ce.Entry))
+		attrs = append(attrs, slog.String("rule", string(ce.Rule)), slog.Int("entry", ce.Entry))
 	case errors.As(err, &pe):
-		attrs = append(attrs, slog.String("rule", RuleCallbackPanic),
+		attrs = append(attrs, slog.String("rule", string(RuleCallbackPanic)),
 			slog.String("panic", fmt.Sprint(pe.value)), slog.String("stack", string(pe.stack)))
 	default:
-		attrs = append(attrs, slog.String("rule", ruleOf(ctx, err)), slog.String("error", err.Error()))
+		attrs = append(attrs, slog.String("rule", string(ruleOf(ctx, err))), slog.String("error", err.Error()))
 	}
 	inv.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "inventory: callback failed", attrs...)
 	return ErrInternal
 }
 
-// failAssembly logs a page that could not be assembled: the envelope
-// leaves no room under the byte limit, or (never expected) sealing or
-// finishing failed. It returns ErrInternal.
+// failAssembly logs a page that could not be assembled: the transport's
+// reserve leaves no room under the byte limit, or (never expected) sealing
+// failed. It returns ErrInternal.
 func (inv *Inventory) failAssembly(ctx context.Context, method string, err error) error {
-	rule := RuleInternal
-	if errors.Is(err, budget.ErrTooSmall) {
-		rule = RuleEnvelopeTooLarge
+	rule := ruleInternal
+	if errors.Is(err, errNoRoom) {
+		rule = ruleEnvelopeTooLarge
 	}
 	inv.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "inventory: cannot assemble the response",
-		slog.String("method", method), slog.String("rule", rule), slog.String("error", err.Error()))
+		slog.String("method", method), slog.String("rule", string(rule)), slog.String("error", err.Error()))
 	return ErrInternal
 }
 
 // failRule logs a rule broken outside a page (contents, entry size) and
 // returns ErrInternal.
-func (inv *Inventory) failRule(ctx context.Context, method, source, rule string, entry int) error {
+func (inv *Inventory) failRule(ctx context.Context, method, source string, rule Rule, entry int) error {
 	return inv.fail(ctx, method, source, &ContractError{Source: source, Rule: rule, Entry: entry})
 }

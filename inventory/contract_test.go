@@ -23,7 +23,7 @@ func secretEntry(i int) inventory.Entry {
 }
 
 // brokenSources break one rule each.
-func brokenSources() map[string]inventory.ListFunc {
+func brokenSources() map[inventory.Rule]inventory.ListFunc {
 	page := func(p inventory.Page) inventory.ListFunc {
 		return func(context.Context, inventory.ListRequest) (inventory.Page, error) { return p, nil }
 	}
@@ -32,7 +32,7 @@ func brokenSources() map[string]inventory.ListFunc {
 		f(&es[1])
 		return page(inventory.Page{Entries: es})
 	}
-	return map[string]inventory.ListFunc{
+	return map[inventory.Rule]inventory.ListFunc{
 		inventory.RuleTooManyEntries: func(_ context.Context, req inventory.ListRequest) (inventory.Page, error) {
 			es := make([]inventory.Entry, req.Limit+1)
 			for i := range es {
@@ -69,14 +69,14 @@ func brokenSources() map[string]inventory.ListFunc {
 // structured Error record for the operator, and nothing of the entry leaks.
 func TestContractViolationsAreInternalErrors(t *testing.T) {
 	for rule, src := range brokenSources() {
-		t.Run(rule, func(t *testing.T) {
+		t.Run(string(rule), func(t *testing.T) {
 			log := &logBuffer{}
 			docs := docsTemplate(src)
 			inv, err := inventory.New(statics(), []inventory.Template{docs}, inventory.Options{PageSize: 5, Logger: log.logger()})
 			require.NoError(t, err)
 			// (The source ignoring After is caught when the kit calls it
 			// again to fill the page.)
-			out, err := inv.List(context.Background(), alice(), "", testEnv)
+			out, err := listWire(context.Background(), inv, alice(), "", testEnv)
 			assert.Nil(t, out)
 			assert.Same(t, inventory.ErrInternal, err, "exactly ErrInternal: nothing for the transport to leak")
 
@@ -86,7 +86,7 @@ func TestContractViolationsAreInternalErrors(t *testing.T) {
 			assert.Equal(t, "ERROR", rec["level"])
 			assert.Equal(t, "resources/list", rec["method"])
 			assert.Equal(t, "documents", rec["source"])
-			assert.Equal(t, rule, rec["rule"])
+			assert.Equal(t, string(rule), rec["rule"])
 			if rule != inventory.RuleCallbackPanic {
 				assert.NotContains(t, log.String(), "SECRET", "the log names the rule and index, not the entry")
 			}
@@ -105,7 +105,7 @@ func TestCallbackPanicIsLoggedWithStack(t *testing.T) {
 	log := &logBuffer{}
 	inv, err := inventory.New(nil, []inventory.Template{docsTemplate(brokenSources()[inventory.RuleCallbackPanic])}, inventory.Options{Logger: log.logger()})
 	require.NoError(t, err)
-	_, err = inv.List(context.Background(), alice(), "", testEnv)
+	_, err = listWire(context.Background(), inv, alice(), "", testEnv)
 	assert.Same(t, inventory.ErrInternal, err)
 	rec := log.records(t)[0]
 	assert.Contains(t, rec["panic"], "index out of range")
@@ -135,13 +135,13 @@ func TestCallbackDeadlineAndCancellation(t *testing.T) {
 		inv, err := inventory.New(nil, []inventory.Template{docsTemplate(blocking(ch))}, inventory.Options{CallbackTimeout: 30 * time.Millisecond, Logger: log.logger()})
 		require.NoError(t, err)
 		start := time.Now()
-		_, err = inv.List(context.Background(), alice(), "", testEnv)
+		_, err = listWire(context.Background(), inv, alice(), "", testEnv)
 		assert.Same(t, inventory.ErrInternal, err)
 		s := <-ch
 		require.True(t, s.ok, "the callback has a deadline")
 		assert.WithinDuration(t, start.Add(30*time.Millisecond), s.deadline, 25*time.Millisecond)
 		assert.ErrorIs(t, s.err, context.DeadlineExceeded)
-		assert.Equal(t, inventory.RuleDeadline, log.records(t)[0]["rule"])
+		assert.EqualValues(t, inventory.RuleDeadline, log.records(t)[0]["rule"])
 	})
 	t.Run("request deadline is earlier", func(t *testing.T) {
 		ch := make(chan seen, 1)
@@ -150,7 +150,7 @@ func TestCallbackDeadlineAndCancellation(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 		defer cancel()
 		reqDeadline, _ := ctx.Deadline()
-		_, err = inv.List(ctx, alice(), "", testEnv)
+		_, err = listWire(ctx, inv, alice(), "", testEnv)
 		assert.Same(t, inventory.ErrInternal, err)
 		s := <-ch
 		assert.Equal(t, reqDeadline, s.deadline, "never beyond the request's deadline")
@@ -161,7 +161,7 @@ func TestCallbackDeadlineAndCancellation(t *testing.T) {
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() { time.Sleep(10 * time.Millisecond); cancel() }()
-		_, err = inv.List(ctx, alice(), "", testEnv)
+		_, err = listWire(ctx, inv, alice(), "", testEnv)
 		assert.Same(t, inventory.ErrInternal, err)
 		assert.ErrorIs(t, (<-ch).err, context.Canceled)
 	})
@@ -172,7 +172,7 @@ func TestCallbackDeadlineAndCancellation(t *testing.T) {
 		}
 		inv, err := inventory.New(nil, []inventory.Template{docsTemplate(late)}, inventory.Options{CallbackTimeout: 10 * time.Millisecond, Logger: (&logBuffer{}).logger()})
 		require.NoError(t, err)
-		_, err = inv.List(context.Background(), alice(), "", testEnv)
+		_, err = listWire(context.Background(), inv, alice(), "", testEnv)
 		assert.Same(t, inventory.ErrInternal, err)
 	})
 }
@@ -203,7 +203,7 @@ func TestReadAndCompletePanicsAreRecovered(t *testing.T) {
 	recs := log.records(t)
 	require.Len(t, recs, 3)
 	for _, r := range recs {
-		assert.Equal(t, inventory.RuleCallbackPanic, r["rule"])
+		assert.EqualValues(t, inventory.RuleCallbackPanic, r["rule"])
 		assert.Equal(t, "files", r["source"])
 	}
 }

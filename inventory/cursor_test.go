@@ -40,7 +40,7 @@ func secondPageCursor(t *testing.T, f *fixture) string {
 func TestCursorTampering(t *testing.T) {
 	f := newFixture(t, inventory.Options{PageSize: 3})
 	c := secondPageCursor(t, f)
-	_, err := f.inv.List(context.Background(), alice(), c, testEnv)
+	_, err := listWire(context.Background(), f.inv, alice(), c, testEnv)
 	require.NoError(t, err, "the untouched cursor works")
 
 	raw, err := base64.RawURLEncoding.DecodeString(c)
@@ -72,7 +72,7 @@ func TestCursorTampering(t *testing.T) {
 		if b == c {
 			continue
 		}
-		_, err := f.inv.List(context.Background(), alice(), b, testEnv)
+		_, err := listWire(context.Background(), f.inv, alice(), b, testEnv)
 		requireCursorError(t, err, inventory.ReasonInvalid, "cursor %q", b)
 	}
 }
@@ -92,7 +92,7 @@ func TestCursorReplayByAnotherCaller(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := alice()
 			mutate(p)
-			_, err := f.inv.List(context.Background(), p, c, testEnv)
+			_, err := listWire(context.Background(), f.inv, p, c, testEnv)
 			requireCursorError(t, err, inventory.ReasonInvalid)
 		})
 	}
@@ -107,13 +107,13 @@ func TestCursorAfterScopeOrRegistryChange(t *testing.T) {
 	t.Run("scope revoked", func(t *testing.T) {
 		p := alice()
 		p.Scopes = []string{"docs:read"}
-		_, err := f.inv.List(context.Background(), p, c, testEnv)
+		_, err := listWire(context.Background(), f.inv, p, c, testEnv)
 		requireCursorError(t, err, inventory.ReasonInvalid)
 	})
 	t.Run("scope added", func(t *testing.T) {
 		p := alice()
 		p.Scopes = []string{"docs:read", "notes:read", "tags:read"}
-		_, err := f.inv.List(context.Background(), p, c, testEnv)
+		_, err := listWire(context.Background(), f.inv, p, c, testEnv)
 		requireCursorError(t, err, inventory.ReasonInvalid)
 	})
 	registries := map[string]func() (*inventory.Inventory, error){
@@ -147,7 +147,7 @@ func TestCursorAfterScopeOrRegistryChange(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			inv, err := build()
 			require.NoError(t, err)
-			_, err = inv.List(context.Background(), alice(), c, testEnv)
+			_, err = listWire(context.Background(), inv, alice(), c, testEnv)
 			requireCursorError(t, err, inventory.ReasonInvalid)
 		})
 	}
@@ -155,7 +155,7 @@ func TestCursorAfterScopeOrRegistryChange(t *testing.T) {
 		inv, err := inventory.New(statics(), []inventory.Template{docsTemplate(f.docs.List), notesTemplate(f.notes.List)},
 			inventory.Options{PageSize: 3, Sealer: f.sealer})
 		require.NoError(t, err)
-		_, err = inv.List(context.Background(), alice(), c, testEnv)
+		_, err = listWire(context.Background(), inv, alice(), c, testEnv)
 		assert.NoError(t, err, "an identical registry with the same key accepts the cursor (fleets)")
 	})
 }
@@ -179,7 +179,7 @@ func TestCursorExpiry(t *testing.T) {
 	l, _ = page(t, f.inv, alice(), c)
 	c = *l.NextCursor
 	f.clock.Advance(2 * time.Second) // 15:01
-	_, err := f.inv.List(context.Background(), alice(), c, testEnv)
+	_, err := listWire(context.Background(), f.inv, alice(), c, testEnv)
 	requireCursorError(t, err, inventory.ReasonExpired, "the cursor issued a second ago expires with its traversal")
 
 	// A cursor claiming a first page in the future (a replica with a fast
@@ -194,7 +194,7 @@ func TestCursorExpiry(t *testing.T) {
 	invAhead, err := inventory.New(statics(), []inventory.Template{docsTemplate(f.docs.List)}, inventory.Options{PageSize: 3, Sealer: ahead})
 	require.NoError(t, err)
 	l, _ = page(t, invAhead, alice(), "")
-	_, err = invNow.List(context.Background(), alice(), *l.NextCursor, testEnv)
+	_, err = listWire(context.Background(), invNow, alice(), *l.NextCursor, testEnv)
 	requireCursorError(t, err, inventory.ReasonInvalid)
 }
 
@@ -206,7 +206,7 @@ func TestCursorFromAnotherProcessOrKey(t *testing.T) {
 	restarted, err := inventory.New(statics(), []inventory.Template{docsTemplate(f.docs.List), notesTemplate(f.notes.List)},
 		inventory.Options{PageSize: 3}) // a fresh process-local key
 	require.NoError(t, err)
-	_, err = restarted.List(context.Background(), alice(), c, testEnv)
+	_, err = listWire(context.Background(), restarted, alice(), c, testEnv)
 	requireCursorError(t, err, inventory.ReasonInvalid)
 
 	old := "1:" + base64.RawURLEncoding.EncodeToString(bytesOf(1))
@@ -221,11 +221,11 @@ func TestCursorFromAnotherProcessOrKey(t *testing.T) {
 	}
 	l, _ := page(t, build(old), alice(), "")
 	c = *l.NextCursor
-	_, err = build(old).List(context.Background(), alice(), c, testEnv)
+	_, err = listWire(context.Background(), build(old), alice(), c, testEnv)
 	assert.NoError(t, err, "another replica with the same ring")
-	_, err = build(next+","+old).List(context.Background(), alice(), c, testEnv)
+	_, err = listWire(context.Background(), build(next+","+old), alice(), c, testEnv)
 	assert.NoError(t, err, "during a rotation the old key still opens")
-	_, err = build(next).List(context.Background(), alice(), c, testEnv)
+	_, err = listWire(context.Background(), build(next), alice(), c, testEnv)
 	requireCursorError(t, err, inventory.ReasonInvalid, "after the rotation")
 }
 
@@ -245,19 +245,19 @@ func TestCursorPurposes(t *testing.T) {
 	}
 	inv, err := inventory.New(statics(), tmpls, inventory.Options{PageSize: 1})
 	require.NoError(t, err)
-	out, err := inv.Templates(context.Background(), alice(), "", testEnv)
+	out, err := templatesWire(context.Background(), inv, alice(), "", testEnv)
 	require.NoError(t, err)
 	tc := extractCursor(t, out)
-	_, err = inv.List(context.Background(), alice(), tc, testEnv)
+	_, err = listWire(context.Background(), inv, alice(), tc, testEnv)
 	requireCursorError(t, err, inventory.ReasonInvalid, "a templates cursor in resources/list")
 
 	l, _ := page(t, inv, alice(), "")
-	_, err = inv.Templates(context.Background(), alice(), *l.NextCursor, testEnv)
+	_, err = templatesWire(context.Background(), inv, alice(), *l.NextCursor, testEnv)
 	requireCursorError(t, err, inventory.ReasonInvalid, "a list cursor in resources/templates/list")
 
-	anon, err := inv.Templates(context.Background(), nil, "", testEnv)
+	anon, err := templatesWire(context.Background(), inv, nil, "", testEnv)
 	require.NoError(t, err)
-	_, err = inv.Templates(context.Background(), alice(), extractCursor(t, anon), testEnv)
+	_, err = templatesWire(context.Background(), inv, alice(), extractCursor(t, anon), testEnv)
 	requireCursorError(t, err, inventory.ReasonInvalid, "an anonymous cursor replayed by a signed-in caller")
 }
 
@@ -279,20 +279,20 @@ func TestCursorPositionOutOfRange(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c, err := f.inv.SealListPayloadForTest(alice(), payload, first)
 			require.NoError(t, err)
-			_, err = f.inv.List(context.Background(), alice(), c, testEnv)
+			_, err = listWire(context.Background(), f.inv, alice(), c, testEnv)
 			requireCursorError(t, err, inventory.ReasonInvalid)
 		})
 	}
 	t.Run("a source the caller may not use", func(t *testing.T) {
 		c, err := f.inv.SealListPositionForTest(bob(), 1, 0, "", first) // notes: bob lacks notes:read
 		require.NoError(t, err)
-		_, err = f.inv.List(context.Background(), bob(), c, testEnv)
+		_, err = listWire(context.Background(), f.inv, bob(), c, testEnv)
 		requireCursorError(t, err, inventory.ReasonInvalid)
 	})
 	t.Run("statics of a protected view seen by fewer", func(t *testing.T) {
 		c, err := f.inv.SealListPositionForTest(bob(), -1, 2, "", first)
 		require.NoError(t, err)
-		_, err = f.inv.List(context.Background(), bob(), c, testEnv)
+		_, err = listWire(context.Background(), f.inv, bob(), c, testEnv)
 		assert.NoError(t, err, "offset 2 of bob's 2 visible statics is the end of the statics")
 	})
 }

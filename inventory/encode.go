@@ -1,7 +1,6 @@
 package inventory
 
 import (
-	"encoding/base64"
 	"strconv"
 
 	"github.com/mcpkit/mcpkit/budget"
@@ -89,36 +88,4 @@ func appendOptional(dst []byte, key, value string) []byte {
 	dst = append(dst, key...)
 	dst = append(dst, '"', ':')
 	return budget.AppendString(dst, value)
-}
-
-// appendContents encodes one item of a read result.
-func appendContents(dst []byte, c *Contents) []byte {
-	dst = append(dst, `{"uri":`...)
-	dst = budget.AppendString(dst, c.URI)
-	dst = appendOptional(dst, "mimeType", c.MIMEType)
-	if c.Blob != nil {
-		dst = append(dst, `,"blob":"`...)
-		dst = base64.StdEncoding.AppendEncode(dst, c.Blob)
-		dst = append(dst, '"')
-	} else {
-		dst = append(dst, `,"text":`...)
-		dst = budget.AppendString(dst, c.Text)
-	}
-	return append(dst, '}')
-}
-
-// AppendReadResult appends the result object of a resources/read response,
-// `{"contents":[…]`, without its closing brace, so that the caller can add
-// members (such as caching hints) before closing it. The contents should
-// come from [Inventory.Read]; [Inventory.ReadResponse] does all of this
-// under the byte limit.
-func AppendReadResult(dst []byte, contents []Contents) []byte {
-	dst = append(dst, `{"contents":[`...)
-	for i := range contents {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendContents(dst, &contents[i])
-	}
-	return append(dst, ']')
 }

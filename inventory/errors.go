@@ -58,33 +58,40 @@ func (e *ParamsError) Error() string {
 	return "inventory: invalid params: " + strings.Join(e.Problems, "; ")
 }
 
-// Rules of the list contract, the values of ContractError.Rule.
-const (
-	RuleTooManyEntries  = "too-many-entries"         // more than Limit entries
-	RuleHasMoreEmpty    = "has-more-without-entries" // HasMore with no entry
-	RuleKeyLength       = "key-length"               // key empty or over 256 bytes
-	RuleKeyCharset      = "key-charset"              // key byte outside 0x21–0x7E
-	RuleKeyOrder        = "key-order"                // key not greater than the previous one
-	RuleKeyAfter        = "key-not-after"            // first key not greater than After
-	RuleURIEmpty        = "uri-empty"                // empty URI
-	RuleURILength       = "uri-length"               // URI over 2048 bytes
-	RuleURIMatch        = "uri-template-mismatch"    // URI does not match the template
-	RuleURIDuplicate    = "uri-duplicate"            // URI twice in one page
-	RuleNameEmpty       = "name-empty"               // empty name
-	RuleNameLength      = "name-length"              // name over 512 bytes
-	RuleNameInvalid     = "name-invalid"             // name not UTF-8 or with control characters
-	RuleMIMELength      = "mime-length"              // MIME type over 128 bytes
-	RuleMIMESyntax      = "mime-syntax"              // MIME type not type/subtype[; params]
-	RuleCallbackError   = "callback-error"           // the callback returned an error
-	RuleCallbackPanic   = "callback-panic"           // the callback panicked
-	RuleDeadline        = "deadline"                 // the callback failed after its context ended
-	RuleEntryTooLarge   = "entry-too-large"          // one entry cannot fit in an empty page
-	RuleContentsInvalid = "contents-invalid"         // a read handler returned unusable contents
+// Rule names a rule of the list contract that a callback broke, or how a
+// callback failed: the value of ContractError.Rule and of the "rule"
+// attribute of operator log records.
+type Rule string
 
-	// Log-only classifications of failures that are not a source's fault.
-	RuleEnvelopeTooLarge = "envelope-too-large" // Head, Meta and Tail leave no room under the byte limit
-	RuleInternal         = "internal"           // the kit itself failed (not expected)
-	RuleGrantStore       = "grant-store"        // the GrantStore returned an error
+// The rules of the list contract, and the ways a callback can fail.
+const (
+	RuleTooManyEntries  Rule = "too-many-entries"         // more than Limit entries
+	RuleHasMoreEmpty    Rule = "has-more-without-entries" // HasMore with no entry
+	RuleKeyLength       Rule = "key-length"               // key empty or over 256 bytes
+	RuleKeyCharset      Rule = "key-charset"              // key byte outside 0x21–0x7E
+	RuleKeyOrder        Rule = "key-order"                // key not greater than the previous one
+	RuleKeyAfter        Rule = "key-not-after"            // first key not greater than After
+	RuleURIEmpty        Rule = "uri-empty"                // empty URI
+	RuleURILength       Rule = "uri-length"               // URI over 2048 bytes
+	RuleURIMatch        Rule = "uri-template-mismatch"    // URI does not match the template
+	RuleURIDuplicate    Rule = "uri-duplicate"            // URI twice in one page
+	RuleNameEmpty       Rule = "name-empty"               // empty name
+	RuleNameLength      Rule = "name-length"              // name over 512 bytes
+	RuleNameInvalid     Rule = "name-invalid"             // name not UTF-8 or with control characters
+	RuleMIMELength      Rule = "mime-length"              // MIME type over 128 bytes
+	RuleMIMESyntax      Rule = "mime-syntax"              // MIME type not type/subtype[; params]
+	RuleCallbackError   Rule = "callback-error"           // the callback returned an error
+	RuleCallbackPanic   Rule = "callback-panic"           // the callback panicked
+	RuleDeadline        Rule = "deadline"                 // the callback failed after its context ended
+	RuleEntryTooLarge   Rule = "entry-too-large"          // one entry cannot fit in an empty page
+	RuleContentsInvalid Rule = "contents-invalid"         // a read handler returned unusable contents
+)
+
+// Log-only classifications of failures that are not a source's fault.
+const (
+	ruleEnvelopeTooLarge Rule = "envelope-too-large" // the transport's reserve leaves no room under the byte limit
+	ruleInternal         Rule = "internal"           // the kit itself failed (not expected)
+	ruleGrantStore       Rule = "grant-store"        // the GrantStore returned an error
 )
 
 // ContractError reports the first rule a list callback's page broke.
@@ -93,7 +100,7 @@ const (
 // [ErrInternal] to the transport.
 type ContractError struct {
 	Source string // the template name
-	Rule   string // one of the Rule constants
+	Rule   Rule   // one of the Rule constants
 	Entry  int    // index of the offending entry in the page, or -1 for the page
 }
 

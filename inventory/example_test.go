@@ -2,7 +2,6 @@ package inventory_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -39,32 +38,20 @@ func Example() {
 	}
 
 	alice := &authn.Principal{Subject: "alice", ClientID: "app", Scopes: []string{"documents:read"}}
-	env := inventory.Envelope{Head: []byte(`{"jsonrpc":"2.0","id":1,"result":`), Tail: []byte(`}`)}
-	cursor := ""
-	for page := 1; ; page++ {
-		out, err := inv.List(context.Background(), alice, cursor, env)
-		if err != nil {
+	var page inventory.ResourcePage // reused from page to page
+	req := inventory.PageRequest{}
+	for n := 1; ; n++ {
+		if err := inv.List(context.Background(), alice, req, &page); err != nil {
 			panic(err)
 		}
-		var resp struct {
-			Result struct {
-				Resources []struct {
-					URI, Name, MIMEType string
-				}
-				NextCursor *string
-			}
+		for _, r := range page.Resources {
+			fmt.Printf("page %d: %s %q %s\n", n, r.URI, r.Name, r.MIMEType)
 		}
-		if err := json.Unmarshal(out, &resp); err != nil {
-			panic(err)
-		}
-		for _, r := range resp.Result.Resources {
-			fmt.Printf("page %d: %s %q %s\n", page, r.URI, r.Name, r.MIMEType)
-		}
-		if resp.Result.NextCursor == nil {
+		if page.NextCursor == "" {
 			fmt.Println("no nextCursor: the end")
 			break
 		}
-		cursor = *resp.Result.NextCursor
+		req.Cursor = page.NextCursor
 	}
 	// Output:
 	// page 1: docs://documents/d1 "Plan" text/plain
@@ -82,14 +69,16 @@ func ExampleInventory_List_errors() {
 	inv, _ := inventory.New(nil, []inventory.Template{documents}, inventory.Options{})
 	ctx := context.Background()
 
-	_, err := inv.List(ctx, nil, "", inventory.Envelope{})
+	var page inventory.ResourcePage
+
+	err := inv.List(ctx, nil, inventory.PageRequest{}, &page)
 	fmt.Println(errors.Is(err, inventory.ErrUnauthenticated)) // 401
 
-	_, err = inv.List(ctx, &authn.Principal{Subject: "alice"}, "", inventory.Envelope{})
+	err = inv.List(ctx, &authn.Principal{Subject: "alice"}, inventory.PageRequest{}, &page)
 	var se *authn.ScopeError
 	fmt.Println(errors.As(err, &se), se.Required) // 403 insufficient_scope
 
-	_, err = inv.List(ctx, &authn.Principal{Subject: "alice", Scopes: []string{"documents:read"}}, "forged", inventory.Envelope{})
+	err = inv.List(ctx, &authn.Principal{Subject: "alice", Scopes: []string{"documents:read"}}, inventory.PageRequest{Cursor: "forged"}, &page)
 	var ce *inventory.CursorError
 	fmt.Println(errors.As(err, &ce), ce.Reason) // -32602, data.reason
 	// Output:
@@ -125,28 +114,19 @@ func ExampleInventory_Read() {
 	// true
 }
 
-func ExampleInventory_ReadResponse() {
-	inv, _ := inventory.New([]inventory.Resource{{
-		URI: "docs://readme", Name: "README", Access: inventory.Public, Read: inventory.TextReader("text/markdown", "# Hello"),
-	}}, nil, inventory.Options{})
-	out, _ := inv.ReadResponse(context.Background(), nil, "docs://readme", inventory.Envelope{
-		Head: []byte(`{"jsonrpc":"2.0","id":2,"result":`), Tail: []byte(`}`), Meta: []byte(`"ttlMs":0,"cacheScope":"public"`),
-	})
-	fmt.Println(string(out))
-	// Output:
-	// {"jsonrpc":"2.0","id":2,"result":{"contents":[{"uri":"docs://readme","mimeType":"text/markdown","text":"# Hello"}],"ttlMs":0,"cacheScope":"public"}}
-}
-
 func ExampleInventory_Templates() {
 	inv, _ := inventory.New(nil, []inventory.Template{
 		{Name: "documents", URITemplate: "docs://documents/{id}", RequiredScopes: []string{"documents:read"}, Read: inventory.TextReader("text/plain", "")},
 		{Name: "files", Title: "Files", URITemplate: "file:///{+path}", Access: inventory.Public, Read: inventory.TextReader("text/plain", "")},
 		{Name: "debug", URITemplate: "debug://{id}", Access: inventory.Public, Hidden: true, Read: inventory.TextReader("text/plain", "")},
 	}, inventory.Options{Discovery: inventory.DiscoveryProtected})
-	out, _ := inv.Templates(context.Background(), nil, "", inventory.Envelope{})
-	fmt.Println(string(out))
+	var page inventory.TemplatePage
+	_ = inv.Templates(context.Background(), nil, inventory.PageRequest{}, &page)
+	for _, t := range page.Templates {
+		fmt.Printf("%s %s %s\n", t.Name, t.URITemplate, t.JSON)
+	}
 	// Output:
-	// {"resourceTemplates":[{"uriTemplate":"file:///{+path}","name":"files","title":"Files"}]}
+	// files file:///{+path} {"uriTemplate":"file:///{+path}","name":"files","title":"Files"}
 }
 
 func ExampleInventory_Complete() {

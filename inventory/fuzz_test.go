@@ -209,13 +209,14 @@ func FuzzInventoryCursor(f *testing.F) {
 	f.Add(strings.Repeat("A", 100))
 	f.Fuzz(func(t *testing.T, cursor string) {
 		for _, i := range []*Inventory{inv, gated} { // ungated, and gated (visibility in the binding)
-			out, err := i.List(context.Background(), caller, cursor, Envelope{})
+			var page ResourcePage
+			err := i.List(context.Background(), caller, PageRequest{Cursor: cursor}, &page)
 			if err == nil {
 				if cursor != "" && valid[i] != cursor {
 					t.Fatalf("accepted a cursor it did not issue: %q", cursor)
 				}
-				if len(out) == 0 {
-					t.Fatal("empty response")
+				if len(page.Resources) == 0 {
+					t.Fatal("empty page")
 				}
 				continue
 			}

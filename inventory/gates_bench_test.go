@@ -77,7 +77,7 @@ func BenchmarkListGates(b *testing.B) {
 				}
 				b.ReportAllocs()
 				for b.Loop() {
-					if _, err := inv.List(ctx, caller, cursor, benchEnv); err != nil {
+					if _, err := listWire(ctx, inv, caller, cursor, benchEnv); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -114,7 +114,7 @@ func BenchmarkGatesRatio(b *testing.B) {
 	caller, ctx := alice(), context.Background()
 	for name, op := range map[string]func(*inventory.Inventory, *authn.Principal) error{
 		"list": func(inv *inventory.Inventory, p *authn.Principal) error {
-			_, err := inv.List(ctx, p, "", benchEnv)
+			_, err := listWire(ctx, inv, p, "", benchEnv)
 			return err
 		},
 		"read": func(inv *inventory.Inventory, p *authn.Principal) error {

@@ -60,7 +60,7 @@ func TestGatesCursorAcrossGrantChanges(t *testing.T) {
 			for _, s := range tc.after {
 				s.apply(t, f.inv)
 			}
-			_, err := f.inv.List(context.Background(), caller, *l.NextCursor, testEnv)
+			_, err := listWire(context.Background(), f.inv, caller, *l.NextCursor, testEnv)
 			if !tc.valid {
 				requireCursorError(t, err, inventory.ReasonInvalid)
 				return
@@ -95,35 +95,35 @@ func TestGatesCursorInsideASource(t *testing.T) {
 	l, _ = page(t, f.inv, alice(), *l.NextCursor) // inside documents
 	require.NotNil(t, l.NextCursor)
 	c := *l.NextCursor
-	_, err := f.inv.List(ctx, alice(), c, testEnv)
+	_, err := listWire(ctx, f.inv, alice(), c, testEnv)
 	require.NoError(t, err)
 	_, err = f.inv.Enable(ctx, "alice", uriBetaNotes)
 	require.NoError(t, err)
-	_, err = f.inv.List(ctx, alice(), c, testEnv)
+	_, err = listWire(ctx, f.inv, alice(), c, testEnv)
 	requireCursorError(t, err, inventory.ReasonInvalid, "a static revealed before the position")
 	_, err = f.inv.Disable(ctx, "alice", uriBetaNotes)
 	require.NoError(t, err)
-	_, err = f.inv.List(ctx, alice(), c, testEnv)
+	_, err = listWire(ctx, f.inv, alice(), c, testEnv)
 	assert.NoError(t, err, "back to the same visibility: the cursor is good again")
 }
 
 func TestGatesTemplatesCursor(t *testing.T) {
 	f := newGatedFixture(t, inventory.Options{PageSize: 1})
 	ctx := context.Background()
-	out, err := f.inv.Templates(ctx, alice(), "", testEnv)
+	out, err := templatesWire(ctx, f.inv, alice(), "", testEnv)
 	require.NoError(t, err)
 	c := extractCursor(t, out)
 
 	_, err = f.inv.Authorize(ctx, "alice", "staff") // a gate of a static only
 	require.NoError(t, err)
-	_, err = f.inv.List(ctx, alice(), "", testEnv)
+	_, err = listWire(ctx, f.inv, alice(), "", testEnv)
 	require.NoError(t, err)
-	_, err = f.inv.Templates(ctx, alice(), c, testEnv)
+	_, err = templatesWire(ctx, f.inv, alice(), c, testEnv)
 	assert.NoError(t, err, "no template changed for alice")
 
 	_, err = f.inv.Enable(ctx, "alice", "reports")
 	require.NoError(t, err)
-	_, err = f.inv.Templates(ctx, alice(), c, testEnv)
+	_, err = templatesWire(ctx, f.inv, alice(), c, testEnv)
 	requireCursorError(t, err, inventory.ReasonInvalid, "a template revealed")
 }
 
@@ -138,12 +138,12 @@ func TestGatesCursorPolicyChange(t *testing.T) {
 		return ctx.Value(key{}) != nil
 	}}}})
 	require.NoError(t, err)
-	out, err := inv.List(context.Background(), nil, "", testEnv)
+	out, err := listWire(context.Background(), inv, nil, "", testEnv)
 	require.NoError(t, err)
 	c := extractCursor(t, out)
-	_, err = inv.List(context.Background(), nil, c, testEnv)
+	_, err = listWire(context.Background(), inv, nil, c, testEnv)
 	require.NoError(t, err)
-	_, err = inv.List(context.WithValue(context.Background(), key{}, true), nil, c, testEnv)
+	_, err = listWire(context.WithValue(context.Background(), key{}, true), inv, nil, c, testEnv)
 	requireCursorError(t, err, inventory.ReasonInvalid)
 }
 
@@ -155,10 +155,10 @@ func TestGatesFailingStore(t *testing.T) {
 	ctx := context.Background()
 	f.store.fail.Store(errors.New("db: connection refused (pool 7)"))
 	for name, run := range map[string]func() error{
-		"list":      func() error { _, err := f.inv.List(ctx, alice(), "", testEnv); return err },
-		"templates": func() error { _, err := f.inv.Templates(ctx, alice(), "", testEnv); return err },
+		"list":      func() error { _, err := listWire(ctx, f.inv, alice(), "", testEnv); return err },
+		"templates": func() error { _, err := templatesWire(ctx, f.inv, alice(), "", testEnv); return err },
 		"read":      func() error { _, err := f.inv.Read(ctx, alice(), "docs://documents/d0001"); return err },
-		"response":  func() error { _, err := f.inv.ReadResponse(ctx, alice(), uriReadme, testEnv); return err },
+		"response":  func() error { _, err := readWire(ctx, f.inv, alice(), uriReadme, testEnv); return err },
 		"complete":  func() error { _, err := f.inv.Complete(ctx, alice(), "docs://reports/{id}", "id", "", nil); return err },
 		"can read":  func() error { _, err := f.inv.CanRead(ctx, alice(), uriReadme); return err },
 	} {
@@ -168,7 +168,7 @@ func TestGatesFailingStore(t *testing.T) {
 	require.Len(t, recs, 6)
 	methods := map[string]bool{}
 	for _, r := range recs {
-		assert.Equal(t, inventory.RuleGrantStore, r["rule"])
+		assert.Equal(t, "grant-store", r["rule"])
 		assert.Equal(t, "grants", r["source"])
 		assert.Equal(t, "ERROR", r["level"])
 		methods[r["method"].(string)] = true
@@ -182,10 +182,10 @@ func TestGatesFailingStore(t *testing.T) {
 
 	f.store.fail.Store(errors.New(""))
 	f.store.panic.Store(true)
-	_, err = f.inv.List(ctx, alice(), "", testEnv)
+	_, err = listWire(ctx, f.inv, alice(), "", testEnv)
 	assert.Same(t, inventory.ErrInternal, err)
 	last := f.log.records(t)
-	assert.Equal(t, inventory.RuleCallbackPanic, last[len(last)-1]["rule"])
+	assert.EqualValues(t, inventory.RuleCallbackPanic, last[len(last)-1]["rule"])
 }
 
 func TestGatesPolicyPanic(t *testing.T) {
@@ -198,10 +198,10 @@ func TestGatesPolicyPanic(t *testing.T) {
 	require.NoError(t, err)
 	_, err = inv.Read(context.Background(), nil, "a://1")
 	assert.Same(t, inventory.ErrInternal, err)
-	_, err = inv.List(context.Background(), nil, "", testEnv)
+	_, err = listWire(context.Background(), inv, nil, "", testEnv)
 	assert.Same(t, inventory.ErrInternal, err)
 	recs := log.records(t)
 	require.Len(t, recs, 2)
-	assert.Equal(t, inventory.RuleCallbackPanic, recs[0]["rule"])
+	assert.EqualValues(t, inventory.RuleCallbackPanic, recs[0]["rule"])
 	assert.Equal(t, "gate bad", recs[0]["source"])
 }

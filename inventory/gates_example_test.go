@@ -2,7 +2,6 @@ package inventory_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -11,26 +10,26 @@ import (
 )
 
 // templateNames returns the names in a resources/templates/list result.
-func templateNames(out []byte) []string {
-	var res struct{ ResourceTemplates []struct{ Name string } }
-	if err := json.Unmarshal(out, &res); err != nil {
+func templateNames(inv *inventory.Inventory, p *authn.Principal) []string {
+	var page inventory.TemplatePage
+	if err := inv.Templates(context.Background(), p, inventory.PageRequest{}, &page); err != nil {
 		panic(err)
 	}
 	names := []string{}
-	for _, t := range res.ResourceTemplates {
+	for _, t := range page.Templates {
 		names = append(names, t.Name)
 	}
 	return names
 }
 
-// resourceURIs returns the URIs in a resources/list result.
-func resourceURIs(out []byte) []string {
-	var res struct{ Resources []struct{ URI string } }
-	if err := json.Unmarshal(out, &res); err != nil {
+// resourceURIs returns the URIs of the first resources/list page.
+func resourceURIs(inv *inventory.Inventory, p *authn.Principal) []string {
+	var page inventory.ResourcePage
+	if err := inv.List(context.Background(), p, inventory.PageRequest{}, &page); err != nil {
 		panic(err)
 	}
 	uris := []string{}
-	for _, r := range res.Resources {
+	for _, r := range page.Resources {
 		uris = append(uris, r.URI)
 	}
 	return uris
@@ -70,10 +69,8 @@ func Example_gates() {
 	alice := &authn.Principal{Subject: "alice", Scopes: []string{"docs:read"}}
 	bob := &authn.Principal{Subject: "bob", Scopes: []string{"docs:read"}}
 	show := func(who string, p *authn.Principal) {
-		tmpls, _ := inv.Templates(ctx, p, "", inventory.Envelope{})
-		list, _ := inv.List(ctx, p, "", inventory.Envelope{})
 		_, err := inv.Read(ctx, p, "docs://reports/q3")
-		fmt.Printf("%s: templates %v, resources %v, read report: %v\n", who, templateNames(tmpls), resourceURIs(list), err == nil)
+		fmt.Printf("%s: templates %v, resources %v, read report: %v\n", who, templateNames(inv, p), resourceURIs(inv, p), err == nil)
 	}
 
 	show("alice", alice)

@@ -105,7 +105,7 @@ func (a *propAgent) fetch() {
 		a.trav = &propTraversal{vector: w.vector(s, g), seen: map[string]bool{}}
 	}
 	tr := a.trav
-	out, err := a.inv.List(context.Background(), p, tr.cursor, testEnv)
+	out, err := listWire(context.Background(), a.inv, p, tr.cursor, testEnv)
 	if s == "" {
 		require.ErrorIs(a.t, err, inventory.ErrUnauthenticated)
 		a.trav = nil

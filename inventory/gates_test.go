@@ -198,14 +198,14 @@ func TestGatesScopeErrorOnlyForScopes(t *testing.T) {
 	ctx := context.Background()
 	eve := &authn.Principal{Subject: "eve"}
 
-	_, err = inv.List(ctx, eve, "", testEnv)
+	_, err = listWire(ctx, inv, eve, "", testEnv)
 	var se *authn.ScopeError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, []string{"b1", "b2"}, se.Required, "a is closer but hidden: its scopes would not help")
 
 	_, err = inv.Authorize(ctx, "eve", "g")
 	require.NoError(t, err)
-	_, err = inv.List(ctx, eve, "", testEnv)
+	_, err = listWire(ctx, inv, eve, "", testEnv)
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, []string{"a1"}, se.Required, "a is visible now, and the closest")
 
@@ -216,7 +216,7 @@ func TestGatesScopeErrorOnlyForScopes(t *testing.T) {
 	l, _ := page(t, inv, eve, "")
 	assert.Equal(t, []string{"docs://readme"}, l.uris(), "every source hidden: the statics the caller may see, no error")
 
-	_, err = inv.List(ctx, nil, "", testEnv)
+	_, err = listWire(ctx, inv, nil, "", testEnv)
 	assert.ErrorIs(t, err, inventory.ErrUnauthenticated, "anonymous callers are still challenged when sources exist")
 }
 
@@ -224,7 +224,7 @@ func TestGatesScopeErrorOnlyForScopes(t *testing.T) {
 func TestGatesAnonymous(t *testing.T) {
 	f := newGatedFixture(t, inventory.Options{})
 	ctx := context.Background()
-	_, err := f.inv.List(ctx, nil, "", testEnv)
+	_, err := listWire(ctx, f.inv, nil, "", testEnv)
 	assert.ErrorIs(t, err, inventory.ErrUnauthenticated)
 
 	for uri, want := range map[string]error{
@@ -271,8 +271,8 @@ func TestGatesLoadGrantsOncePerRequest(t *testing.T) {
 	f.seed()
 	ctx := context.Background()
 	for name, run := range map[string]func() error{
-		"list":      func() error { _, err := f.inv.List(ctx, alice(), "", testEnv); return err },
-		"templates": func() error { _, err := f.inv.Templates(ctx, alice(), "", testEnv); return err },
+		"list":      func() error { _, err := listWire(ctx, f.inv, alice(), "", testEnv); return err },
+		"templates": func() error { _, err := templatesWire(ctx, f.inv, alice(), "", testEnv); return err },
 		"read":      func() error { _, err := f.inv.Read(ctx, alice(), uriHandbook); return err },
 		"complete":  func() error { _, err := f.inv.Complete(ctx, carol(), "docs://reports/{id}", "id", "", nil); return err },
 		"can read":  func() error { _, err := f.inv.CanRead(ctx, alice(), "docs://notes/n1"); return err },

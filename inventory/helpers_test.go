@@ -162,12 +162,12 @@ func (l listed) uris() []string {
 }
 
 // testEnv is a JSON-RPC envelope.
-var testEnv = inventory.Envelope{Head: []byte(`{"jsonrpc":"2.0","id":1,"result":`), Tail: []byte(`}`)}
+var testEnv = envelope{Head: []byte(`{"jsonrpc":"2.0","id":1,"result":`), Tail: []byte(`}`)}
 
 // page lists one page and decodes its result.
 func page(t testing.TB, inv *inventory.Inventory, caller *authn.Principal, cursor string) (listed, []byte) {
 	t.Helper()
-	out, err := inv.List(context.Background(), caller, cursor, testEnv)
+	out, err := listWire(context.Background(), inv, caller, cursor, testEnv)
 	require.NoError(t, err)
 	var resp struct {
 		Result listed `json:"result"`

@@ -3,33 +3,22 @@ package inventory
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/authn"
-	"github.com/mcpkit/mcpkit/budget"
 )
 
-// Envelope holds the transport's bytes around a result. The response is
-//
-//	Head ‖ {result members[,Meta]} ‖ Tail
-//
-// for example Head = `{"jsonrpc":"2.0","id":7,"result":`, Tail = `}`, and
-// Meta = `"ttlMs":0,"cacheScope":"private"`: zero or more complete JSON
-// object members, without a leading or trailing comma, that go last in the
-// result object. Byte limits count all of it.
-type Envelope struct {
-	Head, Meta, Tail []byte
-	// Buf, when not nil, is storage for the response: the result is
-	// assembled from Buf[:0] and returned in Buf's array when it fits, so
-	// a transport can recycle response buffers. Nil allocates.
-	Buf []byte
-}
+// Errors of a filler, never returned by the package.
+var (
+	errFull     = errors.New("inventory: page full")
+	errTooLarge = errors.New("inventory: entry cannot fit in an empty page")
+)
 
 // List serves resources/list: the static resources the caller may see,
 // then the entries of every list source the caller may use, one page at a
-// time, and returns the whole response (Head ‖ result ‖ Tail). cursor is
-// the request's cursor ("" for the first page).
+// time. It fills page (reusing its storage) with at most the page size of
+// items whose result object, plus req.Reserve, fits in the byte limit, and
+// with the cursor of the next page when more may follow.
 //
 // In a gated inventory, static resources and list sources hidden from the
 // caller by gates or overrides are skipped, and cursors are bound to what
@@ -38,108 +27,82 @@ type Envelope struct {
 // Errors: ErrUnauthenticated (list sources exist and caller is nil),
 // *authn.ScopeError (the caller may use no list source, and some source is
 // held back by scopes alone), *CursorError, ErrInternal (a callback or the
-// grant store failed, or a callback broke the contract; logged).
-func (inv *Inventory) List(ctx context.Context, caller *authn.Principal, cursor string, env Envelope) ([]byte, error) {
+// grant store failed, a callback broke the contract, or req.Reserve leaves
+// no room for an empty page; logged). On error page is empty.
+func (inv *Inventory) List(ctx context.Context, caller *authn.Principal, req PageRequest, page *ResourcePage) error {
+	page.reset()
 	caller = normalize(caller)
 	if len(inv.sources) > 0 && caller == nil {
-		return nil, ErrUnauthenticated
+		return ErrUnauthenticated
 	}
 	sc := getScratch()
 	defer putScratch(sc)
 	var vis visibility
 	if inv.gated {
 		if err := inv.listVisibility(ctx, sc, caller, &vis); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if len(inv.sources) > 0 {
 		if err := inv.anySource(caller, &vis); err != nil {
-			return nil, err
+			return err
 		}
 	}
 
 	pos, first := position{source: -1}, time.Time{}
-	if cursor == "" {
+	if req.Cursor == "" {
 		first = inv.sealer.Now()
 	} else {
-		payload, f, err := inv.openCursor(sc, purposeList, caller, vis.bits, cursor)
+		payload, f, err := inv.openCursor(sc, purposeList, caller, vis.bits, req.Cursor)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if pos, err = parsePosition(payload); err != nil || !inv.validPosition(pos, caller, &vis) {
-			return nil, &CursorError{Reason: ReasonInvalid}
+			return &CursorError{Reason: ReasonInvalid}
 		}
 		first = f
 	}
 
-	sc.head = append(append(sc.head[:0], env.Head...), `{"resources":`...)
-	sc.tail = appendTail(sc.tail[:0], env)
-	page := &sc.page
-	err := page.Reset(inv.buffer(&inv.listHint, env.Buf), sc.head, sc.tail, budget.Limits{
-		MaxItems: inv.pageSize, MaxBytes: inv.maxBytes, Reserve: inv.listReserve,
-	})
-	if err != nil {
-		return nil, inv.failAssembly(ctx, purposeList, err)
+	f, ok := inv.newFiller(page, req.Reserve)
+	if !ok {
+		return inv.failAssembly(ctx, purposeList, errNoRoom)
 	}
-
-	next, more, err := inv.fill(ctx, sc, page, caller, &vis, pos)
+	next, more, err := inv.fill(ctx, sc, &f, caller, &vis, pos)
 	if err != nil {
-		return nil, err
+		page.reset()
+		return err
 	}
-	sc.trailer = sc.trailer[:0]
+	f.finish()
 	if more {
-		if sc.trailer, err = inv.appendCursor(sc, purposeList, caller, vis.bits, appendPosition(sc.payload[:0], next), first); err != nil {
-			return nil, inv.failAssembly(ctx, purposeList, err)
+		cursor, err := inv.seal(sc, purposeList, caller, vis.bits, appendPosition(sc.payload[:0], next), first)
+		if err != nil {
+			page.reset()
+			return inv.failAssembly(ctx, purposeList, err)
 		}
+		page.NextCursor = cursor
 	}
-	out, err := page.Finish(sc.trailer)
-	if err != nil {
-		return nil, inv.failAssembly(ctx, purposeList, err)
-	}
-	inv.listHint.Store(int64(len(out)))
-	return out, nil
+	return nil
 }
 
-// buffer returns the storage for a response: the transport's Buf when it
-// gave one, else a new buffer sized after the previous response (so that a
-// typical page neither grows nor wastes memory).
-func (inv *Inventory) buffer(hint *atomic.Int64, buf []byte) []byte {
-	if buf != nil {
-		return buf
-	}
-	n := int(hint.Load())
-	if n == 0 {
-		n = 4096
-	}
-	return make([]byte, 0, min(n+n/4+256, inv.maxBytes))
-}
+// errNoRoom: the transport's reserve leaves no room for an empty page.
+var errNoRoom = errors.New("inventory: no room for an empty page")
 
-// appendTail returns (`,` Meta) `}` Tail.
-func appendTail(dst []byte, env Envelope) []byte {
-	if len(env.Meta) > 0 {
-		dst = append(dst, ',')
-		dst = append(dst, env.Meta...)
-	}
-	dst = append(dst, '}')
-	return append(dst, env.Tail...)
-}
-
-// appendCursor seals payload and returns sc.trailer = `,"nextCursor":"…"`.
+// seal seals a cursor payload with this caller's binding.
 // vis is the caller's visibility vector (nil without gates).
-func (inv *Inventory) appendCursor(sc *scratch, purpose string, caller *authn.Principal, vis, payload []byte, first time.Time) ([]byte, error) {
+func (inv *Inventory) seal(sc *scratch, purpose string, caller *authn.Principal, vis, payload []byte, first time.Time) (string, error) {
 	sc.payload = payload
 	sc.bind = inv.appendBinding(sc.bind[:0], purpose, caller, vis)
-	t := append(sc.trailer[:0], `,"nextCursor":"`...)
-	t, err := inv.sealer.AppendSeal(t, sc.bind, payload, first) // base64url: nothing to escape
+	t, err := inv.sealer.AppendSeal(sc.trailer[:0], sc.bind, payload, first)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	return append(t, '"'), nil
+	sc.trailer = t
+	return string(t), nil
 }
 
 // fill adds the items from pos on and returns the position after the last
 // one and whether more may follow.
-func (inv *Inventory) fill(ctx context.Context, sc *scratch, page *budget.Page, caller *authn.Principal, vis *visibility, pos position) (position, bool, error) {
+func (inv *Inventory) fill(ctx context.Context, sc *scratch, f *filler, caller *authn.Principal, vis *visibility, pos position) (position, bool, error) {
 	if pos.source < 0 {
 		seen := 0
 		for i := range inv.statics {
@@ -151,15 +114,15 @@ func (inv *Inventory) fill(ctx context.Context, sc *scratch, page *budget.Page, 
 				seen++
 				continue
 			}
-			if err := page.Add(st.enc); err != nil {
-				if errors.Is(err, budget.ErrFull) {
+			if err := f.addStatic(st); err != nil {
+				if err == errFull {
 					return position{source: -1, offset: seen}, true, nil
 				}
 				return pos, false, inv.failRule(ctx, purposeList, st.res.Name, RuleEntryTooLarge, -1)
 			}
 			seen++
 		}
-		if page.Room() == 0 {
+		if f.room == 0 {
 			n := inv.nextSource(0, caller, vis)
 			return position{source: -1, offset: seen}, n >= 0, nil
 		}
@@ -173,11 +136,11 @@ func (inv *Inventory) fill(ctx context.Context, sc *scratch, page *budget.Page, 
 		if si == pos.source {
 			after = pos.key
 		}
-		next, full, err := inv.fillSource(ctx, sc, page, caller, si, after)
+		next, full, err := inv.fillSource(ctx, f, caller, si, after)
 		if err != nil || full {
 			return next, full, err
 		}
-		if page.Room() == 0 {
+		if f.room == 0 {
 			n := inv.nextSource(si+1, caller, vis)
 			return position{source: n}, n >= 0, nil
 		}
@@ -188,11 +151,11 @@ func (inv *Inventory) fill(ctx context.Context, sc *scratch, page *budget.Page, 
 // fillSource adds entries of source si after key after until the source
 // ends (full false: hand over to the next source) or the page is full
 // (full true, next = the position after the last entry added).
-func (inv *Inventory) fillSource(ctx context.Context, sc *scratch, page *budget.Page, caller *authn.Principal, si int, after string) (position, bool, error) {
+func (inv *Inventory) fillSource(ctx context.Context, f *filler, caller *authn.Principal, si int, after string) (position, bool, error) {
 	src := inv.sources[si]
 	name := src.tmpl.Name
-	for page.Room() > 0 {
-		req := ListRequest{After: after, Limit: page.Room(), Principal: *caller}
+	for f.room > 0 {
+		req := ListRequest{After: after, Limit: f.room, Principal: *caller}
 		res, err := call(ctx, inv, src.tmpl.List, req)
 		if err != nil {
 			return position{}, false, inv.fail(ctx, purposeList, name, err)
@@ -202,9 +165,8 @@ func (inv *Inventory) fillSource(ctx context.Context, sc *scratch, page *budget.
 		}
 		for i := range res.Entries {
 			e := &res.Entries[i]
-			sc.item = appendEntry(sc.item[:0], e, src.tmpl.MIMEType)
-			if err := page.Add(sc.item); err != nil {
-				if errors.Is(err, budget.ErrFull) {
+			if err := f.addEntry(e, src.tmpl.MIMEType); err != nil {
+				if err == errFull {
 					return position{source: si, key: after}, true, nil
 				}
 				return position{}, false, inv.failRule(ctx, purposeList, name, RuleEntryTooLarge, i)
@@ -214,7 +176,7 @@ func (inv *Inventory) fillSource(ctx context.Context, sc *scratch, page *budget.
 		if !res.HasMore {
 			return position{}, false, nil
 		}
-		if page.Room() == 0 {
+		if f.room == 0 {
 			return position{source: si, key: after}, true, nil
 		}
 	}

@@ -41,7 +41,7 @@ func TestListSkipsSourcesTheCallerMayNotUse(t *testing.T) {
 
 func TestListRequiresAuthenticationWithSources(t *testing.T) {
 	f := newFixture(t, inventory.Options{})
-	_, err := f.inv.List(context.Background(), nil, "", testEnv)
+	_, err := listWire(context.Background(), f.inv, nil, "", testEnv)
 	assert.ErrorIs(t, err, inventory.ErrUnauthenticated)
 }
 
@@ -61,7 +61,7 @@ func TestListScopeErrorNamesTheClosestSource(t *testing.T) {
 		{[]string{"c1"}, []string{"c1", "c2"}},             // c misses 1
 		{[]string{"a1", "a2"}, []string{"a1", "a2", "a3"}}, // a misses 1, first registered
 	} {
-		_, err := inv.List(context.Background(), &authn.Principal{Subject: "s", Scopes: tc.scopes}, "", testEnv)
+		_, err := listWire(context.Background(), inv, &authn.Principal{Subject: "s", Scopes: tc.scopes}, "", testEnv)
 		var se *authn.ScopeError
 		require.ErrorAs(t, err, &se)
 		assert.ErrorIs(t, err, authn.ErrInsufficientScope)
@@ -168,17 +168,15 @@ func TestListEntryMIMETypeInheritsTheTemplates(t *testing.T) {
 	assert.Equal(t, "text/markdown", l.Resources[3].MIMEType, "the entry's own")
 }
 
-func TestListEnvelopeMetaAndBuffer(t *testing.T) {
+func TestListEnvelopeMeta(t *testing.T) {
 	f := newFixture(t, inventory.Options{PageSize: 2})
 	f.docs.Insert("alice", docEntry(1))
-	buf := make([]byte, 0, 4096)
-	env := inventory.Envelope{
+	env := envelope{
 		Head: []byte(`{"jsonrpc":"2.0","id":"x","result":`), Tail: []byte(`}`),
-		Meta: []byte(`"ttlMs":0,"cacheScope":"private"`), Buf: buf,
+		Meta: []byte(`"ttlMs":0,"cacheScope":"private"`),
 	}
-	out, err := f.inv.List(context.Background(), alice(), "", env)
+	out, err := listWire(context.Background(), f.inv, alice(), "", env)
 	require.NoError(t, err)
-	assert.Same(t, &buf[:1][0], &out[0], "the response is assembled in Buf")
 	var resp struct {
 		Result struct {
 			Resources  []json.RawMessage `json:"resources"`
@@ -193,6 +191,41 @@ func TestListEnvelopeMetaAndBuffer(t *testing.T) {
 	assert.Equal(t, "private", resp.Result.Scope)
 	require.NotNil(t, resp.Result.TTL)
 	assert.Regexp(t, `^\{"jsonrpc":"2.0","id":"x","result":\{"resources":\[.*\],"nextCursor":"[A-Za-z0-9_-]+","ttlMs":0,"cacheScope":"private"\}\}$`, string(out))
+}
+
+// A page reused for the next List keeps nothing of the previous one, and
+// its items stay valid: each item's JSON is its own encoding.
+func TestListReusesThePage(t *testing.T) {
+	f := newFixture(t, inventory.Options{PageSize: 3})
+	for i := 1; i <= 5; i++ {
+		f.docs.Insert("alice", docEntry(i))
+	}
+	var page inventory.ResourcePage
+	require.NoError(t, f.inv.List(context.Background(), alice(), inventory.PageRequest{}, &page))
+	require.Len(t, page.Resources, 3)
+	assert.Equal(t, "docs://readme", page.Resources[0].URI, "statics first")
+	first := page.NextCursor
+	require.NotEmpty(t, first)
+
+	require.NoError(t, f.inv.List(context.Background(), alice(), inventory.PageRequest{Cursor: first}, &page))
+	var uris []string
+	for _, it := range page.Resources {
+		uris = append(uris, it.URI)
+		var r struct{ URI, Name, MIMEType string }
+		require.NoError(t, json.Unmarshal(it.JSON, &r), "%s", it.JSON)
+		assert.Equal(t, it.URI, r.URI)
+		assert.Equal(t, it.Name, r.Name)
+		assert.Equal(t, it.MIMEType, r.MIMEType)
+	}
+	assert.Equal(t, []string{"docs://documents/d0002", "docs://documents/d0003", "docs://documents/d0004"}, uris)
+	assert.NotEqual(t, first, page.NextCursor)
+
+	// A failing List leaves the page empty.
+	err := f.inv.List(context.Background(), alice(), inventory.PageRequest{Cursor: "garbage"}, &page)
+	var ce *inventory.CursorError
+	require.ErrorAs(t, err, &ce)
+	assert.Empty(t, page.Resources)
+	assert.Empty(t, page.NextCursor)
 }
 
 func TestListByteBudget(t *testing.T) {
@@ -240,7 +273,7 @@ func TestListEntryThatCannotFitIsAnInternalError(t *testing.T) {
 	f.docs.Insert("alice", big)
 	inv, err := inventory.New(nil, []inventory.Template{docsTemplate(f.docs.List)}, inventory.Options{MaxPageBytes: 600, Sealer: f.sealer, Logger: f.log.logger()})
 	require.NoError(t, err)
-	_, err = inv.List(context.Background(), alice(), "", testEnv)
+	_, err = listWire(context.Background(), inv, alice(), "", testEnv)
 	assert.Same(t, inventory.ErrInternal, err)
 	assert.Contains(t, f.log.String(), `"rule":"entry-too-large"`)
 }
@@ -255,15 +288,15 @@ func longName(n int) string {
 
 func TestListEnvelopeTooLargeIsAnInternalError(t *testing.T) {
 	f := newFixture(t, inventory.Options{MaxPageBytes: 1000})
-	env := inventory.Envelope{Head: make([]byte, 990), Tail: []byte("}")}
-	_, err := f.inv.List(context.Background(), alice(), "", env)
+	env := envelope{Head: make([]byte, 990), Tail: []byte("}")}
+	_, err := listWire(context.Background(), f.inv, alice(), "", env)
 	assert.Same(t, inventory.ErrInternal, err)
-	_, err = f.inv.Templates(context.Background(), alice(), "", env)
+	_, err = templatesWire(context.Background(), f.inv, alice(), "", env)
 	assert.Same(t, inventory.ErrInternal, err)
 	recs := f.log.records(t)
 	require.Len(t, recs, 2)
 	for _, r := range recs {
-		assert.Equal(t, inventory.RuleEnvelopeTooLarge, r["rule"])
+		assert.Equal(t, "envelope-too-large", r["rule"])
 	}
 }
 
@@ -294,7 +327,7 @@ func TestListUnsortedScopesAreNormalized(t *testing.T) {
 
 func TestListErrorsAreExactlyTheMappedOnes(t *testing.T) {
 	f := newFixture(t, inventory.Options{})
-	_, err := f.inv.List(context.Background(), alice(), "garbage", testEnv)
+	_, err := listWire(context.Background(), f.inv, alice(), "garbage", testEnv)
 	var ce *inventory.CursorError
 	require.True(t, errors.As(err, &ce))
 	assert.Equal(t, inventory.ReasonInvalid, ce.Reason)

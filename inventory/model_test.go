@@ -42,7 +42,7 @@ type modelRecord struct {
 type modelConfig struct {
 	inv             *inventory.Inventory
 	pageSize, limit int
-	env             inventory.Envelope
+	env             envelope
 }
 
 type traversal struct {
@@ -102,7 +102,7 @@ func newModel(t *testing.T, seed uint64) *model {
 			require.NoError(t, err)
 			env := testEnv
 			if m.rng.IntN(2) == 0 {
-				env = inventory.Envelope{Head: []byte(`{"jsonrpc":"2.0","id":"req-123456","result":`), Tail: []byte(`}`), Meta: []byte(`"ttlMs":0,"cacheScope":"private"`)}
+				env = envelope{Head: []byte(`{"jsonrpc":"2.0","id":"req-123456","result":`), Tail: []byte(`}`), Meta: []byte(`"ttlMs":0,"cacheScope":"private"`)}
 			}
 			if limit == 0 {
 				limit = inventory.DefaultMaxBytes
@@ -179,7 +179,7 @@ func (m *model) fetch() {
 			seen: map[string]bool{}, lastKey: map[string]string{}}
 	}
 	p := m.principal(s)
-	out, err := tr.cfg.inv.List(context.Background(), p, tr.cursor, tr.cfg.env)
+	out, err := listWire(context.Background(), tr.cfg.inv, p, tr.cursor, tr.cfg.env)
 	if len(m.scopes[s]) == 0 {
 		var se *authn.ScopeError
 		require.ErrorAs(m.t, err, &se, "a caller who may use no source")
@@ -311,7 +311,7 @@ func TestConcurrentListing(t *testing.T) {
 				seen := map[string]bool{}
 				cursor := ""
 				for {
-					out, err := f.inv.List(context.Background(), p, cursor, testEnv)
+					out, err := listWire(context.Background(), f.inv, p, cursor, testEnv)
 					if !assert.NoError(t, err) {
 						return
 					}

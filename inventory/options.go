@@ -120,3 +120,8 @@ func (o Options) resolve() (settings, error) {
 	}
 	return s, nil
 }
+
+// MaxBytes returns the byte limit of a whole response: the tighter of
+// Options.MaxPageBytes and Options.MaxResultBytes. A transport encoding a
+// read result checks it against this limit.
+func (inv *Inventory) MaxBytes() int { return inv.maxBytes }

@@ -56,34 +56,6 @@ func (inv *Inventory) Read(ctx context.Context, caller *authn.Principal, uri str
 	return inv.runRead(ctx, rt.tmpl.Name, rt.tmpl.Read, ReadRequest{URI: uri, Params: params, Principal: caller})
 }
 
-// ReadResponse is Read followed by the encoding of the whole response,
-// Head ‖ {"contents":[…][,Meta]} ‖ Tail, within the byte limit (a larger
-// result is ErrInternal, logged).
-func (inv *Inventory) ReadResponse(ctx context.Context, caller *authn.Principal, uri string, env Envelope) ([]byte, error) {
-	contents, err := inv.Read(ctx, caller, uri)
-	if err != nil {
-		return nil, err
-	}
-	out := append(env.Buf[:0], env.Head...)
-	out = AppendReadResult(out, contents)
-	out = appendTail(out, env)
-	if len(out) > inv.maxBytes {
-		return nil, inv.failRule(ctx, methodRead, inv.sourceName(uri), RuleContentsInvalid, -1)
-	}
-	return out, nil
-}
-
-// sourceName names what serves uri, for logs.
-func (inv *Inventory) sourceName(uri string) string {
-	if i, ok := inv.staticIndex[uri]; ok {
-		return inv.statics[i].res.Name
-	}
-	if rt, _ := inv.matchTemplate(uri); rt != nil {
-		return rt.tmpl.Name
-	}
-	return ""
-}
-
 // matchTemplate returns the template matching uri (at most one can: New
 // rejects overlapping templates) and its decoded variables.
 func (inv *Inventory) matchTemplate(uri string) (*registered, map[string]string) {

@@ -26,7 +26,7 @@ func BenchmarkServePaths(b *testing.B) {
 	for name, run := range map[string]func() error{
 		"read-static":   func() error { _, err := inv.Read(ctx, caller, "docs://policy"); return err },
 		"read-template": func() error { _, err := inv.Read(ctx, caller, "docs://documents/d7"); return err },
-		"templates":     func() error { _, err := inv.Templates(ctx, caller, "", benchEnv); return err },
+		"templates":     func() error { _, err := templatesWire(ctx, inv, caller, "", benchEnv); return err },
 		"complete":      func() error { _, err := inv.Complete(ctx, caller, "file:///{+path}", "path", "", nil); return err },
 	} {
 		b.Run(name, func(b *testing.B) {

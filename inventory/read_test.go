@@ -140,7 +140,7 @@ func TestReadContentsRules(t *testing.T) {
 			require.NoError(t, err)
 			_, err = inv.Read(context.Background(), nil, "x://1")
 			assert.Same(t, inventory.ErrInternal, err)
-			assert.Equal(t, inventory.RuleContentsInvalid, log.records(t)[0]["rule"])
+			assert.EqualValues(t, inventory.RuleContentsInvalid, log.records(t)[0]["rule"])
 		})
 	}
 }
@@ -156,29 +156,33 @@ func TestReadHandlerErrors(t *testing.T) {
 	_, err = inv.Read(context.Background(), nil, "x://SECRETURI")
 	assert.Same(t, inventory.ErrInternal, err)
 	assert.NotContains(t, log.String(), "SECRETURI", "the requested URI is not logged")
-	assert.Equal(t, inventory.RuleCallbackError, log.records(t)[0]["rule"])
+	assert.EqualValues(t, inventory.RuleCallbackError, log.records(t)[0]["rule"])
 }
 
 func TestReadResponse(t *testing.T) {
 	inv := readFixture(t, inventory.Options{})
-	env := inventory.Envelope{Head: []byte(`{"jsonrpc":"2.0","id":3,"result":`), Tail: []byte(`}`), Meta: []byte(`"ttlMs":0,"cacheScope":"private"`)}
-	out, err := inv.ReadResponse(context.Background(), nil, "file:///a%22b/%C3%A9", env)
+	env := envelope{Head: []byte(`{"jsonrpc":"2.0","id":3,"result":`), Tail: []byte(`}`), Meta: []byte(`"ttlMs":0,"cacheScope":"private"`)}
+	out, err := readWire(context.Background(), inv, nil, "file:///a%22b/%C3%A9", env)
 	require.NoError(t, err)
 	assert.Equal(t, `{"jsonrpc":"2.0","id":3,"result":{"contents":[{"uri":"file:///a%22b/%C3%A9","blob":"YSJiL8Op"}],"ttlMs":0,"cacheScope":"private"}}`, string(out))
-	out, err = inv.ReadResponse(context.Background(), alice(), "docs://documents/d1", inventory.Envelope{})
+	out, err = readWire(context.Background(), inv, alice(), "docs://documents/d1", envelope{})
 	require.NoError(t, err)
 	var res struct {
 		Contents []map[string]string `json:"contents"`
 	}
 	require.NoError(t, json.Unmarshal(out, &res))
 	assert.Equal(t, []map[string]string{{"uri": "docs://documents/d1", "mimeType": "text/plain", "text": "alice's document"}}, res.Contents)
-	_, err = inv.ReadResponse(context.Background(), bob(), "docs://documents/d1", env)
+	_, err = readWire(context.Background(), inv, bob(), "docs://documents/d1", env)
 	assert.ErrorIs(t, err, inventory.ErrNotFound)
 
-	// The limit counts the envelope.
+	// Contents over the limit are the handler's fault: an internal error.
+	// (The transport checks the whole response against MaxBytes.)
 	small := readFixture(t, inventory.Options{MaxPageBytes: 1000})
-	_, err = small.ReadResponse(context.Background(), nil, "file:///"+strings.Repeat("a", 400), inventory.Envelope{Head: make([]byte, 200)})
+	_, err = small.Read(context.Background(), nil, "file:///"+strings.Repeat("a", 800))
 	assert.Same(t, inventory.ErrInternal, err)
+	assert.Equal(t, 1000, small.MaxBytes())
+	_, err = readWire(context.Background(), small, nil, "file:///"+strings.Repeat("a", 330), envelope{Head: make([]byte, 200)})
+	assert.ErrorIs(t, err, errTooLarge, "the transport's check counts the envelope")
 }
 
 func TestTextAndBlobReaders(t *testing.T) {
@@ -188,5 +192,5 @@ func TestTextAndBlobReaders(t *testing.T) {
 	cs, err = inventory.BlobReader("application/octet-stream", nil)(context.Background(), inventory.ReadRequest{URI: "a://b"})
 	require.NoError(t, err)
 	assert.NotNil(t, cs[0].Blob, "an empty blob is still a blob")
-	assert.Equal(t, `{"contents":[{"uri":"a://b","mimeType":"application/octet-stream","blob":""}]`, string(inventory.AppendReadResult(nil, cs)))
+	assert.Equal(t, []byte{}, cs[0].Blob)
 }

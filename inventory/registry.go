@@ -38,14 +38,12 @@ type Inventory struct {
 	tmplReserve int               // the same for resources/templates/list
 	completes   bool
 
-	listHint, tmplHint atomic.Int64 // length of the last response, to size the next buffer
-
-	gates     []Gate         // definitions, in order
-	gateIndex map[string]int // name → index in gates
-	global    []int          // Options.GlobalGates, sorted indices
-	store     GrantStore     // nil: no gates, no grants
-	notifier  Notifier
-	gated     bool // store != nil: visibility depends on gates and grants
+	gates     []Gate                   // definitions, in order
+	gateIndex map[string]int           // name → index in gates
+	global    []int                    // Options.GlobalGates, sorted indices
+	store     GrantStore               // nil: no gates, no grants
+	notifier  atomic.Pointer[Notifier] // Options.Notifier, or one attached later
+	gated     bool                     // store != nil: visibility depends on gates and grants
 }
 
 type static struct {

@@ -104,7 +104,7 @@ func TestNewAccepts(t *testing.T) {
 	require.NoError(t, err)
 	prio = 0.9 // the registry keeps its own copy
 	l, _ := page(t, inv, alice(), "")
-	out, err := inv.List(context.Background(), alice(), "", inventory.Envelope{})
+	out, err := listWire(context.Background(), inv, alice(), "", envelope{})
 	require.NoError(t, err)
 	assert.Equal(t, `{"resources":[{"uri":"docs://readme","name":"README","title":"Read me","description":"About","mimeType":"text/markdown; charset=utf-8","annotations":{"audience":["user","assistant"],"priority":0.5,"lastModified":"2026-01-12T15:00:58Z"},"size":12}]}`, string(out))
 	assert.Len(t, l.Resources, 1)
@@ -114,7 +114,7 @@ func TestNewDefaults(t *testing.T) {
 	src := &recordingSource{next: emptyList}
 	inv, err := inventory.New(nil, []inventory.Template{docsTemplate(src.List)}, inventory.Options{})
 	require.NoError(t, err)
-	_, err = inv.List(context.Background(), alice(), "", testEnv)
+	_, err = listWire(context.Background(), inv, alice(), "", testEnv)
 	require.NoError(t, err)
 	assert.Equal(t, inventory.DefaultPageSize, src.reqs[0].Limit, "page size 0 means 50")
 }
@@ -128,7 +128,7 @@ func TestRegistryIsACopy(t *testing.T) {
 	require.NoError(t, err)
 	scopes[0] = "nothing"
 	tmpl.Validate["id"] = func(string) error { return assert.AnError }
-	_, err = inv.List(context.Background(), alice(), "", testEnv)
+	_, err = listWire(context.Background(), inv, alice(), "", testEnv)
 	assert.NoError(t, err, "later edits of the caller's slices do not change the registry")
 	_, err = inv.Read(context.Background(), alice(), "docs://documents/1")
 	assert.NoError(t, err)

@@ -79,8 +79,8 @@ func (inv *Inventory) apply(ctx context.Context, subject string, c Change) (bool
 	if err != nil {
 		return false, fmt.Errorf("inventory: grant store: %w", err)
 	}
-	if changed && inv.notifier != nil {
-		inv.notifier.ListChanged(ctx, subject)
+	if n := inv.Notifier(); changed && n != nil {
+		n.ListChanged(ctx, subject)
 	}
 	return changed, nil
 }
@@ -132,4 +132,25 @@ func (inv *Inventory) CanRead(ctx context.Context, caller *authn.Principal, uri 
 		}
 	}
 	return checkCaller(access, scopes, caller) == nil, nil
+}
+
+// Notifier returns what grant changes are reported to: Options.Notifier,
+// or the notifier attached with AttachNotifier; nil when there is none.
+func (inv *Inventory) Notifier() Notifier {
+	if n := inv.notifier.Load(); n != nil {
+		return *n
+	}
+	return nil
+}
+
+// AttachNotifier makes n the notifier of an inventory that has none, so
+// that a transport given a notification hub (mcphttp.Options.Notifications)
+// also hears of grant changes without the application wiring it twice. It
+// reports whether n was attached: false when n is nil or the inventory
+// already has a notifier (which it keeps). It is safe for concurrent use.
+func (inv *Inventory) AttachNotifier(n Notifier) bool {
+	if n == nil {
+		return false
+	}
+	return inv.notifier.CompareAndSwap(nil, &n)
 }

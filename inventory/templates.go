@@ -3,23 +3,23 @@ package inventory
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"time"
 
 	"github.com/mcpkit/mcpkit/authn"
-	"github.com/mcpkit/mcpkit/budget"
 )
 
 // Templates serves resources/templates/list: the templates that are not
 // Hidden, in registration order, paginated like List with a sealed cursor
-// of its own. Under DiscoveryProtected a protected template is shown only
-// to an authenticated caller holding its scopes. In both modes, templates
-// hidden from the caller by gates or overrides are left out. caller may be
-// nil.
+// of its own; it fills page, reusing its storage. Under DiscoveryProtected
+// a protected template is shown only to an authenticated caller holding
+// its scopes. In both modes, templates hidden from the caller by gates or
+// overrides are left out. caller may be nil.
 //
-// Errors: *CursorError, ErrInternal (the envelope leaves no room, or the
-// grant store failed; logged).
-func (inv *Inventory) Templates(ctx context.Context, caller *authn.Principal, cursor string, env Envelope) ([]byte, error) {
+// Errors: *CursorError, ErrInternal (req.Reserve leaves no room, or the
+// grant store failed; logged). On error page is empty.
+func (inv *Inventory) Templates(ctx context.Context, caller *authn.Principal, req PageRequest, page *TemplatePage) error {
+	clear(page.Templates)
+	page.Templates, page.NextCursor = page.Templates[:0], ""
 	caller = normalize(caller)
 	sc := getScratch()
 	defer putScratch(sc)
@@ -27,33 +27,29 @@ func (inv *Inventory) Templates(ctx context.Context, caller *authn.Principal, cu
 	if inv.gated {
 		var err error
 		if vis, err = inv.templatesVisibility(ctx, sc, caller); err != nil {
-			return nil, err
+			return err
 		}
 	}
 
 	start, first := 0, time.Time{}
-	if cursor == "" {
+	if req.Cursor == "" {
 		first = inv.sealer.Now()
 	} else {
-		payload, f, err := inv.openCursor(sc, purposeTemplates, caller, vis, cursor)
+		payload, f, err := inv.openCursor(sc, purposeTemplates, caller, vis, req.Cursor)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		idx, ok := parseTemplatesPosition(payload)
 		if !ok || idx > len(inv.templates) {
-			return nil, &CursorError{Reason: ReasonInvalid}
+			return &CursorError{Reason: ReasonInvalid}
 		}
 		start, first = idx, f
 	}
 
-	sc.head = append(append(sc.head[:0], env.Head...), `{"resourceTemplates":`...)
-	sc.tail = appendTail(sc.tail[:0], env)
-	page := &sc.page
-	err := page.Reset(inv.buffer(&inv.tmplHint, env.Buf), sc.head, sc.tail, budget.Limits{
-		MaxItems: inv.pageSize, MaxBytes: inv.maxBytes, Reserve: inv.tmplReserve,
-	})
-	if err != nil {
-		return nil, inv.failAssembly(ctx, purposeTemplates, err)
+	limit := inv.maxBytes - req.Reserve
+	size := len(`{"resourceTemplates":[]}`) + inv.tmplReserve
+	if req.Reserve < 0 || size > limit {
+		return inv.failAssembly(ctx, purposeTemplates, errNoRoom)
 	}
 	next := -1
 	for i := start; i < len(inv.templates); i++ {
@@ -61,28 +57,32 @@ func (inv *Inventory) Templates(ctx context.Context, caller *authn.Principal, cu
 		if inv.gated && !bitOf(vis, i) || !inv.gated && !inv.discoverable(rt, caller) {
 			continue
 		}
-		if err := page.Add(rt.enc); err != nil {
-			if errors.Is(err, budget.ErrFull) {
-				next = i
-				break
-			}
-			return nil, inv.failRule(ctx, purposeTemplates, rt.tmpl.Name, RuleEntryTooLarge, -1)
+		need := len(rt.enc)
+		if len(page.Templates) > 0 {
+			need++
 		}
+		if len(page.Templates) == inv.pageSize || size+need > limit {
+			if len(page.Templates) == 0 {
+				return inv.failRule(ctx, purposeTemplates, rt.tmpl.Name, RuleEntryTooLarge, -1)
+			}
+			next = i
+			break
+		}
+		size += need
+		page.Templates = append(page.Templates, TemplateItem{Name: rt.tmpl.Name, URITemplate: rt.tmpl.URITemplate, JSON: rt.enc})
 	}
-	sc.trailer = sc.trailer[:0]
 	if next >= 0 {
 		payload := append(sc.payload[:0], payloadVersion)
 		payload = binary.AppendUvarint(payload, uint64(next))
-		if sc.trailer, err = inv.appendCursor(sc, purposeTemplates, caller, vis, payload, first); err != nil {
-			return nil, inv.failAssembly(ctx, purposeTemplates, err)
+		cursor, err := inv.seal(sc, purposeTemplates, caller, vis, payload, first)
+		if err != nil {
+			clear(page.Templates)
+			page.Templates = page.Templates[:0]
+			return inv.failAssembly(ctx, purposeTemplates, err)
 		}
+		page.NextCursor = cursor
 	}
-	out, err := page.Finish(sc.trailer)
-	if err != nil {
-		return nil, inv.failAssembly(ctx, purposeTemplates, err)
-	}
-	inv.tmplHint.Store(int64(len(out)))
-	return out, nil
+	return nil
 }
 
 // discoverable reports whether resources/templates/list shows rt to caller.

@@ -36,7 +36,7 @@ func templatesWalk(t *testing.T, inv *inventory.Inventory, caller *authn.Princip
 	var pages []templatesResult
 	cursor := ""
 	for {
-		out, err := inv.Templates(context.Background(), caller, cursor, testEnv)
+		out, err := templatesWire(context.Background(), inv, caller, cursor, testEnv)
 		require.NoError(t, err)
 		var resp struct {
 			Result templatesResult `json:"result"`
@@ -87,13 +87,13 @@ func TestTemplatesPagesAndItems(t *testing.T) {
 
 func TestTemplatesCursorBinding(t *testing.T) {
 	inv := templatesFixture(t, inventory.Options{PageSize: 1})
-	out, err := inv.Templates(context.Background(), bob(), "", testEnv)
+	out, err := templatesWire(context.Background(), inv, bob(), "", testEnv)
 	require.NoError(t, err)
 	c := extractCursor(t, out)
-	_, err = inv.Templates(context.Background(), alice(), c, testEnv)
+	_, err = templatesWire(context.Background(), inv, alice(), c, testEnv)
 	requireCursorError(t, err, inventory.ReasonInvalid)
-	_, err = inv.Templates(context.Background(), bob(), c, testEnv)
+	_, err = templatesWire(context.Background(), inv, bob(), c, testEnv)
 	assert.NoError(t, err)
-	_, err = inv.Templates(context.Background(), bob(), c+"x", testEnv)
+	_, err = templatesWire(context.Background(), inv, bob(), c+"x", testEnv)
 	requireCursorError(t, err, inventory.ReasonInvalid)
 }

@@ -40,7 +40,7 @@ func ValidatePage(tmpl *Template, req ListRequest, p Page) error {
 var seenPool = sync.Pool{New: func() any { return make(map[string]struct{}, MaxLimit) }}
 
 func validatePage(source string, t *uriTemplate, req ListRequest, p Page) *ContractError {
-	fail := func(rule string, entry int) *ContractError {
+	fail := func(rule Rule, entry int) *ContractError {
 		return &ContractError{Source: source, Rule: rule, Entry: entry}
 	}
 	if len(p.Entries) > req.Limit {
@@ -124,7 +124,7 @@ func duplicateURI(es []Entry) int {
 }
 
 // checkKey returns the rule a key breaks, or "".
-func checkKey(k string) string {
+func checkKey(k string) Rule {
 	if len(k) == 0 || len(k) > MaxKeyBytes {
 		return RuleKeyLength
 	}
@@ -137,7 +137,7 @@ func checkKey(k string) string {
 }
 
 // checkEntryURI returns the rule a listed URI breaks, or "".
-func checkEntryURI(t *uriTemplate, u string) string {
+func checkEntryURI(t *uriTemplate, u string) Rule {
 	switch {
 	case u == "":
 		return RuleURIEmpty
@@ -163,7 +163,7 @@ func plainURI(u string) bool {
 }
 
 // checkName returns the rule a name breaks, or "".
-func checkName(s string) string {
+func checkName(s string) Rule {
 	switch {
 	case s == "":
 		return RuleNameEmpty
@@ -197,7 +197,7 @@ func printable(s string) bool {
 }
 
 // checkMIME returns the rule a MIME type breaks, or "". Empty is allowed.
-func checkMIME(s string) string {
+func checkMIME(s string) Rule {
 	switch {
 	case s == "":
 		return ""

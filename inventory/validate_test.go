@@ -28,7 +28,7 @@ func TestValidatePageRules(t *testing.T) {
 		name  string
 		req   ListRequest
 		page  Page
-		rule  string
+		rule  Rule
 		entry int
 	}{
 		{"valid", ListRequest{Limit: 2}, Page{Entries: ok, HasMore: true}, "", 0},

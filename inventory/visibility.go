@@ -37,7 +37,10 @@ func (inv *Inventory) setupGates(opts Options) error {
 		inv.store = NewMemoryGrants()
 	}
 	inv.gated = inv.store != nil
-	inv.notifier = opts.Notifier
+	if opts.Notifier != nil {
+		n := opts.Notifier
+		inv.notifier.Store(&n)
+	}
 	return nil
 }
 
@@ -216,12 +219,12 @@ func (inv *Inventory) failGrants(ctx context.Context, method string, err error) 
 	attrs := []slog.Attr{slog.String("method", method), slog.String("source", "grants")}
 	switch {
 	case errors.As(err, &pe):
-		attrs = append(attrs, slog.String("rule", RuleCallbackPanic),
+		attrs = append(attrs, slog.String("rule", string(RuleCallbackPanic)),
 			slog.String("panic", fmt.Sprint(pe.value)), slog.String("stack", string(pe.stack)))
 	case ruleOf(ctx, err) == RuleDeadline:
-		attrs = append(attrs, slog.String("rule", RuleDeadline), slog.String("error", err.Error()))
+		attrs = append(attrs, slog.String("rule", string(RuleDeadline)), slog.String("error", err.Error()))
 	default:
-		attrs = append(attrs, slog.String("rule", RuleGrantStore), slog.String("error", err.Error()))
+		attrs = append(attrs, slog.String("rule", string(ruleGrantStore)), slog.String("error", err.Error()))
 	}
 	inv.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "inventory: grant store failed", attrs...)
 	return ErrInternal

@@ -10,18 +10,13 @@ import (
 // serveBatch answers a JSON array of messages, which only protocol
 // 2025-03-26 allows (and which an absent MCP-Protocol-Version header
 // implies). Each element is served on its own; the answer is the array of
-// the responses to its requests, or 202 when it held none. If any element
+// the responses to its requests, or 202 when it held none (notifications
+// and client responses are never answered, JSON-RPC §6). If any element
 // needs an authentication or scope challenge, the whole batch gets that
 // challenge: HTTP has one status per response.
-func (e *Endpoint) serveBatch(w http.ResponseWriter, r *http.Request, body []byte, caller *authn.Principal) {
+func (e *Endpoint) serveBatch(w http.ResponseWriter, r *http.Request, items []jsonrpc.BatchItem, caller *authn.Principal) {
 	if v := r.Header.Get(headerProtocolVersion); v != "" && v != Version20250326 {
-		e.write(w, r, errorReply(http.StatusBadRequest, jsonrpc.ID{},
-			jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Batches are only allowed in protocol "+Version20250326)))
-		return
-	}
-	items, err := jsonrpc.DecodeBatch(body, e.maxBody)
-	if err != nil {
-		e.write(w, r, decodeErrorReply(jsonrpc.ID{}, err))
+		e.write(w, r, e.failure(&call{}, errBatchVersion))
 		return
 	}
 	out := make([]byte, 0, 256*len(items))
@@ -30,7 +25,7 @@ func (e *Endpoint) serveBatch(w http.ResponseWriter, r *http.Request, body []byt
 	for _, it := range items {
 		var rep reply
 		if it.Err != nil {
-			rep = decodeErrorReply(it.Message.ID, it.Err)
+			rep = e.failure(&call{id: it.Message.ID}, it.Err)
 		} else {
 			rep = e.serveMessage(r, it.Message, caller, true)
 		}

@@ -41,18 +41,26 @@ type Options struct {
 	// is required when the inventory holds anything protected. A request
 	// with a token that is present but invalid gets 401 on every method;
 	// a request without a token is anonymous, which is enough for
-	// initialize, ping, server/discover and public resources. Nil means
-	// no authentication: tokens are ignored.
+	// initialize, ping, server/discover and public resources. A Principal
+	// that an earlier middleware put in the request context
+	// (authn.NewContext: the Authenticator's own Handler or Optional, or
+	// the service's middleware) is used as it is, and nothing is verified
+	// again; a service that authenticates with middleware of its own gives
+	// an Authenticator without a Verifier (authn.NewAuthenticator(nil, …)),
+	// which only writes the challenges. Nil means no authentication: the
+	// context principal, if any, is still used; tokens are ignored.
 	Authenticator *authn.Authenticator
 
 	// AllowedOrigins lists the browser origins ("https://app.example.com")
-	// whose cross-origin requests are accepted. A request whose Origin is
-	// present, not listed and not its own origin gets 403. Empty means no
-	// cross-origin requests: closed, never "*".
+	// whose cross-origin requests are accepted (see [OriginGuard]). A
+	// request whose Origin is present, not listed and not its own origin
+	// gets 403. Empty means no cross-origin requests: closed, never "*".
 	AllowedOrigins []string
 
 	// MaxBodyBytes bounds the request body; a larger one gets 413 after
-	// reading at most this many bytes. Zero means DefaultMaxBodyBytes.
+	// reading at most this many bytes. Zero means DefaultMaxBodyBytes. A
+	// body that a [jsonrpc.Decoder] in front of the endpoint decoded
+	// already is served as that Decoder decided.
 	MaxBodyBytes int64
 
 	// Logger receives operator records (internal errors, contract
@@ -61,7 +69,10 @@ type Options struct {
 	Logger *slog.Logger
 
 	// Notifications turns on change notifications, delivered to the
-	// streams of the principal they concern and to no one else. Legacy
+	// streams of the principal they concern and to no one else. When the
+	// inventory has no Notifier of its own, the hub becomes it, so grant
+	// changes notify too (inventory.Inventory.AttachNotifier); nil means
+	// the inventory's Notifier when that is a *notify.Hub. Legacy
 	// clients get a session mode: initialize mints an Mcp-Session-Id bound
 	// to the caller, GET opens the session's SSE stream
 	// (notifications/resources/list_changed, and notifications/resources/updated
@@ -91,9 +102,10 @@ type Options struct {
 type Endpoint struct {
 	inv     *inventory.Inventory
 	auth    *authn.Authenticator
-	origins originPolicy
-	maxBody int64
+	origins *OriginGuard
+	limits  jsonrpc.Limits
 	log     *slog.Logger
+	only    string // when set, the one method served (a ListHandler)
 
 	hub       *notify.Hub   // nil: no notifications
 	sessions  *sessionStore // nil: stateless
@@ -118,12 +130,13 @@ func New(inv *inventory.Inventory, opts Options) (*Endpoint, error) {
 		return nil, errors.New("mcphttp: nil inventory")
 	}
 	if opts.Authenticator == nil && inv.NeedsAuthentication() {
-		return nil, errors.New("mcphttp: the inventory has protected resources but no Authenticator is configured")
+		return nil, errors.New("mcphttp: the inventory has protected resources but no Authenticator is configured " +
+			"(with authentication middleware of your own, use authn.NewAuthenticator(nil, …) for the challenges)")
 	}
 	if opts.MaxBodyBytes < 0 {
 		return nil, errors.New("mcphttp: MaxBodyBytes must not be negative")
 	}
-	origins, err := newOriginPolicy(opts.AllowedOrigins)
+	origins, err := NewOriginGuard(opts.AllowedOrigins)
 	if err != nil {
 		return nil, err
 	}
@@ -131,11 +144,11 @@ func New(inv *inventory.Inventory, opts Options) (*Endpoint, error) {
 		inv:     inv,
 		auth:    opts.Authenticator,
 		origins: origins,
-		maxBody: opts.MaxBodyBytes,
+		limits:  jsonrpc.Limits{MaxBytes: opts.MaxBodyBytes},
 		log:     opts.Logger,
 	}
-	if e.maxBody == 0 {
-		e.maxBody = DefaultMaxBodyBytes
+	if e.limits.MaxBytes == 0 {
+		e.limits.MaxBytes = DefaultMaxBodyBytes
 	}
 	if e.log == nil {
 		e.log = slog.Default()
@@ -143,8 +156,16 @@ func New(inv *inventory.Inventory, opts Options) (*Endpoint, error) {
 	if opts.SessionIdleTimeout < 0 || opts.MaxSessions < 0 || opts.KeepAlive < 0 {
 		return nil, errors.New("mcphttp: SessionIdleTimeout, MaxSessions and KeepAlive must not be negative")
 	}
-	if opts.Notifications != nil {
-		e.hub = opts.Notifications
+	hub := opts.Notifications
+	if hub == nil {
+		hub, _ = inv.Notifier().(*notify.Hub)
+	} else if !inv.AttachNotifier(hub) {
+		if n, ok := inv.Notifier().(*notify.Hub); !ok || n != hub {
+			return nil, errors.New("mcphttp: the inventory reports grant changes to another Notifier than Options.Notifications; give the hub to one of them")
+		}
+	}
+	if hub != nil {
+		e.hub = hub
 		e.sessions = newSessionStore(opts.SessionIdleTimeout, opts.MaxSessions)
 		e.keepAlive = opts.KeepAlive
 		if e.keepAlive == 0 {
@@ -201,10 +222,11 @@ func (e *Endpoint) encodeResults(opts Options) error {
 const discoverTTLMillis = 5 * 60 * 1000
 
 // ServeHTTP answers one POST carrying one JSON-RPC message (or, for protocol
-// 2025-03-26, a batch).
+// 2025-03-26, a batch), and, with notifications, the legacy session's GET
+// stream and DELETE.
 func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !e.origins.check(r) {
-		writeTransportError(w, http.StatusForbidden, "Forbidden origin")
+		writeTransportError(w, errForbiddenOrigin)
 		return
 	}
 	switch {
@@ -221,29 +243,21 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} else {
 			w.Header().Set("Allow", http.MethodPost)
 		}
-		writeTransportError(w, http.StatusMethodNotAllowed, "Method not allowed")
+		writeTransportError(w, errMethodNotAllowed)
 		return
 	}
-	if !negotiateContent(w, r) {
+	if !acceptsType(r.Header.Values("Accept"), "application/json", "application/*") {
+		writeTransportError(w, errNotAcceptable)
 		return
 	}
-	body, ok := e.readLimited(w, r)
+	if b, ok := jsonrpc.FromContext(r.Context()); ok {
+		e.serveBody(w, r, b) // a Decoder in front of the endpoint decoded it
+		return
+	}
+	b, ok := e.limits.ReadBody(w, r)
 	if !ok {
 		return
 	}
-	defer putBody(body)
-	e.serveBody(w, r, body.b)
-}
-
-// writeTransportError answers a request the endpoint refuses before reading
-// any JSON-RPC message: a JSON-RPC error response without id, as the
-// transport specification allows.
-func writeTransportError(w http.ResponseWriter, status int, message string) {
-	body := jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, message))
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	defer b.Release()
+	e.serveBody(w, r, b)
 }

@@ -11,11 +11,13 @@ import (
 )
 
 // This file is the one place that maps errors to JSON-RPC errors and HTTP
-// statuses. Only fixed messages and machine-readable data reach clients;
-// backend errors, callback details, token contents and key ids never do.
+// statuses: the serving code returns typed errors, and classify turns
+// them into responses. Only fixed messages and machine-readable data reach
+// clients; backend errors, callback details, token contents and key ids
+// never do.
 //
 //	situation                                   JSON-RPC                 HTTP
-//	body is not JSON                            -32700                   400
+//	body is not JSON                            -32700                   400 (jsonrpc.Decoder)
 //	not a valid request, batch not allowed      -32600                   400
 //	unknown method                              -32601                   200 legacy, 404 modern
 //	bad params, invalid or expired cursor       -32602 (data.reason)     200
@@ -26,89 +28,180 @@ import (
 //	no or invalid token where required          —                        401 + WWW-Authenticate
 //	missing scope                               —                        403 + insufficient_scope
 //	token cannot be checked now                 —                        503 + Retry-After
+//	Origin or Host refused                      -32600                   403
+//	method other than POST (GET, DELETE)        -32600                   405 + Allow
+//	Accept refuses JSON (or SSE for streams)    -32600                   406
+//	unknown or foreign session                  -32600                   404
+//	session table full                          -32603                   503
 
-// errorFor maps an error from serving c. uri is the resource a read asked
-// for, reported in not-found errors.
-func (e *Endpoint) errorFor(c *call, err error, uri string) reply {
-	var (
-		rpcErr    *jsonrpc.Error
-		cursorErr *inventory.CursorError
-		paramsErr *inventory.ParamsError
-		scopeErr  *authn.ScopeError
-	)
-	switch {
-	case errors.Is(err, inventory.ErrUnauthenticated):
-		return reply{authErr: authn.ErrNoCredentials}
-	case errors.As(err, &scopeErr):
-		return reply{authErr: scopeErr}
-	case errors.Is(err, inventory.ErrNotFound):
-		data := struct {
-			URI string `json:"uri"`
-		}{uri}
-		if c.modern {
-			return errorReply(0, c.id, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Resource not found").WithData(data))
-		}
-		return errorReply(0, c.id, jsonrpc.NewError(jsonrpc.CodeResourceNotFound, "Resource not found").WithData(data))
-	case errors.As(err, &cursorErr):
-		data := struct {
-			Reason string `json:"reason"`
-		}{cursorErr.Reason}
-		return errorReply(0, c.id, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid cursor").WithData(data))
-	case errors.As(err, &paramsErr):
-		data := struct {
-			Problems []string `json:"problems"`
-		}{paramsErr.Problems}
-		return errorReply(0, c.id, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params").WithData(data))
-	case errors.As(err, &rpcErr):
-		return errorReply(0, c.id, rpcErr)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return errorReply(0, c.id, jsonrpc.NewError(jsonrpc.CodeInternalError, "Request cancelled or timed out"))
-	default:
-		// The inventory has already logged the details of what a callback
-		// did wrong; record only that this request failed.
-		e.log.Error("mcphttp: request failed", "method", c.method, "protocol", c.version)
-		return errorReply(0, c.id, jsonrpc.NewError(jsonrpc.CodeInternalError, ""))
-	}
+// protoError is an error of the endpoint's own, with its fixed answer.
+type protoError struct {
+	status   int // HTTP status; 0 means 200
+	notFound bool
+	code     int64
+	message  string
+	data     any
 }
 
-// invalidParams is a -32602 error with a fixed message of the endpoint's
-// own (never client input).
-func invalidParams(message string) error {
-	return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: "+message)
+func (e *protoError) Error() string { return "mcphttp: " + e.message }
+
+// Errors of the transport and the protocol rules.
+var (
+	errForbiddenOrigin  = &protoError{status: http.StatusForbidden, code: jsonrpc.CodeInvalidRequest, message: "Forbidden origin"}
+	errMethodNotAllowed = &protoError{status: http.StatusMethodNotAllowed, code: jsonrpc.CodeInvalidRequest, message: "Method not allowed"}
+	errNotAcceptable    = &protoError{status: http.StatusNotAcceptable, code: jsonrpc.CodeInvalidRequest, message: "Accept must admit application/json"}
+	errNotAcceptableSSE = &protoError{status: http.StatusNotAcceptable, code: jsonrpc.CodeInvalidRequest, message: "Accept must admit text/event-stream"}
+	errMethodNotFound   = &protoError{notFound: true, code: jsonrpc.CodeMethodNotFound}
+	errNoSessionHeader  = &protoError{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest, message: "Session not found"}
+	errSessionNotFound  = &protoError{status: http.StatusNotFound, code: jsonrpc.CodeInvalidRequest, message: "Session not found"}
+	errTooManySessions  = &protoError{status: http.StatusServiceUnavailable, code: jsonrpc.CodeInternalError, message: "Too many sessions"}
+	errBatchModern      = &protoError{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest, message: "Batches are not allowed in protocol " + Version20260728}
+	errBatchVersion     = &protoError{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest, message: "Batches are only allowed in protocol " + Version20250326}
+	errBatchInitialize  = &protoError{code: jsonrpc.CodeInvalidRequest, message: "initialize must not be part of a batch"}
+	errBatchMixed       = &protoError{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest, message: "A batch must not mix resource methods with other methods"}
+	errResultTooLarge   = &protoError{code: jsonrpc.CodeInternalError, message: ""}
+)
+
+// errClientResponse: a JSON-RPC response from the client, which the modern
+// protocol does not have.
+func errClientResponse(version string) error {
+	return &protoError{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest, message: "Clients do not send responses in protocol " + version}
 }
 
-// decodeErrorReply answers a body that is not a valid JSON-RPC message:
-// always HTTP 400, echoing the id when it could be read.
-func decodeErrorReply(id jsonrpc.ID, err error) reply {
-	var rpcErr *jsonrpc.Error
-	if !errors.As(err, &rpcErr) {
-		rpcErr = jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "")
-	}
-	return errorReply(http.StatusBadRequest, id, rpcErr)
+// errHeader: a modern-era header that is missing, invalid or disagrees
+// with the body.
+func errHeader(header string) error {
+	return &protoError{status: http.StatusBadRequest, code: jsonrpc.CodeHeaderMismatch,
+		message: "Header " + header + " is missing, invalid or does not match the request body"}
 }
 
-func headerMismatch(id jsonrpc.ID, header string) reply {
-	return errorReply(http.StatusBadRequest, id, jsonrpc.NewError(jsonrpc.CodeHeaderMismatch,
-		"Header "+header+" is missing, invalid or does not match the request body"))
+// errMeta: a missing or invalid modern-era _meta field.
+func errMeta(field string) error {
+	return &protoError{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidParams, message: "Missing or invalid _meta field " + field}
 }
 
-func unsupportedVersion(id jsonrpc.ID, requested string) reply {
+// errUnsupportedVersion echoes the requested version only when it looks
+// like one, never arbitrary input.
+func errUnsupportedVersion(requested string) error {
 	if !versionLike(requested) {
-		requested = "" // only echo what looks like a version, never arbitrary input
+		requested = ""
 	}
 	data := struct {
 		Supported []string `json:"supported"`
 		Requested string   `json:"requested,omitempty"`
 	}{allVersions, requested}
-	return errorReply(http.StatusBadRequest, id, jsonrpc.NewError(jsonrpc.CodeUnsupportedProtocolVersion, "Unsupported protocol version").WithData(data))
+	return &protoError{status: http.StatusBadRequest, code: jsonrpc.CodeUnsupportedProtocolVersion, message: "Unsupported protocol version", data: data}
 }
 
-func errorReply(status int, id jsonrpc.ID, e *jsonrpc.Error) reply {
-	return reply{status: status, body: jsonrpc.AppendError(nil, id, e)}
+// errNeedsSession: resources/subscribe and unsubscribe outside a session.
+func errNeedsSession(method string) error {
+	return &protoError{code: jsonrpc.CodeInvalidRequest, message: method + " needs a session: send initialize first, then Mcp-Session-Id"}
 }
 
-func resultReply(id jsonrpc.ID, result []byte) reply {
-	return reply{body: jsonrpc.AppendResult(make([]byte, 0, len(result)+48), id, result)}
+// invalidParams is a -32602 error with a fixed message of the endpoint's
+// own (never client input).
+func invalidParams(message string) error {
+	return &protoError{code: jsonrpc.CodeInvalidParams, message: "Invalid params: " + message}
+}
+
+// uriError carries the URI a not-found error is about, for data.uri.
+type uriError struct {
+	uri string
+	err error
+}
+
+func (e *uriError) Error() string { return e.err.Error() }
+func (e *uriError) Unwrap() error { return e.err }
+
+// aboutURI attaches the requested URI to an error of a read.
+func aboutURI(uri string, err error) error { return &uriError{uri: uri, err: err} }
+
+// classify is the one mapping: the HTTP status and JSON-RPC error for err,
+// or, for authentication and scope failures, the error the Authenticator
+// answers with a challenge. c is nil for an error of the transport, before
+// any message was read.
+func (e *Endpoint) classify(c *call, err error) (status int, rpc *jsonrpc.Error, challenge error) {
+	var (
+		pe        *protoError
+		rpcErr    *jsonrpc.Error
+		cursorErr *inventory.CursorError
+		paramsErr *inventory.ParamsError
+		scopeErr  *authn.ScopeError
+		ue        *uriError
+	)
+	switch {
+	case errors.Is(err, inventory.ErrUnauthenticated), errors.Is(err, authn.ErrNoCredentials):
+		return 0, nil, authn.ErrNoCredentials
+	case errors.As(err, &scopeErr):
+		return 0, nil, scopeErr
+	case errors.Is(err, inventory.ErrNotFound):
+		uri := ""
+		if errors.As(err, &ue) {
+			uri = ue.uri
+		}
+		data := struct {
+			URI string `json:"uri"`
+		}{uri}
+		code := int64(jsonrpc.CodeResourceNotFound)
+		if c != nil && c.modern {
+			code = jsonrpc.CodeInvalidParams
+		}
+		return http.StatusOK, jsonrpc.NewError(code, "Resource not found").WithData(data), nil
+	case errors.As(err, &cursorErr):
+		data := struct {
+			Reason string `json:"reason"`
+		}{cursorErr.Reason}
+		return http.StatusOK, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid cursor").WithData(data), nil
+	case errors.As(err, &paramsErr):
+		data := struct {
+			Problems []string `json:"problems"`
+		}{paramsErr.Problems}
+		return http.StatusOK, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params").WithData(data), nil
+	case errors.As(err, &pe):
+		status := cmpOr(pe.status, http.StatusOK)
+		if pe.notFound && c != nil && c.modern {
+			status = http.StatusNotFound
+		}
+		rpc := jsonrpc.NewError(pe.code, pe.message)
+		if pe.data != nil {
+			rpc = rpc.WithData(pe.data)
+		}
+		return status, rpc, nil
+	case errors.As(err, &rpcErr):
+		return http.StatusOK, rpcErr, nil
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return http.StatusOK, jsonrpc.NewError(jsonrpc.CodeInternalError, "Request cancelled or timed out"), nil
+	default:
+		// The inventory has already logged what a callback did wrong;
+		// record only that this request failed.
+		if c != nil {
+			e.log.Error("mcphttp: request failed", "method", c.method, "protocol", c.version)
+		}
+		return http.StatusOK, jsonrpc.NewError(jsonrpc.CodeInternalError, ""), nil
+	}
+}
+
+// failure is the reply for an error from serving c.
+func (e *Endpoint) failure(c *call, err error) reply {
+	status, rpc, challenge := e.classify(c, err)
+	if challenge != nil {
+		return reply{authErr: challenge}
+	}
+	return reply{status: status, body: jsonrpc.AppendError(nil, c.id, rpc)}
+}
+
+// writeTransportError answers a request refused before any JSON-RPC
+// message was read: a JSON-RPC error response without id, as the transport
+// specification allows.
+func writeTransportError(w http.ResponseWriter, err error) {
+	var pe *protoError
+	if !errors.As(err, &pe) {
+		pe = &protoError{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest}
+	}
+	if errors.Is(err, ErrForbiddenOrigin) {
+		pe = errForbiddenOrigin
+	}
+	jsonrpc.WriteHTTPError(w, cmpOr(pe.status, http.StatusBadRequest), jsonrpc.ID{}, jsonrpc.NewError(pe.code, pe.message))
 }
 
 // versionLike reports whether s looks like a protocol version: at most 32
@@ -124,4 +217,11 @@ func versionLike(s string) bool {
 		}
 	}
 	return true
+}
+
+func cmpOr(v, fallback int) int {
+	if v == 0 {
+		return fallback
+	}
+	return v
 }

@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
@@ -20,13 +18,25 @@ import (
 // ("legacy") MCP handler, such as one from the official go-sdk
 // (mcp.NewStreamableHTTPHandler) or mcp-go (server.NewStreamableHTTPServer).
 //
-// The returned handler owns the resource methods — resources/list,
-// resources/read, resources/templates/list, and completion/complete for
-// ref/resource — and answers them exactly as an [Endpoint] does, with the
+// The returned handler owns the resource methods — every resources/…
+// method, and completion/complete unless its params.ref.type is exactly
+// "ref/prompt" — and answers them exactly as an [Endpoint] does, with the
 // same authentication and error rules. Everything else (tools, prompts,
-// sessions, GET streams, DELETE, notifications, batches) goes to legacy with
-// a byte-identical body and untouched headers, Mcp-Session-Id included.
-// Routing peeks at the method with gjson; it does not decode params.
+// sessions, GET streams, DELETE, notifications, client responses) goes to
+// legacy with a byte-identical body and untouched headers, Mcp-Session-Id
+// included.
+//
+// Routing is decided on one strict decode of the body (see
+// [jsonrpc.Decoder]; a Decoder in front of Intercept is used when there is
+// one): a body the strict decoder refuses — duplicate or case-variant
+// member names such as two "method" members or a lone "Method", invalid
+// UTF-8, a bad id — is answered with a JSON-RPC error and never reaches
+// legacy, whose own decoder might read it differently (last key wins,
+// case-insensitive names) and serve a resource method of its own. A
+// 2025-03-26 batch is forwarded whole only when none of its elements is
+// owned and all are valid; a batch of owned methods is served here; a
+// batch that mixes them, or holds an invalid element beside forwarded
+// ones, gets 400 and reaches nobody.
 //
 // The legacy handler's initialize result (or server/discover result) is
 // rewritten so that the client learns the resources capability (and
@@ -57,40 +67,84 @@ type interceptor struct {
 
 func (h *interceptor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.e.origins.check(r) {
-		writeTransportError(w, http.StatusForbidden, "Forbidden origin")
+		writeTransportError(w, errForbiddenOrigin)
 		return
 	}
 	if r.Method != http.MethodPost {
 		h.legacy.ServeHTTP(w, r)
 		return
 	}
-	buf, ok := h.e.readLimited(w, r)
+	b, ok := jsonrpc.FromContext(r.Context())
 	if !ok {
+		if b, ok = h.e.limits.ReadBody(w, r); !ok {
+			return // refused input never reaches legacy
+		}
+		defer b.Release()
+	}
+	if b.Batch {
+		h.serveBatch(w, r, b)
 		return
 	}
-	defer putBody(buf)
-	body := buf.b
-
-	p := jsonrpc.Peek(body)
+	msg := b.Message
 	switch {
-	case p.Kind == jsonrpc.KindRequest && owns(p.Method, body):
-		if negotiateContent(w, r) {
-			h.e.serveBody(w, r, body)
-		}
-	case p.Kind == jsonrpc.KindRequest && (p.Method == "initialize" || p.Method == "server/discover"):
-		h.forwardRewriting(w, r, body, p.ID)
+	case owns(msg):
+		h.serveOwned(w, r, b)
+	case msg.Kind == jsonrpc.KindRequest && (msg.Method == "initialize" || msg.Method == "server/discover"):
+		h.forwardRewriting(w, r, b.Raw, msg.ID)
 	default:
-		h.forward(w, r, body)
+		h.forward(w, r, b.Raw)
 	}
 }
 
-// owns reports whether a request method is one the inventory answers.
-func owns(method string, body []byte) bool {
-	switch method {
-	case "resources/list", "resources/read", "resources/templates/list":
+// serveOwned answers a body of owned methods as the Endpoint does.
+func (h *interceptor) serveOwned(w http.ResponseWriter, r *http.Request, b *jsonrpc.Body) {
+	if !acceptsType(r.Header.Values("Accept"), "application/json", "application/*") {
+		writeTransportError(w, errNotAcceptable)
+		return
+	}
+	h.e.serveBody(w, r, b)
+}
+
+// serveBatch routes a batch: forwarded whole when nothing in it is owned
+// and every element is valid, served here when every valid element is
+// owned, refused otherwise.
+func (h *interceptor) serveBatch(w http.ResponseWriter, r *http.Request, b *jsonrpc.Body) {
+	owned, forwarded, invalid := 0, 0, 0
+	for _, it := range b.Items {
+		switch {
+		case it.Err != nil:
+			invalid++
+		case owns(it.Message):
+			owned++
+		default:
+			forwarded++
+		}
+	}
+	switch {
+	case forwarded > 0 && owned == 0 && invalid == 0:
+		h.forward(w, r, b.Raw)
+	case forwarded == 0:
+		h.serveOwned(w, r, b)
+	default:
+		writeTransportError(w, errBatchMixed)
+	}
+}
+
+// owns reports whether a message is one the inventory answers: any
+// resources/… method, and completion/complete unless it is strictly for a
+// prompt (a reference the strict decode cannot read is ours: the legacy
+// handler never sees a resource completion it might read differently).
+func owns(msg jsonrpc.Message) bool {
+	switch {
+	case strings.HasPrefix(msg.Method, "resources/"):
 		return true
-	case "completion/complete":
-		return gjson.GetBytes(body, "params.ref.type").Str == "ref/resource"
+	case msg.Method == "completion/complete":
+		var p struct {
+			Ref *struct {
+				Type string `json:"type"`
+			} `json:"ref"`
+		}
+		return jsonrpc.UnmarshalParams(msg.Params, &p) != nil || p.Ref == nil || p.Ref.Type != "ref/prompt"
 	}
 	return false
 }

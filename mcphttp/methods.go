@@ -2,60 +2,25 @@ package mcphttp
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
-	"sync"
+	"log/slog"
+	"strconv"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/budget"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
-// envelope returns the bytes around a result of c, for the inventory's
-// budgeted writers: the JSON-RPC envelope and, for the modern protocol,
-// the result members every cacheable per-caller result carries.
-func (e *Endpoint) envelope(c *call) (inventory.Envelope, *respBuf) {
-	buf := respPool.Get().(*respBuf)
-	buf.head = jsonrpc.AppendResultHead(buf.head[:0], c.id)
-	env := inventory.Envelope{Head: buf.head, Tail: resultTail, Buf: buf.body[:0]}
-	if c.modern {
-		env.Meta = e.metaPrivate
-	}
-	return env, buf
-}
-
-// resultTail closes a JSON-RPC result response.
-var resultTail = []byte("}")
-
-// respBuf is the storage of one inventory response: its JSON-RPC head and
-// the response itself. respPool recycles it across requests.
-type respBuf struct{ head, body []byte }
-
-var respPool = sync.Pool{New: func() any { return &respBuf{head: make([]byte, 0, 64), body: make([]byte, 0, 16<<10)} }}
-
-// pooledReply is the reply for a response assembled in pool storage; write
-// returns the storage once the response is sent.
-func pooledReply(body []byte, buf *respBuf) reply {
-	return reply{body: body, pooled: buf}
-}
-
-// release returns a response's storage to the pool. Huge responses are not
-// kept alive.
-func release(buf *respBuf, body []byte) {
-	if buf == nil || cap(body) > 256<<10 {
-		return
-	}
-	buf.body = body[:0]
-	respPool.Put(buf)
-}
+// The resource methods: the inventory decides, these functions put its
+// answers on the wire.
 
 type cursorParams struct {
 	Cursor *string `json:"cursor"`
 }
 
 // cursorOf returns the cursor of a paginated request's params. A first
-// page usually has no params at all, which costs no decoding.
+// page usually has no params at all, which costs no decoding. The
+// endpoint never issues an empty cursor, so an empty one that is present
+// is invalid, not "start over".
 func cursorOf(params []byte) (string, error) {
 	if len(params) == 0 {
 		return "", nil
@@ -64,63 +29,111 @@ func cursorOf(params []byte) (string, error) {
 	if err := jsonrpc.UnmarshalParams(params, &p); err != nil {
 		return "", err
 	}
-	return p.cursor()
-}
-
-// cursor returns the request's cursor. The endpoint never issues an empty
-// cursor, so an empty one that is present is invalid, not "start over".
-func (p cursorParams) cursor() (string, error) {
-	if p.Cursor != nil && *p.Cursor == "" {
+	if p.Cursor == nil {
+		return "", nil
+	}
+	if *p.Cursor == "" {
 		return "", &inventory.CursorError{Reason: inventory.ReasonInvalid}
 	}
-	return deref(p.Cursor), nil
+	return *p.Cursor, nil
 }
 
-func (e *Endpoint) list(ctx context.Context, c *call) reply {
-	if c.caller == nil && e.inv.HasListSources() {
-		return e.errorFor(c, inventory.ErrUnauthenticated, "") // before looking at params
-	}
-	return e.paginated(ctx, c, e.inv.List)
-}
-
-func (e *Endpoint) templates(ctx context.Context, c *call) reply {
-	return e.paginated(ctx, c, e.inv.Templates)
-}
-
-// paginated serves a paginated list method: it reads the cursor and has
-// the inventory assemble the page in pooled storage.
-func (e *Endpoint) paginated(ctx context.Context, c *call,
-	page func(context.Context, *authn.Principal, string, inventory.Envelope) ([]byte, error)) reply {
-	cursor, err := cursorOf(c.params)
-	if err != nil {
-		return e.errorFor(c, err, "")
-	}
-	env, buf := e.envelope(c)
-	body, err := page(ctx, c.caller, cursor, env)
-	if err != nil {
-		respPool.Put(buf)
-		return e.errorFor(c, err, "")
-	}
-	return pooledReply(body, buf)
-}
-
-func (e *Endpoint) read(ctx context.Context, c *call) reply {
+// uriOf returns the required params.uri of a request.
+func uriOf(params []byte) (string, error) {
 	var p struct {
 		URI *string `json:"uri"`
 	}
-	if err := jsonrpc.UnmarshalParams(c.params, &p); err != nil {
-		return e.errorFor(c, err, "")
+	if err := jsonrpc.UnmarshalParams(params, &p); err != nil {
+		return "", err
 	}
 	if p.URI == nil || *p.URI == "" {
-		return e.errorFor(c, invalidParams("params.uri is required"), "")
+		return "", invalidParams("params.uri is required")
 	}
-	env, buf := e.envelope(c)
-	body, err := e.inv.ReadResponse(ctx, c.caller, *p.URI, env)
+	return *p.URI, nil
+}
+
+func (e *Endpoint) list(ctx context.Context, c *call) (reply, error) {
+	if c.caller == nil && e.inv.HasListSources() {
+		return reply{}, inventory.ErrUnauthenticated // before looking at params
+	}
+	cursor, err := cursorOf(c.params)
 	if err != nil {
-		respPool.Put(buf)
-		return e.errorFor(c, err, *p.URI)
+		return reply{}, err
 	}
-	return pooledReply(body, buf)
+	buf := getResp()
+	buf.head = jsonrpc.AppendResultHead(buf.head[:0], c.id)
+	meta := e.meta(c)
+	page := &buf.page
+	req := inventory.PageRequest{Cursor: cursor, Reserve: reserve(buf.head, meta)}
+	if err := e.inv.List(ctx, c.caller, req, page); err != nil {
+		release(buf, nil)
+		return reply{}, err
+	}
+	body, err := assemble(buf, "resources", len(page.Resources), func(i int) []byte { return page.Resources[i].JSON },
+		page.NextCursor, meta, e.inv.MaxBytes())
+	if err != nil {
+		release(buf, nil)
+		return reply{}, e.assemblyFailed(c, err)
+	}
+	return reply{body: body, pooled: buf}, nil
+}
+
+func (e *Endpoint) templates(ctx context.Context, c *call) (reply, error) {
+	cursor, err := cursorOf(c.params)
+	if err != nil {
+		return reply{}, err
+	}
+	buf := getResp()
+	buf.head = jsonrpc.AppendResultHead(buf.head[:0], c.id)
+	meta := e.meta(c)
+	page := &buf.templates
+	req := inventory.PageRequest{Cursor: cursor, Reserve: reserve(buf.head, meta)}
+	if err := e.inv.Templates(ctx, c.caller, req, page); err != nil {
+		release(buf, nil)
+		return reply{}, err
+	}
+	body, err := assemble(buf, "resourceTemplates", len(page.Templates), func(i int) []byte { return page.Templates[i].JSON },
+		page.NextCursor, meta, e.inv.MaxBytes())
+	if err != nil {
+		release(buf, nil)
+		return reply{}, e.assemblyFailed(c, err)
+	}
+	return reply{body: body, pooled: buf}, nil
+}
+
+func (e *Endpoint) read(ctx context.Context, c *call) (reply, error) {
+	uri, err := uriOf(c.params)
+	if err != nil {
+		return reply{}, err
+	}
+	contents, err := e.inv.Read(ctx, c.caller, uri)
+	if err != nil {
+		return reply{}, aboutURI(uri, err)
+	}
+	buf := getResp()
+	out := jsonrpc.AppendResultHead(buf.body[:0], c.id)
+	out = append(out, `{"contents":[`...)
+	for i := range contents {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = appendContents(out, &contents[i])
+	}
+	out = closeResult(append(out, ']'), e.meta(c))
+	if len(out) > e.inv.MaxBytes() {
+		release(buf, out)
+		e.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "mcphttp: response over the byte limit",
+			slog.String("method", c.method), slog.Int("bytes", len(out)), slog.Int("limit", e.inv.MaxBytes()))
+		return reply{}, errResultTooLarge
+	}
+	return reply{body: out, pooled: buf}, nil
+}
+
+// assemblyFailed logs a page the budget refused although the inventory
+// filled it under the same limit (never expected).
+func (e *Endpoint) assemblyFailed(c *call, err error) error {
+	e.log.Error("mcphttp: cannot assemble the response", "method", c.method, "error", err.Error())
+	return errResultTooLarge
 }
 
 type completeParams struct {
@@ -138,21 +151,21 @@ type completeParams struct {
 	} `json:"context"`
 }
 
-func (e *Endpoint) complete(ctx context.Context, c *call) reply {
+func (e *Endpoint) complete(ctx context.Context, c *call) (reply, error) {
 	if !e.inv.Completes() {
-		return errorReply(notFoundStatus(c), c.id, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, ""))
+		return reply{}, errMethodNotFound
 	}
 	var p completeParams
 	if err := jsonrpc.UnmarshalParams(c.params, &p); err != nil {
-		return e.errorFor(c, err, "")
+		return reply{}, err
 	}
 	switch {
 	case p.Ref == nil || p.Argument == nil:
-		return e.errorFor(c, invalidParams("params.ref and params.argument are required"), "")
+		return reply{}, invalidParams("params.ref and params.argument are required")
 	case p.Ref.Type == "ref/prompt":
-		return e.errorFor(c, invalidParams("this server has no prompts"), "")
+		return reply{}, invalidParams("this server has no prompts")
 	case p.Ref.Type != "ref/resource":
-		return e.errorFor(c, invalidParams("params.ref.type must be ref/resource"), "")
+		return reply{}, invalidParams("params.ref.type must be ref/resource")
 	}
 	var args map[string]string
 	if p.Context != nil {
@@ -160,9 +173,9 @@ func (e *Endpoint) complete(ctx context.Context, c *call) reply {
 	}
 	comp, err := e.inv.Complete(ctx, c.caller, p.Ref.URI, p.Argument.Name, p.Argument.Value, args)
 	if err != nil {
-		return e.errorFor(c, err, "")
+		return reply{}, err
 	}
-	return resultReply(c.id, e.completionResult(c, comp))
+	return resultReply(c.id, e.completionResult(c, comp)), nil
 }
 
 // completionResult encodes {"completion":{"values":[…],"total":n,"hasMore":b}}.
@@ -176,8 +189,7 @@ func (e *Endpoint) completionResult(c *call, comp inventory.Completion) []byte {
 		b = budget.AppendString(b, v)
 	}
 	b = append(b, `],"total":`...)
-	total, _ := json.Marshal(max(comp.Total, len(comp.Values)))
-	b = append(b, total...)
+	b = strconv.AppendInt(b, int64(max(comp.Total, len(comp.Values))), 10)
 	if comp.HasMore {
 		b = append(b, `,"hasMore":true`...)
 	} else {
@@ -189,20 +201,4 @@ func (e *Endpoint) completionResult(c *call, comp inventory.Completion) []byte {
 		b = append(b, e.metaPlain...)
 	}
 	return append(b, '}')
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-// notFoundStatus is the HTTP status of a -32601 answer: 404 in the modern
-// protocol, 200 in the legacy ones.
-func notFoundStatus(c *call) int {
-	if c.modern {
-		return http.StatusNotFound
-	}
-	return http.StatusOK
 }

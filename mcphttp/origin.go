@@ -1,28 +1,69 @@
 package mcphttp
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"strings"
 )
 
-// originPolicy decides whether a request may reach the endpoint, as a
-// defence against cross-origin requests from browsers and DNS rebinding.
-type originPolicy struct {
+// ErrForbiddenOrigin is the error of [OriginGuard.Check] for a request it
+// refuses: HTTP 403.
+var ErrForbiddenOrigin = errors.New("mcphttp: forbidden origin")
+
+// OriginGuard decides whether a request may reach the MCP endpoint (or any
+// handler behind it, such as an application's REST API): the defence
+// against cross-origin requests from browsers and against DNS rebinding.
+// Check is the decision and Handler the glue, like the standard library's
+// http.CrossOriginProtection. The zero value is not usable; make one with
+// [NewOriginGuard]. It is safe for concurrent use.
+type OriginGuard struct {
 	allowed map[string]bool // normalised "scheme://host[:port]"
 }
 
-func newOriginPolicy(origins []string) (originPolicy, error) {
-	p := originPolicy{allowed: make(map[string]bool, len(origins))}
-	for _, o := range origins {
+// NewOriginGuard returns a guard that admits cross-origin requests from
+// the given browser origins ("https://app.example.com"); each must be
+// scheme://host[:port] with scheme http or https. Nil or empty admits no
+// cross-origin request at all: closed, never "*".
+func NewOriginGuard(allowed []string) (*OriginGuard, error) {
+	g := &OriginGuard{allowed: make(map[string]bool, len(allowed))}
+	for _, o := range allowed {
 		n, ok := normaliseOrigin(o)
 		if !ok {
-			return p, fmt.Errorf("mcphttp: allowed origin %q is not scheme://host[:port]", o)
+			return nil, fmt.Errorf("mcphttp: allowed origin %q is not scheme://host[:port]", o)
 		}
-		p.allowed[n] = true
+		g.allowed[n] = true
 	}
-	return p, nil
+	return g, nil
+}
+
+// Check returns nil when r may proceed and [ErrForbiddenOrigin] when it
+// must be refused:
+//   - an Origin header that is present must be one of the allowed origins,
+//     or be the request's own origin (its host equals the Host header);
+//     two Origin headers, a malformed one and the opaque "null" are refused;
+//   - a request that arrived on a loopback address must name a loopback
+//     host (localhost, 127.0.0.0/8, ::1) in its Host header: a DNS-rebound
+//     request from a browser names the attacker's host instead.
+func (g *OriginGuard) Check(r *http.Request) error {
+	if !g.check(r) {
+		return ErrForbiddenOrigin
+	}
+	return nil
+}
+
+// Handler returns next guarded by Check: a refused request gets 403 with a
+// JSON-RPC error body (no id) and never reaches next. The method value
+// g.Handler mounts with chi's and gorilla's Use.
+func (g *OriginGuard) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := g.Check(r); err != nil {
+			writeTransportError(w, err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // normaliseOrigin lower-cases an origin and checks its shape:
@@ -67,13 +108,8 @@ func hasUpper(s string) bool {
 	return false
 }
 
-// check reports whether r may proceed:
-//   - an Origin header that is present must be allowed, or be the request's
-//     own origin (its host equals the Host header);
-//   - a request that arrived on a loopback address must name a loopback
-//     host (localhost, 127.0.0.0/8, ::1) in its Host header: a DNS-rebound
-//     request from a browser names the attacker's host instead.
-func (p originPolicy) check(r *http.Request) bool {
+// check reports whether r may proceed (see Check).
+func (g *OriginGuard) check(r *http.Request) bool {
 	if arrivedOnLoopback(r) && !isLoopbackHost(r.Host) {
 		return false
 	}
@@ -90,7 +126,7 @@ func (p originPolicy) check(r *http.Request) bool {
 	if !ok {
 		return false // includes the opaque "null" origin
 	}
-	if p.allowed[n] {
+	if g.allowed[n] {
 		return true
 	}
 	host := n[strings.Index(n, "://")+3:]

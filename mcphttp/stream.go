@@ -84,16 +84,16 @@ func notification(method string, params []byte) []byte {
 // the session's principal and resources/updated for its subscriptions.
 func (e *Endpoint) streamGET(w http.ResponseWriter, r *http.Request) {
 	if !acceptsType(r.Header.Values("Accept"), "text/event-stream", "text/*") {
-		writeTransportError(w, http.StatusNotAcceptable, "Accept must admit text/event-stream")
+		writeTransportError(w, errNotAcceptableSSE)
 		return
 	}
-	caller, until, ok := e.authenticate(w, r)
+	caller, ok := e.principal(w, r)
 	if !ok {
 		return
 	}
-	s, status := e.sessionOf(r, caller)
-	if s == nil {
-		writeTransportError(w, status, "Session not found")
+	s, err := e.sessionOf(r, caller)
+	if err != nil {
+		writeTransportError(w, err)
 		return
 	}
 	stop, detach := s.attachStream()
@@ -107,7 +107,7 @@ func (e *Endpoint) streamGET(w http.ResponseWriter, r *http.Request) {
 	}
 	ticker := time.NewTicker(e.keepAlive)
 	defer ticker.Stop()
-	expired, stopExpiry := expiry(until)
+	expired, stopExpiry := expiry(caller)
 	defer stopExpiry()
 	ctx := r.Context()
 	for {
@@ -140,32 +140,32 @@ func (e *Endpoint) streamGET(w http.ResponseWriter, r *http.Request) {
 
 // deleteSession ends a legacy session (DELETE with Mcp-Session-Id).
 func (e *Endpoint) deleteSession(w http.ResponseWriter, r *http.Request) {
-	caller, _, ok := e.authenticate(w, r)
+	caller, ok := e.principal(w, r)
 	if !ok {
 		return
 	}
-	s, status := e.sessionOf(r, caller)
-	if s == nil {
-		writeTransportError(w, status, "Session not found")
+	s, err := e.sessionOf(r, caller)
+	if err != nil {
+		writeTransportError(w, err)
 		return
 	}
 	e.sessions.remove(s)
-	authn.SetPrivate(w.Header())
+	setPrivate(w.Header())
 	w.WriteHeader(http.StatusNoContent)
 }
 
 // sessionOf returns the session named by the request's Mcp-Session-Id for
-// caller, or nil and the status to answer: 400 without the header, 404 for
-// an unknown session or one of another principal.
-func (e *Endpoint) sessionOf(r *http.Request, caller *authn.Principal) (*session, int) {
+// caller: errNoSessionHeader without the header, errSessionNotFound for an
+// unknown session or one of another principal.
+func (e *Endpoint) sessionOf(r *http.Request, caller *authn.Principal) (*session, error) {
 	id := r.Header.Get(headerSessionID)
 	if id == "" {
-		return nil, http.StatusBadRequest
+		return nil, errNoSessionHeader
 	}
 	if s := e.sessions.get(id, caller); s != nil {
-		return s, http.StatusOK
+		return s, nil
 	}
-	return nil, http.StatusNotFound
+	return nil, errSessionNotFound
 }
 
 func subjectOf(p *authn.Principal) string {
@@ -202,18 +202,18 @@ type listenFilter struct {
 // listen serves a modern subscriptions/listen request: an SSE response
 // whose first message acknowledges the subscription, followed by the
 // notifications the filter asked for and the caller may see.
-func (e *Endpoint) listen(ctx context.Context, c *call) reply {
+func (e *Endpoint) listen(ctx context.Context, c *call) (reply, error) {
 	var p struct {
 		Notifications *listenFilter `json:"notifications"`
 	}
 	if err := jsonrpc.UnmarshalParams(c.params, &p); err != nil {
-		return e.errorFor(c, err, "")
+		return reply{}, err
 	}
 	if p.Notifications == nil {
-		return e.errorFor(c, invalidParams("params.notifications is required"), "")
+		return reply{}, invalidParams("params.notifications is required")
 	}
 	if len(p.Notifications.ResourceSubscriptions) > maxListenURIs {
-		return e.errorFor(c, invalidParams("too many resourceSubscriptions"), "")
+		return reply{}, invalidParams("too many resourceSubscriptions")
 	}
 	// The server agrees to what it honours: list changes, and updates of
 	// resources the caller may read. Tool and prompt lists are not served.
@@ -223,22 +223,22 @@ func (e *Endpoint) listen(ctx context.Context, c *call) reply {
 			agreed.ResourceSubscriptions = append(agreed.ResourceSubscriptions, uri)
 		}
 	}
-	return reply{stream: func(w http.ResponseWriter, r *http.Request, until time.Time) { e.runListen(w, r, c, agreed, until) }}
+	return reply{stream: func(w http.ResponseWriter, r *http.Request) { e.runListen(w, r, c, agreed) }}, nil
 }
 
-// expiry returns a channel that fires at until (never, for a zero until)
-// and a function that releases its timer.
-func expiry(until time.Time) (<-chan time.Time, func()) {
-	if until.IsZero() {
+// expiry returns a channel that fires when caller's credential expires
+// (never, when it does not say) and a function that releases its timer.
+func expiry(caller *authn.Principal) (<-chan time.Time, func()) {
+	if caller == nil || caller.Expires.IsZero() {
 		return nil, func() {}
 	}
-	t := time.NewTimer(time.Until(until))
+	t := time.NewTimer(time.Until(caller.Expires))
 	return t.C, func() { t.Stop() }
 }
 
-func (e *Endpoint) runListen(w http.ResponseWriter, r *http.Request, c *call, agreed listenFilter, until time.Time) {
+func (e *Endpoint) runListen(w http.ResponseWriter, r *http.Request, c *call, agreed listenFilter) {
 	if !acceptsType(r.Header.Values("Accept"), "text/event-stream", "text/*") {
-		writeTransportError(w, http.StatusNotAcceptable, "Accept must admit text/event-stream")
+		writeTransportError(w, errNotAcceptableSSE)
 		return
 	}
 	meta := []byte(`{"io.modelcontextprotocol/subscriptionId":` + c.id.Raw() + `}`)
@@ -257,7 +257,7 @@ func (e *Endpoint) runListen(w http.ResponseWriter, r *http.Request, c *call, ag
 	listChanged := notification("notifications/resources/list_changed", append(append([]byte(`{"_meta":`), meta...), '}'))
 	ticker := time.NewTicker(e.keepAlive)
 	defer ticker.Stop()
-	expired, stopExpiry := expiry(until)
+	expired, stopExpiry := expiry(c.caller)
 	defer stopExpiry()
 	ctx := r.Context()
 	for {

@@ -13,10 +13,10 @@ import (
 
 // Rules the checker adds to the per-page rules of inventory.ValidatePage.
 const (
-	RuleURIRepeated = "uri-repeated"   // a URI listed twice in one traversal
-	RuleNoEnd       = "no-end"         // the traversal did not end within MaxPages
-	RuleWalksDiffer = "walks-differ"   // two page sizes gave different sequences
-	RulePanic       = "callback-panic" // the callback panicked
+	RuleURIRepeated inventory.Rule = "uri-repeated"              // a URI listed twice in one traversal
+	RuleNoEnd       inventory.Rule = "no-end"                    // the traversal did not end within MaxPages
+	RuleWalksDiffer inventory.Rule = "walks-differ"              // two page sizes gave different sequences
+	RulePanic                      = inventory.RuleCallbackPanic // the callback panicked
 )
 
 // defaultPageSizes are the page sizes Check walks with when
@@ -37,11 +37,11 @@ type Options struct {
 
 // Violation is one broken rule.
 type Violation struct {
-	PageSize int    // the walk's Limit
-	Page     int    // 0-based page number in the walk; -1 when about whole walks
-	Entry    int    // index in the page (or, for walks-differ, in the sequence); -1 for the page
-	Rule     string // an inventory.Rule… constant or a Rule… constant of this package
-	Detail   string // a description for the test log
+	PageSize int            // the walk's Limit
+	Page     int            // 0-based page number in the walk; -1 when about whole walks
+	Entry    int            // index in the page (or, for walks-differ, in the sequence); -1 for the page
+	Rule     inventory.Rule // an inventory.Rule… constant or a Rule… constant of this package
+	Detail   string         // a description for the test log
 }
 
 func (v Violation) String() string {
@@ -166,7 +166,7 @@ func callList(ctx context.Context, f inventory.ListFunc, req inventory.ListReque
 
 // describe explains a page violation for the test log. Unlike the kit's
 // logs it shows the data: this is the application's own test.
-func describe(rule string, req inventory.ListRequest, res inventory.Page, i int) string {
+func describe(rule inventory.Rule, req inventory.ListRequest, res inventory.Page, i int) string {
 	if i < 0 || i >= len(res.Entries) {
 		return fmt.Sprintf("Limit %d, After %q: %d entries, HasMore %v", req.Limit, req.After, len(res.Entries), res.HasMore)
 	}

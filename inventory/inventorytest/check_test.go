@@ -80,7 +80,7 @@ func TestCheckFindsEachViolation(t *testing.T) {
 		name  string
 		list  inventory.ListFunc
 		opts  Options
-		rule  string
+		rule  inventory.Rule
 		page  int // expected page of the first violation in the walk with page size 1 (-1: any)
 		entry int
 	}{
@@ -150,7 +150,7 @@ func TestCheckFindsEachViolation(t *testing.T) {
 			vs, err := Check(context.Background(), tmpl(tc.list), alice, tc.opts)
 			require.NoError(t, err)
 			require.NotEmpty(t, vs, "the checker must find the violation")
-			rules := make([]string, len(vs))
+			rules := make([]inventory.Rule, len(vs))
 			for i, v := range vs {
 				rules[i] = v.Rule
 			}

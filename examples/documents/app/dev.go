@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -124,14 +123,11 @@ func (a *App) walkthrough(ctx context.Context, inv *inventory.Inventory) (string
 // character changed, or a made-up one when alice has a single page.
 func (a *App) tamperedCursor(ctx context.Context, inv *inventory.Inventory) string {
 	alice := authn.Principal{Subject: "alice", ClientID: devissuer.DefaultClientID, Scopes: []string{ScopeRead}, Audience: a.resource}
-	out, err := inv.List(ctx, &alice, "", inventory.Envelope{})
-	var res struct {
-		NextCursor string `json:"nextCursor"`
-	}
-	if err != nil || json.Unmarshal(out, &res) != nil || len(res.NextCursor) < 2 {
+	var page inventory.ResourcePage
+	if err := inv.List(ctx, &alice, inventory.PageRequest{}, &page); err != nil || len(page.NextCursor) < 2 {
 		return "AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 	}
-	c := []byte(res.NextCursor)
+	c := []byte(page.NextCursor)
 	i := len(c) / 2
 	if c[i] == 'A' {
 		c[i] = 'B'

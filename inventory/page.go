@@ -1,0 +1,176 @@
+package inventory
+
+// PageRequest asks for one page of a paginated method ([Inventory.List],
+// [Inventory.Templates]).
+type PageRequest struct {
+	// Cursor is "" for the first page, else the NextCursor of an earlier
+	// page of the same method, given to the same caller.
+	Cursor string
+
+	// Reserve is the number of bytes the transport adds to the result
+	// object: the JSON-RPC envelope around it, and result members of its
+	// own (such as _meta) with their separating comma. The page is filled
+	// so that the result object plus Reserve stays within the inventory's
+	// byte limit (Options.MaxPageBytes and MaxResultBytes). Zero suits a
+	// caller that uses the page as a Go value.
+	Reserve int
+}
+
+// Item is one resource of a resources/list page: the metadata a client
+// sees, and its encoding as an MCP Resource object.
+type Item struct {
+	// URI, Name and MIMEType are the resource's metadata; MIMEType is the
+	// entry's own or, when it left it empty, its template's.
+	URI, Name, MIMEType string
+
+	// JSON is the MCP Resource object as the client receives it (static
+	// resources also carry their title, description, annotations and
+	// size). It aliases the page's or the registry's storage: copy it to
+	// keep it beyond the next use of the page.
+	JSON []byte
+}
+
+// ResourcePage is one page of resources/list. The zero value is an empty
+// page; [Inventory.List] fills it, reusing its storage, so that a
+// transport can recycle pages.
+type ResourcePage struct {
+	// Resources are the items in listing order.
+	Resources []Item
+	// NextCursor continues the traversal; "" on the last page.
+	NextCursor string
+
+	buf   []byte // encoded entries, back to back
+	spans []span // for each item, its bytes in buf, or start < 0 for a static's
+}
+
+// TemplateItem is one template of a resources/templates/list page.
+type TemplateItem struct {
+	Name, URITemplate string
+	// JSON is the MCP ResourceTemplate object; it aliases the registry's
+	// storage and must not be modified.
+	JSON []byte
+}
+
+// TemplatePage is one page of resources/templates/list. The zero value is
+// an empty page; [Inventory.Templates] fills it, reusing its storage.
+type TemplatePage struct {
+	Templates  []TemplateItem
+	NextCursor string
+}
+
+// Size returns the length in bytes of the page's result object,
+// {"resources":[…],"nextCursor":"…"}, without anything the transport adds.
+func (p *ResourcePage) Size() int {
+	return resultSize(len(`{"resources":[]}`), p.Resources, itemLen, p.NextCursor)
+}
+
+// Size returns the length in bytes of the page's result object,
+// {"resourceTemplates":[…],"nextCursor":"…"}.
+func (p *TemplatePage) Size() int {
+	return resultSize(len(`{"resourceTemplates":[]}`), p.Templates, templateLen, p.NextCursor)
+}
+
+func itemLen(it Item) int             { return len(it.JSON) }
+func templateLen(it TemplateItem) int { return len(it.JSON) }
+
+func resultSize[T any](fixed int, items []T, size func(T) int, cursor string) int {
+	n := fixed
+	for i, it := range items {
+		if i > 0 {
+			n++
+		}
+		n += size(it)
+	}
+	if cursor != "" {
+		n += len(`,"nextCursor":""`) + len(cursor) // base64url: nothing to escape
+	}
+	return n
+}
+
+type span struct{ start, end int }
+
+// reset empties the page, keeping its storage.
+func (p *ResourcePage) reset() {
+	clear(p.Resources) // drop references to the previous page's strings
+	p.Resources, p.NextCursor = p.Resources[:0], ""
+	p.buf, p.spans = p.buf[:0], p.spans[:0]
+}
+
+// filler fills a ResourcePage under the item and byte limits, counting the
+// exact size of the result object as the transport will send it.
+type filler struct {
+	page *ResourcePage
+	max  int // bytes the result object may take, cursor reserve included
+	size int // bytes of the result object so far, with the cursor reserve
+	room int // items the page may still take
+}
+
+func (inv *Inventory) newFiller(page *ResourcePage, reserve int) (filler, bool) {
+	f := filler{
+		page: page,
+		max:  inv.maxBytes - reserve,
+		size: len(`{"resources":[]}`) + inv.listReserve,
+		room: inv.pageSize,
+	}
+	return f, reserve >= 0 && f.size <= f.max
+}
+
+// addStatic adds a static resource, whose encoding lives in the registry.
+func (f *filler) addStatic(st *static) error {
+	if err := f.fit(len(st.enc)); err != nil {
+		return err
+	}
+	f.page.Resources = append(f.page.Resources, Item{URI: st.res.URI, Name: st.res.Name, MIMEType: st.res.MIMEType, JSON: st.enc})
+	f.page.spans = append(f.page.spans, span{start: -1})
+	return nil
+}
+
+// addEntry encodes a listed entry into the page and adds it.
+func (f *filler) addEntry(e *Entry, mime string) error {
+	p := f.page
+	start := len(p.buf)
+	if e.MIMEType != "" {
+		mime = e.MIMEType
+	}
+	p.buf = appendEntry(p.buf, e, mime)
+	if err := f.fit(len(p.buf) - start); err != nil {
+		p.buf = p.buf[:start]
+		return err
+	}
+	p.Resources = append(p.Resources, Item{URI: e.URI, Name: e.Name, MIMEType: mime})
+	p.spans = append(p.spans, span{start, len(p.buf)})
+	return nil
+}
+
+// fit accounts for an item of n bytes: errFull when the page holds items
+// and this one would break a limit, errTooLarge when it cannot fit even in
+// an empty page.
+func (f *filler) fit(n int) error {
+	if f.room == 0 {
+		return errFull
+	}
+	need := n
+	if len(f.page.Resources) > 0 {
+		need++ // the comma
+	}
+	if f.size+need > f.max {
+		if len(f.page.Resources) == 0 {
+			return errTooLarge
+		}
+		return errFull
+	}
+	f.size += need
+	f.room--
+	return nil
+}
+
+// finish points every entry's JSON at its final bytes (buf may have moved
+// while it grew).
+func (f *filler) finish() {
+	p := f.page
+	for i, s := range p.spans {
+		if s.start >= 0 {
+			p.Resources[i].JSON = p.buf[s.start:s.end:s.end]
+		}
+	}
+}

@@ -1,0 +1,228 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Body is the decoded body of one JSON-RPC POST request: one message, or a
+// batch. The [Decoder] middleware makes it and puts it in the request
+// context; everything after it works from this one strict decode.
+type Body struct {
+	// Raw is the body exactly as received, for a handler that forwards
+	// it. It and everything decoded from it alias pooled storage that is
+	// valid until the Decoder's next handler returns.
+	Raw []byte
+	// Batch reports a JSON array: Items holds its elements, each decoded
+	// on its own. Otherwise Message is the one message.
+	Batch   bool
+	Message Message
+	Items   []BatchItem
+
+	pooled *rawBuf
+}
+
+type bodyKey struct{}
+
+// NewContext returns a copy of ctx that carries b.
+func NewContext(ctx context.Context, b *Body) context.Context {
+	return context.WithValue(ctx, bodyKey{}, b)
+}
+
+// FromContext returns the Body the [Decoder] put in ctx, and whether one
+// was there.
+func FromContext(ctx context.Context) (*Body, bool) {
+	b, ok := ctx.Value(bodyKey{}).(*Body)
+	return b, ok && b != nil
+}
+
+// Decoder returns middleware that reads and decodes the body of every POST
+// request once, strictly, under l (see [Limits.Decode] for the rules), and
+// calls next with the [Body] in the request context ([FromContext]) and
+// r.Body reset to the same bytes, so that a handler that reads the body
+// itself still can. Requests with other methods pass through untouched.
+//
+// Malformed input is answered here and never reaches next:
+//
+//	Content-Type not application/json     415
+//	body over l.MaxBytes                  413 (after reading at most that many bytes)
+//	body not JSON                         400, -32700
+//	not a JSON-RPC message                400, -32600 (echoing the id when it is unambiguous)
+//	batch empty, too long or not JSON     400, -32600 / -32700
+//
+// Elements of a batch that are not valid messages are not answered here:
+// their errors are in Body.Items, for next to answer each in the batch's
+// response. Whether a batch is allowed at all is next's decision (MCP
+// allows them only in protocol 2025-03-26).
+func Decoder(l Limits) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost {
+				next.ServeHTTP(w, r)
+				return
+			}
+			if _, ok := FromContext(r.Context()); ok { // decoded already
+				next.ServeHTTP(w, r)
+				return
+			}
+			b, ok := l.ReadBody(w, r)
+			if !ok {
+				return
+			}
+			defer b.Release()
+			raw := b.Raw
+			r = r.WithContext(NewContext(r.Context(), b))
+			r.Body = io.NopCloser(bytes.NewReader(raw))
+			r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil }
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// ReadBody reads and decodes r's body as the [Decoder] does, answering
+// malformed input itself: ok is false when it has answered. It does not
+// look at r's method, and it does not put the Body in the context. Call
+// b.Release once nothing uses the Body any more.
+func (l Limits) ReadBody(w http.ResponseWriter, r *http.Request) (b *Body, ok bool) {
+	if mt, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";"); !strings.EqualFold(strings.TrimSpace(mt), "application/json") {
+		WriteHTTPError(w, http.StatusUnsupportedMediaType, ID{}, NewError(CodeInvalidRequest, "Content-Type must be application/json"))
+		return nil, false
+	}
+	max := l.bodyLimit()
+	raw, err := readLimited(r, max)
+	if err != nil {
+		if errors.Is(err, errTooLarge) {
+			WriteHTTPError(w, http.StatusRequestEntityTooLarge, ID{}, NewError(CodeInvalidRequest, "Request body too large"))
+		} else {
+			WriteHTTPError(w, http.StatusBadRequest, ID{}, NewError(CodeInvalidRequest, "Cannot read request body"))
+		}
+		return nil, false
+	}
+	b = &Body{Raw: raw.b, pooled: raw}
+	if IsBatch(raw.b) {
+		b.Batch = true
+		b.Items, err = l.DecodeBatch(raw.b)
+	} else {
+		b.Message, err = l.Decode(raw.b)
+	}
+	if err != nil {
+		var id ID
+		if !b.Batch {
+			id = b.Message.ID
+		}
+		b.Release()
+		writeDecodeError(w, id, err)
+		return nil, false
+	}
+	return b, true
+}
+
+// Release returns the Body's storage for reuse. The Body, its Raw bytes
+// and everything decoded from them must not be used afterwards. Calling it
+// is optional; calling it twice is harmless.
+func (b *Body) Release() {
+	if b == nil || b.pooled == nil {
+		return
+	}
+	putRaw(b.pooled)
+	b.pooled, b.Raw, b.Message, b.Items = nil, nil, Message{}, nil
+}
+
+// writeDecodeError answers a body that is not a valid message: always 400,
+// echoing the id when it could be read.
+func writeDecodeError(w http.ResponseWriter, id ID, err error) {
+	var e *Error
+	if !errors.As(err, &e) {
+		status := http.StatusBadRequest
+		var tl *TooLargeError
+		if errors.As(err, &tl) {
+			status = http.StatusRequestEntityTooLarge
+		}
+		WriteHTTPError(w, status, id, NewError(CodeInvalidRequest, ""))
+		return
+	}
+	WriteHTTPError(w, http.StatusBadRequest, id, e)
+}
+
+// WriteHTTPError writes a JSON-RPC error response with the given HTTP
+// status, as answers to malformed requests are written: Content-Type
+// application/json, Cache-Control no-store, and an explicit
+// Content-Length.
+func WriteHTTPError(w http.ResponseWriter, status int, id ID, e *Error) {
+	body := AppendError(make([]byte, 0, 96), id, e)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// rawBuf is pooled body storage.
+type rawBuf struct{ b []byte }
+
+var rawPool = sync.Pool{New: func() any { return &rawBuf{b: make([]byte, 0, 4096)} }}
+
+func putRaw(rb *rawBuf) {
+	if cap(rb.b) > 64<<10 {
+		return // do not keep the occasional huge body alive
+	}
+	rb.b = rb.b[:0]
+	rawPool.Put(rb)
+}
+
+var errTooLarge = errors.New("jsonrpc: body too large")
+
+// readLimited reads the body into pooled storage, reading at most max+1
+// bytes: a larger body is errTooLarge.
+func readLimited(r *http.Request, max int64) (*rawBuf, error) {
+	if r.ContentLength > max {
+		return nil, errTooLarge
+	}
+	rb := rawPool.Get().(*rawBuf)
+	buf := rb.b[:0]
+	if r.ContentLength > 0 && int64(cap(buf)) < r.ContentLength+1 {
+		buf = make([]byte, 0, r.ContentLength+1) // +1: room to see the end
+	}
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) > max {
+				break
+			}
+			buf = append(buf, 0)[:len(buf)] // grow
+		}
+		room := buf[len(buf):int(min(int64(cap(buf)), max+1))]
+		n, err := r.Body.Read(room)
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			rb.b = buf
+			putRaw(rb)
+			return nil, err
+		}
+		if int64(len(buf)) > max {
+			break
+		}
+	}
+	rb.b = buf
+	if int64(len(buf)) > max {
+		putRaw(rb)
+		return nil, errTooLarge
+	}
+	return rb, nil
+}
+
+func (l Limits) bodyLimit() int64 {
+	if l.MaxBytes <= 0 {
+		return DefaultMaxBytes
+	}
+	return l.MaxBytes
+}

@@ -1,0 +1,172 @@
+package mcphttp
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/mcpkit/mcpkit/budget"
+	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// The wire: responses assembled from the inventory's Go values, in pooled
+// storage, under the inventory's byte limit, and written with their
+// headers.
+
+// respBuf is the storage of one response: the inventory's page, the
+// JSON-RPC head and the response itself. respPool recycles it.
+type respBuf struct {
+	head, body, tail, trailer []byte
+	page                      inventory.ResourcePage
+	templates                 inventory.TemplatePage
+}
+
+var respPool = sync.Pool{New: func() any { return &respBuf{head: make([]byte, 0, 64), body: make([]byte, 0, 16<<10)} }}
+
+func getResp() *respBuf { return respPool.Get().(*respBuf) }
+
+// release returns a response's storage to the pool. Huge responses are not
+// kept alive.
+func release(buf *respBuf, body []byte) {
+	if buf == nil {
+		return
+	}
+	if body != nil {
+		if cap(body) > 256<<10 {
+			return
+		}
+		buf.body = body[:0]
+	}
+	respPool.Put(buf)
+}
+
+// meta returns the result members c's results end with: in the modern
+// protocol, resultType, the caching hints of a per-caller result and
+// _meta; nothing in the legacy ones.
+func (e *Endpoint) meta(c *call) []byte {
+	if c.modern {
+		return e.metaPrivate
+	}
+	return nil
+}
+
+// reserve is what the envelope of c adds to a result object: head,
+// `,`+meta, and the closing brace.
+func reserve(head, meta []byte) int {
+	n := len(head) + len("}")
+	if len(meta) > 0 {
+		n += 1 + len(meta)
+	}
+	return n
+}
+
+// closeResult appends (`,` meta) `}` `}`: the end of the result object and
+// of the response.
+func closeResult(dst, meta []byte) []byte {
+	if len(meta) > 0 {
+		dst = append(append(dst, ','), meta...)
+	}
+	return append(dst, '}', '}')
+}
+
+// assemble writes head ‖ {"<member>":[items…](,"nextCursor":"…")(,meta)} ‖ }
+// into buf.body with the budget, under limit bytes. n and item give the
+// items; the inventory filled the page under the same limit, so a failure
+// here means the two disagree (never expected).
+func assemble(buf *respBuf, member string, n int, item func(int) []byte, cursor string, meta []byte, limit int) ([]byte, error) {
+	buf.head = append(append(append(buf.head, `{"`...), member...), `":`...)
+	buf.trailer = buf.trailer[:0]
+	if cursor != "" {
+		buf.trailer = append(append(append(buf.trailer, `,"nextCursor":"`...), cursor...), '"')
+	}
+	buf.tail = closeResult(buf.tail[:0], meta)
+	var page budget.Page
+	if err := page.Reset(buf.body, buf.head, buf.tail, budget.Limits{MaxItems: max(n, 1), MaxBytes: limit, Reserve: len(buf.trailer)}); err != nil {
+		return nil, err
+	}
+	for i := range n {
+		if err := page.Add(item(i)); err != nil {
+			return nil, err
+		}
+	}
+	return page.Finish(buf.trailer)
+}
+
+// appendContents encodes one item of a read result.
+func appendContents(dst []byte, c *inventory.Contents) []byte {
+	dst = append(dst, `{"uri":`...)
+	dst = budget.AppendString(dst, c.URI)
+	if c.MIMEType != "" {
+		dst = append(dst, `,"mimeType":`...)
+		dst = budget.AppendString(dst, c.MIMEType)
+	}
+	if c.Blob != nil {
+		dst = append(dst, `,"blob":"`...)
+		dst = base64.StdEncoding.AppendEncode(dst, c.Blob)
+		dst = append(dst, '"')
+	} else {
+		dst = append(dst, `,"text":`...)
+		dst = budget.AppendString(dst, c.Text)
+	}
+	return append(dst, '}')
+}
+
+func resultReply(id jsonrpc.ID, result []byte) reply {
+	return reply{body: jsonrpc.AppendResult(make([]byte, 0, len(result)+48), id, result)}
+}
+
+// write sends a reply.
+func (e *Endpoint) write(w http.ResponseWriter, r *http.Request, rep reply) {
+	if rep.authErr != nil {
+		release(rep.pooled, nil)
+		e.auth.WriteError(w, r, rep.authErr)
+		return
+	}
+	if rep.stream != nil {
+		rep.stream(w, r)
+		return
+	}
+	h := w.Header()
+	setPrivate(h)
+	if rep.sessionID != "" {
+		h.Set(headerSessionID, rep.sessionID)
+	}
+	if rep.body == nil {
+		w.WriteHeader(cmpOr(rep.status, http.StatusAccepted))
+		return
+	}
+	h["Content-Type"] = []string{"application/json"}
+	h["Content-Length"] = []string{strconv.Itoa(len(rep.body))}
+	w.WriteHeader(cmpOr(rep.status, http.StatusOK))
+	_, _ = w.Write(rep.body)
+	release(rep.pooled, rep.body)
+}
+
+// setPrivate marks a response private: Cache-Control: private, max-age=0,
+// and Authorization appended to Vary (never replacing what an outer
+// handler put there). Every response gets values of its own: a handler
+// that edits them changes no other response.
+func setPrivate(h http.Header) {
+	h["Cache-Control"] = []string{"private, max-age=0"}
+	vary := h["Vary"]
+	for _, v := range vary {
+		if v == "*" || listHas(v, "Authorization") {
+			return
+		}
+	}
+	h["Vary"] = append(vary[:len(vary):len(vary)], "Authorization")
+}
+
+// listHas reports whether the comma-separated header value lists name,
+// case-insensitively.
+func listHas(list, name string) bool {
+	for item := range strings.SplitSeq(list, ",") {
+		if strings.EqualFold(strings.TrimSpace(item), name) {
+			return true
+		}
+	}
+	return false
+}
