@@ -7,8 +7,22 @@
 // values (URI patterns with a read handler) once, with [New]. The registry
 // is immutable; the records behind it may change at any time. The transport
 // (package mcphttp) calls [Inventory.List], [Inventory.Templates],
-// [Inventory.Read] (or [Inventory.ReadResponse]) and [Inventory.Complete]
-// with the authenticated caller, and maps the errors (see Errors below).
+// [Inventory.Read] and [Inventory.Complete] with the authenticated caller
+// and puts what they return on the wire; it maps the errors (see Errors
+// below). The inventory decides and returns Go values — pages of
+// [Item] values (each with its metadata and its encoding as an MCP
+// Resource, sized exactly) and the next cursor, contents, template
+// descriptors — and knows nothing of JSON-RPC envelopes: a transport says
+// how many bytes its envelope adds ([PageRequest].Reserve), and the page
+// is filled so that the whole response stays within the byte limit. An
+// application's own code and tests call the same methods:
+//
+//	var page inventory.ResourcePage
+//	err := inv.List(ctx, &alice, inventory.PageRequest{}, &page)
+//	for _, r := range page.Resources {
+//		fmt.Println(r.URI, r.Name)
+//	}
+//	// page.NextCursor continues the traversal ("" on the last page).
 // What each caller may see can change at run time through gates and
 // per-subject grants (see Gates and grants).
 //
@@ -234,9 +248,11 @@
 //				{Name: "onboarding"}, // no policy: only a grant opens it
 //				{Name: "beta", Policy: inventory.AllOf(inventory.Authenticated, inventory.HasScopes("beta"))},
 //			},
-//			Grants:   grantsInDB, // a GrantStore over the application's tables; nil: in memory
-//			Notifier: endpoint,   // sends list_changed to that subject's streams
+//			Grants: grantsInDB, // a GrantStore over the application's tables; nil: in memory
 //		})
+//	// Giving the notify.Hub to mcphttp (Options.Notifications) makes it the
+//	// inventory's Notifier too (see [Inventory.AttachNotifier]): grant
+//	// changes then send list_changed to that subject's streams.
 //
 //	// When alice finishes the last onboarding step:
 //	_, err = inv.Authorize(ctx, "alice", "onboarding") // reports appear for alice only

@@ -1,26 +1,48 @@
 // Package mcphttp is the MCP Streamable HTTP endpoint: the http.Handler a
 // service mounts at its MCP path. It speaks both protocol eras on one
-// endpoint, authenticates with an [authn.Authenticator], answers from an
+// endpoint, authenticates with an [authn.Authenticator] (or uses the
+// principal the service's own middleware found), answers from an
 // [inventory.Inventory], and maps every error in one place.
+//
+// The endpoint is the one-line assembly of pieces that also work alone and
+// mount on any router (chi, gorilla/mux, http.ServeMux):
+//
+//	metadata, _ := authn.NewMetadataHandler(authn.Metadata{Resource: resource, AuthorizationServers: []string{issuer}})
+//	mux.Handle("GET "+metadataPath, metadata)                // RFC 9728 protected-resource metadata
+//	mux.Handle("/mcp", auth.Optional(                        // the bearer verifier: Principal in the context
+//		jsonrpc.Decoder(jsonrpc.Limits{})(                   // one strict decode: the message in the context
+//			ep)))                                            // method routing; resources/list from the inventory
+//
+// where ep comes from [New]:
 //
 //	inv, _ := inventory.New(resources, templates, inventory.Options{})
 //	ep, err := mcphttp.New(inv, mcphttp.Options{
 //		ServerInfo:    mcphttp.Implementation{Name: "documents", Version: "1.0.0"},
 //		Authenticator: auth, // required when anything is protected
 //	})
-//	mux.Handle("POST /mcp", ep)
+//	mux.Handle("/mcp", ep) // every method: POST, and GET/DELETE with notifications
 //	srv := mcphttp.NewServer("127.0.0.1:8080", mux) // recommended timeouts
+//
+// Without the middleware in front, the endpoint authenticates and decodes
+// itself, the same way. A [ListHandler] serves resources/list alone, for a
+// service that routes MCP methods itself; an [OriginGuard] is the Origin
+// and DNS-rebinding decision, for the service's other handlers too;
+// [Intercept] puts the inventory in front of an MCP server from another
+// SDK.
 //
 // # Transport
 //
-// Only POST with a JSON body is served; every method the endpoint answers
-// gets one JSON response (never SSE). Content-Type must be application/json
-// (415 otherwise); an Accept header that admits neither application/json
-// nor a wildcard gets 406. Notifications and client responses get 202 with
-// no body. Without Options.Notifications, GET and DELETE get 405 with
-// Allow: POST (no server-initiated streams); with it, they serve the legacy
-// session's stream and its end (see Change notifications). The body is limited (Options.MaxBodyBytes,
-// default 4 MiB): a larger one gets 413 after at most the limit was read.
+// POST carries one JSON-RPC message (or, for 2025-03-26, a batch), decoded
+// once and strictly (see [jsonrpc.Decoder]). Content-Type must be
+// application/json (415 otherwise); an Accept header that admits neither
+// application/json nor a wildcard gets 406. Notifications and client
+// responses get 202 with no body. The body is limited
+// (Options.MaxBodyBytes, default 4 MiB): a larger one gets 413 after at
+// most the limit was read. Answers are one JSON response — except
+// subscriptions/listen, whose answer is an event stream (see Change
+// notifications). Without Options.Notifications, GET and DELETE get 405
+// with Allow: POST; with it, they serve the legacy session's stream and
+// its end.
 //
 // An Origin header that is present must be listed in Options.AllowedOrigins
 // or be the request's own origin; otherwise 403. A request that arrives on
@@ -31,13 +53,15 @@
 //
 // initialize echoes the client's protocol version when the endpoint speaks
 // it, else answers with the newest legacy version; capabilities are
-// resources (listChanged and subscribe false) and completions when a
-// template completes. ping answers {}. The endpoint is stateless: it needs
-// no session and mints none (no Mcp-Session-Id); every request is
-// authenticated on its own. A request without MCP-Protocol-Version is
-// taken as 2025-03-26, an unsupported version gets 400. Batches (a JSON
-// array) are served for 2025-03-26 only. A resource that is not found (or
-// not visible to the caller) is -32002 with data.uri.
+// resources (listChanged and subscribe true exactly when notifications are
+// on) and completions when a template completes. ping answers {}. Without
+// notifications the endpoint is stateless: it mints no session (no
+// Mcp-Session-Id). With them it mints one at initialize (see Change
+// notifications); either way every request is authenticated on its own. A
+// request without MCP-Protocol-Version is taken as 2025-03-26, an
+// unsupported version gets 400. Batches (a JSON array) are served for
+// 2025-03-26 only. A resource that is not found (or not visible to the
+// caller) is -32002 with data.uri.
 //
 // # Modern protocol (2026-07-28)
 //

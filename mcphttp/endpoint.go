@@ -126,6 +126,14 @@ var _ http.Handler = (*Endpoint)(nil)
 // holds protected resources or list sources and no Authenticator is
 // configured, or when an option is invalid.
 func New(inv *inventory.Inventory, opts Options) (*Endpoint, error) {
+	return newEndpoint(inv, opts, "", false)
+}
+
+// newEndpoint is New; only, when set, is the one method served (a piece
+// such as the ListHandler); stateless leaves out sessions and streams even
+// when the inventory's Notifier is a hub (pieces, and Intercept, where the
+// legacy handler owns sessions).
+func newEndpoint(inv *inventory.Inventory, opts Options, only string, stateless bool) (*Endpoint, error) {
 	if inv == nil {
 		return nil, errors.New("mcphttp: nil inventory")
 	}
@@ -146,6 +154,7 @@ func New(inv *inventory.Inventory, opts Options) (*Endpoint, error) {
 		origins: origins,
 		limits:  jsonrpc.Limits{MaxBytes: opts.MaxBodyBytes},
 		log:     opts.Logger,
+		only:    only,
 	}
 	if e.limits.MaxBytes == 0 {
 		e.limits.MaxBytes = DefaultMaxBodyBytes
@@ -157,9 +166,9 @@ func New(inv *inventory.Inventory, opts Options) (*Endpoint, error) {
 		return nil, errors.New("mcphttp: SessionIdleTimeout, MaxSessions and KeepAlive must not be negative")
 	}
 	hub := opts.Notifications
-	if hub == nil {
+	if hub == nil && !stateless {
 		hub, _ = inv.Notifier().(*notify.Hub)
-	} else if !inv.AttachNotifier(hub) {
+	} else if hub != nil && !inv.AttachNotifier(hub) {
 		if n, ok := inv.Notifier().(*notify.Hub); !ok || n != hub {
 			return nil, errors.New("mcphttp: the inventory reports grant changes to another Notifier than Options.Notifications; give the hub to one of them")
 		}

@@ -53,7 +53,7 @@ func Intercept(inv *inventory.Inventory, legacy http.Handler, opts Options) (htt
 	if legacy == nil {
 		return nil, errors.New("mcphttp: nil legacy handler")
 	}
-	e, err := New(inv, opts)
+	e, err := newEndpoint(inv, opts, "", true)
 	if err != nil {
 		return nil, err
 	}

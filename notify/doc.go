@@ -10,10 +10,16 @@
 //	defer sub.Close()
 //	for {
 //		select {
-//		case ev, ok := <-sub.Events(): // ok is false once the subscription ended
+//		case ev := <-sub.Events(): // deliver ev to the stream
+//		case <-sub.Done(): // ended: Close, hub.Close, or too slow (sub.Dropped())
+//			return
 //		case <-ctx.Done():
+//			return
 //		}
 //	}
+//
+// Events() is never closed (a send on it could race with the end of the
+// subscription); Done() is the signal that the subscription ended.
 //
 //	// The application, after alice's records changed:
 //	hub.ListChanged(ctx, "alice")

@@ -1,0 +1,42 @@
+package mcphttp
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/mcpkit/mcpkit/inventory"
+)
+
+// ListHandler serves resources/list from an inventory and nothing else:
+// the piece to mount where a service routes MCP methods itself, or in
+// front of another MCP server for this one method. It follows the same
+// rules as the [Endpoint] — one strict decode (a [jsonrpc.Decoder] in
+// front is used when there is one), both protocol eras and their header
+// rules, the context principal or the Authenticator, the byte budget and
+// sealed cursors, the error table — and answers every other method with
+// -32601. Its responses are private: Cache-Control: private, max-age=0,
+// and Authorization appended to whatever Vary an outer handler set.
+// It is safe for concurrent use.
+type ListHandler struct {
+	e *Endpoint
+}
+
+var _ http.Handler = (*ListHandler)(nil)
+
+// NewListHandler returns a ListHandler for inv, configured like [New]
+// (ServerInfo, Authenticator, AllowedOrigins, MaxBodyBytes, Logger);
+// Options.Notifications must be nil: sessions and streams are the
+// Endpoint's.
+func NewListHandler(inv *inventory.Inventory, opts Options) (*ListHandler, error) {
+	if opts.Notifications != nil {
+		return nil, errors.New("mcphttp: Options.Notifications is not supported by a ListHandler: sessions and streams are the Endpoint's")
+	}
+	e, err := newEndpoint(inv, opts, "resources/list", true)
+	if err != nil {
+		return nil, err
+	}
+	return &ListHandler{e: e}, nil
+}
+
+// ServeHTTP answers a POST carrying a resources/list request.
+func (h *ListHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.e.ServeHTTP(w, r) }
