@@ -23,6 +23,7 @@
 //		fmt.Println(r.URI, r.Name)
 //	}
 //	// page.NextCursor continues the traversal ("" on the last page).
+//
 // What each caller may see can change at run time through gates and
 // per-subject grants (see Gates and grants).
 //
