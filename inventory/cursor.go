@@ -67,7 +67,7 @@ func parsePosition(b []byte) (position, error) {
 		}
 		return position{source: -1, offset: int(v)}, nil
 	}
-	if v != uint64(len(b)) || v > MaxKeyBytes {
+	if v != uint64(len(b)) || v > maxKeyBytes {
 		return position{}, errPayload
 	}
 	p := position{source: int(tag - 1), key: string(b)}
@@ -81,7 +81,7 @@ func parsePosition(b []byte) (position, error) {
 func (inv *Inventory) maxListPayload() int {
 	rest := uvarintLen(uint64(len(inv.statics)))
 	if len(inv.sources) > 0 {
-		rest = max(rest, uvarintLen(MaxKeyBytes)+MaxKeyBytes)
+		rest = max(rest, uvarintLen(maxKeyBytes)+maxKeyBytes)
 	}
 	return 1 + uvarintLen(uint64(len(inv.sources))) + rest
 }

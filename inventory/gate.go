@@ -7,8 +7,8 @@ import (
 	"github.com/mcpkit/mcpkit/authn"
 )
 
-// MaxGateNameBytes is the longest gate name.
-const MaxGateNameBytes = 128
+// maxGateNameBytes is the longest gate name.
+const maxGateNameBytes = 128
 
 // Policy decides whether a caller passes a gate without a grant, from the
 // request context and the caller (nil = anonymous). It runs on the request
@@ -110,5 +110,5 @@ func Subjects(subjects ...string) Policy {
 
 // validGateName reports a valid gate name.
 func validGateName(s string) bool {
-	return len(s) <= MaxGateNameBytes && validScope(s)
+	return len(s) <= maxGateNameBytes && validScope(s)
 }

@@ -291,8 +291,6 @@ func TestGatesLoadGrantsOncePerRequest(t *testing.T) {
 
 	// Without gates and store, Options.Grants-less inventories keep the old path.
 	plain := newFixture(t, inventory.Options{})
-	assert.False(t, plain.inv.Gated())
-	assert.True(t, f.inv.Gated())
 	_, err = plain.inv.Authorize(ctx, "alice", "x")
 	assert.ErrorIs(t, err, inventory.ErrNoGrants)
 }
@@ -301,7 +299,6 @@ func TestGatesStoreOnlyOverrides(t *testing.T) {
 	// A store without gates: per-subject overrides of an ordinary registry.
 	inv, err := inventory.New(statics(), nil, inventory.Options{Grants: inventory.NewMemoryGrants()})
 	require.NoError(t, err)
-	assert.True(t, inv.Gated())
 	ctx := context.Background()
 	_, err = inv.Disable(ctx, "bob", "docs://policy")
 	require.NoError(t, err)

@@ -105,7 +105,7 @@ func newModel(t *testing.T, seed uint64) *model {
 				env = envelope{Head: []byte(`{"jsonrpc":"2.0","id":"req-123456","result":`), Tail: []byte(`}`), Meta: []byte(`"ttlMs":0,"cacheScope":"private"`)}
 			}
 			if limit == 0 {
-				limit = inventory.DefaultMaxBytes
+				limit = 1 << 20 // the default
 			}
 			m.configs = append(m.configs, &modelConfig{inv: inv, pageSize: ps, limit: limit, env: env})
 		}

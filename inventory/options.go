@@ -11,9 +11,9 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultPageSize        = 50
-	DefaultMaxBytes        = 1 << 20 // MaxPageBytes and MaxResultBytes
-	DefaultCallbackTimeout = 10 * time.Second
+	defaultPageSize        = 50
+	defaultMaxBytes        = 1 << 20 // MaxPageBytes and MaxResultBytes
+	defaultCallbackTimeout = 10 * time.Second
 )
 
 // Options configures an [Inventory]. The zero value is valid; each field
@@ -84,7 +84,7 @@ type settings struct {
 func (o Options) resolve() (settings, error) {
 	s := settings{pageSize: o.PageSize, timeout: o.CallbackTimeout, sealer: o.Sealer, disc: o.Discovery, log: o.Logger}
 	if s.pageSize == 0 {
-		s.pageSize = DefaultPageSize
+		s.pageSize = defaultPageSize
 	}
 	if s.pageSize < 1 || s.pageSize > MaxLimit {
 		return s, fmt.Errorf("inventory: page size must be 1..%d, got %d", MaxLimit, o.PageSize)
@@ -94,17 +94,17 @@ func (o Options) resolve() (settings, error) {
 		return s, errors.New("inventory: byte limits must not be negative")
 	}
 	if page == 0 {
-		page = DefaultMaxBytes
+		page = defaultMaxBytes
 	}
 	if result == 0 {
-		result = DefaultMaxBytes
+		result = defaultMaxBytes
 	}
 	s.maxBytes = min(page, result)
 	if s.timeout < 0 {
 		return s, errors.New("inventory: callback timeout must not be negative")
 	}
 	if s.timeout == 0 {
-		s.timeout = DefaultCallbackTimeout
+		s.timeout = defaultCallbackTimeout
 	}
 	if s.disc > DiscoveryProtected {
 		return s, fmt.Errorf("inventory: unknown discovery mode %d", s.disc)

@@ -58,35 +58,6 @@ type TemplatePage struct {
 	NextCursor string
 }
 
-// Size returns the length in bytes of the page's result object,
-// {"resources":[…],"nextCursor":"…"}, without anything the transport adds.
-func (p *ResourcePage) Size() int {
-	return resultSize(len(`{"resources":[]}`), p.Resources, itemLen, p.NextCursor)
-}
-
-// Size returns the length in bytes of the page's result object,
-// {"resourceTemplates":[…],"nextCursor":"…"}.
-func (p *TemplatePage) Size() int {
-	return resultSize(len(`{"resourceTemplates":[]}`), p.Templates, templateLen, p.NextCursor)
-}
-
-func itemLen(it Item) int             { return len(it.JSON) }
-func templateLen(it TemplateItem) int { return len(it.JSON) }
-
-func resultSize[T any](fixed int, items []T, size func(T) int, cursor string) int {
-	n := fixed
-	for i, it := range items {
-		if i > 0 {
-			n++
-		}
-		n += size(it)
-	}
-	if cursor != "" {
-		n += len(`,"nextCursor":""`) + len(cursor) // base64url: nothing to escape
-	}
-	return n
-}
-
 type span struct{ start, end int }
 
 // reset empties the page, keeping its storage.

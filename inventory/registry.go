@@ -143,7 +143,7 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 func newStatic(r Resource) (static, error) {
 	st := static{res: r}
 	switch {
-	case r.URI == "" || len(r.URI) > MaxURIBytes || !plainURI(r.URI):
+	case r.URI == "" || len(r.URI) > maxURIBytes || !plainURI(r.URI):
 		return st, errors.New("URI must be 1..2048 bytes of UTF-8 without spaces or control characters")
 	case checkName(r.Name) != "":
 		return st, errors.New("name must be 1..512 bytes of UTF-8 without control characters")
@@ -358,7 +358,3 @@ func (inv *Inventory) HasListSources() bool { return len(inv.sources) > 0 }
 // server should declare the completions capability exactly then.
 func (inv *Inventory) Completes() bool { return inv.completes }
 
-// Gated reports whether what a caller may see can change at run time:
-// some gate is defined or Options.Grants is set. Only then do grant
-// changes reach Options.Notifier, and only then do requests read grants.
-func (inv *Inventory) Gated() bool { return inv.gated }

@@ -116,7 +116,7 @@ func TestNewDefaults(t *testing.T) {
 	require.NoError(t, err)
 	_, err = listWire(context.Background(), inv, alice(), "", testEnv)
 	require.NoError(t, err)
-	assert.Equal(t, inventory.DefaultPageSize, src.reqs[0].Limit, "page size 0 means 50")
+	assert.Equal(t, 50, src.reqs[0].Limit, "page size 0 means 50")
 }
 
 func TestRegistryIsACopy(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 )
 
-// MaxURIBytes is the longest URI the kit lists, matches or reads.
-const MaxURIBytes = 2048
+// maxURIBytes is the longest URI the kit lists, matches or reads.
+const maxURIBytes = 2048
 
 // maxTemplateVars bounds the variables of one template.
 const maxTemplateVars = 32
@@ -74,8 +74,8 @@ func parseTemplate(s string) (*uriTemplate, error) {
 	if s == "" {
 		return fail("empty")
 	}
-	if len(s) > MaxURIBytes {
-		return fail("longer than %d bytes", MaxURIBytes)
+	if len(s) > maxURIBytes {
+		return fail("longer than %d bytes", maxURIBytes)
 	}
 	t := &uriTemplate{raw: s, greedy: true}
 	for i := 0; i < len(s); {
@@ -227,7 +227,7 @@ func (t *uriTemplate) matches(uri string) bool {
 // URI can be split several ways, each variable takes the shortest value
 // that lets the rest match.
 func (t *uriTemplate) match(uri string, vals []string) bool {
-	if len(uri) > MaxURIBytes || uri == "" {
+	if len(uri) > maxURIBytes || uri == "" {
 		return false
 	}
 	if t.greedy {

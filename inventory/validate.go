@@ -9,9 +9,9 @@ import (
 
 // Limits of the list contract.
 const (
-	MaxKeyBytes  = 256 // longest entry key
-	MaxNameBytes = 512 // longest entry name
-	MaxMIMEBytes = 128 // longest MIME type
+	maxKeyBytes  = 256 // longest entry key
+	maxNameBytes = 512 // longest entry name
+	maxMIMEBytes = 128 // longest MIME type
 	MaxLimit     = 100 // largest page size and ListRequest.Limit
 )
 
@@ -125,7 +125,7 @@ func duplicateURI(es []Entry) int {
 
 // checkKey returns the rule a key breaks, or "".
 func checkKey(k string) Rule {
-	if len(k) == 0 || len(k) > MaxKeyBytes {
+	if len(k) == 0 || len(k) > maxKeyBytes {
 		return RuleKeyLength
 	}
 	for i := 0; i < len(k); i++ {
@@ -141,7 +141,7 @@ func checkEntryURI(t *uriTemplate, u string) Rule {
 	switch {
 	case u == "":
 		return RuleURIEmpty
-	case len(u) > MaxURIBytes:
+	case len(u) > maxURIBytes:
 		return RuleURILength
 	case t != nil && !t.matches(u):
 		return RuleURIMatch
@@ -167,7 +167,7 @@ func checkName(s string) Rule {
 	switch {
 	case s == "":
 		return RuleNameEmpty
-	case len(s) > MaxNameBytes:
+	case len(s) > maxNameBytes:
 		return RuleNameLength
 	case !printable(s):
 		return RuleNameInvalid
@@ -201,7 +201,7 @@ func checkMIME(s string) Rule {
 	switch {
 	case s == "":
 		return ""
-	case len(s) > MaxMIMEBytes:
+	case len(s) > maxMIMEBytes:
 		return RuleMIMELength
 	case !validMIME(s):
 		return RuleMIMESyntax

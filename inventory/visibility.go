@@ -19,7 +19,7 @@ func (inv *Inventory) setupGates(opts Options) error {
 	inv.gateIndex = make(map[string]int, len(opts.Gates))
 	for i, g := range opts.Gates {
 		if !validGateName(g.Name) {
-			return fmt.Errorf("inventory: gate %d: name must be 1..%d bytes of RFC 6749 scope-token characters", i, MaxGateNameBytes)
+			return fmt.Errorf("inventory: gate %d: name must be 1..%d bytes of RFC 6749 scope-token characters", i, maxGateNameBytes)
 		}
 		if _, dup := inv.gateIndex[g.Name]; dup {
 			return fmt.Errorf("inventory: gate %d: duplicate name %q", i, g.Name)
