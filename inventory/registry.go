@@ -357,4 +357,3 @@ func (inv *Inventory) HasListSources() bool { return len(inv.sources) > 0 }
 // Completes reports whether some template has a completion callback: the
 // server should declare the completions capability exactly then.
 func (inv *Inventory) Completes() bool { return inv.completes }
-
