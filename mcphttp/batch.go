@@ -23,6 +23,9 @@ func (e *Endpoint) serveBatch(w http.ResponseWriter, r *http.Request, items []js
 	out = append(out, '[')
 	n := 0
 	for _, it := range items {
+		if it.Err == nil && it.Message.Kind != jsonrpc.KindRequest {
+			continue // notifications and client responses get no response (JSON-RPC §6)
+		}
 		var rep reply
 		if it.Err != nil {
 			rep = e.failure(&call{id: it.Message.ID}, it.Err)

@@ -84,13 +84,10 @@ type Options struct {
 	// open streams end then, and modern ones are completed.
 	Notifications *notify.Hub
 
-	// SessionIdleTimeout is how long a legacy session without requests or
-	// an open stream lives. Zero means DefaultSessionIdleTimeout.
-	SessionIdleTimeout time.Duration
-
-	// MaxSessions bounds the live legacy sessions; initialize gets 503 when
-	// they are all in use. Zero means DefaultMaxSessions.
-	MaxSessions int
+	// Sessions bounds the legacy sessions and the event streams of
+	// notifications (see [SessionLimits]). The zero value means the
+	// defaults.
+	Sessions SessionLimits
 
 	// KeepAlive is the interval of SSE keep-alive comments on open
 	// streams. Zero means DefaultKeepAlive.
@@ -107,17 +104,21 @@ type Endpoint struct {
 	log     *slog.Logger
 	only    string // when set, the one method served (a ListHandler)
 
-	hub       *notify.Hub   // nil: no notifications
-	sessions  *sessionStore // nil: stateless
+	hub       *notify.Hub    // nil: no notifications
+	sessions  *sessionStore  // nil: stateless
+	streams   *streamCounter // open event streams, with notifications
 	keepAlive time.Duration
 
 	// Pre-encoded pieces of results.
 	serverInfo   []byte // {"name":…,"version":…}
 	capabilities []byte // {"resources":{…}[,"completions":{}]}
-	instructions []byte // JSON string, or nil
-	metaPrivate  []byte // modern members of per-caller cacheable results
-	metaPlain    []byte // modern members of non-cacheable results
-	discover     []byte // the whole server/discover result
+	// capsStateless are the capabilities of an initialize answered without
+	// a session (anonymous, or the session table full): no notifications.
+	capsStateless []byte
+	instructions  []byte // JSON string, or nil
+	metaPrivate   []byte // modern members of per-caller cacheable results
+	metaPlain     []byte // modern members of non-cacheable results
+	discover      []byte // the whole server/discover result
 }
 
 var _ http.Handler = (*Endpoint)(nil)
@@ -162,8 +163,9 @@ func newEndpoint(inv *inventory.Inventory, opts Options, only string, stateless 
 	if e.log == nil {
 		e.log = slog.Default()
 	}
-	if opts.SessionIdleTimeout < 0 || opts.MaxSessions < 0 || opts.KeepAlive < 0 {
-		return nil, errors.New("mcphttp: SessionIdleTimeout, MaxSessions and KeepAlive must not be negative")
+	lim, ok := opts.Sessions.resolve()
+	if !ok || opts.KeepAlive < 0 {
+		return nil, errors.New("mcphttp: Sessions limits and KeepAlive must not be negative")
 	}
 	hub := opts.Notifications
 	if hub == nil && !stateless {
@@ -175,7 +177,8 @@ func newEndpoint(inv *inventory.Inventory, opts Options, only string, stateless 
 	}
 	if hub != nil {
 		e.hub = hub
-		e.sessions = newSessionStore(opts.SessionIdleTimeout, opts.MaxSessions)
+		e.sessions = newSessionStore(lim)
+		e.streams = newStreamCounter(lim.MaxStreams, lim.MaxStreamsPerPrincipal)
 		e.keepAlive = opts.KeepAlive
 		if e.keepAlive == 0 {
 			e.keepAlive = DefaultKeepAlive
@@ -201,12 +204,14 @@ func (e *Endpoint) encodeResults(opts Options) error {
 	if e.serverInfo, err = json.Marshal(info); err != nil {
 		return fmt.Errorf("mcphttp: encoding server info: %w", err)
 	}
-	caps := `{"resources":{"subscribe":false,"listChanged":false}`
-	if e.hub != nil {
-		caps = `{"resources":{"subscribe":true,"listChanged":true}`
-	}
+	completions := ""
 	if e.inv.Completes() {
-		caps += `,"completions":{}`
+		completions = `,"completions":{}`
+	}
+	caps := `{"resources":{"subscribe":false,"listChanged":false}` + completions
+	e.capsStateless = []byte(caps + "}")
+	if e.hub != nil {
+		caps = `{"resources":{"subscribe":true,"listChanged":true}` + completions
 	}
 	e.capabilities = []byte(caps + "}")
 	if opts.Instructions != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
@@ -32,11 +33,13 @@ import (
 //	method other than POST (GET, DELETE)        -32600                   405 + Allow
 //	Accept refuses JSON (or SSE for streams)    -32600                   406
 //	unknown or foreign session                  -32600                   404
-//	session table full                          -32603                   503
+//	too many streams of one caller              -32600                   429 + Retry-After
+//	too many streams in all                     -32603                   503 + Retry-After
 
 // protoError is an error of the endpoint's own, with its fixed answer.
 type protoError struct {
 	status   int // HTTP status; 0 means 200
+	retry    int // Retry-After in seconds; 0: none
 	notFound bool
 	code     int64
 	message  string
@@ -54,7 +57,9 @@ var (
 	errMethodNotFound   = &protoError{notFound: true, code: jsonrpc.CodeMethodNotFound}
 	errNoSessionHeader  = &protoError{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest, message: "Session not found"}
 	errSessionNotFound  = &protoError{status: http.StatusNotFound, code: jsonrpc.CodeInvalidRequest, message: "Session not found"}
-	errTooManySessions  = &protoError{status: http.StatusServiceUnavailable, code: jsonrpc.CodeInternalError, message: "Too many sessions"}
+	errUnauthorized     = &protoError{status: http.StatusUnauthorized, code: jsonrpc.CodeInvalidRequest, message: "Authentication required"}
+	errStreamsCaller    = &protoError{status: http.StatusTooManyRequests, retry: 30, code: jsonrpc.CodeInvalidRequest, message: "Too many open streams for this caller"}
+	errStreamsFull      = &protoError{status: http.StatusServiceUnavailable, retry: 30, code: jsonrpc.CodeInternalError, message: "Too many open streams"}
 	errBatchModern      = &protoError{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest, message: "Batches are not allowed in protocol " + Version20260728}
 	errBatchVersion     = &protoError{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest, message: "Batches are only allowed in protocol " + Version20250326}
 	errBatchInitialize  = &protoError{code: jsonrpc.CodeInvalidRequest, message: "initialize must not be part of a batch"}
@@ -187,7 +192,12 @@ func (e *Endpoint) failure(c *call, err error) reply {
 	if challenge != nil {
 		return reply{authErr: challenge}
 	}
-	return reply{status: status, body: jsonrpc.AppendError(nil, c.id, rpc)}
+	rep := reply{status: status, body: jsonrpc.AppendError(nil, c.id, rpc)}
+	var pe *protoError
+	if errors.As(err, &pe) {
+		rep.retryAfter = pe.retry
+	}
+	return rep
 }
 
 // writeTransportError answers a request refused before any JSON-RPC
@@ -195,11 +205,14 @@ func (e *Endpoint) failure(c *call, err error) reply {
 // specification allows.
 func writeTransportError(w http.ResponseWriter, err error) {
 	var pe *protoError
-	if !errors.As(err, &pe) {
+	switch {
+	case errors.Is(err, ErrForbiddenOrigin):
+		pe = errForbiddenOrigin
+	case !errors.As(err, &pe):
 		pe = &protoError{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest}
 	}
-	if errors.Is(err, ErrForbiddenOrigin) {
-		pe = errForbiddenOrigin
+	if pe.retry > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(pe.retry))
 	}
 	jsonrpc.WriteHTTPError(w, cmpOr(pe.status, http.StatusBadRequest), jsonrpc.ID{}, jsonrpc.NewError(pe.code, pe.message))
 }

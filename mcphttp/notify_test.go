@@ -24,22 +24,27 @@ import (
 // notifyFixture is the fixture's inventory served with notifications on.
 type notifyFixture struct {
 	*fixture
-	hub *notify.Hub
-	srv *httptest.Server
+	hub    *notify.Hub
+	srv    *httptest.Server
+	notify *mcphttp.Endpoint // the endpoint with notifications, behind srv
 }
 
 func newNotifyFixture(t testing.TB, queue int) *notifyFixture {
+	return newNotifyFixtureLimits(t, queue, mcphttp.SessionLimits{})
+}
+
+func newNotifyFixtureLimits(t testing.TB, queue int, lim mcphttp.SessionLimits) *notifyFixture {
 	t.Helper()
 	f := newFixture(t, fixtureOptions{})
 	hub := notify.New(notify.Options{QueueSize: queue})
 	ep, err := mcphttp.New(f.inv, mcphttp.Options{
 		ServerInfo: mcphttp.Implementation{Name: "fixture", Version: "1.0.0"}, Authenticator: f.auth,
-		Notifications: hub, KeepAlive: time.Hour,
+		Notifications: hub, KeepAlive: time.Hour, Sessions: lim,
 	})
 	require.NoError(t, err)
 	srv := httptest.NewServer(ep)
 	t.Cleanup(func() { hub.Close(); srv.Close() })
-	return &notifyFixture{fixture: f, hub: hub, srv: srv}
+	return &notifyFixture{fixture: f, hub: hub, srv: srv, notify: ep}
 }
 
 // post sends a JSON-RPC body over HTTP.
@@ -191,7 +196,8 @@ func TestLegacySessionStream(t *testing.T) {
 	assert.Equal(t, 404, resp.StatusCode)
 	resp.Body.Close()
 	resp = f.get(t, "", session)
-	assert.Equal(t, 404, resp.StatusCode, "nor anonymously")
+	assert.Equal(t, 401, resp.StatusCode, "nor anonymously: streams need a principal")
+	assert.Contains(t, resp.Header.Get("WWW-Authenticate"), "resource_metadata=")
 	resp.Body.Close()
 
 	// DELETE ends the session and its stream.
@@ -233,16 +239,28 @@ func TestSessionRules(t *testing.T) {
 	resp = f.get(t, alice, "")
 	assert.Equal(t, 400, resp.StatusCode)
 	resp.Body.Close()
-	// Subscribing to what the caller may not read is not found.
-	session := f.initialize(t, alice)
+	// An anonymous initialize is answered without a session (nothing
+	// could be delivered to nobody), so anonymous callers cannot subscribe.
 	resp = f.post(t, "", "", legacy(1, "initialize", nil), nil)
-	anonSession := resp.Header.Get("Mcp-Session-Id")
-	resp.Body.Close()
-	resp = f.post(t, "", anonSession, legacy(2, "resources/subscribe", map[string]any{"uri": "docs://documents/alice-0001"}), nil)
+	assert.Equal(t, 200, resp.StatusCode)
+	assert.Empty(t, resp.Header.Get("Mcp-Session-Id"))
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&r))
 	resp.Body.Close()
-	assert.Equal(t, int64(-32002), r.Error.Code, "anonymous callers cannot subscribe to protected resources")
-	_ = session
+	assert.Contains(t, string(r.Result), `"subscribe":false,"listChanged":false`, "no notifications without a session")
+	resp = f.post(t, "", "", legacy(2, "resources/subscribe", map[string]any{"uri": "test://static-text"}), nil)
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&r))
+	resp.Body.Close()
+	assert.Equal(t, int64(-32600), r.Error.Code)
+	// Subscribing to what the caller may not read is not found: here a
+	// protected template without its scope.
+	noScope := f.token(t, "alice", "other:scope")
+	session := f.initialize(t, noScope)
+	resp = f.post(t, noScope, session, legacy(3, "resources/subscribe", map[string]any{"uri": "docs://documents/alice-0001"}), nil)
+	r = rpc{}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&r))
+	resp.Body.Close()
+	require.NotNil(t, r.Error)
+	assert.Equal(t, int64(-32002), r.Error.Code, "a caller without the scope cannot subscribe")
 }
 
 func TestModernListen(t *testing.T) {
@@ -349,7 +367,7 @@ func TestThousandStreams(t *testing.T) {
 		t.Skip("opens 1,000 connections")
 	}
 	f := newNotifyFixture(t, 0)
-	const principals, perPrincipal = 100, 10
+	const principals, perPrincipal = 125, mcphttp.DefaultMaxStreamsPerPrincipal
 	tokens := make([]string, principals)
 	for i := range tokens {
 		tokens[i] = f.token(t, fmt.Sprintf("user-%03d", i))

@@ -25,11 +25,12 @@ type call struct {
 
 // reply is the outcome of serving one message.
 type reply struct {
-	status    int      // HTTP status; 0 means 200
-	body      []byte   // the JSON-RPC response; nil for a notification (202)
-	authErr   error    // when set, answer with the Authenticator's challenge
-	sessionID string   // a session minted by initialize
-	pooled    *respBuf // body's storage, returned to respPool once written
+	status     int      // HTTP status; 0 means 200
+	body       []byte   // the JSON-RPC response; nil for a notification (202)
+	authErr    error    // when set, answer with the Authenticator's challenge
+	sessionID  string   // a session minted by initialize
+	pooled     *respBuf // body's storage, returned to respPool once written
+	retryAfter int      // seconds for Retry-After; 0: none
 	// stream, when set, answers the request itself (an SSE response).
 	stream func(w http.ResponseWriter, r *http.Request)
 }
@@ -111,6 +112,13 @@ func (e *Endpoint) selectEra(r *http.Request, msg jsonrpc.Message, c *call, inBa
 	header := r.Header.Get(headerProtocolVersion)
 	meta := gjson.GetBytes(msg.Params, `_meta.io\.modelcontextprotocol/protocolVersion`)
 	if msg.Kind != jsonrpc.KindResponse && (meta.Exists() || isModernVersion(header)) {
+		if msg.Kind == jsonrpc.KindNotification {
+			// The 2026-07-28 schema puts _meta and the header rules on
+			// requests; a client notification (notifications/cancelled, say)
+			// is accepted as it is, and never answered.
+			c.modern, c.version = true, Version20260728
+			return nil
+		}
 		if inBatch {
 			return errBatchModern
 		}
@@ -223,18 +231,19 @@ func (e *Endpoint) dispatch(ctx context.Context, c *call) (reply, error) {
 	return reply{}, errMethodNotFound
 }
 
-// initialize answers the legacy handshake; in session mode it mints a
-// session bound to the caller.
+// initialize answers the legacy handshake. In session mode it mints a
+// session bound to a signed-in caller; an anonymous caller, and a
+// signed-in one when the session table is full, are answered without a
+// session (and without the notification capabilities), never refused.
 func (e *Endpoint) initialize(c *call) (reply, error) {
-	rep := resultReply(c.id, e.initializeResult(c.version))
-	if e.sessions != nil {
-		s, ok := e.sessions.create(c.caller)
-		if !ok {
-			return reply{}, errTooManySessions
+	if e.sessions != nil && c.caller != nil {
+		if s, ok := e.sessions.create(c.caller); ok {
+			rep := resultReply(c.id, e.initializeResult(c.version, e.capabilities))
+			rep.sessionID = s.id
+			return rep, nil
 		}
-		rep.sessionID = s.id
 	}
-	return rep, nil
+	return resultReply(c.id, e.initializeResult(c.version, e.capsStateless)), nil
 }
 
 // subscribe serves resources/subscribe and resources/unsubscribe, which
@@ -255,19 +264,19 @@ func (e *Endpoint) subscribe(ctx context.Context, c *call) (reply, error) {
 	if !e.canRead(ctx, c.caller, uri) {
 		return reply{}, aboutURI(uri, inventory.ErrNotFound)
 	}
-	if !c.session.subscribe(uri) {
+	if !c.session.subscribe(uri, e.sessions.lim.MaxSubscriptions) {
 		return reply{}, invalidParams("too many subscriptions in this session")
 	}
 	return resultReply(c.id, []byte("{}")), nil
 }
 
 // initializeResult is the legacy handshake's answer.
-func (e *Endpoint) initializeResult(version string) []byte {
+func (e *Endpoint) initializeResult(version string, caps []byte) []byte {
 	b := make([]byte, 0, 256)
 	b = append(b, `{"protocolVersion":"`...)
 	b = append(b, version...)
 	b = append(b, `","capabilities":`...)
-	b = append(b, e.capabilities...)
+	b = append(b, caps...)
 	b = append(b, `,"serverInfo":`...)
 	b = append(b, e.serverInfo...)
 	if e.instructions != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/budget"
+	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/notify"
 )
@@ -91,11 +92,21 @@ func (e *Endpoint) streamGET(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if caller == nil {
+		e.challenge(w, r) // streams are per principal: there is none to deliver to
+		return
+	}
 	s, err := e.sessionOf(r, caller)
 	if err != nil {
 		writeTransportError(w, err)
 		return
 	}
+	owner := ownerKey(caller)
+	if err := e.streams.acquire(owner); err != nil {
+		writeTransportError(w, err)
+		return
+	}
+	defer e.streams.release(owner)
 	stop, detach := s.attachStream()
 	defer detach()
 	sub := e.hub.Subscribe(subjectOf(caller))
@@ -107,7 +118,7 @@ func (e *Endpoint) streamGET(w http.ResponseWriter, r *http.Request) {
 	}
 	ticker := time.NewTicker(e.keepAlive)
 	defer ticker.Stop()
-	expired, stopExpiry := expiry(caller)
+	expired, stopExpiry := until(earliest(caller.Expires, s.deadline(e.sessions.lim.Lifetime)))
 	defer stopExpiry()
 	ctx := r.Context()
 	for {
@@ -115,7 +126,7 @@ func (e *Endpoint) streamGET(w http.ResponseWriter, r *http.Request) {
 		case <-ctx.Done():
 			return
 		case <-expired:
-			return // the token expired: the client reconnects with a fresh one
+			return // the token expired or the session ended: the client reconnects
 		case <-stop:
 			return // the session ended, or the client opened a new stream
 		case <-sub.Done():
@@ -203,6 +214,9 @@ type listenFilter struct {
 // whose first message acknowledges the subscription, followed by the
 // notifications the filter asked for and the caller may see.
 func (e *Endpoint) listen(ctx context.Context, c *call) (reply, error) {
+	if c.caller == nil {
+		return reply{}, inventory.ErrUnauthenticated // streams are per principal
+	}
 	var p struct {
 		Notifications *listenFilter `json:"notifications"`
 	}
@@ -223,17 +237,45 @@ func (e *Endpoint) listen(ctx context.Context, c *call) (reply, error) {
 			agreed.ResourceSubscriptions = append(agreed.ResourceSubscriptions, uri)
 		}
 	}
-	return reply{stream: func(w http.ResponseWriter, r *http.Request) { e.runListen(w, r, c, agreed) }}, nil
+	owner := ownerKey(c.caller)
+	if err := e.streams.acquire(owner); err != nil {
+		return reply{}, err
+	}
+	return reply{stream: func(w http.ResponseWriter, r *http.Request) {
+		defer e.streams.release(owner)
+		e.runListen(w, r, c, agreed)
+	}}, nil
 }
 
-// expiry returns a channel that fires when caller's credential expires
-// (never, when it does not say) and a function that releases its timer.
-func expiry(caller *authn.Principal) (<-chan time.Time, func()) {
-	if caller == nil || caller.Expires.IsZero() {
+// until returns a channel that fires at t (never, for a zero t) and a
+// function that releases its timer.
+func until(t time.Time) (<-chan time.Time, func()) {
+	if t.IsZero() {
 		return nil, func() {}
 	}
-	t := time.NewTimer(time.Until(caller.Expires))
-	return t.C, func() { t.Stop() }
+	tm := time.NewTimer(time.Until(t))
+	return tm.C, func() { tm.Stop() }
+}
+
+// earliest returns the earlier of two times, a zero time meaning never.
+func earliest(a, b time.Time) time.Time {
+	switch {
+	case a.IsZero():
+		return b
+	case b.IsZero() || a.Before(b):
+		return a
+	}
+	return b
+}
+
+// challenge answers a request that needs a principal and has none: the
+// Authenticator's 401 challenge (a plain 401 without one).
+func (e *Endpoint) challenge(w http.ResponseWriter, r *http.Request) {
+	if e.auth != nil {
+		e.auth.WriteError(w, r, authn.ErrNoCredentials)
+		return
+	}
+	writeTransportError(w, errUnauthorized)
 }
 
 func (e *Endpoint) runListen(w http.ResponseWriter, r *http.Request, c *call, agreed listenFilter) {
@@ -257,7 +299,7 @@ func (e *Endpoint) runListen(w http.ResponseWriter, r *http.Request, c *call, ag
 	listChanged := notification("notifications/resources/list_changed", append(append([]byte(`{"_meta":`), meta...), '}'))
 	ticker := time.NewTicker(e.keepAlive)
 	defer ticker.Stop()
-	expired, stopExpiry := expiry(c.caller)
+	expired, stopExpiry := until(c.caller.Expires)
 	defer stopExpiry()
 	ctx := r.Context()
 	for {

@@ -134,6 +134,9 @@ func (e *Endpoint) write(w http.ResponseWriter, r *http.Request, rep reply) {
 	if rep.sessionID != "" {
 		h.Set(headerSessionID, rep.sessionID)
 	}
+	if rep.retryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(rep.retryAfter))
+	}
 	if rep.body == nil {
 		w.WriteHeader(cmpOr(rep.status, http.StatusAccepted))
 		return

@@ -61,7 +61,7 @@ func TestTheInventorysHubTurnsNotificationsOn(t *testing.T) {
 	inv := gatedInventory(t, hub)
 	ep, err := mcphttp.New(inv, mcphttp.Options{})
 	require.NoError(t, err)
-	w := post(t, ep, legacy(1, "initialize", map[string]any{"protocolVersion": "2025-06-18"}), "", nil)
+	w := post(t, serviceAuth(ep), legacy(1, "initialize", map[string]any{"protocolVersion": "2025-06-18"}), "Bearer user:alice", nil)
 	assert.Contains(t, w.Body.String(), `"listChanged":true`)
 	assert.NotEmpty(t, w.Header().Get("Mcp-Session-Id"))
 }
