@@ -52,9 +52,12 @@ type Options struct {
 	Authenticator *authn.Authenticator
 
 	// AllowedOrigins lists the browser origins ("https://app.example.com")
-	// whose cross-origin requests are accepted (see [OriginGuard]). A
-	// request whose Origin is present, not listed and not its own origin
-	// gets 403. Empty means no cross-origin requests: closed, never "*".
+	// whose cross-origin requests are accepted (see [OriginGuard]), with
+	// CORS: their preflights are answered and their responses carry
+	// Access-Control-Allow-Origin, so a browser MCP client on one of them
+	// can list and read with a bearer token. A request whose Origin is
+	// present, not listed and not its own origin gets 403. Empty means no
+	// cross-origin requests: closed, never "*".
 	AllowedOrigins []string
 
 	// MaxBodyBytes bounds the request body; a larger one gets 413 after
@@ -242,6 +245,9 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !e.origins.check(r) {
 		writeTransportError(w, errForbiddenOrigin)
 		return
+	}
+	if e.origins.serveCORS(w, r) {
+		return // a preflight
 	}
 	switch {
 	case r.Method == http.MethodPost:

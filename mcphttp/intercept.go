@@ -70,6 +70,9 @@ func (h *interceptor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeTransportError(w, errForbiddenOrigin)
 		return
 	}
+	if h.e.origins.serveCORS(w, r) {
+		return // a preflight
+	}
 	if r.Method != http.MethodPost {
 		h.legacy.ServeHTTP(w, r)
 		return

@@ -54,12 +54,21 @@ func (g *OriginGuard) Check(r *http.Request) error {
 }
 
 // Handler returns next guarded by Check: a refused request gets 403 with a
-// JSON-RPC error body (no id) and never reaches next. The method value
+// JSON-RPC error body (no id) and never reaches next. For the allowed
+// origins it also speaks CORS: it answers their preflight requests (204
+// with Access-Control-Allow-Origin, -Methods, -Headers for the headers MCP
+// clients send, and -Max-Age) and adds Access-Control-Allow-Origin and
+// -Expose-Headers (Mcp-Session-Id, WWW-Authenticate, Retry-After) to their
+// responses, with Origin appended to Vary; a preflight from any other
+// origin gets 403 and no CORS header ever names one. The method value
 // g.Handler mounts with chi's and gorilla's Use.
 func (g *OriginGuard) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := g.Check(r); err != nil {
 			writeTransportError(w, err)
+			return
+		}
+		if g.serveCORS(w, r) {
 			return
 		}
 		next.ServeHTTP(w, r)

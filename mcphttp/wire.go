@@ -154,13 +154,7 @@ func (e *Endpoint) write(w http.ResponseWriter, r *http.Request, rep reply) {
 // that edits them changes no other response.
 func setPrivate(h http.Header) {
 	h["Cache-Control"] = []string{"private, max-age=0"}
-	vary := h["Vary"]
-	for _, v := range vary {
-		if v == "*" || listHas(v, "Authorization") {
-			return
-		}
-	}
-	h["Vary"] = append(vary[:len(vary):len(vary)], "Authorization")
+	appendVary(h, "Authorization")
 }
 
 // listHas reports whether the comma-separated header value lists name,
