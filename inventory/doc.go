@@ -48,11 +48,14 @@
 //   - return at most Limit entries, reading Limit+1 rows to learn whether
 //     more exist (HasMore), and never fetch the whole collection to slice
 //     it in memory, nor use OFFSET;
-//   - return URIs (≤ 2048 bytes) that match the template and that its Read
-//     handler serves, unique across the traversal; a Name (1–512 bytes of
-//     UTF-8 without control characters); a MIMEType that is empty (the
-//     template's is used) or "type/subtype" (RFC 6838 names, optional
-//     parameters, ≤ 128 bytes);
+//   - return URIs (≤ 2048 characters) that match the template and that its
+//     Read handler serves, unique across the traversal; a Name (1–512
+//     characters of UTF-8 without control characters; [ClipName] clips
+//     a longer title); a MIMEType that is empty (the template's is used)
+//     or "type/subtype" (RFC 6838 names, optional parameters, ≤ 128
+//     characters). Lengths are counted as the contract's seed counts them:
+//     in UTF-16 code units, the length of a JavaScript string (an emoji
+//     counts two, any other character one);
 //   - stop backend work when ctx is done: it carries the request's
 //     cancellation and a deadline (Options.CallbackTimeout, default 10 s,
 //     or the request's own deadline if earlier).

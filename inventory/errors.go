@@ -72,13 +72,13 @@ const (
 	RuleKeyOrder        Rule = "key-order"                // key not greater than the previous one
 	RuleKeyAfter        Rule = "key-not-after"            // first key not greater than After
 	RuleURIEmpty        Rule = "uri-empty"                // empty URI
-	RuleURILength       Rule = "uri-length"               // URI over 2048 bytes
+	RuleURILength       Rule = "uri-length"               // URI over 2048 UTF-16 code units
 	RuleURIMatch        Rule = "uri-template-mismatch"    // URI does not match the template
 	RuleURIDuplicate    Rule = "uri-duplicate"            // URI twice in one page
 	RuleNameEmpty       Rule = "name-empty"               // empty name
-	RuleNameLength      Rule = "name-length"              // name over 512 bytes
+	RuleNameLength      Rule = "name-length"              // name over 512 UTF-16 code units (see ClipName)
 	RuleNameInvalid     Rule = "name-invalid"             // name not UTF-8 or with control characters
-	RuleMIMELength      Rule = "mime-length"              // MIME type over 128 bytes
+	RuleMIMELength      Rule = "mime-length"              // MIME type over 128 characters
 	RuleMIMESyntax      Rule = "mime-syntax"              // MIME type not type/subtype[; params]
 	RuleCallbackError   Rule = "callback-error"           // the callback returned an error
 	RuleCallbackPanic   Rule = "callback-panic"           // the callback panicked

@@ -59,7 +59,7 @@ func (inv *Inventory) Read(ctx context.Context, caller *authn.Principal, uri str
 // matchTemplate returns the template matching uri (at most one can: New
 // rejects overlapping templates) and its decoded variables.
 func (inv *Inventory) matchTemplate(uri string) (*registered, map[string]string) {
-	if len(uri) > maxURIBytes {
+	if longer(uri, maxURILen) {
 		return nil, nil
 	}
 	for _, rt := range inv.templates {
@@ -140,7 +140,7 @@ func (inv *Inventory) checkContents(cs []Contents) (int, bool) {
 	size := len(`{"contents":[]}`)
 	for i := range cs {
 		c := &cs[i]
-		if c.URI == "" || len(c.URI) > maxURIBytes || !plainURI(c.URI) || checkMIME(c.MIMEType) != "" {
+		if c.URI == "" || longer(c.URI, maxURILen) || !plainURI(c.URI) || checkMIME(c.MIMEType) != "" {
 			return i, false
 		}
 		if c.Blob == nil && !utf8.ValidString(c.Text) {

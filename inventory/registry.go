@@ -143,10 +143,10 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 func newStatic(r Resource) (static, error) {
 	st := static{res: r}
 	switch {
-	case r.URI == "" || len(r.URI) > maxURIBytes || !plainURI(r.URI):
-		return st, errors.New("URI must be 1..2048 bytes of UTF-8 without spaces or control characters")
+	case r.URI == "" || longer(r.URI, maxURILen) || !plainURI(r.URI):
+		return st, errors.New("URI must be 1..2048 characters (UTF-16 code units) of UTF-8 without spaces or control characters")
 	case checkName(r.Name) != "":
-		return st, errors.New("name must be 1..512 bytes of UTF-8 without control characters")
+		return st, errors.New("name must be 1..512 characters (UTF-16 code units) of UTF-8 without control characters")
 	case !utf8.ValidString(r.Title) || !utf8.ValidString(r.Description):
 		return st, errors.New("title and description must be valid UTF-8")
 	case checkMIME(r.MIMEType) != "":
@@ -235,7 +235,7 @@ func validScope(s string) bool {
 func newRegistered(t Template) (*registered, error) {
 	switch {
 	case checkName(t.Name) != "":
-		return nil, errors.New("name must be 1..512 bytes of UTF-8 without control characters")
+		return nil, errors.New("name must be 1..512 characters (UTF-16 code units) of UTF-8 without control characters")
 	case !utf8.ValidString(t.Title) || !utf8.ValidString(t.Description):
 		return nil, errors.New("title and description must be valid UTF-8")
 	case checkMIME(t.MIMEType) != "":

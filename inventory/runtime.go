@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/mcpkit/mcpkit/authn"
 )
@@ -60,7 +59,7 @@ func (inv *Inventory) apply(ctx context.Context, subject string, c Change) (bool
 	if !inv.gated {
 		return false, ErrNoGrants
 	}
-	if subject == "" || utf8.RuneCountInString(subject) > 256 || !printable(subject) {
+	if subject == "" || longer(subject, 256) || !printable(subject) {
 		return false, errors.New("inventory: a grant needs a subject of 1..256 characters without control characters")
 	}
 	switch c.Op {

@@ -8,9 +8,6 @@ import (
 	"unicode/utf8"
 )
 
-// maxURIBytes is the longest URI the kit lists, matches or reads.
-const maxURIBytes = 2048
-
 // maxTemplateVars bounds the variables of one template.
 const maxTemplateVars = 32
 
@@ -74,8 +71,8 @@ func parseTemplate(s string) (*uriTemplate, error) {
 	if s == "" {
 		return fail("empty")
 	}
-	if len(s) > maxURIBytes {
-		return fail("longer than %d bytes", maxURIBytes)
+	if longer(s, maxURILen) {
+		return fail("longer than %d characters", maxURILen)
 	}
 	t := &uriTemplate{raw: s, greedy: true}
 	for i := 0; i < len(s); {
@@ -227,7 +224,7 @@ func (t *uriTemplate) matches(uri string) bool {
 // URI can be split several ways, each variable takes the shortest value
 // that lets the rest match.
 func (t *uriTemplate) match(uri string, vals []string) bool {
-	if len(uri) > maxURIBytes || uri == "" {
+	if uri == "" || longer(uri, maxURILen) {
 		return false
 	}
 	if t.greedy {

@@ -132,8 +132,8 @@ func TestGreedyAgreesWithDP(t *testing.T) {
 func TestMatchLimitsLength(t *testing.T) {
 	ut, err := parseTemplate("x://{+p}")
 	require.NoError(t, err)
-	assert.True(t, ut.matches("x://"+strings.Repeat("a", maxURIBytes-4)))
-	assert.False(t, ut.matches("x://"+strings.Repeat("a", maxURIBytes-3)))
+	assert.True(t, ut.matches("x://"+strings.Repeat("a", maxURILen-4)))
+	assert.False(t, ut.matches("x://"+strings.Repeat("a", maxURILen-3)))
 }
 
 func TestExpandRoundTrip(t *testing.T) {

@@ -9,10 +9,8 @@ import (
 
 // Limits of the list contract.
 const (
-	maxKeyBytes  = 256 // longest entry key
-	maxNameBytes = 512 // longest entry name
-	maxMIMEBytes = 128 // longest MIME type
-	MaxLimit     = 100 // largest page size and ListRequest.Limit
+	maxKeyBytes = 256 // longest entry key (ASCII)
+	MaxLimit    = 100 // largest page size and ListRequest.Limit
 )
 
 // ValidatePage checks one page a list callback returned for req against
@@ -141,7 +139,7 @@ func checkEntryURI(t *uriTemplate, u string) Rule {
 	switch {
 	case u == "":
 		return RuleURIEmpty
-	case len(u) > maxURIBytes:
+	case longer(u, maxURILen):
 		return RuleURILength
 	case t != nil && !t.matches(u):
 		return RuleURIMatch
@@ -167,7 +165,7 @@ func checkName(s string) Rule {
 	switch {
 	case s == "":
 		return RuleNameEmpty
-	case len(s) > maxNameBytes:
+	case longer(s, maxNameLen):
 		return RuleNameLength
 	case !printable(s):
 		return RuleNameInvalid
@@ -201,7 +199,7 @@ func checkMIME(s string) Rule {
 	switch {
 	case s == "":
 		return ""
-	case len(s) > maxMIMEBytes:
+	case longer(s, maxMIMELen):
 		return RuleMIMELength
 	case !validMIME(s):
 		return RuleMIMESyntax

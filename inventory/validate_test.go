@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -48,6 +50,14 @@ func TestValidatePageRules(t *testing.T) {
 		{"URI duplicate", ListRequest{Limit: 2}, Page{Entries: with(1, func(e *Entry) { e.URI = ok[0].URI })}, RuleURIDuplicate, 1},
 		{"empty name", ListRequest{Limit: 2}, Page{Entries: with(0, func(e *Entry) { e.Name = "" })}, RuleNameEmpty, 0},
 		{"long name", ListRequest{Limit: 2}, Page{Entries: with(0, func(e *Entry) { e.Name = strings.Repeat("n", 513) })}, RuleNameLength, 0},
+		// Lengths count UTF-16 code units, as the seed (a JavaScript
+		// framework) counts them: 171 CJK characters are 513 bytes but 171
+		// code units; 512 of them are fine, 513 are not; an emoji counts two.
+		{"CJK title over 512 bytes", ListRequest{Limit: 2}, Page{Entries: with(0, func(e *Entry) { e.Name = strings.Repeat("文", 171) })}, "", 0},
+		{"512 CJK characters", ListRequest{Limit: 2}, Page{Entries: with(0, func(e *Entry) { e.Name = strings.Repeat("文", 512) })}, "", 0},
+		{"513 CJK characters", ListRequest{Limit: 2}, Page{Entries: with(0, func(e *Entry) { e.Name = strings.Repeat("文", 513) })}, RuleNameLength, 0},
+		{"256 emoji", ListRequest{Limit: 2}, Page{Entries: with(0, func(e *Entry) { e.Name = strings.Repeat("😀", 256) })}, "", 0},
+		{"257 emoji", ListRequest{Limit: 2}, Page{Entries: with(0, func(e *Entry) { e.Name = strings.Repeat("😀", 257) })}, RuleNameLength, 0},
 		{"control in name", ListRequest{Limit: 2}, Page{Entries: with(0, func(e *Entry) { e.Name = "a\nb" })}, RuleNameInvalid, 0},
 		{"C1 control in name", ListRequest{Limit: 2}, Page{Entries: with(0, func(e *Entry) { e.Name = "a\u0085b" })}, RuleNameInvalid, 0},
 		{"invalid UTF-8 name", ListRequest{Limit: 2}, Page{Entries: with(0, func(e *Entry) { e.Name = "a\xffb" })}, RuleNameInvalid, 0},
@@ -124,6 +134,36 @@ func TestDuplicateURIAgreesWithAMap(t *testing.T) {
 				}
 			}
 			assert.Equal(t, want, duplicateURI(es), "n %d, duplicate at %d", n, dupAt)
+		}
+	}
+}
+
+func TestUTF16Length(t *testing.T) {
+	for s, want := range map[string]int{
+		"": 0, "abc": 3, "é": 1, "文": 1, "😀": 2, "a😀b文": 5, "\xff": 1,
+	} {
+		assert.Equal(t, want, utf16Len(s), "%q", s)
+		assert.Equal(t, want, len(utf16.Encode([]rune(s))), "%q: as JavaScript counts", s)
+	}
+	assert.False(t, longer(strings.Repeat("文", 512), 512))
+	assert.True(t, longer(strings.Repeat("文", 513), 512))
+}
+
+func TestClipName(t *testing.T) {
+	for _, name := range []string{
+		"short", strings.Repeat("n", 512), strings.Repeat("文", 512),
+		strings.Repeat("n", 513), strings.Repeat("文", 2000), strings.Repeat("😀", 300), "x" + strings.Repeat("😀", 300),
+	} {
+		got := ClipName(name)
+		assert.True(t, utf8.ValidString(got))
+		assert.LessOrEqual(t, len(utf16.Encode([]rune(got))), 512, "%d units", utf16Len(got))
+		assert.Equal(t, Rule(""), checkName(got), "a clipped name is a valid name")
+		if utf16Len(name) <= 512 {
+			assert.Equal(t, name, got, "within the limit: unchanged")
+		} else {
+			assert.True(t, strings.HasSuffix(got, "…"))
+			assert.True(t, strings.HasPrefix(name, strings.TrimSuffix(got, "…")), "a prefix of the name")
+			assert.GreaterOrEqual(t, utf16Len(got), 510, "clipped no shorter than needed")
 		}
 	}
 }
