@@ -41,7 +41,10 @@ func (inv *Inventory) Complete(ctx context.Context, caller *authn.Principal, ref
 			return Completion{}, err
 		}
 	}
-	if err := checkCaller(rt.tmpl.Access, rt.scopes, caller); err != nil {
+	if err := checkTemplate(rt, caller); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return Completion{}, errUnknownTemplate()
+		}
 		return Completion{}, err
 	}
 	if !slices.Contains(rt.ut.vars, arg) {

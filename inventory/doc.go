@@ -36,10 +36,14 @@
 // pages under an item and a byte limit, and seals the position in an
 // opaque cursor. The callback must:
 //
-//   - query only the caller's records, with ownership in the query itself
-//     (usually req.Principal.Subject; never ClientID for user-owned data)
-//     and never fall back to an unrestricted query when that identity is
-//     empty;
+//   - query only the caller's records, with ownership in the query itself:
+//     req.Principal.Subject for a template owned by the subject (the
+//     default), req.Principal.ClientID for one declared
+//     Owner: OwnedByClient (a client-owned inventory; never ClientID for
+//     user-owned data). The kit never calls the template for a caller
+//     without that identity — a client-credentials token has no subject —
+//     so the identity is never empty there, and a callback never falls
+//     back to an unrestricted query;
 //   - give every record a unique, immutable key of 1–256 bytes in
 //     0x21–0x7E, including its tie-breaker, and return entries in strictly
 //     increasing byte order of keys, the first one strictly greater than

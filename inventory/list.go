@@ -212,9 +212,10 @@ func (inv *Inventory) sourceShown(i int, caller *authn.Principal, vis *visibilit
 	return usable(inv.sources[i], caller)
 }
 
-// usable reports whether caller may call source s.
+// usable reports whether caller may call source s: the identity the
+// source keys on, and its scopes.
 func usable(s *registered, caller *authn.Principal) bool {
-	return caller != nil && caller.HasScopes(s.scopes...)
+	return s.tmpl.Owner.has(caller) && caller.HasScopes(s.scopes...)
 }
 
 // visible reports whether caller may see a resource of this access.
@@ -245,8 +246,8 @@ func (inv *Inventory) validPosition(p position, caller *authn.Principal, vis *vi
 func (inv *Inventory) anySource(caller *authn.Principal, vis *visibility) error {
 	best, bestMissing := -1, 0
 	for i, s := range inv.sources {
-		if vis.on && !bitOf(vis.open, i) {
-			continue
+		if vis.on && !bitOf(vis.open, i) || !s.tmpl.Owner.has(caller) {
+			continue // hidden, or not the caller's kind of records: scopes would not help
 		}
 		missing := 0
 		for _, sc := range s.scopes {

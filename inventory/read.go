@@ -47,7 +47,7 @@ func (inv *Inventory) Read(ctx context.Context, caller *authn.Principal, uri str
 			return nil, err
 		}
 	}
-	if err := checkCaller(rt.tmpl.Access, rt.scopes, caller); err != nil {
+	if err := checkTemplate(rt, caller); err != nil {
 		return nil, err
 	}
 	if err := inv.validateParams(ctx, rt, params); err != nil {
@@ -80,6 +80,19 @@ func checkCaller(a Access, scopes []string, caller *authn.Principal) error {
 	}
 	if !caller.HasScopes(scopes...) {
 		return &authn.ScopeError{Required: append([]string(nil), scopes...)}
+	}
+	return nil
+}
+
+// checkTemplate applies a template's access mode and owner to the caller:
+// a protected template's callbacks never see a caller without the
+// identity they key on (ErrNotFound: such a caller has no records here).
+func checkTemplate(rt *registered, caller *authn.Principal) error {
+	if err := checkCaller(rt.tmpl.Access, rt.scopes, caller); err != nil {
+		return err
+	}
+	if rt.tmpl.Access == Protected && !rt.tmpl.Owner.has(caller) {
+		return ErrNotFound
 	}
 	return nil
 }

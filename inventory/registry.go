@@ -246,6 +246,8 @@ func newRegistered(t Template) (*registered, error) {
 		return nil, errors.New("List is allowed only on a protected template")
 	case t.List != nil && t.Hidden:
 		return nil, errors.New("List is not allowed on a hidden template")
+	case t.Owner > OwnedByClient:
+		return nil, fmt.Errorf("unknown owner %d", t.Owner)
 	}
 	ut, err := parseTemplate(t.URITemplate)
 	if err != nil {
@@ -335,6 +337,7 @@ func (inv *Inventory) fingerprint() [sha256.Size]byte {
 		str(rt.tmpl.Name)
 		str(rt.tmpl.URITemplate)
 		num(int(rt.tmpl.Access))
+		num(int(rt.tmpl.Owner))
 		hidden, list := 0, 0
 		if rt.tmpl.Hidden {
 			hidden = 1

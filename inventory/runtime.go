@@ -118,6 +118,9 @@ func (inv *Inventory) CanRead(ctx context.Context, caller *authn.Principal, uri 
 		st := &inv.statics[i]
 		access, scopes, key, gates = st.res.Access, st.scopes, st.res.URI, st.gates
 	} else if rt, _ := inv.matchTemplate(uri); rt != nil {
+		if rt.tmpl.Access == Protected && !rt.tmpl.Owner.has(caller) {
+			return false, nil
+		}
 		access, scopes, key, gates = rt.tmpl.Access, rt.scopes, rt.tmpl.Name, rt.gates
 	} else {
 		return false, nil

@@ -42,6 +42,47 @@ const (
 	DiscoveryProtected
 )
 
+// Owner says whose records a protected template serves: the identity its
+// List, Read and Complete callbacks key on. A caller without that identity
+// is never handed to them — the template is skipped by resources/list,
+// and its URIs and completions look unknown — so a callback never sees an
+// empty identity and never falls back to an unrestricted query.
+type Owner uint8
+
+const (
+	// OwnedBySubject (the zero value): the signed-in user's records,
+	// keyed on Principal.Subject. Callers without a subject, such as
+	// client-credentials and service tokens, do not reach the callbacks.
+	OwnedBySubject Owner = iota
+	// OwnedByClient: the client application's records, keyed on
+	// Principal.ClientID (a client-owned inventory, which several users of
+	// one client share). Callers without a client id do not reach the
+	// callbacks.
+	OwnedByClient
+)
+
+// String returns "subject" or "client".
+func (o Owner) String() string {
+	switch o {
+	case OwnedBySubject:
+		return "subject"
+	case OwnedByClient:
+		return "client"
+	}
+	return "invalid"
+}
+
+// has reports whether caller carries the identity o keys on.
+func (o Owner) has(caller *authn.Principal) bool {
+	if caller == nil {
+		return false
+	}
+	if o == OwnedByClient {
+		return caller.ClientID != ""
+	}
+	return caller.Subject != ""
+}
+
 // Annotations are the optional MCP resource annotations.
 type Annotations struct {
 	// Audience holds "user" and/or "assistant".
@@ -86,6 +127,10 @@ type Template struct {
 	MIMEType string
 	// Access is Protected unless set to Public.
 	Access Access
+	// Owner says whose records a protected template serves (see [Owner]):
+	// the subject's unless set to OwnedByClient. It is ignored for a
+	// Public template, whose callbacks may get an anonymous caller.
+	Owner Owner
 	// Hidden templates are readable but not listed by
 	// resources/templates/list; they cannot have a List callback.
 	Hidden         bool
@@ -139,9 +184,9 @@ type ListRequest struct {
 	After string
 	// Limit is the most entries the page may hold, 1..100.
 	Limit int
-	// Principal is the authenticated caller. Query only records it may see;
-	// never fall back to an unrestricted query when the identity you need
-	// (usually Subject) is empty.
+	// Principal is the authenticated caller. Query only records it may
+	// see. The identity the template's Owner names (Subject by default,
+	// or ClientID) is never empty here.
 	Principal authn.Principal
 }
 
