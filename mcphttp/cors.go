@@ -16,7 +16,7 @@ const (
 	corsAllowHeaders = "Authorization, Content-Type, Accept, MCP-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID"
 	// corsExposeHeaders are the response headers a browser client must read.
 	corsExposeHeaders = "Mcp-Session-Id, WWW-Authenticate, Retry-After"
-	corsAllowMethods  = "GET, POST, DELETE"
+	corsAllowMethods  = "GET, POST, PUT, PATCH, DELETE"
 	corsMaxAge        = "600"
 )
 

@@ -242,6 +242,9 @@ const discoverTTLMillis = 5 * 60 * 1000
 // 2025-03-26, a batch), and, with notifications, the legacy session's GET
 // stream and DELETE.
 func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Every answer may depend on the caller, refusals included: the same
+	// Vary whether or not authn's middleware ran in front.
+	appendVary(w.Header(), "Authorization")
 	if !e.origins.check(r) {
 		writeTransportError(w, errForbiddenOrigin)
 		return

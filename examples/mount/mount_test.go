@@ -57,6 +57,11 @@ var routerList = []struct {
 	{"chi", routers.Chi},
 	{"gorilla", routers.Gorilla},
 	{"servemux", routers.ServeMux},
+	// The pieces composed on each router: bearer verifier and strict
+	// decode as middleware, resources/list to the list handler.
+	{"chi composed", routers.ChiComposed},
+	{"gorilla composed", routers.GorillaComposed},
+	{"servemux composed", routers.ServeMuxComposed},
 }
 
 // TestRoutersBehaveTheSame runs one table of behaviours against each
@@ -192,6 +197,18 @@ func (s *session) post(msg map[string]any, token string) *http.Request {
 	r, _ := http.NewRequest(http.MethodPost, s.base+"/mcp", strings.NewReader(string(b)))
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json, text/event-stream")
+	if token != "" {
+		r.Header.Set("Authorization", "Bearer "+token)
+	}
+	return r
+}
+
+// raw is a POST of body as it is.
+func (s *session) raw(token, body string) *http.Request {
+	r, _ := http.NewRequest(http.MethodPost, s.base+"/mcp", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("MCP-Protocol-Version", "2025-11-25")
 	if token != "" {
 		r.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -438,6 +455,26 @@ var steps = []struct {
 			require.NotNil(t, r.Error)
 			assert.Equal(t, -32002, r.Error.Code)
 			assert.Equal(t, s.k.Notes.URIs("bob")[0], r.Error.Data["uri"])
+		},
+	},
+	{
+		// Attack: a body a lenient decoder reads as resources/read.
+		name: "a duplicate method member is refused by the strict decode",
+		req: func(s *session) *http.Request {
+			r := s.raw(s.alice, `{"jsonrpc":"2.0","id":1,"method":"ping","method":"resources/list"}`)
+			return r
+		},
+		check: func(t *testing.T, _ *session, res *response) {
+			assert.Equal(t, http.StatusBadRequest, res.status)
+			assert.JSONEq(t, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Invalid Request"}}`, string(res.body))
+		},
+	},
+	{
+		name: "a body that is not JSON is -32700",
+		req:  func(s *session) *http.Request { return s.raw("", `{"jsonrpc":`) },
+		check: func(t *testing.T, _ *session, res *response) {
+			assert.Equal(t, http.StatusBadRequest, res.status)
+			assert.JSONEq(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`, string(res.body))
 		},
 	},
 	{

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/examples/documents/store"
+	"github.com/mcpkit/mcpkit/mcphttp"
 )
 
 // Request body limits of the REST API.
@@ -58,9 +59,12 @@ var (
 //	POST   /api/documents/{id}/shares          {"with":"bob"}   share (owner only)
 //	DELETE /api/documents/{id}/shares/{user}                    unshare (owner only)
 //	PUT    /api/documents/{id}                 {"body":"…"}     replace the body (owner only)
-func (a *App) apiRoutes(r chi.Router, auth *authn.Authenticator) {
+func (a *App) apiRoutes(r chi.Router, auth *authn.Authenticator, origins *mcphttp.OriginGuard) {
 	r.Route("/api", func(r chi.Router) {
-		r.Use(auth.Handler, auth.RequireScopes(ScopeShare))
+		// The same Origin and DNS-rebinding decision as the MCP endpoint
+		// (and CORS for the allowed origins): a page on another origin
+		// cannot drive the REST API with a user's token.
+		r.Use(origins.Handler, auth.Handler, auth.RequireScopes(ScopeShare))
 		r.NotFound(func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusNotFound, errRouteNotFound) })
 		r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
 			writeJSON(w, http.StatusMethodNotAllowed, errBadMethod)

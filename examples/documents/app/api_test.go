@@ -178,3 +178,51 @@ func TestAPIUnshareEncodedUser(t *testing.T) {
 		assert.Equal(t, []string{"alice"}, readers, tc.user)
 	}
 }
+
+// The REST API makes the MCP endpoint's Origin decision: a page on another
+// origin cannot drive it with a user's token (403 before the token is even
+// looked at), an allowed origin gets CORS, a non-browser client (no
+// Origin) is unaffected.
+func TestAPIOriginGuard(t *testing.T) {
+	const app = "http://localhost:5173"
+	s := start(t, func(c *Config) { c.AllowedOrigins = []string{app} })
+	alice := s.token(t, "alice")
+	id := s.firstDocs(t, "alice", 1)[0]
+	share := func(origin string) *http.Response {
+		req, err := http.NewRequest(http.MethodPost, s.app.URL()+"/api/documents/"+id+"/shares", strings.NewReader(`{"with":"bob"}`))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+alice)
+		req.Header.Set("Content-Type", "application/json")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		return res
+	}
+	res := share("https://evil.example")
+	assert.Equal(t, http.StatusForbidden, res.StatusCode)
+	assert.Empty(t, res.Header.Get("Access-Control-Allow-Origin"))
+	readers, err := s.app.db.Readers(context.Background(), "alice", id)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"alice"}, readers, "the refused share did not happen")
+
+	res = share(app)
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, app, res.Header.Get("Access-Control-Allow-Origin"))
+	res = share("")
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Empty(t, res.Header.Get("Access-Control-Allow-Origin"))
+
+	// A preflight from the allowed origin is answered before authentication.
+	req, _ := http.NewRequest(http.MethodOptions, s.app.URL()+"/api/documents/"+id, nil)
+	req.Header.Set("Origin", app)
+	req.Header.Set("Access-Control-Request-Method", http.MethodPut)
+	res, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusNoContent, res.StatusCode)
+	assert.Contains(t, res.Header.Get("Access-Control-Allow-Headers"), "Authorization")
+	assert.Contains(t, res.Header.Get("Access-Control-Allow-Methods"), http.MethodPut)
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/mcphttp"
 )
 
 // healthTimeout bounds the database check of /healthz.
@@ -50,7 +51,11 @@ func (a *App) routes(ep http.Handler, auth *authn.Authenticator) (http.Handler, 
 	if mdPath != authn.WellKnownPrefix {
 		r.Handle(authn.WellKnownPrefix, md) // for clients that try the root first
 	}
-	a.apiRoutes(r, auth)
+	origins, err := mcphttp.NewOriginGuard(a.cfg.AllowedOrigins)
+	if err != nil {
+		return nil, err
+	}
+	a.apiRoutes(r, auth, origins)
 	r.Get("/healthz", a.health)
 	r.Head("/healthz", a.health)
 	if a.dev != nil {

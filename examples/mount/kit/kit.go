@@ -73,6 +73,15 @@ type Kit struct {
 	// Health answers GET and HEAD with 200 and {"status":"ok"}.
 	Health http.Handler
 
+	// The pieces MCP is assembled from, for a router that composes them
+	// itself (see routers.ChiComposed): Auth is the bearer verifier (its
+	// Optional middleware puts the Principal in the context), List serves
+	// resources/list alone (an *mcphttp.ListHandler). Behind Auth.Optional
+	// and jsonrpc.Decoder, MCP uses the principal and the decode it finds
+	// instead of authenticating and decoding again.
+	Auth *authn.Authenticator
+	List http.Handler
+
 	// Resource is the canonical URI of the MCP endpoint.
 	Resource string
 	// Issuer is the issuer identifier tokens must carry.
@@ -160,15 +169,19 @@ func New(ctx context.Context, cfg Config) (*Kit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kit: %w", err)
 	}
-	k.MCP, err = mcphttp.New(inv, mcphttp.Options{
+	opts := mcphttp.Options{
 		ServerInfo:    mcphttp.Implementation{Name: "mcpkit-mount-example", Version: "1.0.0"},
 		Instructions:  "Each signed-in user sees their own notes.",
 		Authenticator: auth,
 		Logger:        logger,
-	})
-	if err != nil {
+	}
+	if k.MCP, err = mcphttp.New(inv, opts); err != nil {
 		return nil, fmt.Errorf("kit: %w", err)
 	}
+	if k.List, err = mcphttp.NewListHandler(inv, opts); err != nil {
+		return nil, fmt.Errorf("kit: %w", err)
+	}
+	k.Auth = auth
 	ok = true
 	return k, nil
 }

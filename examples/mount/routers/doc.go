@@ -17,8 +17,14 @@
 // POST on the metadata) with 405 and an Allow header themselves, the same
 // way on every router. A method-specific route ("POST /mcp", r.Post,
 // .Methods("POST")) would let the router answer those with its own 405,
-// which differs from router to router. Authentication is not router
-// middleware either: the endpoint authenticates each request itself
-// (mcphttp.Options.Authenticator), since initialize and discovery stay
-// open to anonymous clients while resources/list needs a token.
+// which differs from router to router.
+//
+// [Chi], [Gorilla] and [ServeMux] mount the one-line endpoint, which
+// authenticates and decodes each request itself. [ChiComposed],
+// [GorillaComposed] and [ServeMuxComposed] mount the same service from
+// its pieces — the bearer verifier's Optional middleware (anonymous
+// requests pass: initialize and discovery stay open while resources/list
+// needs a token), jsonrpc.Decoder, and routing resources/list to the list
+// handler — for a service that puts middleware of its own in between or
+// routes MCP methods itself. All six answer byte for byte the same.
 package routers
