@@ -20,7 +20,7 @@ stamp=$dir/.mcpkit-installed-lock
 command -v node >/dev/null || { echo "install.sh: node (Node.js >= 20) is required" >&2; exit 1; }
 command -v npm >/dev/null || { echo "install.sh: npm is required" >&2; exit 1; }
 
-if [[ -f $dir/node_modules/@modelcontextprotocol/sdk/package.json ]] && cmp -s "$here/package-lock.json" "$stamp"; then
+if [[ -f $dir/node_modules/@modelcontextprotocol/sdk/package.json && -f $dir/node_modules/@modelcontextprotocol/client/package.json ]] && cmp -s "$here/package-lock.json" "$stamp"; then
   echo "install.sh: the pinned SDK is already installed in $dir" >&2
 else
   mkdir -p "$dir"
@@ -28,6 +28,6 @@ else
   cp "$here/package.json" "$here/package-lock.json" "$dir/"
   npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >&2
   cp "$here/package-lock.json" "$stamp"
-  echo "install.sh: installed @modelcontextprotocol/sdk $(node -p "require('$dir/node_modules/@modelcontextprotocol/sdk/package.json').version") in $dir" >&2
+  echo "install.sh: installed @modelcontextprotocol/sdk $(node -p "require('$dir/node_modules/@modelcontextprotocol/sdk/package.json').version") and @modelcontextprotocol/client $(node -p "require('$dir/node_modules/@modelcontextprotocol/client/package.json').version") in $dir" >&2
 fi
 printf 'export MCPKIT_TS_SDK_DIR=%q\n' "$dir"
