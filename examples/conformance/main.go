@@ -8,7 +8,15 @@
 // resources in front of a go-sdk server that holds a prompt, so every
 // scenario the kit covers passes, completion of prompt arguments included
 // (the completion-complete scenario completes a prompt, which mcpkit itself
-// does not serve). With -mode endpoint, mcphttp.Endpoint serves alone.
+// does not serve). With -mode endpoint, mcphttp.Endpoint serves alone,
+// with change notifications (a notify.Hub): the resources-subscribe and
+// resources-unsubscribe scenarios pass there. The suite sends no tokens,
+// and the kit mints the session that resources/subscribe needs only for a
+// signed-in caller, so in endpoint mode a middleware serves every request
+// as the fixture's principal "conformance" (authn.NewContext, as a
+// service's authentication middleware would). Intercept mode has no
+// notifications: the legacy handler owns the sessions there, and mcpkit
+// advertises subscribe false.
 //
 // It prints "listening on URL" once it accepts connections, and stops on
 // SIGINT or SIGTERM.
@@ -31,8 +39,10 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/notify"
 )
 
 func main() {
@@ -46,7 +56,7 @@ func main() {
 }
 
 func run(addr, mode string) error {
-	h, err := newHandler(mode)
+	h, hub, err := newHandler(mode)
 	if err != nil {
 		return err
 	}
@@ -57,6 +67,9 @@ func run(addr, mode string) error {
 		return err
 	}
 	srv := mcphttp.NewServer(addr, mux)
+	if hub != nil {
+		srv.RegisterOnShutdown(hub.Close) // open streams end, so Shutdown does not wait for them
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)
@@ -75,11 +88,15 @@ func run(addr, mode string) error {
 	return nil
 }
 
-// newHandler builds the fixture server.
-func newHandler(mode string) (http.Handler, error) {
+// fixturePrincipal is who every request is in endpoint mode.
+var fixturePrincipal = authn.Principal{Subject: "conformance", ClientID: "conformance-suite"}
+
+// newHandler builds the fixture server, and in endpoint mode the hub of its
+// notifications (nil in intercept mode).
+func newHandler(mode string) (http.Handler, *notify.Hub, error) {
 	inv, err := newInventory()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	opts := mcphttp.Options{
 		ServerInfo: mcphttp.Implementation{Name: "mcpkit-conformance", Version: "1.0.0"},
@@ -87,13 +104,24 @@ func newHandler(mode string) (http.Handler, error) {
 	}
 	switch mode {
 	case "endpoint":
-		return mcphttp.New(inv, opts)
+		hub := notify.New(notify.Options{Logger: opts.Logger})
+		opts.Notifications = hub
+		ep, err := mcphttp.New(inv, opts)
+		if err != nil {
+			hub.Close()
+			return nil, nil, err
+		}
+		signedIn := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ep.ServeHTTP(w, r.WithContext(authn.NewContext(r.Context(), fixturePrincipal)))
+		})
+		return signedIn, hub, nil
 	case "intercept":
 		s := promptServer()
 		legacy := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{Stateless: true})
-		return mcphttp.Intercept(inv, legacy, opts)
+		h, err := mcphttp.Intercept(inv, legacy, opts)
+		return h, nil, err
 	}
-	return nil, fmt.Errorf("unknown -mode %q", mode)
+	return nil, nil, fmt.Errorf("unknown -mode %q", mode)
 }
 
 // pngPixel is a 1×1 transparent PNG.
@@ -117,6 +145,13 @@ func newInventory() (*inventory.Inventory, error) {
 			URI: "test://static-binary", Name: "static-binary", Title: "Static binary",
 			Description: "A static binary resource (a 1×1 PNG)", MIMEType: "image/png", Access: inventory.Public,
 			Size: int64(len(pngPixel)), Read: inventory.BlobReader("image/png", pngPixel),
+		},
+		{
+			// The resource the resources-subscribe and -unsubscribe
+			// scenarios subscribe to.
+			URI: "test://watched-resource", Name: "watched-resource", Title: "Watched resource",
+			Description: "A resource to subscribe to", MIMEType: "text/plain", Access: inventory.Public,
+			Read: inventory.TextReader("text/plain", "This resource can be subscribed to."),
 		},
 	}
 	templates := []inventory.Template{{
