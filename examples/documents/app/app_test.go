@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"regexp"
@@ -12,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/examples/devissuer"
+	"github.com/mcpkit/mcpkit/examples/documents/store"
+	"github.com/mcpkit/mcpkit/inventory"
 )
 
 // Alice walks her listing to the end and reads everything in it; none of
@@ -256,6 +259,47 @@ func TestCompletionOwnIDsOnly(t *testing.T) {
 	bobID := strings.TrimPrefix(documentsOnly(bobURIs)[0], documentPrefix)
 	assert.Empty(t, complete(alice, bobID), "bob's id is never suggested to alice")
 	assert.Equal(t, []string{bobID}, complete(bob, bobID))
+}
+
+// With 10,000 documents, the full id of the caller's newest (the last of
+// her listing) is completed, and a one-character prefix says there are
+// more than a result carries: completion is a prefix query, not a scan of
+// the first documents.
+func TestCompletionWithManyDocuments(t *testing.T) {
+	s := start(t, nil)
+	ctx := context.Background()
+	require.NoError(t, store.SeedMany(ctx, s.app.db, "alice", 10_000))
+	var newest string
+	for after := ""; ; {
+		rows, err := s.app.db.List(ctx, "alice", after, store.MaxListLimit)
+		require.NoError(t, err)
+		if len(rows) == 0 {
+			break
+		}
+		newest, after = rows[len(rows)-1].ID, rows[len(rows)-1].OrderKey
+	}
+	type completion struct {
+		Values  []string `json:"values"`
+		Total   int      `json:"total"`
+		HasMore bool     `json:"hasMore"`
+	}
+	complete := func(value string) completion {
+		_, out := s.post(t, s.token(t, "alice"), "completion/complete", map[string]any{
+			"ref":      map[string]any{"type": "ref/resource", "uri": DocumentTemplate},
+			"argument": map[string]any{"name": "id", "value": value},
+		})
+		require.Nil(t, out.Error)
+		var cr struct{ Completion completion }
+		require.NoError(t, json.Unmarshal(out.Result, &cr))
+		return cr.Completion
+	}
+	assert.Equal(t, completion{Values: []string{newest}, Total: 1}, complete(newest))
+	many := complete(newest[:1])
+	assert.Len(t, many.Values, inventory.MaxCompletionValues)
+	assert.True(t, many.HasMore)
+	for _, id := range many.Values {
+		assert.True(t, strings.HasPrefix(id, newest[:1]), id)
+	}
 }
 
 // Ids the store cannot hold are rejected before the store is asked.

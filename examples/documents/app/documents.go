@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/mcpkit/mcpkit/examples/documents/store"
 	"github.com/mcpkit/mcpkit/inventory"
@@ -25,10 +24,6 @@ const (
 
 	documentPrefix = "docs://documents/"
 )
-
-// completionScan bounds how many of the caller's documents a completion
-// looks at: the store has no query by id prefix (see completeIDs).
-const completionScan = 1000
 
 const instructions = "Lists and reads the signed-in user's own documents and those shared with them (" + DocumentTemplate +
 	"), page by page. Requires the scope " + ScopeRead + ". Subscribe to learn when the list or a document changes."
@@ -159,40 +154,24 @@ func validateID(id string) error {
 	return nil
 }
 
-// completeIDs suggests the caller's own document ids that start with the
-// typed prefix, never anybody else's: it walks the caller's listing (the
-// same owner-restricted query as List). The store has no query by id
-// prefix, so it looks at the caller's first completionScan documents only
-// and says HasMore when it stopped there.
+// completeIDs suggests the ids of the caller's documents (their own and
+// those shared with them, as List shows them) that start with the typed
+// prefix, never anybody else's: a bounded prefix query on the store's
+// (subject, id) index, however many documents the caller has. It asks for
+// one more than a result carries, to learn whether there are more.
 func completeIDs(st store.Store) inventory.CompleteFunc {
 	return func(ctx context.Context, req inventory.CompleteRequest) (inventory.Completion, error) {
 		if req.Principal == nil || req.Principal.Subject == "" {
 			return inventory.Completion{}, nil
 		}
-		var out inventory.Completion
-		after, scanned := "", 0
-		for scanned < completionScan {
-			limit := min(store.MaxListLimit, completionScan-scanned)
-			rows, err := st.List(ctx, req.Principal.Subject, after, limit)
-			if err != nil {
-				return inventory.Completion{}, err
-			}
-			for _, r := range rows {
-				if strings.HasPrefix(r.ID, req.Value) {
-					out.Total++
-					if len(out.Values) < inventory.MaxCompletionValues {
-						out.Values = append(out.Values, r.ID)
-					}
-				}
-			}
-			scanned += len(rows)
-			if len(rows) < limit {
-				out.HasMore = out.Total > len(out.Values)
-				return out, nil
-			}
-			after = rows[len(rows)-1].OrderKey
+		ids, err := st.IDsWithPrefix(ctx, req.Principal.Subject, req.Value, inventory.MaxCompletionValues+1)
+		if err != nil {
+			return inventory.Completion{}, err
 		}
-		out.HasMore = true // more documents than were looked at
+		out := inventory.Completion{Values: ids[:min(len(ids), inventory.MaxCompletionValues)], HasMore: len(ids) > inventory.MaxCompletionValues}
+		if !out.HasMore {
+			out.Total = len(out.Values)
+		}
 		return out, nil
 	}
 }

@@ -41,7 +41,11 @@
 // [Store.Update] replaces the body of the owner's document; [Store.Readers]
 // names every subject that may read it now (its owner and grantees, one
 // lookup in the (doc_id, subject) index), so that a server can tell exactly
-// those subjects that it changed, and nobody else.
+// those subjects that it changed, and nobody else. [Store.IDsWithPrefix]
+// serves completion: a range of the access table's (subject, doc_id)
+// index from the typed prefix to prefix+"{" (every id character sorts
+// below '{'), so completing a full id among 10,000 documents reads one
+// index entry, not the subject's whole listing.
 //
 // # The keyset query
 //

@@ -157,3 +157,78 @@ func TestSQLiteReadersUsesIndex(t *testing.T) {
 	assert.NotContains(t, text, "TEMP B-TREE")
 	assert.NotContains(t, text, "SCAN")
 }
+
+// TestSQLiteIDsWithPrefixUsesIndex: completion walks the (subject, doc_id)
+// index over the prefix's range (covering: the ids come from the index)
+// and looks documents up by primary key: no scan, no sort.
+func TestSQLiteIDsWithPrefixUsesIndex(t *testing.T) {
+	st := openTestSQLite(t, Options{}).(*sqliteStore)
+	ctx := context.Background()
+	require.NoError(t, SeedMany(ctx, st, "alice", 10_000))
+	require.NoError(t, SeedMany(ctx, st, "bob", 2_000))
+	_, err := st.db.ExecContext(ctx, "ANALYZE")
+	require.NoError(t, err)
+
+	for _, prefix := range []string{"", "Q", "Qx_3"} {
+		lo, hi, ok := idRange(prefix)
+		require.True(t, ok)
+		rows, err := st.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+sqliteIDs, "alice", lo, hi, micros(time.Now()), 101)
+		require.NoError(t, err)
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
+			plan = append(plan, detail)
+		}
+		require.NoError(t, rows.Err())
+		rows.Close()
+		text := strings.Join(plan, "\n")
+		t.Logf("prefix %q, plan:\n%s", prefix, text)
+		require.Len(t, plan, 2)
+		assert.Equal(t, "SEARCH a USING COVERING INDEX document_access_subject_doc (subject=? AND doc_id>? AND doc_id<?)", plan[0])
+		assert.Contains(t, plan[1], "SEARCH d USING INDEX sqlite_autoindex_documents_1 (id=?)")
+		assert.NotContains(t, text, "TEMP B-TREE")
+		assert.NotContains(t, text, "SCAN")
+	}
+}
+
+// TestPostgresIDsWithPrefixUsesIndex: on analyzed tables with 10,000
+// documents of alice's among 30,000, completion reads the range of the
+// (subject, doc_id) index and fetches documents by primary key: no
+// sequential scan, no sort.
+func TestPostgresIDsWithPrefixUsesIndex(t *testing.T) {
+	st := openTestPostgres(t, Options{}).(*postgresStore)
+	ctx := context.Background()
+	for i := range 8 {
+		require.NoError(t, SeedMany(ctx, st, fmt.Sprint("user", i), 2_500))
+	}
+	require.NoError(t, SeedMany(ctx, st, "alice", 10_000))
+
+	var plan []string
+	err := st.with(ctx, func(c *pgx.Conn) error {
+		if _, err := c.Exec(ctx, "ANALYZE documents; ANALYZE document_access"); err != nil {
+			return err
+		}
+		for _, prefix := range []string{"", "Q", "Qx_3"} {
+			lo, hi, _ := idRange(prefix)
+			rows, err := c.Query(ctx, "EXPLAIN "+postgresIDs, "alice", lo, hi, time.Now(), 101)
+			if err != nil {
+				return err
+			}
+			lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return err
+			}
+			plan = append(plan, lines...)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	text := strings.Join(plan, "\n")
+	t.Logf("plan:\n%s", text)
+	assert.Regexp(t, `Index (Only )?Scan using document_access_subject_doc on document_access`, text)
+	assert.Contains(t, text, "documents_pkey")
+	assert.NotContains(t, text, "Seq Scan")
+	assert.NotContains(t, text, "Sort")
+}

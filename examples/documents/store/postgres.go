@@ -42,6 +42,8 @@ var postgresSchema = []string{
 		PRIMARY KEY (subject, order_key) INCLUDE (doc_id)
 	)`,
 	`CREATE INDEX IF NOT EXISTS document_access_doc ON document_access (doc_id, subject)`,
+	// Completion: the subject's ids by prefix (IDsWithPrefix).
+	`CREATE INDEX IF NOT EXISTS document_access_subject_doc ON document_access (subject, doc_id)`,
 }
 
 // postgresList is the keyset query. COLLATE "C" in the query repeats the
@@ -53,6 +55,15 @@ WHERE a.subject = $1 AND a.order_key > $2 COLLATE "C"
   AND d.deleted_at IS NULL AND (d.expires_at IS NULL OR d.expires_at > $3)
 ORDER BY a.order_key COLLATE "C"
 LIMIT $4`
+
+// postgresIDs is the completion query (see sqliteIDs): a range of the
+// (subject, doc_id) index, in byte order.
+const postgresIDs = `SELECT a.doc_id
+FROM document_access AS a JOIN documents AS d ON d.id = a.doc_id
+WHERE a.subject = $1 AND a.doc_id >= $2 COLLATE "C" AND a.doc_id < $3 COLLATE "C"
+  AND d.deleted_at IS NULL AND (d.expires_at IS NULL OR d.expires_at > $4)
+ORDER BY a.doc_id COLLATE "C"
+LIMIT $5`
 
 // postgresRead fetches one document and re-checks visibility in its WHERE.
 const postgresRead = `SELECT d.id, d.owner, d.title, d.body, d.mime_type, d.order_key, d.created_at, d.expires_at
@@ -171,6 +182,35 @@ func (s *postgresStore) List(ctx context.Context, subject, after string, limit i
 	})
 	if err != nil {
 		return nil, dbErr(ctx, "list", err)
+	}
+	return out, nil
+}
+
+func (s *postgresStore) IDsWithPrefix(ctx context.Context, subject, prefix string, limit int) ([]string, error) {
+	if err := checkSubject("subject", subject); err != nil {
+		return nil, err
+	}
+	if err := checkLimit(limit); err != nil {
+		return nil, err
+	}
+	lo, hi, ok := idRange(prefix)
+	if !ok {
+		return []string{}, nil
+	}
+	var out []string
+	err := s.with(ctx, func(c *pgx.Conn) error {
+		rows, err := c.Query(ctx, postgresIDs, subject, lo, hi, dbTime(s.now()), limit)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	if err != nil {
+		return nil, dbErr(ctx, "ids", err)
+	}
+	if out == nil {
+		out = []string{}
 	}
 	return out, nil
 }

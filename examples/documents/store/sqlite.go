@@ -38,6 +38,8 @@ var sqliteSchema = []string{
 		PRIMARY KEY (subject, order_key)
 	) STRICT, WITHOUT ROWID`,
 	`CREATE INDEX IF NOT EXISTS document_access_doc ON document_access (doc_id, subject)`,
+	// Completion: the subject's ids by prefix (IDsWithPrefix).
+	`CREATE INDEX IF NOT EXISTS document_access_subject_doc ON document_access (subject, doc_id)`,
 }
 
 // sqliteList is the keyset query. CROSS JOIN is SQLite's way to pin the
@@ -50,6 +52,17 @@ FROM document_access AS a CROSS JOIN documents AS d ON d.id = a.doc_id
 WHERE a.subject = ? AND a.order_key > ?
   AND d.deleted_at IS NULL AND (d.expires_at IS NULL OR d.expires_at > ?)
 ORDER BY a.order_key
+LIMIT ?`
+
+// sqliteIDs is the completion query: the caller's slice of the (subject,
+// doc_id) index from the prefix to its upper bound, each document looked
+// up by primary key (deleted ones have no access rows; expired ones are
+// skipped). LIMIT stops the walk.
+const sqliteIDs = `SELECT a.doc_id
+FROM document_access AS a CROSS JOIN documents AS d ON d.id = a.doc_id
+WHERE a.subject = ? AND a.doc_id >= ? AND a.doc_id < ?
+  AND d.deleted_at IS NULL AND (d.expires_at IS NULL OR d.expires_at > ?)
+ORDER BY a.doc_id
 LIMIT ?`
 
 // sqliteRead fetches one document and re-checks visibility in the same
@@ -160,6 +173,36 @@ func (s *sqliteStore) List(ctx context.Context, subject, after string, limit int
 	}
 	if err := rows.Err(); err != nil {
 		return nil, dbErr(ctx, "list", err)
+	}
+	return out, nil
+}
+
+func (s *sqliteStore) IDsWithPrefix(ctx context.Context, subject, prefix string, limit int) ([]string, error) {
+	if err := checkSubject("subject", subject); err != nil {
+		return nil, err
+	}
+	if err := checkLimit(limit); err != nil {
+		return nil, err
+	}
+	lo, hi, ok := idRange(prefix)
+	if !ok {
+		return []string{}, nil
+	}
+	rows, err := s.db.QueryContext(ctx, sqliteIDs, subject, lo, hi, micros(s.now()), limit)
+	if err != nil {
+		return nil, dbErr(ctx, "ids", err)
+	}
+	defer rows.Close()
+	out := make([]string, 0, min(limit, 128))
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, dbErr(ctx, "ids", err)
+		}
+		out = append(out, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbErr(ctx, "ids", err)
 	}
 	return out, nil
 }

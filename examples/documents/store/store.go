@@ -82,6 +82,14 @@ type Store interface {
 	// the start), in increasing byte order of OrderKey. Its cost depends on
 	// limit, not on how many documents the subject or the system has.
 	List(ctx context.Context, subject, after string, limit int) ([]Entry, error)
+	// IDsWithPrefix returns the ids of the documents visible to subject
+	// (those List returns) that start with prefix, in increasing byte
+	// order, at most limit (1..MaxListLimit): what completion suggests. An
+	// index on the access table's (subject, id) serves the range, so its
+	// cost depends on limit, not on how many documents the subject has. A
+	// prefix no id can start with (other characters than [A-Za-z0-9_-], or
+	// longer than MaxIDBytes) gets none, without a query.
+	IDsWithPrefix(ctx context.Context, subject, prefix string, limit int) ([]string, error)
 	// Read returns document id if subject may see it now, else ErrNotFound.
 	Read(ctx context.Context, subject, id string) (Document, error)
 	// Create stores a new document, visible to its owner only.

@@ -84,6 +84,17 @@ func validID(id string) bool {
 	return true
 }
 
+// idRange returns the bounds of the ids that start with prefix, lo <= id <
+// hi in byte order, and false when no id can (see validID). Every id byte
+// is below '{' (0x7B, after 'z'), so prefix+"{" is above every id that
+// starts with prefix and below every greater id that does not.
+func idRange(prefix string) (lo, hi string, ok bool) {
+	if prefix != "" && !validID(prefix) {
+		return "", "", false
+	}
+	return prefix, prefix + "{", true
+}
+
 // isMIMEType accepts "type/subtype" made of RFC 6838 restricted-name
 // characters, and nothing else (no parameters).
 func isMIMEType(s string) bool {
