@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jwk"
@@ -168,8 +170,11 @@ type claims struct {
 // Sign mints a compact JWS access token (typ "at+jwt", ES256) for subject
 // with the given scopes, valid for ttl (at most MaxTTL).
 func (is *Issuer) Sign(subject string, scopes []string, ttl time.Duration) (string, error) {
-	if subject == "" || len(subject) > 256 || strings.IndexFunc(subject, unicode.IsControl) >= 0 {
-		return "", errors.New("devissuer: subject must be 1–256 characters without control characters")
+	// 256 UTF-16 code units at most, as authn and the inventory count a
+	// subject (not bytes: a subject in any script fits).
+	if subject == "" || len(subject) > 3*256 || !utf8.ValidString(subject) || len(utf16.Encode([]rune(subject))) > 256 ||
+		strings.IndexFunc(subject, unicode.IsControl) >= 0 {
+		return "", errors.New("devissuer: subject must be 1–256 UTF-16 code units of UTF-8 without control characters")
 	}
 	if ttl <= 0 || ttl > MaxTTL {
 		return "", fmt.Errorf("devissuer: ttl must be in (0, %v]", MaxTTL)

@@ -148,6 +148,16 @@ func TestSignedTokenShape(t *testing.T) {
 	assert.NotEqual(t, c["jti"], segment(t, other, 1)["jti"], "jti is random")
 }
 
+// A subject is bounded in UTF-16 code units, not bytes: 256 Cyrillic
+// letters (512 bytes) are signed.
+func TestSignNonASCIISubject(t *testing.T) {
+	is := open(t, t.TempDir())
+	for _, subject := range []string{strings.Repeat("д", 256), strings.Repeat("😀", 128)} {
+		_, err := is.Sign(subject, nil, time.Hour)
+		assert.NoError(t, err, "%d bytes", len(subject))
+	}
+}
+
 func TestSignRejects(t *testing.T) {
 	is := open(t, t.TempDir())
 	for name, tc := range map[string]struct {
@@ -158,6 +168,8 @@ func TestSignRejects(t *testing.T) {
 		"empty subject":   {"", nil, time.Hour},
 		"control char":    {"al\nice", nil, time.Hour},
 		"long subject":    {strings.Repeat("a", 257), nil, time.Hour},
+		"long in UTF-16":  {strings.Repeat("😀", 129), nil, time.Hour}, // 258 code units
+		"invalid UTF-8":   {"al\xffice", nil, time.Hour},
 		"zero ttl":        {"alice", nil, 0},
 		"ttl over max":    {"alice", nil, MaxTTL + time.Second},
 		"scope with ws":   {"alice", []string{"a b"}, time.Hour},

@@ -113,8 +113,10 @@ func listDocuments(st store.Store) inventory.ListFunc {
 				Key: r.OrderKey, // unique, immutable, printable ASCII: the cursor's position
 				// Ids are [A-Za-z0-9_-], unreserved in URIs: this is what
 				// inventory.Expand(DocumentTemplate, {"id": r.ID}) returns.
-				URI:  documentPrefix + r.ID,
-				Name: r.Title, MIMEType: r.MIMEType,
+				URI: documentPrefix + r.ID,
+				// A title may be longer than a listed name may be: clipped,
+				// so that one long title never fails the caller's whole list.
+				Name: inventory.ClipName(r.Title), MIMEType: r.MIMEType,
 			}
 		}
 		return page, nil

@@ -27,10 +27,13 @@ const MaxListLimit = 1000
 
 // Limits on stored text, checked before any query runs.
 const (
-	MaxSubjectBytes  = 256     // like an authn.Principal subject
+	// MaxSubjectLen bounds a subject in UTF-16 code units (the length of a
+	// JavaScript string), as authn and the inventory count a subject: any
+	// subject a verified token can carry fits, whatever its script.
+	MaxSubjectLen    = 256
 	MaxKeyBytes      = 256     // an inventory entry key
 	MaxIDBytes       = 64      // caller-chosen ids; generated ids have 22
-	MaxTitleBytes    = 512     // an inventory entry name
+	MaxTitleBytes    = 8 << 10 // a title; a listing clips it to the kit's name limit (inventory.ClipName)
 	MaxMIMETypeBytes = 128     // an inventory entry MIME type
 	MaxBodyBytes     = 1 << 20 // a document body
 )
@@ -56,7 +59,9 @@ type Document struct {
 type NewDocument struct {
 	// Owner is the subject that owns the document; required.
 	Owner string
-	// Title is required: 1–512 bytes of UTF-8 without control characters.
+	// Title is required: 1–MaxTitleBytes bytes of UTF-8 without control
+	// characters. It may be longer than a listed name may be: listings clip
+	// it.
 	Title string
 	// Body may be empty; at most MaxBodyBytes of UTF-8 without NUL bytes.
 	Body string

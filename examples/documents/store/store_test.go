@@ -208,6 +208,12 @@ func TestValidation(t *testing.T) {
 			{"unshare empty grantee", ErrInvalid, func() error { return st.Unshare(ctx, "alice", doc.ID, "") }},
 			{"subject with control", ErrInvalid, func() error { _, err := st.List(ctx, "ali\nce", "", 10); return err }},
 			{"subject too long", ErrInvalid, func() error { _, err := st.List(ctx, strings.Repeat("a", 257), "", 10); return err }},
+			// 129 characters outside the BMP are 258 UTF-16 code units.
+			{"subject too long in UTF-16", ErrInvalid, func() error { _, err := st.List(ctx, strings.Repeat("😀", 129), "", 10); return err }},
+			{"title too long", ErrInvalid, func() error {
+				_, err := st.Create(ctx, with(func(d *NewDocument) { d.Title = strings.Repeat("a", MaxTitleBytes+1) }))
+				return err
+			}},
 			{"limit 0", ErrInvalid, func() error { _, err := st.List(ctx, "alice", "", 0); return err }},
 			{"limit too big", ErrInvalid, func() error { _, err := st.List(ctx, "alice", "", MaxListLimit+1); return err }},
 			{"after with space", ErrInvalid, func() error { _, err := st.List(ctx, "alice", "a b", 10); return err }},
@@ -376,4 +382,46 @@ func TestOpenErrors(t *testing.T) {
 	_, err := Open(ctx, "postgres://u:hunter2@127.0.0.1:1/db?sslmode=disable&connect_timeout=2")
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "hunter2")
+}
+
+// Subjects are bounded in UTF-16 code units, as authn and the inventory
+// count them, not in bytes: a valid subject in any script is served, up to
+// 256 code units.
+func TestSubjectLengthInUTF16(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		st := b.open(t, Options{})
+		for _, subject := range []string{
+			strings.Repeat("д", 200),             // 400 bytes: refused when bytes were counted
+			strings.Repeat("文", MaxSubjectLen),   // 768 bytes, the longest in bytes
+			strings.Repeat("😀", MaxSubjectLen/2), // 128 runes, 256 code units
+		} {
+			d := create(t, st, subject, "title")
+			got := walk(t, st, subject, 10)
+			if assert.Len(t, got, 1, "%d bytes", len(subject)) {
+				assert.Equal(t, d.ID, got[0].ID)
+			}
+			doc, err := st.Read(ctx, subject, d.ID)
+			require.NoError(t, err)
+			assert.Equal(t, subject, doc.Owner)
+		}
+	})
+}
+
+// Titles longer than a listed name may be are stored whole (listings clip
+// them, see the documents app).
+func TestLongTitles(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		st := b.open(t, Options{})
+		for _, title := range []string{strings.Repeat("文", 600), strings.Repeat("😀", 1000)} {
+			d := create(t, st, "alice", title)
+			doc, err := st.Read(ctx, "alice", d.ID)
+			require.NoError(t, err)
+			assert.Equal(t, title, doc.Title)
+		}
+		got := walk(t, st, "alice", 10)
+		require.Len(t, got, 2)
+		assert.Equal(t, strings.Repeat("😀", 1000), got[1].Title)
+	})
 }

@@ -37,12 +37,26 @@ func checkSubject(what, s string) error {
 	switch {
 	case s == "":
 		return fmt.Errorf("%w: empty %s", ErrInvalid, what)
-	case len(s) > MaxSubjectBytes:
-		return fmt.Errorf("%w: %s longer than %d bytes", ErrInvalid, what, MaxSubjectBytes)
+	case len(s) > 3*MaxSubjectLen || utf16Len(s) > MaxSubjectLen: // no code unit takes more than 3 bytes
+		return fmt.Errorf("%w: %s longer than %d UTF-16 code units", ErrInvalid, what, MaxSubjectLen)
 	case !utf8.ValidString(s) || strings.IndexFunc(s, unicode.IsControl) >= 0:
 		return fmt.Errorf("%w: %s is not printable UTF-8", ErrInvalid, what)
 	}
 	return nil
+}
+
+// utf16Len is the length of s in UTF-16 code units: two for a rune outside
+// the Basic Multilingual Plane, one for any other (invalid bytes count
+// one each; checkSubject refuses them anyway).
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r >= 0x10000 {
+			n++
+		}
+	}
+	return n
 }
 
 // checkAfter accepts "" or a possible key: 1–256 bytes in 0x21–0x7E.
