@@ -79,7 +79,9 @@
 // # Logs
 //
 // slog records on standard error: one Info line per request (method,
-// matched route, status, duration, and the subject when a token verified),
-// never headers, tokens, query strings or bodies. The introspection client
+// matched route, status, duration, and the subject when a token verified,
+// with every non-ASCII character escaped as in a Go string literal, so that
+// "\u0430lice" with a Cyrillic а is visibly not alice), never headers,
+// tokens, query strings or bodies. The introspection client
 // secret is never logged; PostgreSQL DSNs are logged without credentials.
 package app

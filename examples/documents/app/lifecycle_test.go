@@ -120,6 +120,29 @@ func TestRequestLogHasNoTokens(t *testing.T) {
 	assert.Contains(t, logs, "path=/healthz status=200")
 }
 
+// The request log escapes the subject (%+q-style): a look-alike with a
+// Cyrillic "а" is visibly not alice, and no subject forges a log line or
+// field.
+func TestRequestLogEscapesSubject(t *testing.T) {
+	s := start(t, nil)
+	for _, subject := range []string{"alice", "\u0430lice", "bob level=ERROR", "eve\u2028msg=forged", "mallory\u202e"} {
+		s.list(t, s.token(t, subject), "")
+	}
+	logs := s.logs.String()
+	for _, want := range []string{
+		"subject=alice\n",                // plain ASCII stays as it is
+		"subject=\\u0430lice\n",          // the look-alike: \u0430, never а
+		`subject="bob level=ERROR"`,      // quoted by the logger: one field
+		`subject="eve\\u2028msg=forged"`, // a line separator, escaped; quoted by the logger (the "=")
+		"subject=mallory\\u202e\n",       // a bidi override, escaped
+	} {
+		assert.Contains(t, logs, want)
+	}
+	assert.NotContains(t, logs, "аlice")
+	assert.NotContains(t, logs, "\u2028")
+	assert.NotContains(t, logs, "\u202e")
+}
+
 // The documents template passes mcpkit's contract checker on SQLite, for a
 // small and a multi-page collection, with page sizes 1, 7, 50 and 100.
 func TestDocumentsTemplateContract(t *testing.T) {

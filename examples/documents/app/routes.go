@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -98,7 +99,8 @@ func logMethod(m string) string {
 }
 
 // requestLog writes one Info line per request: method, path, status,
-// duration and, when a token verified, the subject. The path logged is the
+// duration and, when a token verified, the subject (escaped: see
+// escapeSubject). The path logged is the
 // matched route ("/mcp"), or "-" when none matched: never the raw path or
 // the query, so nothing a client puts in a URL (a token, say) reaches the
 // log; headers and bodies are never logged either.
@@ -121,10 +123,21 @@ func (a *App) requestLog(next http.Handler) http.Handler {
 			slog.Int("status", sw.status), slog.Duration("duration", time.Since(start)),
 		}
 		if info.subject != "" {
-			attrs = append(attrs, slog.String("subject", info.subject))
+			attrs = append(attrs, slog.String("subject", escapeSubject(info.subject)))
 		}
 		a.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 	})
+}
+
+// escapeSubject returns s as the inside of a Go string literal with every
+// non-ASCII and non-printable character escaped (strconv.QuoteToASCII, %+q):
+// a subject that only looks like another ("\u0430lice", with a Cyrillic
+// а, beside "alice") is visibly different in the log, and no subject can
+// forge a line or a field. The logger adds the quotes when the result
+// needs them (a space, a quote).
+func escapeSubject(s string) string {
+	q := strconv.QuoteToASCII(s)
+	return q[1 : len(q)-1]
 }
 
 // statusWriter remembers the status code of a response.
