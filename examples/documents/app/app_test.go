@@ -147,7 +147,7 @@ func TestWalkthroughCommands(t *testing.T) {
 
 	// The very first request to this server.
 	lr := s.list(t, alice, "")
-	assert.Len(t, lr.Resources, DefaultPageSize)
+	assert.Len(t, lr.Resources, DevelopmentPageSize)
 	assert.NotEmpty(t, lr.NextCursor)
 	assert.Nil(t, s.read(t, alice, aliceURI).Error)
 	assert.EqualValues(t, -32002, s.read(t, alice, bobURI).Error.Code)

@@ -22,8 +22,16 @@ import (
 const (
 	DefaultAddr            = "127.0.0.1:8080"
 	DefaultDataDir         = ".mcpkit-documents"
-	DefaultPageSize        = 5
 	DefaultShutdownTimeout = 10 * time.Second
+
+	// DefaultPageSize is the page size outside development mode: the
+	// kit's default (inventory.Options.PageSize). Clients that stop after
+	// a number of pages (the TypeScript SDK v2 and the MCP Inspector stop
+	// at 64) can list page size × that many resources.
+	DefaultPageSize = 50
+	// DevelopmentPageSize is the page size in development mode: small, so
+	// that the walk-through shows paging with the seeded documents.
+	DevelopmentPageSize = 5
 )
 
 // SeedMode says when the demo documents are created.
@@ -96,7 +104,8 @@ type Config struct {
 	// (-allowed-origins, comma-separated). Empty means none.
 	AllowedOrigins []string
 	// PageSize is the number of resources per resources/list page
-	// (-page-size), 1..100. Zero means DefaultPageSize.
+	// (-page-size), 1..100. Zero means DevelopmentPageSize in development
+	// mode, DefaultPageSize otherwise.
 	PageSize int
 	// Seed says when the demo documents are created (-seed).
 	Seed SeedMode
@@ -143,6 +152,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.PageSize == 0 {
 		c.PageSize = DefaultPageSize
+		if c.Development() {
+			c.PageSize = DevelopmentPageSize
+		}
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = DefaultShutdownTimeout

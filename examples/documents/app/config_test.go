@@ -136,10 +136,13 @@ func TestParseFlagsPrecedence(t *testing.T) {
 		assert.Empty(t, pos)
 		assert.Equal(t, DefaultAddr, c.Addr)
 		assert.Equal(t, DefaultDataDir, c.DataDir)
-		assert.Equal(t, DefaultPageSize, c.PageSize)
+		assert.Zero(t, c.PageSize, "the mode decides")
+		assert.Equal(t, DevelopmentPageSize, c.withDefaults().PageSize)
 		assert.Equal(t, slog.LevelInfo, c.LogLevel)
 		assert.Equal(t, SeedAuto, c.Seed)
 		assert.True(t, c.Development())
+		c.Issuer, c.JWKSURL = "https://a.example", "https://a.example/k"
+		assert.Equal(t, DefaultPageSize, c.withDefaults().PageSize, "outside development mode: the kit's 50")
 	})
 	t.Run("env over default, flag over env", func(t *testing.T) {
 		c, _, err := ParseFlags([]string{"-page-size", "7", "-allowed-origins", "https://a.example, https://b.example"}, env(map[string]string{

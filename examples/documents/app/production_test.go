@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpkit/mcpkit/examples/documents/store"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
 
@@ -58,11 +60,29 @@ func TestProductionJWT(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, res.StatusCode)
 }
 
+// Outside development mode pages hold the kit's 50 resources (small pages
+// are for the walk-through only): clients that stop after 64 pages can
+// list 3,200 resources.
+func TestProductionPageSize(t *testing.T) {
+	idp := startIdentityProvider(t, prodResource)
+	s := start(t, jwtConfig(idp))
+	require.NoError(t, store.SeedMany(context.Background(), s.app.db, "dave", 120))
+	dave := idp.token(t, "dave", ScopeRead)
+	first := s.list(t, dave, "")
+	assert.Len(t, first.Resources, 50, "the kit's default")
+	uris, pages := s.walk(t, dave)
+	assert.Len(t, documentsOnly(uris), 120)
+	assert.Equal(t, 3, pages, "the about resource and 120 documents at 50 a page")
+
+	s = start(t, func(c *Config) { jwtConfig(idp)(c); c.PageSize = 7 })
+	assert.Len(t, s.list(t, idp.token(t, "alice", ScopeRead), "").Resources, 7, "-page-size wins")
+}
+
 func TestProductionAllowPlainJWTType(t *testing.T) {
 	idp := startIdentityProvider(t, prodResource)
 	s := start(t, func(c *Config) { jwtConfig(idp)(c); c.AllowPlainJWTType = true })
 	plain := idp.plainToken(t, "alice", ScopeRead)
-	assert.Len(t, documentsOnly(s.list(t, plain, "").uris()), 4)
+	assert.Len(t, documentsOnly(s.list(t, plain, "").uris()), 12, "all of alice's documents on the first page of 50")
 	assert.Contains(t, s.logs.String(), "allow-plain-jwt-type")
 }
 
@@ -97,6 +117,7 @@ func TestSeveralInstancesShareCursorKeys(t *testing.T) {
 		return func(c *Config) {
 			jwtConfig(idp)(c)
 			c.DB, c.CursorKeys = "sqlite:"+filepath.Join(dir, "shared.db"), keys
+			c.PageSize = 5 // alice's 13 resources span pages
 		}
 	}
 	a, b := start(t, fleet(key)), start(t, fleet(key))
