@@ -53,6 +53,7 @@ func TestExitCodes(t *testing.T) {
 		{"unknown command", []string{"serve"}, nil, 2, "unknown command"},
 		{"token without user", []string{"token"}, nil, 2, "usage"},
 		{"token before the first start", []string{"-data-dir", dir, "token", "alice"}, nil, 1, "start the server once"},
+		{"token before the first start, with -addr", []string{"-data-dir", dir, "token", "alice", "-addr", "127.0.0.1:8080"}, nil, 1, "start the server once"},
 		{"token with a real issuer", []string{"token", "alice"}, map[string]string{
 			"MCPKIT_ISSUER": "https://a.example", "MCPKIT_JWKS_URL": "https://a.example/k", "MCPKIT_RESOURCE": "https://m.example/mcp",
 		}, 1, "a real issuer is configured"},
@@ -67,9 +68,11 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
-// The program as a user runs it: serve on a free port, a token from the
-// "token" subcommand (a second run, as from another terminal) that the
-// running server accepts, then a clean stop on the signal (the context).
+// The program as a user runs it: serve on a free port, tokens from the
+// "token" subcommand (a second run, as from another terminal), without
+// -addr (for the server that recorded itself in -data-dir) and with it,
+// that the running server accepts, then a clean stop on the signal (the
+// context).
 func TestServeAndTokenSubcommand(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -89,20 +92,27 @@ func TestServeAndTokenSubcommand(t *testing.T) {
 	require.Len(t, mcp, 2)
 	addr := strings.TrimSuffix(strings.TrimPrefix(mcp[1], "http://"), "/mcp")
 
-	var tokOut, tokErr bytes.Buffer
-	require.Equal(t, 0, run(context.Background(), []string{"-data-dir", dir, "token", "carol", "-addr", addr}, env(nil), &tokOut, &tokErr), tokErr.String())
-	tok := strings.TrimSpace(tokOut.String())
+	var toks []string
+	for _, args := range [][]string{
+		{"-data-dir", dir, "token", "carol"},
+		{"-data-dir", dir, "token", "carol", "-addr", addr},
+	} {
+		var tokOut, tokErr bytes.Buffer
+		require.Equal(t, 0, run(context.Background(), args, env(nil), &tokOut, &tokErr), tokErr.String())
+		tok := strings.TrimSpace(tokOut.String())
+		toks = append(toks, tok)
 
-	req, err := http.NewRequest(http.MethodPost, mcp[1], strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"resources/list"}`))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+tok)
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	assert.Equal(t, http.StatusOK, res.StatusCode)
-	assert.Contains(t, string(body), "Carol's thesis outline")
+		req, err := http.NewRequest(http.MethodPost, mcp[1], strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"resources/list"}`))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+tok)
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		assert.Equal(t, http.StatusOK, res.StatusCode, "%v", args)
+		assert.Contains(t, string(body), "Carol's thesis outline", "%v", args)
+	}
 
 	cancel()
 	select {
@@ -113,5 +123,7 @@ func TestServeAndTokenSubcommand(t *testing.T) {
 	}
 	assert.Contains(t, stderr.String(), "level=WARN")
 	assert.Contains(t, stderr.String(), "msg=stopped")
-	assert.NotContains(t, stderr.String(), tok)
+	for _, tok := range toks {
+		assert.NotContains(t, stderr.String(), tok)
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -162,6 +164,9 @@ func TestWalkthroughCommands(t *testing.T) {
 // (TestAliceSeesHerDocumentsOnly uses it); here, its failures.
 func TestDevTokenErrors(t *testing.T) {
 	_, err := DevToken(Config{DataDir: t.TempDir()}, "alice", time.Hour)
+	assert.ErrorIs(t, err, ErrNoServer, "no server recorded before the first start")
+	assert.ErrorContains(t, err, "-addr", "the message says what to do")
+	_, err = DevToken(Config{Addr: DefaultAddr, DataDir: t.TempDir()}, "alice", time.Hour)
 	assert.ErrorIs(t, err, devissuer.ErrNoKey, "no key before the first start")
 
 	_, err = DevToken(Config{Issuer: "https://a.example", JWKSURL: "https://a.example/k", Resource: "https://m.example/mcp"}, "alice", time.Hour)
@@ -181,6 +186,43 @@ func TestDevTokenErrors(t *testing.T) {
 	require.NoError(t, err)
 	res, _ := s.post(t, other, "resources/list", nil)
 	assert.Equal(t, http.StatusUnauthorized, res.StatusCode)
+}
+
+// Without -addr, DevToken mints for the server that recorded itself in the
+// data directory at start (here on a free port, not the default address),
+// and its token is accepted; a -resource that is not that server's is
+// refused, and so is a data directory whose server never recorded itself
+// (an older one, with its key only).
+func TestDevTokenForTheRunningServer(t *testing.T) {
+	s := start(t, nil)
+	require.NotEqual(t, DefaultAddr, s.app.Addr())
+	tok, err := DevToken(Config{DataDir: s.cfg.DataDir}, "alice", time.Hour)
+	require.NoError(t, err)
+	res, _ := s.post(t, tok, "resources/list", nil)
+	assert.Equal(t, http.StatusOK, res.StatusCode, "the audience is this server's")
+
+	tok, err = DevToken(Config{DataDir: s.cfg.DataDir, Resource: s.app.Resource()}, "alice", time.Hour)
+	require.NoError(t, err, "the server's own resource, given")
+	res, _ = s.post(t, tok, "resources/list", nil)
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+
+	_, err = DevToken(Config{DataDir: s.cfg.DataDir, Resource: "http://127.0.0.1:1/mcp"}, "alice", time.Hour)
+	var ce *ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "resource", ce.Flag)
+	assert.Contains(t, ce.Problem, s.app.Resource(), "names the audience the server uses")
+
+	require.NoError(t, os.Remove(filepath.Join(s.cfg.DataDir, serverFile)))
+	_, err = DevToken(Config{DataDir: s.cfg.DataDir}, "alice", time.Hour)
+	assert.ErrorIs(t, err, ErrNoServer, "a key alone says nothing of the server's address")
+	tok, err = DevToken(Config{Addr: s.app.Addr(), DataDir: s.cfg.DataDir}, "alice", time.Hour)
+	require.NoError(t, err, "an -addr given still works")
+	res, _ = s.post(t, tok, "resources/list", nil)
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+
+	require.NoError(t, os.WriteFile(filepath.Join(s.cfg.DataDir, serverFile), []byte(`{"issuer":""}`), 0o600))
+	_, err = DevToken(Config{DataDir: s.cfg.DataDir}, "alice", time.Hour)
+	assert.ErrorContains(t, err, "damaged")
 }
 
 func TestHealth(t *testing.T) {

@@ -2,9 +2,13 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/template"
 	"time"
@@ -24,6 +28,62 @@ var devScopes = []string{ScopeRead, ScopeShare}
 // ErrNotDevelopment is returned by DevToken when a real issuer is
 // configured: tokens then come from that issuer.
 var ErrNotDevelopment = errors.New("app: a real issuer is configured (-issuer, -jwks-url or -introspection-url): get tokens from it; the development issuer is off")
+
+// ErrNoServer is returned by DevToken without an address when no
+// development server has recorded its issuer and audience in the data
+// directory: no server has started with it (or only an older version).
+var ErrNoServer = errors.New("app: no development server has started with this -data-dir")
+
+// serverFile, in the data directory, is where a development server
+// records the issuer and audience of its tokens at start, for DevToken.
+const serverFile = "development-server.json"
+
+// serverRecord is the content of serverFile. Nothing in it is secret.
+type serverRecord struct {
+	Addr     string `json:"addr"`
+	Issuer   string `json:"issuer"`
+	Resource string `json:"resource"`
+}
+
+// writeServerRecord replaces the record in dir atomically (a temporary file
+// renamed over it), mode 0600.
+func writeServerRecord(dir string, rec serverRecord) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, serverFile+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after the rename, a no-op
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dir, serverFile))
+}
+
+// readServerRecord reads the record in dir; an absent one wraps
+// ErrNoServer.
+func readServerRecord(dir string) (serverRecord, error) {
+	var rec serverRecord
+	b, err := os.ReadFile(filepath.Join(dir, serverFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return rec, fmt.Errorf("%w (%s has no %s): start the server once (go run ./examples/documents) with the same -data-dir, or give its -addr",
+			ErrNoServer, dir, serverFile)
+	}
+	if err != nil {
+		return rec, err
+	}
+	if err := json.Unmarshal(b, &rec); err != nil || rec.Issuer == "" || rec.Resource == "" {
+		return rec, fmt.Errorf("%s in -data-dir is damaged: start the server again, or give its -addr", serverFile)
+	}
+	return rec, nil
+}
 
 // devURLs returns the development issuer URL and the resource for a server
 // reachable at hostport.
@@ -45,20 +105,30 @@ func (a *App) startDevelopment() error {
 		return fmt.Errorf("development issuer (-data-dir): %w", err)
 	}
 	a.dev, a.resource = dev, resource
+	// For "documents token USER" without -addr: the audience and issuer of
+	// this server's tokens, with the port actually listened on.
+	if err := writeServerRecord(a.cfg.DataDir, serverRecord{Addr: a.displayHost(), Issuer: issuer, Resource: resource}); err != nil {
+		return fmt.Errorf("development issuer (-data-dir): recording the server: %w", err)
+	}
 	a.log.Warn("DEVELOPMENT MODE: a built-in token issuer signs tokens for any user with a key kept in the data directory; never use this mode in production (configure -issuer and -jwks-url, or -introspection-url)",
 		"issuer", issuer, "data_dir", a.cfg.DataDir)
 	return nil
 }
 
 // DevToken returns a development access token for subject, valid for ttl,
-// with the scopes documents:read and documents:share, that a server started
-// with the same configuration (-addr, -data-dir, -resource) accepts: what
-// "documents token USER" prints. It fails with
-// ErrNotDevelopment when a real issuer is configured, with an error
-// wrapping devissuer.ErrNoKey when the server has never run in development
-// mode with this data directory, and with *ConfigError values for a bad
-// configuration.
+// with the scopes documents:read and documents:share: what "documents
+// token USER" prints. Without an address (cfg.Addr empty: no -addr), the
+// token is for the development server that started last with cfg.DataDir,
+// which recorded its issuer and audience there (port 0 included); a
+// cfg.Resource that is not that server's is refused. With an address, the
+// token is for a server started with the same -addr and -resource. It
+// fails with ErrNotDevelopment when a real issuer is configured, with an
+// error wrapping ErrNoServer when no address is given and no server
+// recorded itself, with an error wrapping devissuer.ErrNoKey when the data
+// directory has no development key, and with *ConfigError values for a
+// bad configuration.
 func DevToken(cfg Config, subject string, ttl time.Duration) (string, error) {
+	recorded := cfg.Addr == ""
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return "", err
@@ -70,6 +140,17 @@ func DevToken(cfg Config, subject string, ttl time.Duration) (string, error) {
 		return "", &ConfigError{Flag: "addr", Problem: "give the port the server listens on, not 0"}
 	}
 	issuer, resource := devURLs(cfg, cfg.Addr)
+	if recorded {
+		rec, err := readServerRecord(cfg.DataDir)
+		if err != nil {
+			return "", err
+		}
+		if cfg.Resource != "" && cfg.Resource != rec.Resource {
+			return "", &ConfigError{Flag: "resource", Problem: fmt.Sprintf(
+				"the development server of -data-dir %s serves %s; give that, or its -addr", cfg.DataDir, rec.Resource)}
+		}
+		issuer, resource = rec.Issuer, rec.Resource
+	}
 	dev, err := devissuer.Load(cfg.DataDir, issuer, resource, devissuer.Options{})
 	if errors.Is(err, devissuer.ErrNoKey) {
 		return "", fmt.Errorf("%w: start the server once (go run ./examples/documents) with the same -data-dir", err)

@@ -65,10 +65,13 @@
 // signing key of a development issuer in the data directory, logs a loud
 // warning, and Run prints ready-to-paste curl commands with fresh tokens for
 // alice and bob (scopes documents:read and documents:share), sharing and a
-// live notification stream included. [DevToken] mints more from another process. The issuer URL
-// and the resource are derived from the listen address
-// (http://127.0.0.1:8080/dev and http://127.0.0.1:8080/mcp), which must be
-// a loopback address in this mode.
+// live notification stream included. The issuer URL and the resource are
+// derived from the listen address (http://127.0.0.1:8080/dev and
+// http://127.0.0.1:8080/mcp, with the port really listened on), which must
+// be a loopback address in this mode; the server records both in the data
+// directory (development-server.json), and [DevToken] ("documents token
+// USER") mints more tokens from another process for that server, or, given
+// an address, for the server on it.
 //
 // The JWT verifier fetches the JWK Set once at construction, before the
 // server serves anything. In development mode it is given the issuer's

@@ -29,7 +29,8 @@ func EnvName(flagName string) string {
 // positional ones are returned. Usage and flag errors are written to
 // output. The error is flag.ErrHelp for -h, else a *ConfigError or the
 // flag package's error; either way main should exit with status 2 (0 for
-// help). The Config is not validated: New and DevToken do that.
+// help). The Config is not validated, nor given its defaults (Addr stays
+// empty without -addr or MCPKIT_ADDR): New and DevToken do that.
 func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Config, []string, error) {
 	var c Config
 	fs := flag.NewFlagSet("documents", flag.ContinueOnError)
@@ -37,7 +38,9 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Co
 	str := func(p *string, name, def, usage string) {
 		fs.StringVar(p, name, def, usage+" (env "+EnvName(name)+")")
 	}
-	str(&c.Addr, "addr", DefaultAddr, "listen address; port 0 picks a free port")
+	// No default here: DevToken tells an -addr given from none (the
+	// address of the server that recorded itself in -data-dir).
+	str(&c.Addr, "addr", "", `listen address; port 0 picks a free port (default "`+DefaultAddr+`"; for "token USER", the running server's)`)
 	str(&c.DataDir, "data-dir", DefaultDataDir, "directory for the SQLite database and the development signing key")
 	str(&c.DB, "db", "", `database: "sqlite:PATH" or "postgres://…" (default "sqlite:<data-dir>/documents.db")`)
 	str(&c.NotifyChannel, "notify-channel", "", `PostgreSQL LISTEN/NOTIFY channel carrying change notifications between the instances sharing a postgres:// database (default "mcpkit_notify")`)
@@ -124,7 +127,9 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Co
 const usageHeader = `Usage:
   documents [flags]              serve the documents MCP server
   documents [flags] token USER   print a development access token for USER (1 hour,
-                                 scopes documents:read documents:share)
+                                 scopes documents:read documents:share) for the
+                                 development server that started last with -data-dir,
+                                 or, with -addr, for the one on that address
 
 Without -issuer, -jwks-url or -introspection-url the server runs in
 development mode, with a built-in token issuer: never in production.
