@@ -225,6 +225,25 @@ func TestDevTokenForTheRunningServer(t *testing.T) {
 	assert.ErrorContains(t, err, "damaged")
 }
 
+// A cursor is bound to the caller (subject, client, scopes, audience), not
+// to one token: a fresh token of alice's continues her listing, one with
+// other scopes does not (what the README says).
+func TestCursorBoundToCallerNotToken(t *testing.T) {
+	s := start(t, nil)
+	old := s.token(t, "alice")
+	first := s.list(t, old, "")
+	require.NotEmpty(t, first.NextCursor)
+	fresh := s.token(t, "alice")
+	require.NotEqual(t, old, fresh, "another token (its own jti)")
+	next := s.list(t, fresh, first.NextCursor)
+	assert.NotEmpty(t, next.Resources, "a new token of the same caller continues")
+
+	readOnly, err := s.app.dev.Sign("alice", []string{ScopeRead}, time.Hour)
+	require.NoError(t, err)
+	_, out := s.post(t, readOnly, "resources/list", map[string]any{"cursor": first.NextCursor})
+	assert.Equal(t, "invalid", cursorReason(t, out), "other scopes: another caller")
+}
+
 func TestHealth(t *testing.T) {
 	s := start(t, nil)
 	res, body := get(t, s.app.URL()+"/healthz")
