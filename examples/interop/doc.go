@@ -7,6 +7,16 @@
 // readable with alice's token, and that a request without a token gets 401
 // with a resource_metadata URL the client can fetch.
 //
+// Notifications in the 2026-07-28 era, with what the clients really send
+// recorded: the go-sdk client subscribes (a subscriptions/listen stream,
+// which carries an update of the document), unsubscribes (it sends
+// notifications/cancelled with an Mcp-Method header and no _meta; 202) and
+// keeps using its session (TestGoSDKModernSubscribeUnsubscribe); the
+// TypeScript SDK v2 client (@modelcontextprotocol/client, driven by
+// tsclient/listen.mjs) calls listen() and closes the subscription (it sends
+// notifications/cancelled with _meta and no Mcp-Method header; 202), and
+// the server answers nothing with 400 (TestTypeScriptV2ListenClose).
+//
 // The server runs in the test process (examples/documents/app on
 // 127.0.0.1:0, a temporary data directory, its development issuer's
 // tokens). The go-sdk tests need nothing else:

@@ -28,9 +28,20 @@ type documents struct {
 // fresh data directory (SQLite, seeded) and its development issuer.
 func startDocuments(t *testing.T) *documents {
 	t.Helper()
+	return startDocumentsWith(t, nil)
+}
+
+// startDocumentsWith is startDocuments with a configuration that mutate
+// changes first (it starts with the log discarded).
+func startDocumentsWith(t *testing.T, mutate func(*app.Config)) *documents {
+	t.Helper()
 	dir := t.TempDir()
+	cfg := app.Config{Addr: "127.0.0.1:0", DataDir: dir, Logger: slog.New(slog.DiscardHandler)}
+	if mutate != nil {
+		mutate(&cfg)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.New(ctx, app.Config{Addr: "127.0.0.1:0", DataDir: dir, Logger: slog.New(slog.DiscardHandler)})
+	a, err := app.New(ctx, cfg)
 	if err != nil {
 		cancel()
 		require.NoError(t, err)
@@ -43,7 +54,8 @@ func startDocuments(t *testing.T) *documents {
 		require.NoError(t, a.Close())
 	})
 	token := func(subject string) string {
-		tok, err := app.DevToken(app.Config{Addr: a.Addr(), DataDir: dir}, subject, time.Hour)
+		// For the server that recorded itself in its data directory.
+		tok, err := app.DevToken(app.Config{DataDir: cfg.DataDir}, subject, time.Hour)
 		require.NoError(t, err)
 		return tok
 	}

@@ -44,14 +44,18 @@ func tsSDK(t *testing.T) (node, dir string) {
 		Dependencies map[string]string `json:"dependencies"`
 	}
 	readJSON(t, filepath.Join("tsclient", "package.json"), &pinned)
-	b, err := os.ReadFile(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
-	if errors.Is(err, os.ErrNotExist) {
-		missing("no @modelcontextprotocol/sdk in MCPKIT_TS_SDK_DIR=%s; %s", dir, installHint)
+	// Both pinned clients: v1 (@modelcontextprotocol/sdk) and v2
+	// (@modelcontextprotocol/client).
+	for _, pkg := range []string{"sdk", "client"} {
+		b, err := os.ReadFile(filepath.Join(dir, "node_modules", "@modelcontextprotocol", pkg, "package.json"))
+		if errors.Is(err, os.ErrNotExist) {
+			missing("no @modelcontextprotocol/%s in MCPKIT_TS_SDK_DIR=%s; %s", pkg, dir, installHint)
+		}
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(b, &installed))
+		want := pinned.Dependencies["@modelcontextprotocol/"+pkg]
+		require.Equal(t, want, installed.Version, "MCPKIT_TS_SDK_DIR holds another @modelcontextprotocol/%s version than tsclient/package.json pins; %s", pkg, installHint)
 	}
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(b, &installed))
-	want := pinned.Dependencies["@modelcontextprotocol/sdk"]
-	require.Equal(t, want, installed.Version, "MCPKIT_TS_SDK_DIR holds another SDK version than tsclient/package.json pins; %s", installHint)
 	return node, dir
 }
 
