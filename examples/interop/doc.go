@@ -33,6 +33,17 @@
 // Without MCPKIT_TS_SDK_DIR the TypeScript test skips with that hint;
 // under CI=true a missing SDK or node fails it instead.
 //
+// # A real browser
+//
+// TestBrowserCORS drives headless Chromium (Debian's chromium package;
+// MCPKIT_CHROMIUM names another binary) against the documents server with
+// AllowedOrigins set to a page origin (http://127.0.0.1:P1; the server is
+// on http://localhost:P2): the page's script lists every page with a
+// bearer token, reads a document in both protocol eras and reads the
+// exposed headers, and shows its findings in the DOM; a page of another
+// origin gets nothing (its preflight and its no-cors POST get 403). It
+// skips without Chromium, and fails under CI=true.
+//
 // # Intercept in front of real SDK servers
 //
 // The package also tests mcphttp.Intercept wrapping real servers of the
