@@ -220,9 +220,15 @@ func TestDevTokenForTheRunningServer(t *testing.T) {
 	res, _ = s.post(t, tok, "resources/list", nil)
 	assert.Equal(t, http.StatusOK, res.StatusCode)
 
-	require.NoError(t, os.WriteFile(filepath.Join(s.cfg.DataDir, serverFile), []byte(`{"issuer":""}`), 0o600))
-	_, err = DevToken(Config{DataDir: s.cfg.DataDir}, "alice", time.Hour)
-	assert.ErrorContains(t, err, "damaged")
+	for _, damaged := range []string{
+		`{"issuer":""}`,
+		`not json`,
+		`{"issuer":"http://127.0.0.1:1/dev","resource":"http://mcp.example.com/mcp"}`, // not what a development server records
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(s.cfg.DataDir, serverFile), []byte(damaged), 0o600))
+		_, err = DevToken(Config{DataDir: s.cfg.DataDir}, "alice", time.Hour)
+		assert.ErrorContains(t, err, "damaged", damaged)
+	}
 }
 
 // A cursor is bound to the caller (subject, client, scopes, audience), not
@@ -242,6 +248,21 @@ func TestCursorBoundToCallerNotToken(t *testing.T) {
 	require.NoError(t, err)
 	_, out := s.post(t, readOnly, "resources/list", map[string]any{"cursor": first.NextCursor})
 	assert.Equal(t, "invalid", cursorReason(t, out), "other scopes: another caller")
+}
+
+// A server that cannot record itself (here the record's name is taken by a
+// directory) still starts, and says that the token command needs -addr.
+func TestServerRecordNotWritable(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, serverFile, "taken"), 0o700))
+	s := start(t, func(c *Config) { c.DataDir = dir })
+	assert.Contains(t, s.logs.String(), `will need -addr`)
+	_, err := DevToken(Config{DataDir: dir}, "alice", time.Hour)
+	assert.Error(t, err)
+	tok, err := DevToken(Config{Addr: s.app.Addr(), DataDir: dir}, "alice", time.Hour)
+	require.NoError(t, err)
+	res, _ := s.post(t, tok, "resources/list", nil)
+	assert.Equal(t, http.StatusOK, res.StatusCode)
 }
 
 func TestHealth(t *testing.T) {

@@ -79,7 +79,8 @@ func readServerRecord(dir string) (serverRecord, error) {
 	if err != nil {
 		return rec, err
 	}
-	if err := json.Unmarshal(b, &rec); err != nil || rec.Issuer == "" || rec.Resource == "" {
+	// What a development server records: loopback http(s) URLs.
+	if err := json.Unmarshal(b, &rec); err != nil || checkURL(rec.Issuer) != "" || checkURL(rec.Resource) != "" {
 		return rec, fmt.Errorf("%s in -data-dir is damaged: start the server again, or give its -addr", serverFile)
 	}
 	return rec, nil
@@ -106,9 +107,11 @@ func (a *App) startDevelopment() error {
 	}
 	a.dev, a.resource = dev, resource
 	// For "documents token USER" without -addr: the audience and issuer of
-	// this server's tokens, with the port actually listened on.
+	// this server's tokens, with the port actually listened on. A
+	// convenience: without it, the token command needs -addr.
 	if err := writeServerRecord(a.cfg.DataDir, serverRecord{Addr: a.displayHost(), Issuer: issuer, Resource: resource}); err != nil {
-		return fmt.Errorf("development issuer (-data-dir): recording the server: %w", err)
+		a.log.Warn("development issuer: cannot record this server in the data directory; \"documents token USER\" will need -addr",
+			"data_dir", a.cfg.DataDir, "error", err)
 	}
 	a.log.Warn("DEVELOPMENT MODE: a built-in token issuer signs tokens for any user with a key kept in the data directory; never use this mode in production (configure -issuer and -jwks-url, or -introspection-url)",
 		"issuer", issuer, "data_dir", a.cfg.DataDir)
