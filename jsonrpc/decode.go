@@ -2,33 +2,87 @@ package jsonrpc
 
 // Limits of the decoder.
 const (
-	// DefaultMaxBytes is the body limit used when a caller passes a limit <= 0.
+	// DefaultMaxBytes is the body limit of the zero [Limits].
 	DefaultMaxBytes = 4 << 20
+
+	// DefaultMaxIDBytes is the id limit of the zero [Limits].
+	DefaultMaxIDBytes = 256
 
 	// MaxDepth is the deepest nesting of objects and arrays a message may
 	// have; the message object itself is at depth 1.
 	MaxDepth = 64
 
-	// MaxBatch is the largest number of elements DecodeBatch accepts.
+	// MaxBatch is the batch limit of the zero [Limits]: the largest number
+	// of elements DecodeBatch accepts by default.
 	MaxBatch = 100
 )
 
+// Limits bounds what [Limits.Decode] and [Limits.DecodeBatch] accept. The
+// zero value is the default; every zero (or negative) field means its
+// default. Limits is a plain value, safe to copy and to use concurrently.
+type Limits struct {
+	// MaxBytes is the longest body accepted, in bytes. Zero means
+	// DefaultMaxBytes (4 MiB). A longer body is a *TooLargeError, found
+	// before anything else is read.
+	MaxBytes int64
+
+	// MaxIDBytes is the longest id accepted: the length of the id's JSON
+	// text as received (quotes and escapes included). Zero means
+	// DefaultMaxIDBytes (256). A message with a longer id is
+	// CodeInvalidRequest, and the id is not echoed (the Message's ID is
+	// zero), so that one request cannot make a server write or log
+	// megabytes of someone else's choosing.
+	MaxIDBytes int
+
+	// MaxBatch is the largest number of elements of a batch. Zero means
+	// MaxBatch (100). A bigger batch is CodeInvalidRequest as a whole.
+	MaxBatch int
+}
+
+func (l Limits) maxBytes() int64 {
+	if l.MaxBytes <= 0 {
+		return DefaultMaxBytes
+	}
+	return l.MaxBytes
+}
+
+func (l Limits) maxID() int {
+	if l.MaxIDBytes <= 0 {
+		return DefaultMaxIDBytes
+	}
+	return l.MaxIDBytes
+}
+
+func (l Limits) maxBatch() int {
+	if l.MaxBatch <= 0 {
+		return MaxBatch
+	}
+	return l.MaxBatch
+}
+
+// Decode is [Limits.Decode] with Limits{MaxBytes: maxBytes}: maxBytes <= 0
+// means [DefaultMaxBytes], and ids are bounded by [DefaultMaxIDBytes].
+func Decode(data []byte, maxBytes int64) (Message, error) {
+	return Limits{MaxBytes: maxBytes}.Decode(data)
+}
+
 // Decode decodes one JSON-RPC message strictly (see the package doc for
-// the rules). maxBytes <= 0 means [DefaultMaxBytes].
+// the rules) within the limits l.
 //
-// A body over the limit gives a *[TooLargeError]; any other failure gives
+// A body over l.MaxBytes gives a *[TooLargeError]; any other failure gives
 // an *[Error] with a fixed message: [CodeParseError] when the body is not
 // JSON, [CodeInvalidRequest] when it is JSON but not a valid message (a
-// batch array included). On an Invalid Request error the returned Message
-// still carries the ID when a valid, unambiguous id could be read, so that
-// the error response can echo it; otherwise the Message is zero.
+// batch array included, and an id longer than l.MaxIDBytes). On an
+// Invalid Request error the returned Message still carries the ID when a
+// valid, unambiguous id within the limit could be read, so that the error
+// response can echo it; otherwise the Message is zero.
 //
 // The returned Params, Result and Error.Data alias data.
-func Decode(data []byte, maxBytes int64) (Message, error) {
-	if err := checkSize(data, maxBytes); err != nil {
+func (l Limits) Decode(data []byte) (Message, error) {
+	if err := checkSize(data, l.maxBytes()); err != nil {
 		return Message{}, err
 	}
-	s := scanner{data: data}
+	s := scanner{data: data, maxID: l.maxID()}
 	s.ws()
 	var ok bool
 	switch s.at() {
@@ -69,30 +123,35 @@ func (s *scanner) end(ok bool) *Error {
 }
 
 func checkSize(data []byte, maxBytes int64) error {
-	if maxBytes <= 0 {
-		maxBytes = DefaultMaxBytes
-	}
 	if int64(len(data)) > maxBytes {
 		return &TooLargeError{Limit: maxBytes}
 	}
 	return nil
 }
 
-// DecodeBatch decodes a JSON-RPC batch: a top-level array of up to
-// [MaxBatch] messages, each decoded with the same rules as [Decode] into its
-// own BatchItem, so that the caller can answer every element. Only callers
-// that negotiated protocol 2025-03-26 should accept batches; use [IsBatch]
-// to choose between Decode and DecodeBatch.
-//
-// The error is for the batch as a whole: *[TooLargeError], an *[Error] with
-// [CodeParseError] when the body is not JSON, or with [CodeInvalidRequest]
-// when it is not an array, is empty, has more than MaxBatch elements or
-// nests too deep. Per-element problems are in BatchItem.Err.
+// DecodeBatch is [Limits.DecodeBatch] with Limits{MaxBytes: maxBytes}:
+// maxBytes <= 0 means [DefaultMaxBytes], at most [MaxBatch] elements.
 func DecodeBatch(data []byte, maxBytes int64) ([]BatchItem, error) {
-	if err := checkSize(data, maxBytes); err != nil {
+	return Limits{MaxBytes: maxBytes}.DecodeBatch(data)
+}
+
+// DecodeBatch decodes a JSON-RPC batch: a top-level array of up to
+// l.MaxBatch messages, each decoded with the same rules as [Limits.Decode]
+// into its own BatchItem, so that the caller can answer every element.
+// Only callers that negotiated protocol 2025-03-26 should accept batches;
+// use [IsBatch] to choose between Decode and DecodeBatch.
+//
+// The error is for the batch as a whole: *[TooLargeError] (the whole body
+// over l.MaxBytes), an *[Error] with [CodeParseError] when the body is not
+// JSON, or with [CodeInvalidRequest] when it is not an array, is empty,
+// has more than l.MaxBatch elements or nests too deep. Per-element
+// problems (an id over l.MaxIDBytes included) are in BatchItem.Err.
+func (l Limits) DecodeBatch(data []byte) ([]BatchItem, error) {
+	if err := checkSize(data, l.maxBytes()); err != nil {
 		return nil, err
 	}
-	s := scanner{data: data}
+	maxBatch := l.maxBatch()
+	s := scanner{data: data, maxID: l.maxID()}
 	s.ws()
 	if s.at() != '[' {
 		if err := s.end(s.value(0)); err != nil {
@@ -113,7 +172,7 @@ func DecodeBatch(data []byte, maxBytes int64) ([]BatchItem, error) {
 	n := 0
 	for {
 		n++
-		if n > MaxBatch { // only check the syntax of the rest
+		if n > maxBatch { // only check the syntax of the rest
 			if !s.value(1) {
 				return nil, s.end(false)
 			}
@@ -141,7 +200,7 @@ func DecodeBatch(data []byte, maxBytes int64) ([]BatchItem, error) {
 	if err := s.end(true); err != nil {
 		return nil, err
 	}
-	if n > MaxBatch {
+	if n > maxBatch {
 		return nil, errInvalid("batch too large")
 	}
 	return items, nil

@@ -11,7 +11,7 @@
 // [AppendError], without re-encoding. [Peek] reads the method, id and kind
 // with gjson for a router that only forwards bodies; it validates nothing.
 //
-//	msg, err := jsonrpc.Decode(body, 0) // 0: DefaultMaxBytes (4 MiB)
+//	msg, err := jsonrpc.Limits{}.Decode(body) // zero Limits: 4 MiB body, 256-byte id, batches of 100
 //	var tooLarge *jsonrpc.TooLargeError
 //	var rpcErr *jsonrpc.Error
 //	switch {
@@ -47,6 +47,9 @@
 //     id is a string or an integer (no fraction, no exponent; any size; never
 //     null). A result is an object; an error is an object with an integer
 //     code, a string message and optionally data, and nothing else.
+//   - An id's JSON text (quotes and escapes included) is at most
+//     [Limits.MaxIDBytes] bytes, 256 by default; a longer id makes the
+//     message [CodeInvalidRequest] and is not echoed.
 //   - method and id: a request. method and no id: a notification. result or
 //     error (not both), no method, no params, and an id (null only with an
 //     error): a response. Anything else is [CodeInvalidRequest].

@@ -30,8 +30,9 @@ const (
 )
 
 type scanner struct {
-	data []byte
-	i    int
+	data  []byte
+	i     int
+	maxID int // the longest id text accepted
 
 	fail   failure
 	reason string // reason for fail

@@ -37,6 +37,7 @@ type top struct {
 	errSeen     uint16 // 1<<member for each error-object member present
 	idKind      uint8
 	idAmbiguous bool // a duplicate "id": echo none
+	idLong      bool // longer than the limit: echo none
 	id          span
 	method      span // string body, without quotes
 	methodEsc   bool
@@ -142,6 +143,10 @@ func (s *scanner) topMember(name []byte, esc bool, depth int) bool {
 			t.idKind = idBad
 		}
 		t.id = span{start, s.i}
+		if ok && s.i-start > s.maxID {
+			t.idLong = true
+			s.invalid("id too long")
+		}
 		return ok
 	case mMethod:
 		if c != '"' {
@@ -239,7 +244,7 @@ func (t *top) has(m member) bool { return t.seen&(1<<m) != 0 }
 // not ambiguous.
 func (s *scanner) id() ID {
 	t := &s.top
-	if (t.idKind != idString && t.idKind != idInt) || t.idAmbiguous {
+	if (t.idKind != idString && t.idKind != idInt) || t.idAmbiguous || t.idLong {
 		return ID{}
 	}
 	return ID{raw: string(s.data[t.id.start:t.id.end])}
