@@ -62,24 +62,14 @@ func AppendString(dst []byte, s string) []byte {
 		// Greek, Cyrillic, CJK, …) are checked here, others by utf8.
 		for i < len(s) && s[i] >= utf8.RuneSelf {
 			c := s[i]
-			if 0xE0 <= c && c <= 0xEF && i+2 < len(s) {
-				c1, c2 := s[i+1], s[i+2]
-				lo, hi := byte(0x80), byte(0xBF)
-				switch c {
-				case 0xE0:
-					lo = 0xA0 // no overlong forms
-				case 0xED:
-					hi = 0x9F // no surrogates
+			if 0xE0 <= c && c <= 0xEF && i+2 < len(s) && threeByte(c, s[i+1], s[i+2]) {
+				if c == 0xE2 && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9) { // U+2028, U+2029
+					dst = append(dst, s[start:i]...)
+					dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[s[i+2]&0xF])
+					start = i + 3
 				}
-				if lo <= c1 && c1 <= hi && c2&0xC0 == 0x80 {
-					if c == 0xE2 && c1 == 0x80 && (c2 == 0xA8 || c2 == 0xA9) { // U+2028, U+2029
-						dst = append(dst, s[start:i]...)
-						dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c2&0xF])
-						start = i + 3
-					}
-					i += 3
-					continue
-				}
+				i += 3
+				continue
 			} else if 0xC2 <= c && c <= 0xDF && i+1 < len(s) && s[i+1]&0xC0 == 0x80 {
 				i += 2
 				continue
@@ -114,4 +104,13 @@ func attention(w uint64) uint64 {
 	b := w ^ ('\\' * lsb)
 	b = (b - lsb) &^ b
 	return (ctl | q | b | w) & msb
+}
+
+// quoteOrBackslash is attention for the quote and the backslash only.
+func quoteOrBackslash(w uint64) uint64 {
+	q := w ^ ('"' * lsb)
+	q = (q - lsb) &^ q
+	b := w ^ ('\\' * lsb)
+	b = (b - lsb) &^ b
+	return (q | b) & msb
 }

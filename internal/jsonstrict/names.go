@@ -2,6 +2,7 @@ package jsonstrict
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 	"unicode"
 	"unicode/utf8"
@@ -160,9 +161,22 @@ func skipWS(d []byte, i int) int {
 	return i
 }
 
-// skipString returns the index after the validated string at d[i].
+// skipString returns the index after the validated string at d[i]
+// (never more than len(d)), looking at eight bytes at a time.
 func skipString(d []byte, i int) int {
 	for i++; i < len(d); i++ {
+		for ; i+8 <= len(d); i += 8 {
+			t := d[i : i+8]
+			w := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+				uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+			if m := quoteOrBackslash(w); m != 0 {
+				i += bits.TrailingZeros64(m) / 8
+				break
+			}
+		}
+		if i >= len(d) {
+			break
+		}
 		switch d[i] {
 		case '\\':
 			i++
@@ -170,7 +184,7 @@ func skipString(d []byte, i int) int {
 			return i + 1
 		}
 	}
-	return i
+	return len(d)
 }
 
 // skipValue returns the index after the validated value at d[i].

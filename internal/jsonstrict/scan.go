@@ -1,6 +1,9 @@
 package jsonstrict
 
-import "unicode/utf8"
+import (
+	"math/bits"
+	"unicode/utf8"
+)
 
 // The scanner is a single-pass, recursive-descent validator over a byte
 // slice. It checks RFC 8259 syntax, UTF-8, \u escapes (no lone
@@ -146,18 +149,27 @@ func (s *scanner) number() bool {
 }
 
 // str scans a string from its opening quote to just past its closing
-// quote, and reports whether it holds any escape.
+// quote, and reports whether it holds any escape. Runs of plain ASCII are
+// skipped eight bytes at a time, and two- and three-byte runes are checked
+// inline.
 func (s *scanner) str() (esc, ok bool) {
 	d := s.data
 	i := s.i + 1
-	for {
-		for i < len(d) && strSafe[d[i]] {
-			i++
+	for i < len(d) {
+		c := d[i]
+		if strSafe[c] {
+			for i++; i+8 <= len(d); i += 8 {
+				t := d[i : i+8]
+				w := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+					uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+				if m := attention(w); m != 0 {
+					i += bits.TrailingZeros64(m) / 8
+					break
+				}
+			}
+			continue
 		}
-		if i >= len(d) {
-			return false, s.fail(errUnterminated)
-		}
-		switch c := d[i]; {
+		switch {
 		case c == '"':
 			s.i = i + 1
 			return esc, true
@@ -170,6 +182,10 @@ func (s *scanner) str() (esc, ok bool) {
 			i += n
 		case c < 0x20:
 			return false, s.fail(errControl)
+		case 0xE0 <= c && c <= 0xEF && i+2 < len(d) && threeByte(c, d[i+1], d[i+2]):
+			i += 3
+		case 0xC2 <= c && c <= 0xDF && i+1 < len(d) && d[i+1]&0xC0 == 0x80:
+			i += 2
 		default:
 			r, n := utf8.DecodeRune(d[i:])
 			if r == utf8.RuneError && n == 1 {
@@ -178,6 +194,20 @@ func (s *scanner) str() (esc, ok bool) {
 			i += n
 		}
 	}
+	return false, s.fail(errUnterminated)
+}
+
+// threeByte reports whether c, c1, c2 (c in 0xE0…0xEF) are a valid
+// three-byte UTF-8 sequence: no overlong form, no surrogate.
+func threeByte(c, c1, c2 byte) bool {
+	lo, hi := byte(0x80), byte(0xBF)
+	switch c {
+	case 0xE0:
+		lo = 0xA0
+	case 0xED:
+		hi = 0x9F
+	}
+	return lo <= c1 && c1 <= hi && c2&0xC0 == 0x80
 }
 
 // escapeLen returns the length of the valid escape sequence at d[i] (a
