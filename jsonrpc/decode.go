@@ -1,64 +1,24 @@
 package jsonrpc
 
-// Limits of the decoder.
-const (
-	// DefaultMaxBytes is the body limit of the zero [Limits].
-	DefaultMaxBytes = 4 << 20
+import (
+	"errors"
 
-	// DefaultMaxIDBytes is the id limit of the zero [Limits].
-	DefaultMaxIDBytes = 256
-
-	// MaxDepth is the deepest nesting of objects and arrays a message may
-	// have; the message object itself is at depth 1.
-	MaxDepth = 64
-
-	// MaxBatch is the batch limit of the zero [Limits]: the largest number
-	// of elements DecodeBatch accepts by default.
-	MaxBatch = 100
+	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 )
 
-// Limits bounds what [Limits.Decode] and [Limits.DecodeBatch] accept. The
-// zero value is the default; every zero (or negative) field means its
-// default. Limits is a plain value, safe to copy and to use concurrently.
-type Limits struct {
-	// MaxBytes is the longest body accepted, in bytes. Zero means
-	// DefaultMaxBytes (4 MiB). A longer body is a *TooLargeError, found
-	// before anything else is read.
-	MaxBytes int64
+// The decoder reads a body with the kit's strict JSON engine, in one pass:
+// the engine checks the JSON (syntax, UTF-8, surrogates, depth, duplicate
+// and case-variant names at any depth) and hands the top-level members to
+// the envelope (envelope.go), which captures them and checks the JSON-RPC
+// rules. A body that is not JSON is always a parse error, whatever rule it
+// broke first.
 
-	// MaxIDBytes is the longest id accepted: the length of the id's JSON
-	// text as received (quotes and escapes included). Zero means
-	// DefaultMaxIDBytes (256). A message with a longer id is
-	// CodeInvalidRequest, and the id is not echoed (the Message's ID is
-	// zero), so that one request cannot make a server write or log
-	// megabytes of someone else's choosing.
-	MaxIDBytes int
-
-	// MaxBatch is the largest number of elements of a batch. Zero means
-	// MaxBatch (100). A bigger batch is CodeInvalidRequest as a whole.
-	MaxBatch int
-}
-
-func (l Limits) maxBytes() int64 {
-	if l.MaxBytes <= 0 {
-		return DefaultMaxBytes
-	}
-	return l.MaxBytes
-}
-
-func (l Limits) maxID() int {
-	if l.MaxIDBytes <= 0 {
-		return DefaultMaxIDBytes
-	}
-	return l.MaxIDBytes
-}
-
-func (l Limits) maxBatch() int {
-	if l.MaxBatch <= 0 {
-		return MaxBatch
-	}
-	return l.MaxBatch
-}
+// The engine's bounds: a message nests MaxDepth deep counting its own
+// object; a batch adds the array around its elements.
+var (
+	messageOpts = jsonstrict.Options{MaxDepth: MaxDepth}
+	batchOpts   = jsonstrict.Options{MaxDepth: MaxDepth + 1}
+)
 
 // Decode is [Limits.Decode] with Limits{MaxBytes: maxBytes}: maxBytes <= 0
 // means [DefaultMaxBytes], and ids are bounded by [DefaultMaxIDBytes].
@@ -82,44 +42,49 @@ func (l Limits) Decode(data []byte) (Message, error) {
 	if err := checkSize(data, l.maxBytes()); err != nil {
 		return Message{}, err
 	}
-	s := scanner{data: data, maxID: l.maxID()}
-	s.ws()
-	var ok bool
-	switch s.at() {
-	case '{':
-		ok = s.object(1, modeTop)
-	case '[':
-		s.invalid("batch not allowed here")
-		ok = s.array(1)
-	default:
-		s.invalid("not an object")
-		ok = s.value(0)
-	}
-	if err := s.end(ok); err != nil {
-		if err.Code == CodeParseError {
-			return Message{}, err
+	if c := firstByte(data); c != '{' {
+		reason := "not an object"
+		if c == '[' {
+			reason = "batch not allowed here"
 		}
-		return Message{ID: s.id()}, err
+		_, err := messageOpts.Parse(data)
+		if e := fatal(err); e != nil {
+			return Message{}, e
+		}
+		return Message{}, errInvalid(reason)
 	}
-	return s.message()
+	return decodeObject(data, l.maxID())
 }
 
-// end checks what follows the top-level value and reports a fatal failure.
-func (s *scanner) end(ok bool) *Error {
-	if ok {
-		s.ws()
-		if s.i != len(s.data) {
-			s.parseErr("bytes after the value")
-			ok = false
+// decodeObject decodes the message object data (its first byte, after
+// white space, is '{').
+func decodeObject(data []byte, maxID int) (Message, error) {
+	env := envelope{maxID: maxID}
+	err := messageOpts.Members(data, env.member)
+	if e := fatal(err); e != nil {
+		if e.Code == CodeParseError {
+			return Message{}, e
 		}
+		return Message{ID: env.validID()}, e
 	}
-	if ok {
+	if err != nil { // a duplicate name: every member was still seen
+		return Message{ID: env.validID()}, errInvalid("duplicate member name")
+	}
+	return env.message()
+}
+
+// fatal maps the engine's failures that end a decode: a syntax error is a
+// parse error, too deep is an invalid request. nil, a duplicate name and
+// the wrong kind of value (JSON, but not a valid message or batch: the
+// caller decides) give nil.
+func fatal(err error) *Error {
+	switch {
+	case err == nil, errors.Is(err, jsonstrict.ErrDuplicate), errors.Is(err, jsonstrict.ErrKind):
 		return nil
+	case errors.Is(err, jsonstrict.ErrDepth):
+		return errInvalid("nesting too deep")
 	}
-	if s.fail == failDepth {
-		return errInvalid(s.reason)
-	}
-	return errParse(s.reason)
+	return errParse(err.Error())
 }
 
 func checkSize(data []byte, maxBytes int64) error {
@@ -145,92 +110,78 @@ func DecodeBatch(data []byte, maxBytes int64) ([]BatchItem, error) {
 // over l.MaxBytes), an *[Error] with [CodeParseError] when the body is not
 // JSON, or with [CodeInvalidRequest] when it is not an array, is empty,
 // has more than l.MaxBatch elements or nests too deep. Per-element
-// problems (an id over l.MaxIDBytes included) are in BatchItem.Err.
+// problems (an id over l.MaxIDBytes, a duplicate name included) are in
+// BatchItem.Err.
 func (l Limits) DecodeBatch(data []byte) ([]BatchItem, error) {
 	if err := checkSize(data, l.maxBytes()); err != nil {
 		return nil, err
 	}
-	maxBatch := l.maxBatch()
-	s := scanner{data: data, maxID: l.maxID()}
-	s.ws()
-	if s.at() != '[' {
-		if err := s.end(s.value(0)); err != nil {
-			return nil, err
-		}
-		return nil, errInvalid("not a batch")
-	}
-	s.i++
-	s.ws()
-	if s.at() == ']' {
-		s.i++
-		if err := s.end(true); err != nil {
-			return nil, err
-		}
-		return nil, errInvalid("empty batch")
-	}
+	maxBatch, maxID := l.maxBatch(), l.maxID()
 	var items []BatchItem
 	n := 0
-	for {
+	// One validating pass over the whole; each element, already validated,
+	// is read as a message without validating it again.
+	err := batchOpts.Elements(data, func(v jsonstrict.Value) bool {
 		n++
-		if n > maxBatch { // only check the syntax of the rest
-			if !s.value(1) {
-				return nil, s.end(false)
-			}
-		} else {
-			item, ok := s.element()
-			if !ok {
-				return nil, s.end(false)
-			}
-			items = append(items, item)
+		if n <= maxBatch {
+			items = append(items, element(v, maxID, false))
 		}
-		s.ws()
-		switch s.at() {
-		case ',':
-			s.i++
-			s.ws()
-			continue
-		case ']':
-			s.i++
-		default:
-			s.parseErr("expected , or ]")
-			return nil, s.end(false)
-		}
-		break
-	}
-	if err := s.end(true); err != nil {
-		return nil, err
-	}
-	if n > maxBatch {
+		return true
+	})
+	switch e := fatal(err); {
+	case e != nil:
+		return nil, e
+	case errors.Is(err, jsonstrict.ErrKind):
+		return nil, errInvalid("not a batch")
+	case n == 0:
+		return nil, errInvalid("empty batch")
+	case n > maxBatch:
 		return nil, errInvalid("batch too large")
+	case err != nil:
+		// A duplicate name somewhere (hostile input): find the elements
+		// that have one by validating each again.
+		items = items[:0]
+		_ = batchOpts.Elements(data, func(v jsonstrict.Value) bool {
+			items = append(items, element(v, maxID, true))
+			return true
+		})
 	}
 	return items, nil
 }
 
-// element decodes one batch element; ok is false on a fatal failure.
-func (s *scanner) element() (item BatchItem, ok bool) {
-	s.top, s.bad = top{}, ""
-	if s.at() != '{' {
-		if !s.value(1) {
-			return item, false
-		}
-		return BatchItem{Err: errInvalid("batch element is not an object")}, true
+// element decodes one validated batch element; validate says whether to
+// look for duplicate names inside it.
+func element(v jsonstrict.Value, maxID int, validate bool) BatchItem {
+	if v.Kind() != jsonstrict.Object {
+		return BatchItem{Err: errInvalid("batch element is not an object")}
 	}
-	if !s.object(1, modeTop) {
-		return item, false
+	var m Message
+	var err error
+	if validate {
+		m, err = decodeObject(v.Raw(), maxID)
+	} else {
+		env := envelope{maxID: maxID}
+		_ = v.Members(env.member)
+		m, err = env.message()
 	}
-	msg, err := s.message()
-	return BatchItem{Message: msg, Err: err}, true
+	return BatchItem{Message: m, Err: err}
 }
 
-// IsBatch reports whether the first byte of data that is not JSON white
-// space is '['. It does not validate anything.
-func IsBatch(data []byte) bool {
+// firstByte returns the first byte of data that is not JSON white space,
+// or 0.
+func firstByte(data []byte) byte {
 	for _, c := range data {
 		switch c {
 		case ' ', '\t', '\n', '\r':
 			continue
 		}
-		return c == '['
+		return c
 	}
-	return false
+	return 0
+}
+
+// IsBatch reports whether the first byte of data that is not JSON white
+// space is '['. It does not validate anything.
+func IsBatch(data []byte) bool {
+	return firstByte(data) == '['
 }

@@ -109,21 +109,38 @@ var invalidCases = []decodeCase{
 	{name: "jsonrpc number", in: `{"jsonrpc":2.0,"id":1,"method":"ping"}`, code: CodeInvalidRequest, id: "1", reason: "2.0"},
 	{name: "jsonrpc with space", in: `{"jsonrpc":"2.0 ","id":1,"method":"ping"}`, code: CodeInvalidRequest, id: "1", reason: "2.0"},
 
-	// A27: case variants and unknown members of the envelope.
-	{name: "A27 Method", in: env + `"id":1,"Method":"ping"}`, code: CodeInvalidRequest, id: "1", reason: "unknown member"},
-	{name: "A27 JSONRPC", in: `{"JSONRPC":"2.0","id":1,"method":"ping"}`, code: CodeInvalidRequest, id: "1", reason: "unknown member"},
-	{name: "A27 Params", in: env + `"id":1,"method":"ping","Params":{}}`, code: CodeInvalidRequest, id: "1", reason: "unknown member"},
-	{name: "A27 ID instead of id", in: env + `"ID":1,"method":"ping"}`, code: CodeInvalidRequest, reason: "unknown member"},
-	{name: "A27 escaped upper-case name", in: env + `"id":1,"\u004dethod":"ping"}`, code: CodeInvalidRequest, id: "1", reason: "unknown member"},
+	// A27 / issue 11: case variants of the envelope's members. Peers such as
+	// mcp-go decode names case-insensitively, so each of these bodies means
+	// something else to them: invalid, whether or not the member itself is
+	// there too (then it is also a duplicate), and no id is echoed when the
+	// variant is one of "id".
+	{name: "A27 Method without method", in: env + `"id":1,"Method":"ping"}`, code: CodeInvalidRequest, id: "1", reason: "case variant"},
+	{name: "A27 Method beside method", in: env + `"id":1,"method":"ping","Method":"resources/read"}`, code: CodeInvalidRequest, id: "1", reason: "duplicate"},
+	{name: "A27 METHOD without method", in: env + `"id":1,"METHOD":"ping"}`, code: CodeInvalidRequest, id: "1", reason: "case variant"},
+	{name: "A27 JSONRPC", in: `{"JSONRPC":"2.0","id":1,"method":"ping"}`, code: CodeInvalidRequest, id: "1", reason: "case variant"},
+	{name: "A27 Jsonrpc beside jsonrpc", in: `{"jsonrpc":"2.0","Jsonrpc":"1.0","id":1,"method":"ping"}`, code: CodeInvalidRequest, id: "1", reason: "duplicate"},
+	{name: "A27 long s in jsonrpc folds to it", in: `{"jſonrpc":"2.0","id":1,"method":"ping"}`, code: CodeInvalidRequest, id: "1", reason: "case variant"},
+	{name: "A27 Params", in: env + `"id":1,"method":"ping","Params":{}}`, code: CodeInvalidRequest, id: "1", reason: "case variant"},
+	{name: "A27 PARAMS beside params", in: env + `"id":1,"method":"resources/read","params":{"uri":"a"},"PARAMS":{"uri":"b"}}`, code: CodeInvalidRequest, id: "1", reason: "duplicate"},
+	{name: "A27 ID instead of id", in: env + `"ID":1,"method":"ping"}`, code: CodeInvalidRequest, reason: "case variant"},
+	{name: "A27 Id beside id echoes no id", in: env + `"id":1,"Id":2,"method":"ping"}`, code: CodeInvalidRequest, reason: "duplicate"},
+	{name: "A27 ID and id echo no id", in: env + `"ID":2,"id":1,"method":"ping"}`, code: CodeInvalidRequest, reason: "duplicate"},
+	{name: "A27 Result", in: env + `"id":1,"Result":{}}`, code: CodeInvalidRequest, id: "1", reason: "case variant"},
+	{name: "A27 RESULT beside result", in: env + `"id":1,"result":{},"RESULT":{}}`, code: CodeInvalidRequest, id: "1", reason: "duplicate"},
+	{name: "A27 Error", in: env + `"id":1,"Error":{"code":1,"message":"x"}}`, code: CodeInvalidRequest, id: "1", reason: "case variant"},
+	{name: "A27 eRROR beside error", in: env + `"id":1,"error":{"code":1,"message":"x"},"eRROR":{}}`, code: CodeInvalidRequest, id: "1", reason: "duplicate"},
+	{name: "A27 escaped upper-case name", in: env + `"id":1,"\u004dethod":"ping"}`, code: CodeInvalidRequest, id: "1", reason: "case variant"},
+	{name: "A27 escaped ID", in: env + `"\u0049\u0044":1,"method":"ping"}`, code: CodeInvalidRequest, reason: "case variant"},
+	{name: "a name that only looks like a member", in: env + `"id":1,"method":"ping","methods":1}`, code: CodeInvalidRequest, id: "1", reason: "unknown member"},
 	{name: "unknown member", in: env + `"id":1,"method":"ping","foo":1}`, code: CodeInvalidRequest, id: "1", reason: "unknown member"},
 	{name: "_meta at the top level", in: env + `"id":1,"method":"ping","_meta":{}}`, code: CodeInvalidRequest, id: "1", reason: "unknown member"},
+	{name: "error object members at the top level", in: env + `"id":1,"method":"ping","code":1}`, code: CodeInvalidRequest, id: "1", reason: "unknown member"},
 
 	// A27: duplicate member names, at any depth.
 	{name: "A27 method twice", in: env + `"id":1,"method":"ping","method":"resources/read"}`, code: CodeInvalidRequest, id: "1", reason: "duplicate"},
 	{name: "A27 escaped duplicate", in: env + `"id":1,"method":"ping","m\u0065thod":"resources/read"}`, code: CodeInvalidRequest, id: "1", reason: "duplicate"},
 	{name: "A27 case duplicate", in: env + `"id":1,"method":"ping","METHOD":"resources/read"}`, code: CodeInvalidRequest, id: "1", reason: "duplicate"},
 	{name: "A27 id twice echoes no id", in: env + `"id":1,"method":"ping","id":2}`, code: CodeInvalidRequest, reason: "duplicate"},
-	{name: "A27 ID and id echo no id", in: env + `"ID":2,"id":1,"method":"ping"}`, code: CodeInvalidRequest, reason: "unknown member"},
 	{name: "A27 duplicate in params", in: env + `"id":1,"method":"resources/read","params":{"uri":"a","uri":"b"}}`, code: CodeInvalidRequest, id: "1", reason: "duplicate"},
 	{name: "A27 case duplicate in params", in: env + `"id":1,"method":"resources/read","params":{"uri":"a","URI":"b"}}`, code: CodeInvalidRequest, id: "1", reason: "duplicate"},
 	{name: "A27 escaped duplicate in params", in: env + `"id":1,"method":"resources/read","params":{"uri":"a","ur\u0069":"b"}}`, code: CodeInvalidRequest, id: "1", reason: "duplicate"},

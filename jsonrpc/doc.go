@@ -2,10 +2,11 @@
 // them, strictly enough that no two parsers can disagree about what a
 // message said.
 //
-// [Decode] validates a body in one pass over its bytes with its own JSON
-// scanner (not encoding/json, which matches names case-insensitively, lets
-// the last duplicate win and replaces invalid UTF-8) and returns a
-// [Message] whose params and result are the raw, undecoded JSON. Handlers
+// [Decode] validates a body in one pass over its bytes with the kit's
+// strict JSON engine (not encoding/json, which matches names
+// case-insensitively, lets the last duplicate win and replaces invalid
+// UTF-8), the same engine authn reads tokens with, and returns a [Message]
+// whose params and result are the raw, undecoded JSON. Handlers
 // decode params with [UnmarshalParams]. Responses are written from
 // already-encoded results with [AppendResult], [ResultEnvelope] and
 // [AppendError], without re-encoding. [Peek] reads the method, id and kind
@@ -41,7 +42,11 @@
 //     so "m\u0065thod" repeats "method", and "URI" repeats "uri".
 //   - The value must be an object (a batch array is [CodeInvalidRequest]
 //     here; see [DecodeBatch]) with only the members jsonrpc, id, method,
-//     params, result and error, spelled in lower case ("Method" is unknown).
+//     params, result and error, spelled exactly so. A case variant of one
+//     of them ("Method", "ID", "jſonrpc") is [CodeInvalidRequest] whether
+//     or not the member itself is there too: peers such as mcp-go match
+//     names case-insensitively and would read it as that member. A message
+//     with a variant of id echoes no id.
 //   - jsonrpc is the string "2.0". method is a non-empty string. params,
 //     when present, is an object (MCP uses named params only). A request's
 //     id is a string or an integer (no fraction, no exponent; any size; never

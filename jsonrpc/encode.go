@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 )
 
 // Writing responses. Results arrive already encoded and are copied as is.
@@ -83,61 +84,12 @@ func appendErrorObject(dst []byte, e *Error) []byte {
 	if msg == "" {
 		msg = standardMessage(e.Code)
 	}
-	dst = appendString(dst, msg)
+	dst = jsonstrict.AppendString(dst, msg)
 	if e.Data != nil && json.Valid(e.Data) {
 		dst = append(dst, `,"data":`...)
 		dst = append(dst, e.Data...)
 	}
 	return append(dst, '}')
-}
-
-// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD and
-// U+2028, U+2029 are escaped, as encoding/json does.
-func appendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && n == 1) || r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			switch r {
-			case '\u2028':
-				dst = append(dst, `\u2028`...)
-			case '\u2029':
-				dst = append(dst, `\u2029`...)
-			default:
-				dst = append(dst, `\ufffd`...)
-			}
-			start = i + n
-		}
-		i += n
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // UnmarshalParams decodes params into v with encoding/json. Absent params

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -140,11 +143,7 @@ func FuzzDecode(f *testing.F) {
 				continue
 			}
 			assert.Equal(t, string(raw), string(span), name)
-			s := scanner{data: span}
-			require.Equal(t, byte('{'), s.at())
-			assert.True(t, s.object(1, modeAny), name)
-			assert.Equal(t, len(span), s.i, name)
-			assert.Empty(t, s.bad, name)
+			assert.NoError(t, jsonstrict.Members(span, func([]byte, jsonstrict.Value) bool { return true }), name)
 		}
 
 		// Peek and DecodeBatch agree.
@@ -165,9 +164,10 @@ func FuzzDecode(f *testing.F) {
 }
 
 // naiveDuplicate reports whether any object in the valid JSON data repeats
-// a member name (after unescaping and encoding/json's case folding), with
-// encoding/json's tokenizer and a map per object: the simple way the hashes
-// and sorting of names.go must agree with.
+// a member name (after unescaping and encoding/json's case folding, which
+// it documents as bytes.EqualFold), with encoding/json's tokenizer and the
+// names of each object: the simple way the engine's hashes and sorting
+// must agree with.
 func naiveDuplicate(t *testing.T, data []byte) bool {
 	type frame struct {
 		object, wantKey bool
@@ -199,14 +199,12 @@ func naiveDuplicate(t *testing.T, data []byte) bool {
 			continue
 		case string:
 			if top != nil && top.object && top.wantKey {
-				var folded []rune
-				for _, r := range tok {
-					folded = append(folded, foldName(r))
+				for prev := range top.names {
+					if strings.EqualFold(prev, tok) {
+						dup = true
+					}
 				}
-				if top.names[string(folded)] {
-					dup = true
-				}
-				top.names[string(folded)] = true
+				top.names[tok] = true
 				top.wantKey = false
 				continue
 			}
@@ -221,7 +219,7 @@ func naiveDuplicate(t *testing.T, data []byte) bool {
 func unquoteRaw(t *testing.T, raw json.RawMessage) string {
 	var s string
 	require.NoError(t, json.Unmarshal(raw, &s))
-	return string(appendString(nil, s))
+	return string(jsonstrict.AppendString(nil, s))
 }
 
 func FuzzDecodeBatch(f *testing.F) {

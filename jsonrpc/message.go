@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+
+	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 )
 
 // ID is a request id: a JSON string or integer kept as the exact text
@@ -17,7 +19,7 @@ type ID struct {
 
 // StringID returns the ID for the string s.
 func StringID(s string) ID {
-	return ID{raw: string(appendString(nil, s))}
+	return ID{raw: string(jsonstrict.AppendString(nil, s))}
 }
 
 // Int64ID returns the ID for the integer n.
@@ -45,36 +47,23 @@ var errBadID = errors.New("jsonrpc: id must be a string or an integer")
 // text; null gives the zero ID. Anything else (a fraction, an exponent, a
 // boolean, an object, invalid UTF-8) is an error.
 func (id *ID) UnmarshalJSON(b []byte) error {
-	s := scanner{data: b}
-	s.ws()
-	start := s.i
-	if s.i >= len(b) {
+	v, err := jsonstrict.Parse(b)
+	if err != nil {
 		return errBadID
 	}
-	var ok bool
-	switch c := b[s.i]; {
-	case c == 'n':
-		if ok = s.literal("null"); ok {
-			s.ws()
-			if s.i == len(b) {
-				*id = ID{}
-				return nil
-			}
+	switch v.Kind() {
+	case jsonstrict.Null:
+		*id = ID{}
+		return nil
+	case jsonstrict.String:
+	case jsonstrict.Number:
+		if !isInteger(v.Raw()) {
+			return errBadID
 		}
-		return errBadID
-	case c == '"':
-		_, ok = s.str()
-	case c == '-' || isDigit(c):
-		var isInt bool
-		isInt, ok = s.number()
-		ok = ok && isInt
-	}
-	end := s.i
-	s.ws()
-	if !ok || s.i != len(b) {
+	default:
 		return errBadID
 	}
-	*id = ID{raw: string(b[start:end])}
+	*id = ID{raw: string(v.Raw())}
 	return nil
 }
 
