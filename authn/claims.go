@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 )
 
 // ClaimNames says which claims (JWT) or response members (introspection)
@@ -108,17 +110,19 @@ func newClaimRules(cn ClaimNames, issuer, resource string, leeway time.Duration,
 }
 
 // claimValues holds the raw values of the claims named by claimRules.
-type claimValues [maxSlots]jsonValue
+type claimValues [maxSlots]jsonstrict.Value
 
-// read collects the claims from a JSON object, strictly (see walkObject).
+// read collects the claims from a JSON object, strictly (see tokenJSON).
+// Names match exactly: "Sub" is not "sub" (and beside "sub" it rejects
+// the object as a duplicate).
 func (r *claimRules) read(data []byte, cv *claimValues) error {
-	err := walkObject(data, func(name []byte, v jsonValue) error {
+	err := tokenJSON.Members(data, func(name []byte, v jsonstrict.Value) bool {
 		for i := range r.names {
 			if r.names[i] != "" && string(name) == r.names[i] {
 				cv[i] = v // one member may fill several slots (e.g. a custom name "sub" twice)
 			}
 		}
-		return nil
+		return true
 	})
 	if err != nil {
 		return errClaims
@@ -129,56 +133,56 @@ func (r *claimRules) read(data []byte, cv *claimValues) error {
 // check applies the claim rules at time now and builds the principal.
 func (r *claimRules) check(cv *claimValues, now time.Time) (Principal, time.Time, error) {
 	if r.requireActive {
-		if cv[slotActive].kind != jsonBool || string(cv[slotActive].raw) != "true" {
+		if active, ok := cv[slotActive].Bool(); !ok || !active {
 			return Principal{}, time.Time{}, errInactive
 		}
 	}
 	// iss: exact, code-point equality (RFC 9068 §4 step 3).
 	if iss := cv[slotIss]; r.issuer != "" {
-		if !iss.equalText(r.issuer) {
+		if !iss.EqualStr(r.issuer) {
 			return Principal{}, time.Time{}, errIssuer
 		}
-	} else if iss.kind != 0 && iss.kind != jsonString {
+	} else if k := iss.Kind(); k != jsonstrict.None && k != jsonstrict.String {
 		return Principal{}, time.Time{}, errIssuer
 	}
 	if !r.audienceOK(cv[slotAud]) {
 		return Principal{}, time.Time{}, errAudience
 	}
-	// exp is required; nbf and iat are honoured when present.
-	if cv[slotExp].kind == 0 {
+	// exp is required; nbf and iat are honoured when present. All three
+	// may have fractions and are compared to the nanosecond.
+	if cv[slotExp].Kind() == jsonstrict.None {
 		return Principal{}, time.Time{}, errExpired
 	}
-	expSec, ok := cv[slotExp].numericDate()
+	exp, ok := numericDate(cv[slotExp])
 	if !ok {
 		return Principal{}, time.Time{}, errClaims
 	}
-	exp := time.Unix(expSec, 0)
 	if !now.Before(exp.Add(r.leeway)) {
 		return Principal{}, time.Time{}, errExpired
 	}
 	for _, slot := range [...]int{slotNbf, slotIat} {
-		if cv[slot].kind == 0 {
+		if cv[slot].Kind() == jsonstrict.None {
 			continue
 		}
-		sec, ok := cv[slot].numericDate()
+		t, ok := numericDate(cv[slot])
 		if !ok {
 			return Principal{}, time.Time{}, errClaims
 		}
-		if time.Unix(sec, 0).After(now.Add(r.leeway)) {
+		if t.After(now.Add(r.leeway)) {
 			return Principal{}, time.Time{}, errNotYet
 		}
 	}
-	sub, ok := cv[slotSub].text()
+	sub, ok := cv[slotSub].Str()
 	if !ok || !validIdentifier(sub) {
 		return Principal{}, time.Time{}, errSubject
 	}
 	p := Principal{Subject: sub, Audience: r.resource}
 	for i := range r.nClient {
 		v := cv[slotFirstVar+i]
-		if v.kind == 0 {
+		if v.Kind() == jsonstrict.None {
 			continue
 		}
-		cid, ok := v.text()
+		cid, ok := v.Str()
 		if !ok || (cid != "" && !validIdentifier(cid)) {
 			return Principal{}, time.Time{}, errClientID
 		}
@@ -187,7 +191,7 @@ func (r *claimRules) check(cv *claimValues, now time.Time) (Principal, time.Time
 	}
 	for i := range r.nScope {
 		v := cv[slotFirstVar+maxClaimAlternates+i]
-		if v.kind == 0 {
+		if v.Kind() == jsonstrict.None {
 			continue
 		}
 		scopes, ok := parseScopes(v)
@@ -203,12 +207,12 @@ func (r *claimRules) check(cv *claimValues, now time.Time) (Principal, time.Time
 // audienceOK: aud is required and is the resource, or an array of strings
 // containing it (RFC 8707, RFC 9068 §4 step 4). Any non-string element
 // rejects the token.
-func (r *claimRules) audienceOK(v jsonValue) bool {
-	switch v.kind {
-	case jsonString:
-		return v.equalText(r.resource)
-	case jsonArray:
-		auds, ok := v.strings()
+func (r *claimRules) audienceOK(v jsonstrict.Value) bool {
+	switch v.Kind() {
+	case jsonstrict.String:
+		return v.EqualStr(r.resource)
+	case jsonstrict.Array:
+		auds, ok := stringArray(v)
 		if !ok {
 			return false
 		}
@@ -220,18 +224,18 @@ func (r *claimRules) audienceOK(v jsonValue) bool {
 // parseScopes reads a space-separated string or an array of scope strings,
 // validates each scope-token (RFC 6749 §3.3) and returns them sorted and
 // de-duplicated. An empty string or array grants no scopes.
-func parseScopes(v jsonValue) ([]string, bool) {
+func parseScopes(v jsonstrict.Value) ([]string, bool) {
 	var list []string
-	switch v.kind {
-	case jsonString:
-		s, ok := v.text()
+	switch v.Kind() {
+	case jsonstrict.String:
+		s, ok := v.Str()
 		if !ok {
 			return nil, false
 		}
 		list = strings.FieldsFunc(s, func(r rune) bool { return r == ' ' })
-	case jsonArray:
+	case jsonstrict.Array:
 		var ok bool
-		if list, ok = v.strings(); !ok {
+		if list, ok = stringArray(v); !ok {
 			return nil, false
 		}
 	default:

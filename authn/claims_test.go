@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 	"github.com/mcpkit/mcpkit/internal/testissuer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -87,8 +88,8 @@ func TestScopeParsing(t *testing.T) {
 		{`"a\"b"`, nil, false},
 	}
 	for _, tc := range cases {
-		var v jsonValue
-		require.NoError(t, walkObject([]byte(`{"s":`+tc.raw+`}`), func(_ []byte, jv jsonValue) error { v = jv; return nil }), tc.raw)
+		var v jsonstrict.Value
+		require.NoError(t, tokenJSON.Members([]byte(`{"s":`+tc.raw+`}`), func(_ []byte, jv jsonstrict.Value) bool { v = jv; return true }), tc.raw)
 		got, ok := parseScopes(v)
 		assert.Equal(t, tc.ok, ok, tc.raw)
 		if tc.ok {

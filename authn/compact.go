@@ -4,6 +4,8 @@ package authn
 // trusts jwx: the token's shape is checked before any decoding, and the
 // header that decides the algorithm and key is the one this file parses.
 
+import "github.com/mcpkit/mcpkit/internal/jsonstrict"
+
 // b64urlChar marks the base64url alphabet (RFC 4648 §5), the only bytes a
 // compact JWS may contain besides its two dots.
 var b64urlChar = func() (t [256]bool) {
@@ -73,15 +75,15 @@ type header struct {
 func parseHeader(data []byte) (header, error) {
 	var h header
 	var bad error
-	err := walkObject(data, func(name []byte, v jsonValue) error {
+	err := tokenJSON.Members(data, func(name []byte, v jsonstrict.Value) bool {
 		var ok bool
 		switch string(name) {
 		case "alg":
-			h.alg, ok = v.text()
+			h.alg, ok = v.Str()
 		case "kid":
-			h.kid, ok = v.text()
+			h.kid, ok = v.Str()
 		case "typ":
-			h.typ, ok = v.text()
+			h.typ, ok = v.Str()
 			h.hasTyp = true
 		case "crit", "jku", "jwk", "x5u", "x5c", "b64", "enc", "zip":
 			ok = false
@@ -90,9 +92,8 @@ func parseHeader(data []byte) (header, error) {
 		}
 		if !ok {
 			bad = errBadHeader
-			return bad
 		}
-		return nil
+		return ok
 	})
 	if bad != nil {
 		return header{}, bad

@@ -128,6 +128,12 @@ func forgedTokens(t *testing.T, e *env) []forged {
 		{"header duplicate alg", "A3", hdrTok(`{"alg":"none","alg":"RS256","kid":"rs256","typ":"at+jwt"}`), errMalformed},
 		{"header duplicate kid", "A5", hdrTok(`{"alg":"RS256","kid":"other","kid":"rs256","typ":"at+jwt"}`), errMalformed},
 		{"header duplicate via escape", "A3", hdrTok(`{"alg":"RS256","\u0061lg":"RS256","kid":"rs256","typ":"at+jwt"}`), errMalformed},
+		// A27 for token JSON: case variants are duplicates too (a peer that
+		// reads names case-insensitively would see another header).
+		{"header ALG beside alg", "A3", hdrTok(`{"alg":"RS256","ALG":"none","kid":"rs256","typ":"at+jwt"}`), errMalformed},
+		{"header Kid beside kid", "A5", hdrTok(`{"alg":"RS256","kid":"rs256","Kid":"other","typ":"at+jwt"}`), errMalformed},
+		{"header escaped TYP beside typ", "A12", hdrTok(`{"alg":"RS256","kid":"rs256","typ":"at+jwt","\u0054YP":"JWT"}`), errMalformed},
+		{"header Kelvin-sign kid beside kid", "A5", hdrTok(`{"alg":"RS256","kid":"rs256","\u212aid":"other","typ":"at+jwt"}`), errMalformed},
 
 		// --- alg: none, HMAC confusion, family swaps (A1, A2, A3) ---
 		{"alg none, empty signature", "A1", noneToken(`{"alg":"none","kid":"rs256","typ":"at+jwt"}`, body(good), ""), errMalformed},
@@ -205,10 +211,18 @@ func forgedTokens(t *testing.T, e *env) []forged {
 		{"exp absent", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice"}`), errExpired},
 		{"exp a numeric string", "A9", claimsTok(fmt.Sprintf(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":"%d"}`, now+3600)), errClaims},
 		{"exp RFC 3339 string", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":"2099-01-01T00:00:00Z"}`), errClaims},
-		{"exp float", "A9", claimsTok(fmt.Sprintf(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":%d.5}`, now+3600)), errClaims},
-		{"exp exponent", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":1.9e9}`), errClaims},
+		// Fractions and exponents are NumericDates (RFC 7519 §2, issue 11;
+		// accepted in TestFractionalNumericDates); absurd ones are not.
+		{"exp expired fraction", "A9", claimsTok(fmt.Sprintf(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":%d.999999999}`, now-61)), errExpired},
 		{"exp 1e30", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":1000000000000000000000000000000}`), errClaims},
+		{"exp exponent 1e30", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":1e30}`), errClaims},
+		{"exp exponent past year 9999", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":2.6e11}`), errClaims},
+		{"exp exponent that overflows", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":1.8e400}`), errClaims},
+		{"exp tiny exponent", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":18e-400}`), errClaims},
+		{"exp with 40 fraction digits", "A9", claimsTok(fmt.Sprintf(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":%d.%s}`, now+3600, strings.Repeat("5", 40))), errClaims},
 		{"exp negative", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":-1}`), errClaims},
+		{"exp negative fraction", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":-0.5}`), errClaims},
+		{"exp minus zero", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":-0}`), errClaims},
 		{"exp null", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":null}`), errClaims},
 		{"exp true", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":true}`), errClaims},
 		{"exp year 10000", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":253402300800}`), errClaims},
@@ -217,6 +231,7 @@ func forgedTokens(t *testing.T, e *env) []forged {
 		{"nbf a string", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":{EXP},"nbf":"0"}`), errClaims},
 		{"iat huge", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":{EXP},"iat":99999999999999}`), errClaims},
 		{"duplicate exp (expired first)", "A9", claimsTok(fmt.Sprintf(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":%d,"exp":{EXP}}`, now-3600)), errClaims},
+		{"EXP beside exp (expired first)", "A9", claimsTok(fmt.Sprintf(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":%d,"EXP":{EXP}}`, now-3600)), errClaims},
 
 		// --- issuer (A10) ---
 		{"iss wrong", "A10", claimsTok(`{"iss":"https://evil.example","aud":{AUD},"sub":"alice","exp":{EXP}}`), errIssuer},
@@ -242,6 +257,9 @@ func forgedTokens(t *testing.T, e *env) []forged {
 		{"duplicate aud, ours last", "A11", claimsTok(`{"iss":{ISS},"aud":"https://evil.example","aud":{AUD},"sub":"alice","exp":{EXP}}`), errClaims},
 		{"duplicate aud, ours first", "A11", claimsTok(`{"iss":{ISS},"aud":{AUD},"aud":"https://evil.example","sub":"alice","exp":{EXP}}`), errClaims},
 		{"duplicate aud via escape", "A11", claimsTok(`{"iss":{ISS},"aud":"https://evil.example","\u0061ud":{AUD},"sub":"alice","exp":{EXP}}`), errClaims},
+		{"Aud beside aud", "A11", claimsTok(`{"iss":{ISS},"aud":"https://evil.example","Aud":{AUD},"sub":"alice","exp":{EXP}}`), errClaims},
+		{"ISS beside iss", "A10", claimsTok(`{"iss":"https://evil.example","ISS":{ISS},"aud":{AUD},"sub":"alice","exp":{EXP}}`), errClaims},
+		{"Aud alone is not aud", "A11", claimsTok(`{"iss":{ISS},"Aud":{AUD},"sub":"alice","exp":{EXP}}`), errAudience},
 
 		// --- subject, client id, scope, encoding (A28) ---
 		{"sub missing", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"exp":{EXP}}`), errSubject},
@@ -252,6 +270,10 @@ func forgedTokens(t *testing.T, e *env) []forged {
 		{"sub with NUL", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice\u0000","exp":{EXP}}`), errSubject},
 		{"sub with C1 control", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice\u0085","exp":{EXP}}`), errSubject},
 		{"duplicate sub via escape", "A11", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice","s\u0075b":"admin","exp":{EXP}}`), errClaims},
+		{"SUB beside sub", "A11", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice","SUB":"admin","exp":{EXP}}`), errClaims},
+		{"long-s sub beside sub", "A11", claimsTok(`{"iss":{ISS},"aud":{AUD},"ſub":"admin","sub":"alice","exp":{EXP}}`), errClaims},
+		{"Sub alone is not sub", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"Sub":"admin","exp":{EXP}}`), errSubject},
+		{"payload 513 members", "A14", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":{EXP}` + manyMembers(509) + `}`), errClaims},
 		{"invalid UTF-8 in sub", "A28", claimsTok("{\"iss\":{ISS},\"aud\":{AUD},\"sub\":\"al\xffice\",\"exp\":{EXP}}"), errClaims},
 		{"lone surrogate in sub", "A28", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"al\ud800ice","exp":{EXP}}`), errClaims},
 		{"reversed surrogates in sub", "A28", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"\udc00\ud800","exp":{EXP}}`), errClaims},
@@ -275,6 +297,15 @@ func forgedTokens(t *testing.T, e *env) []forged {
 		{"scp array with a space inside", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":{EXP},"scp":["read write"]}`), errScope},
 		{"scp nested array", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":{EXP},"scp":[["admin"]]}`), errScope},
 	}
+}
+
+// manyMembers returns n members ,"m0":0,"m1":0… to append to an object.
+func manyMembers(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `,"m%d":0`, i)
+	}
+	return b.String()
 }
 
 // noneToken builds header.payload.sig from raw parts (no signing).
