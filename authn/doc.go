@@ -36,8 +36,9 @@
 //     allocating. JSON serializations (whose unsigned top-level members jwx
 //     v2 would take as claims), whitespace and padding never get further.
 //     Segments are decoded strictly (no padding, zero trailing bits).
-//   - Header parsed by this package, strictly (duplicate names, invalid
-//     UTF-8 rejected): alg must be in the allowlist (default RS256, PS256,
+//   - Header parsed by this package, strictly (duplicate names, case
+//     variants such as "alg" and "ALG" included, invalid UTF-8 rejected):
+//     alg must be in the allowlist (default RS256, PS256,
 //     ES256, EdDSA; "none" and HMAC can never be configured); typ must be
 //     at+jwt or application/at+jwt, case-insensitively (see
 //     AllowPlainJWTType below); kid is required (at most 256 bytes); crit,
@@ -49,13 +50,16 @@
 //     when it has one. The signature is checked by jwx's verifier for that
 //     one algorithm and that one key.
 //   - Claims decoded by this package from the verified payload, strictly:
-//     invalid UTF-8, lone surrogates, duplicate claim names (two "aud" are
-//     a parser differential, not a convenience), trailing data and deep
-//     nesting reject the token. iss must equal Issuer exactly; aud must be
-//     Resource, or an array of strings containing it; exp is required;
-//     exp, nbf and iat must be JSON integers (no strings, fractions,
-//     exponents, signs, or dates after year 9999) and are checked with a
-//     leeway of 60 s by default (at most 5 min). The subject must be a
+//     invalid UTF-8, lone surrogates, duplicate claim names (two "aud",
+//     or "sub" and "SUB", are a parser differential, not a convenience),
+//     trailing data, nesting deeper than 32 and objects of more than 512
+//     members reject the token; names are matched exactly ("Sub" is not
+//     "sub"). iss must equal Issuer exactly; aud must be Resource, or an
+//     array of strings containing it; exp is required; exp, nbf and iat
+//     must be RFC 7519 NumericDates: JSON numbers, fractions and exponents
+//     allowed (1700000000.5, 1.7e9), read exactly and compared to the
+//     nanosecond, never strings, negative, or after year 9999; they are
+//     checked with a leeway of 60 s by default (at most 5 min). The subject must be a
 //     non-empty string of at most 256 characters without control
 //     characters; client id and scopes must be well-formed (scopes are RFC
 //     6749 scope-tokens, returned sorted and de-duplicated).
