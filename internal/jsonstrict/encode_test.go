@@ -110,6 +110,48 @@ func TestAppendStringEveryPosition(t *testing.T) {
 	}
 }
 
+// Two bytes that need attention, anywhere in strings of every length up
+// to three words: the final, overlapping word must ignore what was
+// already handled and still find the rest.
+func TestAppendStringPairs(t *testing.T) {
+	specials := []string{"\"", "\n", "é", "\u2028", "\xff"}
+	for n := 1; n <= 24; n++ {
+		for p1 := range n {
+			for p2 := p1; p2 < n; p2++ {
+				for _, a := range specials {
+					for _, b := range specials {
+						s := []byte(strings.Repeat("a", n))
+						s = append(append(append(append(append([]byte{}, s[:p1]...), a...), s[p1:p2]...), b...), s[p2:]...)
+						want := string(appendStringByteByByte(nil, string(s)))
+						if got := string(AppendString(nil, string(s))); got != want {
+							t.Fatalf("%q: %s, want %s", s, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// The word tests flag what they must, in every byte position: attention
+// at least the lowest such byte, exactAttention exactly those bytes.
+func TestWordMasks(t *testing.T) {
+	for v := range 256 {
+		c := byte(v)
+		want := c < 0x20 || c == '"' || c == '\\' || c >= 0x80
+		for pos := range 8 {
+			w := (0x61*lsb)&^(0xFF<<(8*pos)) | uint64(c)<<(8*pos) // "aaaa" around c
+			bit := uint64(0x80) << (8 * pos)
+			assert.Equal(t, want, exactAttention(w)&bit != 0, "byte %#x at %d", c, pos)
+			assert.Zero(t, exactAttention(w)&^bit, "byte %#x at %d: no other byte flagged", c, pos)
+			assert.Equal(t, want, attention(w) != 0, "byte %#x at %d", c, pos)
+			if want {
+				assert.Equal(t, bit, attention(w)&-attention(w), "byte %#x at %d: the lowest flag is exact", c, pos)
+			}
+		}
+	}
+}
+
 func TestAppendStringAllocations(t *testing.T) {
 	buf := make([]byte, 0, 256)
 	s := strings.Repeat("日本語 text \"quoted\"\n", 4)
