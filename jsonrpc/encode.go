@@ -2,7 +2,6 @@ package jsonrpc
 
 import (
 	"encoding/json"
-	"errors"
 	"strconv"
 
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
@@ -90,27 +89,4 @@ func appendErrorObject(dst []byte, e *Error) []byte {
 		dst = append(dst, e.Data...)
 	}
 	return append(dst, '}')
-}
-
-// UnmarshalParams decodes params into v with encoding/json. Absent params
-// (nil or empty) leave v unchanged. If the params do not fit v, the error
-// is an *[Error] with [CodeInvalidParams] and the fixed message "Invalid
-// params" (nothing of the input is echoed), and v may be partly filled, as
-// with json.Unmarshal. A v that cannot be decoded into at all (nil, not a
-// pointer) is the server's bug: [CodeInternalError].
-//
-// encoding/json matches member names case-insensitively and ignores unknown
-// members; [Decode] has already rejected names that collide under that rule.
-func UnmarshalParams(params json.RawMessage, v any) error {
-	if len(params) == 0 {
-		return nil
-	}
-	if err := json.Unmarshal(params, v); err != nil {
-		var iu *json.InvalidUnmarshalError
-		if errors.As(err, &iu) {
-			return &Error{Code: CodeInternalError, Message: "Internal error", reason: "bad UnmarshalParams target"}
-		}
-		return &Error{Code: CodeInvalidParams, Message: "Invalid params", reason: "params do not fit"}
-	}
-	return nil
 }

@@ -181,38 +181,3 @@ func TestIDs(t *testing.T) {
 	require.NoError(t, id.UnmarshalJSON([]byte(` -12 `)))
 	assert.Equal(t, "-12", id.Raw())
 }
-
-func TestUnmarshalParams(t *testing.T) {
-	type readParams struct {
-		URI string `json:"uri"`
-	}
-	t.Run("decodes", func(t *testing.T) {
-		var p readParams
-		require.NoError(t, UnmarshalParams(json.RawMessage(`{"uri":"a://b","_meta":{}}`), &p))
-		assert.Equal(t, "a://b", p.URI)
-	})
-	t.Run("absent params leave v unchanged", func(t *testing.T) {
-		p := readParams{URI: "keep"}
-		require.NoError(t, UnmarshalParams(nil, &p))
-		require.NoError(t, UnmarshalParams(json.RawMessage{}, &p))
-		assert.Equal(t, "keep", p.URI)
-	})
-	t.Run("wrong type is invalid params, nothing echoed", func(t *testing.T) {
-		var p readParams
-		err := UnmarshalParams(json.RawMessage(`{"uri":["SECRET-INPUT"]}`), &p)
-		require.ErrorIs(t, err, &Error{Code: CodeInvalidParams})
-		var e *Error
-		require.ErrorAs(t, err, &e)
-		assert.Equal(t, "Invalid params", e.Message)
-		assert.Nil(t, e.Data)
-		assert.NotContains(t, err.Error(), "SECRET")
-	})
-	t.Run("not JSON is invalid params", func(t *testing.T) {
-		var p readParams
-		assert.ErrorIs(t, UnmarshalParams(json.RawMessage(`{"uri":`), &p), &Error{Code: CodeInvalidParams})
-	})
-	t.Run("a bad target is the server's bug", func(t *testing.T) {
-		var p readParams
-		assert.ErrorIs(t, UnmarshalParams(json.RawMessage(`{}`), p), &Error{Code: CodeInternalError})
-	})
-}
