@@ -6,9 +6,10 @@
 // strict JSON engine (not encoding/json, which matches names
 // case-insensitively, lets the last duplicate win and replaces invalid
 // UTF-8), the same engine authn reads tokens with, and returns a [Message]
-// whose params and result are the raw, undecoded JSON. Handlers
-// decode params with [UnmarshalParams]. Responses are written from
-// already-encoded results with [AppendResult], [ResultEnvelope] and
+// whose params and result are the raw, undecoded JSON. Handlers decode
+// params with [UnmarshalParams], which is strict and case-sensitive
+// ({"URI":…} never fills a field tagged "uri"). Responses are written
+// from already-encoded results with [AppendResult], [ResultEnvelope] and
 // [AppendError], without re-encoding. [Peek] reads the method, id and kind
 // with gjson for a router that only forwards bodies; it validates nothing.
 //

@@ -43,9 +43,16 @@
 // of an array, and [Parse] validates any document and returns its Value.
 // A Value is a validated value's exact bytes: its [Value.Kind], its
 // [Value.Raw] text, and, for strings, numbers and booleans, the decoded
-// scalar ([Value.Str], [Value.Int], [Value.Bool]). Nested objects and
-// arrays are read with Members and Elements on [Value.Raw]. Nothing uses
-// reflection, and a walk over a small object allocates nothing.
+// scalar ([Value.Str], [Value.AppendStr], [Value.EqualStr], [Value.Int],
+// [Value.Bool]). Nested objects and arrays are read with [Value.Members]
+// and [Value.Elements], which do not validate again (a Value is only ever
+// made from validated bytes), or with Members and Elements on [Value.Raw],
+// which do. Nothing uses reflection, and a walk over a small object
+// allocates nothing.
+//
+// [AppendFold] gives a name's folded form, for callers that must match
+// names the way encoding/json does (to find the case variants it would
+// accept).
 //
 // The package-level functions use the default [Options] (depth 64, no
 // member cap); methods on Options use others.
