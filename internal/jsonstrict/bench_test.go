@@ -29,3 +29,30 @@ func BenchmarkAppendString(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMembers reads the params of a resources/read request: the
+// validating walk (base) against Value.Members over the already-parsed
+// value, and reports both and their ratio (new/base).
+func BenchmarkMembers(b *testing.B) {
+	params := []byte(`{"uri":"documents://users/1234/notes/2024-05-01.md","_meta":{"progressToken":7},"cursor":"AQx4c2VhbGVkY3Vyc29yLXBheWxvYWQtZXhhbXBsZS1ieXRlcy0wMDAxMjM0NTY3ODk"}`)
+	v, err := Parse(params)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var uri Value
+	read := func(name []byte, mv Value) bool {
+		if string(name) == "uri" {
+			uri = mv
+		}
+		return true
+	}
+	b.Run("validating-vs-value", func(b *testing.B) {
+		b.SetBytes(int64(len(params)))
+		interleave(b, 64,
+			func() { _ = Members(params, read) },
+			func() { _ = v.Members(read) })
+	})
+	if !uri.EqualStr("documents://users/1234/notes/2024-05-01.md") {
+		b.Fatal("uri")
+	}
+}

@@ -126,10 +126,11 @@ func (s *scanner) other(notKind error) error {
 // (fn was still called for every member) or ErrKind (obj is JSON, but not
 // an object; fn was never called).
 //
-// A walk over an object that was already validated (the params of a
-// message decoded by jsonrpc, a nested object given as a Value) validates
-// it again, at about the speed of the first time, and allocates nothing
-// unless a name is escaped.
+// A walk over bytes that were already validated (the params of a message
+// decoded by jsonrpc) validates them again, at about the speed of the
+// first time; it allocates nothing unless a name is escaped. A nested
+// object given as a Value is walked without validating again by
+// [Value.Members].
 func (o Options) Members(obj []byte, fn func(name []byte, v Value) bool) error {
 	s := o.scanner(obj)
 	s.ws()
