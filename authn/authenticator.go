@@ -104,7 +104,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (Principal, error) {
 	if err != nil {
 		return Principal{}, err
 	}
-	if p.Audience != a.resource || !validIdentifier(p.Subject) || (p.ClientID != "" && !validIdentifier(p.ClientID)) {
+	if p.Audience != a.resource || (p.Subject != "" && !validIdentifier(p.Subject)) || (p.ClientID != "" && !validIdentifier(p.ClientID)) {
 		return Principal{}, errVerifierShape
 	}
 	if !slices.IsSorted(p.Scopes) {

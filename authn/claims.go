@@ -32,7 +32,7 @@ type ClaimNames struct {
 }
 
 const (
-	maxIdentifierRunes = 256
+	maxIdentifierLen   = 256 // UTF-16 code units
 	maxClaimAlternates = 4
 	maxLeeway          = 5 * time.Minute
 	defaultLeeway      = 60 * time.Second
@@ -109,18 +109,26 @@ func newClaimRules(cn ClaimNames, issuer, resource string, leeway time.Duration,
 	return r, nil
 }
 
-// claimValues holds the raw values of the claims named by claimRules.
-type claimValues [maxSlots]jsonstrict.Value
+// claimValues holds the raw values of the claims named by claimRules, and
+// whether a member named like the subject claim in another case was seen.
+type claimValues struct {
+	v          [maxSlots]jsonstrict.Value
+	subVariant bool
+}
 
 // read collects the claims from a JSON object, strictly (see tokenJSON).
 // Names match exactly: "Sub" is not "sub" (and beside "sub" it rejects
-// the object as a duplicate).
+// the object as a duplicate; alone, it is noted: see check).
 func (r *claimRules) read(data []byte, cv *claimValues) error {
+	sub := r.names[slotSub]
 	err := tokenJSON.Members(data, func(name []byte, v jsonstrict.Value) bool {
 		for i := range r.names {
 			if r.names[i] != "" && string(name) == r.names[i] {
-				cv[i] = v // one member may fill several slots (e.g. a custom name "sub" twice)
+				cv.v[i] = v // one member may fill several slots (e.g. a custom name "sub" twice)
 			}
+		}
+		if len(name) == len(sub) && string(name) != sub && strings.EqualFold(string(name), sub) {
+			cv.subVariant = true
 		}
 		return true
 	})
@@ -133,27 +141,27 @@ func (r *claimRules) read(data []byte, cv *claimValues) error {
 // check applies the claim rules at time now and builds the principal.
 func (r *claimRules) check(cv *claimValues, now time.Time) (Principal, time.Time, error) {
 	if r.requireActive {
-		if active, ok := cv[slotActive].Bool(); !ok || !active {
+		if active, ok := cv.v[slotActive].Bool(); !ok || !active {
 			return Principal{}, time.Time{}, errInactive
 		}
 	}
 	// iss: exact, code-point equality (RFC 9068 §4 step 3).
-	if iss := cv[slotIss]; r.issuer != "" {
+	if iss := cv.v[slotIss]; r.issuer != "" {
 		if !iss.EqualStr(r.issuer) {
 			return Principal{}, time.Time{}, errIssuer
 		}
 	} else if k := iss.Kind(); k != jsonstrict.None && k != jsonstrict.String {
 		return Principal{}, time.Time{}, errIssuer
 	}
-	if !r.audienceOK(cv[slotAud]) {
+	if !r.audienceOK(cv.v[slotAud]) {
 		return Principal{}, time.Time{}, errAudience
 	}
 	// exp is required; nbf and iat are honoured when present. All three
 	// may have fractions and are compared to the nanosecond.
-	if cv[slotExp].Kind() == jsonstrict.None {
+	if cv.v[slotExp].Kind() == jsonstrict.None {
 		return Principal{}, time.Time{}, errExpired
 	}
-	exp, ok := numericDate(cv[slotExp])
+	exp, ok := numericDate(cv.v[slotExp])
 	if !ok {
 		return Principal{}, time.Time{}, errClaims
 	}
@@ -161,10 +169,10 @@ func (r *claimRules) check(cv *claimValues, now time.Time) (Principal, time.Time
 		return Principal{}, time.Time{}, errExpired
 	}
 	for _, slot := range [...]int{slotNbf, slotIat} {
-		if cv[slot].Kind() == jsonstrict.None {
+		if cv.v[slot].Kind() == jsonstrict.None {
 			continue
 		}
-		t, ok := numericDate(cv[slot])
+		t, ok := numericDate(cv.v[slot])
 		if !ok {
 			return Principal{}, time.Time{}, errClaims
 		}
@@ -172,13 +180,26 @@ func (r *claimRules) check(cv *claimValues, now time.Time) (Principal, time.Time
 			return Principal{}, time.Time{}, errNotYet
 		}
 	}
-	sub, ok := cv[slotSub].Str()
-	if !ok || !validIdentifier(sub) {
-		return Principal{}, time.Time{}, errSubject
+	// The subject is optional (client-credentials and service tokens have
+	// none; templates say whose records they serve, and a subject-owned one
+	// is never called without a subject), but a present one must follow the
+	// rules, and a member named like it in another case, with no subject
+	// beside it, is a parser differential: refused.
+	p := Principal{Audience: r.resource}
+	switch sv := cv.v[slotSub]; {
+	case sv.Kind() == jsonstrict.None:
+		if cv.subVariant {
+			return Principal{}, time.Time{}, errSubject
+		}
+	default:
+		sub, ok := sv.Str()
+		if !ok || !validIdentifier(sub) {
+			return Principal{}, time.Time{}, errSubject
+		}
+		p.Subject = sub
 	}
-	p := Principal{Subject: sub, Audience: r.resource}
 	for i := range r.nClient {
-		v := cv[slotFirstVar+i]
+		v := cv.v[slotFirstVar+i]
 		if v.Kind() == jsonstrict.None {
 			continue
 		}
@@ -190,7 +211,7 @@ func (r *claimRules) check(cv *claimValues, now time.Time) (Principal, time.Time
 		break
 	}
 	for i := range r.nScope {
-		v := cv[slotFirstVar+maxClaimAlternates+i]
+		v := cv.v[slotFirstVar+maxClaimAlternates+i]
 		if v.Kind() == jsonstrict.None {
 			continue
 		}
@@ -261,9 +282,10 @@ func normalizeScopes(s []string) []string {
 }
 
 // validIdentifier: a subject or client id is valid UTF-8, non-empty, at most
-// 256 characters and free of control characters.
+// 256 characters counted as UTF-16 code units (the length of a JavaScript
+// string, as the inventory counts) and free of control characters.
 func validIdentifier(s string) bool {
-	if s == "" || len(s) > 4*maxIdentifierRunes {
+	if s == "" || len(s) > 4*maxIdentifierLen {
 		return false
 	}
 	n := 0
@@ -282,10 +304,13 @@ func validIdentifier(s string) bool {
 			if unicode.IsControl(r) {
 				return false
 			}
+			if r >= 0x10000 {
+				n++ // a surrogate pair in UTF-16
+			}
 			i += size
 		}
 		n++
-		if n > maxIdentifierRunes {
+		if n > maxIdentifierLen {
 			return false
 		}
 	}

@@ -48,8 +48,10 @@ func TestLeewayEdges(t *testing.T) {
 }
 
 func TestSubjectRules(t *testing.T) {
-	ok := []string{"a", "alice@example.com", "550e8400-e29b-41d4-a716-446655440000", "ユーザー", "x y", stringOf('é', 256)}
-	bad := []string{"", stringOf('a', 257), stringOf('é', 257), "a\x00", "a\nb", "a\tb", "a\x7f", "a\u0085", "a\u009f", "\xff"}
+	// Lengths in UTF-16 code units, as the inventory and the seed count
+	// them: an emoji is two.
+	ok := []string{"a", "alice@example.com", "550e8400-e29b-41d4-a716-446655440000", "ユーザー", "x y", stringOf('é', 256), stringOf('😀', 128)}
+	bad := []string{"", stringOf('a', 257), stringOf('é', 257), stringOf('😀', 129), "a\x00", "a\nb", "a\tb", "a\x7f", "a\u0085", "a\u009f", "\xff"}
 	for _, s := range ok {
 		assert.True(t, validIdentifier(s), "%q", s)
 	}
@@ -118,4 +120,17 @@ func TestClaimRulesActive(t *testing.T) {
 		_, _, err := r.check(&cv, now)
 		assert.Equal(t, want, err, raw)
 	}
+}
+
+// A verified token without a subject (client credentials) gives a
+// principal without one; its client id and scopes are kept.
+func TestTokenWithoutSubject(t *testing.T) {
+	e := newEnv(t)
+	v := e.verifier(t, nil)
+	tok := e.is.Token(t, testissuer.Claims{ClientID: "batch-job", Scopes: []string{"docs:read"}})
+	p, _, err := v.Verify(context.Background(), tok)
+	require.NoError(t, err)
+	assert.Equal(t, "", p.Subject)
+	assert.Equal(t, "batch-job", p.ClientID)
+	assert.Equal(t, []string{"docs:read"}, p.Scopes)
 }

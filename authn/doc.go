@@ -116,6 +116,15 @@
 // ClientID: keying on the client id would hand one user's records to every
 // other user of the same application.
 //
+// The subject is optional. A verified token without one (client
+// credentials, a service account) gives a Principal with an empty Subject;
+// a present subject must follow the rules (non-empty, at most 256
+// characters counted as UTF-16 code units, no control characters), and a
+// claim named like it in another case ("Sub" alone) is refused, being read
+// as the subject by case-insensitive parsers. A client-owned inventory keys
+// on ClientID (inventory.OwnedByClient); templates owned by the subject are
+// never called for a caller without one.
+//
 // # AllowPlainJWTType
 //
 // RFC 9068 access tokens are typed at+jwt so that an ID token or any other

@@ -262,7 +262,8 @@ func forgedTokens(t *testing.T, e *env) []forged {
 		{"Aud alone is not aud", "A11", claimsTok(`{"iss":{ISS},"Aud":{AUD},"sub":"alice","exp":{EXP}}`), errAudience},
 
 		// --- subject, client id, scope, encoding (A28) ---
-		{"sub missing", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"exp":{EXP}}`), errSubject},
+		{"a lone Sub in another case", "A27", claimsTok(`{"iss":{ISS},"aud":{AUD},"SUB":"admin","exp":{EXP}}`), errSubject},
+		{"sub 129 emoji (258 UTF-16 code units)", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"` + strings.Repeat("😀", 129) + `","exp":{EXP}}`), errSubject},
 		{"sub empty", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"","exp":{EXP}}`), errSubject},
 		{"sub a number", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":42,"exp":{EXP}}`), errSubject},
 		{"sub 257 characters", "A9", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"` + strings.Repeat("é", 257) + `","exp":{EXP}}`), errSubject},

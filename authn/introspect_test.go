@@ -41,6 +41,12 @@ func TestIntrospectionVerifier(t *testing.T) {
 	assert.Equal(t, Principal{Subject: "alice", ClientID: "app", Scopes: []string{"read", "write"}, Audience: testResource}, p)
 	assert.Equal(t, e.clock.Now().Add(time.Hour).Unix(), exp.Unix())
 
+	// A client-credentials token has a client id and no subject.
+	p, _, err = iv.Verify(context.Background(), opaque(testissuer.Claims{ClientID: "batch-job"}, true))
+	require.NoError(t, err)
+	assert.Equal(t, "", p.Subject)
+	assert.Equal(t, "batch-job", p.ClientID)
+
 	tok = opaque(testissuer.Claims{Subject: "alice", Audience: []string{"https://x.example", testResource}}, true)
 	_, _, err = iv.Verify(context.Background(), tok)
 	assert.NoError(t, err, "aud array")
@@ -53,7 +59,6 @@ func TestIntrospectionVerifier(t *testing.T) {
 		"expired":         opaque(withExpiry(claims("alice"), e.clock.Now().Add(-time.Hour)), true),
 		"no exp":          opaque(testissuer.Claims{Subject: "alice", Extra: map[string]any{"exp": nil}}, true),
 		"wrong issuer":    opaque(testissuer.Claims{Subject: "alice", Issuer: "https://evil.example"}, true),
-		"no subject":      opaque(testissuer.Claims{ClientID: "app"}, true),
 		"bad subject":     opaque(testissuer.Claims{Subject: "a\u0000"}, true),
 		"active a string": e.is.OpaqueRaw([]byte(`{"active":"true","sub":"a","aud":"` + testResource + `","exp":9999999999}`)),
 		"exp a string":    e.is.OpaqueRaw([]byte(`{"active":true,"sub":"a","aud":"` + testResource + `","exp":"9999999999"}`)),

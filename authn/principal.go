@@ -10,12 +10,16 @@ import (
 // learns about the bearer token, and nothing more. It never holds the raw
 // token or claims other than these.
 //
-// Subject identifies the user (the token's "sub" claim, validated: non-empty,
-// at most 256 characters, no control characters). ClientID identifies the
-// client application, which many users share: data owned by a user must be
-// keyed on Subject, never on ClientID.
+// Subject identifies the user (the token's "sub" claim, validated: when
+// present it is non-empty, at most 256 characters counted as UTF-16 code
+// units, without control characters). It is optional: a client-credentials
+// or service token has none, and Subject is then empty; inventory templates
+// owned by the subject are never called for such a caller. ClientID
+// identifies the client application, which many users share: data owned by
+// a user must be keyed on Subject, never on ClientID.
 type Principal struct {
-	// Subject is the stable identifier of the user the token was issued to.
+	// Subject is the stable identifier of the user the token was issued
+	// to; empty for a token without a subject.
 	Subject string
 	// ClientID is the OAuth client (application) the token was issued to.
 	// It may be empty when the issuer does not say.
