@@ -23,6 +23,12 @@ type Options struct {
 	// scope attribute.
 	Scopes []string
 
+	// MaxTokenBytes bounds the bearer token of a request; a longer one is
+	// refused as invalid_request (400) before it is examined. Zero means
+	// DefaultMaxTokenBytes (16 KiB). Give the verifier (JWTOptions,
+	// IntrospectionOptions) at least the same limit.
+	MaxTokenBytes int
+
 	// Logger receives debug lines naming why a request was rejected (a
 	// fixed classification, never token bytes or key ids). Nil means
 	// slog.Default().
@@ -35,6 +41,7 @@ type Options struct {
 // concurrent use.
 type Authenticator struct {
 	v        Verifier
+	maxToken int
 	resource string
 	log      *slog.Logger
 
@@ -66,7 +73,11 @@ func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
 		}
 	}
 	scope := joinScopes(opts.Scopes)
-	a := &Authenticator{v: v, resource: opts.Resource, log: opts.Logger, metadataURL: mdURL}
+	maxTok, err := maxTokenBytes(opts.MaxTokenBytes)
+	if err != nil {
+		return nil, err
+	}
+	a := &Authenticator{v: v, maxToken: maxTok, resource: opts.Resource, log: opts.Logger, metadataURL: mdURL}
 	if a.log == nil {
 		a.log = slog.Default()
 	}
@@ -93,7 +104,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (Principal, error) {
 	if p, ok := FromContext(r.Context()); ok {
 		return p, nil
 	}
-	tok, err := BearerToken(r)
+	tok, err := bearerToken(r, a.maxToken)
 	if err != nil {
 		return Principal{}, err
 	}

@@ -3,6 +3,7 @@ package authn
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -367,4 +368,48 @@ func TestContextOnlyAuthenticator(t *testing.T) {
 	p, err := a.Authenticate(r.WithContext(NewContext(r.Context(), set)))
 	require.NoError(t, err)
 	assert.Equal(t, "dave", p.Subject)
+}
+
+// Issuers that put many group claims in a token exceed 8 KiB: a validly
+// signed 12 KiB token verifies with the defaults, one over 16 KiB is
+// refused before it is examined (400 invalid_request), and MaxTokenBytes
+// raises the limit on the Authenticator and the verifier alike.
+func TestLargeTokens(t *testing.T) {
+	e := newEnv(t)
+	groups := func(n int) []string {
+		g := make([]string, n)
+		for i := range g {
+			g[i] = fmt.Sprintf("group-%05d-of-a-large-directory", i)
+		}
+		return g
+	}
+	sign := func(n int) string {
+		c := claims("alice", "read")
+		c.Extra = map[string]any{"groups": groups(n)}
+		return e.is.Token(t, c)
+	}
+	mid, big := sign(250), sign(450)
+	require.Greater(t, len(mid), 8<<10)
+	require.Less(t, len(mid), DefaultMaxTokenBytes)
+	require.Greater(t, len(big), DefaultMaxTokenBytes)
+
+	serve := func(a *Authenticator, tok string) int {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Header.Set("Authorization", "Bearer "+tok)
+		w := httptest.NewRecorder()
+		a.Handler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })).ServeHTTP(w, r)
+		return w.Code
+	}
+	a, err := NewAuthenticator(e.verifier(t, nil), Options{Resource: testResource})
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusNoContent, serve(a, mid), "%d bytes", len(mid))
+	assert.Equal(t, http.StatusBadRequest, serve(a, big), "%d bytes", len(big))
+
+	raised, err := NewAuthenticator(e.verifier(t, func(o *JWTOptions) { o.MaxTokenBytes = 32 << 10 }),
+		Options{Resource: testResource, MaxTokenBytes: 32 << 10})
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusNoContent, serve(raised, big))
+
+	_, err = NewAuthenticator(e.verifier(t, nil), Options{Resource: testResource, MaxTokenBytes: -1})
+	assert.Error(t, err)
 }

@@ -6,9 +6,9 @@ import (
 	"strings"
 )
 
-// MaxAuthorizationBytes is the longest Authorization header value read; a
-// longer one is rejected as invalid_request before it is examined.
-const MaxAuthorizationBytes = 8 << 10
+// authorizationSlack is what an Authorization header may hold beside the
+// token: the scheme and the spaces after it.
+const authorizationSlack = 64
 
 // b64tokenChar marks the b64token alphabet of RFC 6750 §2.1 (without the
 // trailing "=" padding, handled separately).
@@ -29,7 +29,7 @@ var b64tokenChar = func() (t [256]bool) {
 //   - [ErrNoCredentials]: no Authorization header, or one with another
 //     scheme (Basic, DPoP, ...): no bearer credentials were offered;
 //   - [ErrInvalidRequest]: several Authorization headers; a header longer
-//     than [MaxAuthorizationBytes]; "Bearer" without a well-formed b64token
+//     than [DefaultMaxTokenBytes] allows; "Bearer" without a well-formed b64token
 //     (spaces or other characters inside, "Bearer" twice); an
 //     "access_token" query parameter (forbidden by OAuth 2.1 and MCP, with
 //     or without a header); and, when no Authorization header is present, a
@@ -38,7 +38,10 @@ var b64tokenChar = func() (t [256]bool) {
 //     not read to find out whether it carries a token.
 //
 // It allocates nothing: the token is a substring of the header.
-func BearerToken(r *http.Request) (string, error) {
+func BearerToken(r *http.Request) (string, error) { return bearerToken(r, DefaultMaxTokenBytes) }
+
+// bearerToken is BearerToken for tokens of at most max bytes.
+func bearerToken(r *http.Request, max int) (string, error) {
 	if r.URL != nil && queryHasAccessToken(r.URL.RawQuery) {
 		return "", ErrInvalidRequest
 	}
@@ -53,12 +56,12 @@ func BearerToken(r *http.Request) (string, error) {
 	default:
 		return "", ErrInvalidRequest
 	}
-	return parseBearer(values[0])
+	return parseBearer(values[0], max)
 }
 
 // parseBearer parses one Authorization header value.
-func parseBearer(h string) (string, error) {
-	if len(h) > MaxAuthorizationBytes {
+func parseBearer(h string, max int) (string, error) {
+	if len(h) > max+authorizationSlack {
 		return "", ErrInvalidRequest
 	}
 	const scheme = "Bearer"
@@ -85,7 +88,7 @@ func parseBearer(h string) (string, error) {
 		i++
 	}
 	tok := rest[i:]
-	if !validB64Token(tok) {
+	if len(tok) > max || !validB64Token(tok) {
 		return "", ErrInvalidRequest
 	}
 	return tok, nil

@@ -65,11 +65,15 @@ func NewCache(v Verifier, opts CacheOptions) *Cache {
 	return c
 }
 
+// maxCachedToken is the longest token the cache keeps: far beyond any
+// verifier's MaxTokenBytes, so that only absurd tokens skip it.
+const maxCachedToken = 256 << 10
+
 // Verify returns the cached verification of token when there is a live
 // one, and otherwise asks the underlying Verifier and caches a success.
 // The returned principal's Scopes is a fresh copy.
 func (c *Cache) Verify(ctx context.Context, token string) (Principal, time.Time, error) {
-	if len(token) > MaxTokenBytes { // not worth hashing; the verifier rejects it
+	if len(token) > maxCachedToken { // not worth hashing; the verifier rejects it
 		return c.v.Verify(ctx, token)
 	}
 	key := digest(token)

@@ -22,13 +22,13 @@ var b64urlChar = func() (t [256]bool) {
 	return t
 }()
 
-// splitCompact checks that token is at most MaxTokenBytes of
+// splitCompact checks that token is at most max bytes of
 // base64url segments separated by exactly two dots, all three non-empty,
 // and returns the positions of the dots. It looks at each byte once and
 // allocates nothing, so "1 MiB of dots" costs nothing but the length check.
 // JSON serializations, whitespace and padding all fail here.
-func splitCompact(token string) (d1, d2 int, ok bool) {
-	if len(token) == 0 || len(token) > MaxTokenBytes {
+func splitCompact(token string, max int) (d1, d2 int, ok bool) {
+	if len(token) == 0 || len(token) > max {
 		return 0, 0, false
 	}
 	d1, d2 = -1, -1

@@ -31,7 +31,7 @@
 // jwx's process-wide jwt.Settings (this package never calls it, and a host
 // application changing it changes nothing here):
 //
-//   - Shape first: at most [MaxTokenBytes] (8 KiB) of base64url characters in
+//   - Shape first: at most MaxTokenBytes (default [DefaultMaxTokenBytes], 16 KiB) of base64url characters in
 //     exactly three non-empty segments, checked in one pass without
 //     allocating. JSON serializations (whose unsigned top-level members jwx
 //     v2 would take as claims), whitespace and padding never get further.

@@ -115,7 +115,7 @@ func forgedTokens(t *testing.T, e *env) []forged {
 		{"std base64 alphabet", "A14", strings.NewReplacer("-", "+", "_", "/").Replace(valid) + "+/", errMalformed},
 		{"1 MiB of dots", "A14", strings.Repeat(".", 1<<20), errMalformed},
 		{"dots only", "A14", "..", errMalformed},
-		{"over 8 KiB", "A14", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":{EXP},"pad":"` + strings.Repeat("x", 8<<10) + `"}`), errMalformed},
+		{"over 16 KiB", "A14", claimsTok(`{"iss":{ISS},"aud":{AUD},"sub":"alice","exp":{EXP},"pad":"` + strings.Repeat("x", 16<<10) + `"}`), errMalformed},
 		{"flattened JSON serialization with injected claims", "A8", jsonFlat, errMalformed},
 		{"general JSON serialization", "A8", jsonGeneral, errMalformed},
 		{"header not base64", "A14", "!!!!." + parts[1] + "." + parts[2], errMalformed},

@@ -47,6 +47,10 @@ type IntrospectionOptions struct {
 	// MaxResponseBytes caps the response body. Zero means 64 KiB.
 	MaxResponseBytes int64
 
+	// MaxTokenBytes bounds the token; a longer one is rejected without a
+	// call. Zero means DefaultMaxTokenBytes (16 KiB).
+	MaxTokenBytes int
+
 	// Logger receives warnings when the endpoint fails; never tokens. Nil
 	// means slog.Default().
 	Logger *slog.Logger
@@ -64,6 +68,7 @@ type IntrospectionOptions struct {
 // [Cache] in front of it to avoid one call per request. It is safe for
 // concurrent use.
 type IntrospectionVerifier struct {
+	maxToken int
 	endpoint string
 	auth     string // Basic credentials, pre-encoded
 	client   *http.Client
@@ -94,7 +99,12 @@ func NewIntrospectionVerifier(opts IntrospectionOptions) (*IntrospectionVerifier
 	if err != nil {
 		return nil, err
 	}
+	maxTok, err := maxTokenBytes(opts.MaxTokenBytes)
+	if err != nil {
+		return nil, err
+	}
 	iv := &IntrospectionVerifier{
+		maxToken: maxTok,
 		endpoint: opts.Endpoint,
 		client:   opts.HTTPClient,
 		timeout:  durationOr(opts.Timeout, 5*time.Second),
@@ -125,9 +135,9 @@ func NewIntrospectionVerifier(opts IntrospectionOptions) (*IntrospectionVerifier
 }
 
 // Verify introspects token. Tokens that break RFC 6750's b64token syntax or
-// exceed [MaxTokenBytes] are rejected without a call.
+// exceed MaxTokenBytes are rejected without a call.
 func (iv *IntrospectionVerifier) Verify(ctx context.Context, token string) (Principal, time.Time, error) {
-	if len(token) > MaxTokenBytes || !validB64Token(token) {
+	if len(token) > iv.maxToken || !validB64Token(token) {
 		return Principal{}, time.Time{}, errMalformed
 	}
 	parent := ctx

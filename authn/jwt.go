@@ -73,6 +73,10 @@ type JWTOptions struct {
 	// fetches. Zero means 30 s.
 	UnknownKeyCooldown time.Duration
 
+	// MaxTokenBytes bounds the token; a longer one is rejected before it
+	// is examined. Zero means DefaultMaxTokenBytes (16 KiB).
+	MaxTokenBytes int
+
 	// Logger receives warnings (JWK Set unreachable, AllowPlainJWTType) and
 	// debug details. It never receives token bytes or key ids. Nil means
 	// slog.Default().
@@ -86,6 +90,7 @@ type JWTOptions struct {
 // whose keys it fetches from a JWK Set. It is safe for concurrent use.
 // Call Close to stop its background refresh.
 type JWTVerifier struct {
+	maxToken  int
 	allowed   []string
 	verifiers map[string]jws.Verifier
 	plainTyp  bool
@@ -122,7 +127,12 @@ func newJWTVerifier(ctx context.Context, opts JWTOptions, after func(time.Durati
 	if err != nil {
 		return nil, err
 	}
+	maxTok, err := maxTokenBytes(opts.MaxTokenBytes)
+	if err != nil {
+		return nil, err
+	}
 	v := &JWTVerifier{
+		maxToken:  maxTok,
 		allowed:   allowed,
 		verifiers: make(map[string]jws.Verifier, len(allowed)),
 		plainTyp:  opts.AllowPlainJWTType,
@@ -203,8 +213,22 @@ func (v *JWTVerifier) Close() error {
 	return nil
 }
 
-// MaxTokenBytes is the longest token accepted.
-const MaxTokenBytes = 8 << 10
+// DefaultMaxTokenBytes is the longest token accepted when an options
+// struct's MaxTokenBytes is zero: 16 KiB, room for issuers that put many
+// group claims in their tokens. (HTTP servers must accept headers that long;
+// mcphttp.NewServer allows 32 KiB.)
+const DefaultMaxTokenBytes = 16 << 10
+
+// maxTokenBytes returns n, or the default for zero; negative is an error.
+func maxTokenBytes(n int) (int, error) {
+	switch {
+	case n < 0:
+		return 0, errors.New("authn: MaxTokenBytes must not be negative")
+	case n == 0:
+		return DefaultMaxTokenBytes, nil
+	}
+	return n, nil
+}
 
 var b64 = base64.RawURLEncoding.Strict()
 
@@ -219,7 +243,7 @@ var b64 = base64.RawURLEncoding.Strict()
 // (jws verifier for that one alg and key), claims (strict JSON decoded by
 // this package, never by jwx).
 func (v *JWTVerifier) Verify(ctx context.Context, token string) (Principal, time.Time, error) {
-	d1, d2, ok := splitCompact(token)
+	d1, d2, ok := splitCompact(token, v.maxToken)
 	if !ok {
 		return Principal{}, time.Time{}, errMalformed
 	}
