@@ -122,6 +122,21 @@
 // $2" with the principal's subject, returning [ErrNotFound] when no row
 // comes back. A URI that was listed earlier grants nothing.
 //
+// # Search
+//
+// A protected, discoverable template may also have a Search callback
+// ([SearchFunc]): "at most Limit records of this caller matching Query,
+// best first", with ownership in the query exactly as in List. It backs
+// [Inventory.Search], which the search and fetch tools of mcphttp's tools
+// bridge call. A search source is usable by the same rule as a list source
+// (the Owner's identity, RequiredScopes, gates and overrides); usable
+// sources are asked in registration order, each for the room left. Every
+// answer is checked like a list page (at most Limit hits, URIs that match
+// the template and are unique, names of 1–512 characters); a violation is
+// an internal error and an operator log record. A hit grants nothing:
+// whatever reads it goes through [Inventory.Read] again. [Inventory.Reach]
+// tells a transport which operations a caller may use at all.
+//
 // # resources/list
 //
 // Static resources the caller may see come first, in registration order,
@@ -289,7 +304,7 @@
 // New fails (never panics) on: a missing Read; names or URIs that break
 // the entry rules; duplicate static URIs or template names; a template
 // outside the supported subset or overlapping another; List on a public or
-// hidden template; Validate or Complete keys that are not variables of the
+// hidden template, and Search likewise; Validate or Complete keys that are not variables of the
 // template, or nil functions; RequiredScopes on a public resource or
 // scopes outside the RFC 6749 scope-token characters; bad annotations;
 // PageSize outside 1..100; negative byte limits or timeout; byte limits

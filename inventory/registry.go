@@ -25,6 +25,7 @@ type Inventory struct {
 	templates   []*registered
 	byTemplate  map[string]*registered // URITemplate → template
 	sources     []*registered          // templates with List, in registration order
+	searchers   []*registered          // templates with Search, in registration order
 
 	pageSize  int
 	maxBytes  int
@@ -120,6 +121,9 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 		inv.byTemplate[rt.tmpl.URITemplate] = rt
 		if rt.tmpl.List != nil {
 			inv.sources = append(inv.sources, rt)
+		}
+		if rt.tmpl.Search != nil {
+			inv.searchers = append(inv.searchers, rt)
 		}
 		if len(rt.tmpl.Complete) > 0 {
 			inv.completes = true
@@ -246,6 +250,10 @@ func newRegistered(t Template) (*registered, error) {
 		return nil, errors.New("List is allowed only on a protected template")
 	case t.List != nil && t.Hidden:
 		return nil, errors.New("List is not allowed on a hidden template")
+	case t.Search != nil && t.Access != Protected:
+		return nil, errors.New("Search is allowed only on a protected template")
+	case t.Search != nil && t.Hidden:
+		return nil, errors.New("Search is not allowed on a hidden template")
 	case t.Owner > OwnedByClient:
 		return nil, fmt.Errorf("unknown owner %d", t.Owner)
 	}

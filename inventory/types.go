@@ -152,6 +152,11 @@ type Template struct {
 	List ListFunc
 	// Complete holds per-variable completion callbacks.
 	Complete map[string]CompleteFunc
+	// Search, when set, makes the template a search source of
+	// [Inventory.Search] (the search and fetch tools of mcphttp's tools
+	// bridge). Like List, it is allowed only on a Protected template that
+	// is not Hidden, and it must put record ownership in its query.
+	Search SearchFunc
 }
 
 // ReadRequest is what a ReadFunc receives.
@@ -176,6 +181,11 @@ type ReadFunc func(ctx context.Context, req ReadRequest) ([]Contents, error)
 type Contents struct {
 	URI, MIMEType, Text string
 	Blob                []byte
+	// Title is the resource's display title, optional: resources/read
+	// never sends it (MCP contents have none); the fetch tool of mcphttp's
+	// tools bridge reports it. Like an entry's Name: at most 512
+	// characters (UTF-16 code units) of UTF-8 without control characters.
+	Title string
 }
 
 // ListRequest is what a ListFunc receives.
