@@ -95,6 +95,15 @@ type Options struct {
 	// KeepAlive is the interval of SSE keep-alive comments on open
 	// streams. Zero means DefaultKeepAlive.
 	KeepAlive time.Duration
+
+	// Tools turns on the tools bridge: the inventory offered as MCP tools
+	// (list_resources, read_resource, search and fetch, typed template
+	// tools; see [ToolOptions]), served by tools/list and tools/call with
+	// the same authentication, scopes, gates, grants, byte limit and
+	// cursors as the resource methods, and the tools capability. Nil means
+	// no tools: tools/list and tools/call are unknown methods (or, with
+	// Intercept, the legacy handler's).
+	Tools *ToolOptions
 }
 
 // Endpoint is the MCP Streamable HTTP endpoint: an http.Handler to mount at
@@ -107,6 +116,7 @@ type Endpoint struct {
 	log     *slog.Logger
 	only    string // when set, the one method served (a ListHandler)
 
+	tools     *toolSet       // nil: no tools bridge
 	hub       *notify.Hub    // nil: no notifications
 	sessions  *sessionStore  // nil: stateless
 	streams   *streamCounter // open event streams, with notifications
@@ -187,6 +197,11 @@ func newEndpoint(inv *inventory.Inventory, opts Options, only string, stateless 
 			e.keepAlive = DefaultKeepAlive
 		}
 	}
+	if opts.Tools != nil {
+		if e.tools, err = newToolSet(inv, opts.Tools); err != nil {
+			return nil, err
+		}
+	}
 	if err := e.encodeResults(opts); err != nil {
 		return nil, err
 	}
@@ -211,10 +226,14 @@ func (e *Endpoint) encodeResults(opts Options) error {
 	if e.inv.Completes() {
 		completions = `,"completions":{}`
 	}
-	caps := `{"resources":{"subscribe":false,"listChanged":false}` + completions
+	tools, toolsNotified := "", ""
+	if e.tools != nil {
+		tools, toolsNotified = `,"tools":{"listChanged":false}`, `,"tools":{"listChanged":true}`
+	}
+	caps := `{"resources":{"subscribe":false,"listChanged":false}` + completions + tools
 	e.capsStateless = []byte(caps + "}")
 	if e.hub != nil {
-		caps = `{"resources":{"subscribe":true,"listChanged":true}` + completions
+		caps = `{"resources":{"subscribe":true,"listChanged":true}` + completions + toolsNotified
 	}
 	e.capabilities = []byte(caps + "}")
 	if opts.Instructions != "" {

@@ -25,11 +25,14 @@ var _ http.Handler = (*ListHandler)(nil)
 
 // NewListHandler returns a ListHandler for inv, configured like [New]
 // (ServerInfo, Authenticator, AllowedOrigins, MaxBodyBytes, Logger);
-// Options.Notifications must be nil: sessions and streams are the
-// Endpoint's.
+// Options.Notifications and Options.Tools must be nil: sessions, streams
+// and tools are the Endpoint's.
 func NewListHandler(inv *inventory.Inventory, opts Options) (*ListHandler, error) {
 	if opts.Notifications != nil {
 		return nil, errors.New("mcphttp: Options.Notifications is not supported by a ListHandler: sessions and streams are the Endpoint's")
+	}
+	if opts.Tools != nil {
+		return nil, errors.New("mcphttp: Options.Tools is not supported by a ListHandler: it serves resources/list only")
 	}
 	e, err := newEndpoint(inv, opts, "resources/list", true)
 	if err != nil {

@@ -163,19 +163,31 @@ func (e *Endpoint) modernChecks(r *http.Request, msg jsonrpc.Message, c *call, m
 	if vs := headers.Values(headerMethod); len(vs) != 1 || vs[0] != msg.Method {
 		return errHeader(headerMethod)
 	}
-	if msg.Method == "resources/read" {
+	if member := nameMember(msg.Method); member != "" {
 		vs := headers.Values(headerName)
 		if len(vs) != 1 {
 			return errHeader(headerName)
 		}
 		name, ok := decodeHeaderName(vs[0])
-		uri := gjson.GetBytes(msg.Params, "uri")
-		if !ok || uri.Type != gjson.String || name != uri.Str {
+		v := gjson.GetBytes(msg.Params, member)
+		if !ok || v.Type != gjson.String || name != v.Str {
 			return errHeader(headerName)
 		}
 	}
 	c.modern, c.version = true, version
 	return nil
+}
+
+// nameMember is the params member that Mcp-Name repeats for a method:
+// uri for resources/read, name for tools/call (prompts/get is not served).
+func nameMember(method string) string {
+	switch method {
+	case "resources/read":
+		return "uri"
+	case "tools/call":
+		return "name"
+	}
+	return ""
 }
 
 // negotiate answers an initialize: the client's version when the endpoint
@@ -201,7 +213,7 @@ func (e *Endpoint) dispatch(ctx context.Context, c *call) (reply, error) {
 				return e.listen(ctx, c)
 			}
 			return reply{}, errMethodNotFound
-		case "resources/list", "resources/read", "resources/templates/list", "completion/complete":
+		case "resources/list", "resources/read", "resources/templates/list", "completion/complete", "tools/list", "tools/call":
 		default:
 			return reply{}, errMethodNotFound
 		}
@@ -223,6 +235,10 @@ func (e *Endpoint) dispatch(ctx context.Context, c *call) (reply, error) {
 		return e.templates(ctx, c)
 	case "completion/complete":
 		return e.complete(ctx, c)
+	case "tools/list":
+		return e.toolsList(ctx, c)
+	case "tools/call":
+		return e.toolsCall(ctx, c)
 	case "resources/subscribe", "resources/unsubscribe":
 		if !c.modern && e.sessions != nil {
 			return e.subscribe(ctx, c)

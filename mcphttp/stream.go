@@ -137,6 +137,10 @@ func (e *Endpoint) streamGET(w http.ResponseWriter, r *http.Request) {
 			switch ev.Kind {
 			case notify.ListChanged:
 				err = out.message(notification("notifications/resources/list_changed", nil))
+				if err == nil && e.tools != nil {
+					// What changed the list may change the caller's tools (a grant).
+					err = out.message(notification("notifications/tools/list_changed", nil))
+				}
 			case notify.ResourceUpdated:
 				if s.subscribed(ev.URI) && e.canRead(ctx, caller, ev.URI) {
 					err = out.message(notification("notifications/resources/updated", uriParams(ev.URI, nil)))
@@ -206,6 +210,7 @@ func uriParams(uri string, meta []byte) []byte {
 
 // listenFilter is the SubscriptionFilter of subscriptions/listen.
 type listenFilter struct {
+	ToolsListChanged      bool     `json:"toolsListChanged,omitempty"`
 	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
 }
@@ -230,8 +235,10 @@ func (e *Endpoint) listen(ctx context.Context, c *call) (reply, error) {
 		return reply{}, invalidParams("too many resourceSubscriptions")
 	}
 	// The server agrees to what it honours: list changes, and updates of
-	// resources the caller may read. Tool and prompt lists are not served.
-	agreed := listenFilter{ResourcesListChanged: p.Notifications.ResourcesListChanged}
+	// resources the caller may read; tool list changes with the tools
+	// bridge. Prompt lists are not served.
+	agreed := listenFilter{ResourcesListChanged: p.Notifications.ResourcesListChanged,
+		ToolsListChanged: p.Notifications.ToolsListChanged && e.tools != nil}
 	for _, uri := range p.Notifications.ResourceSubscriptions {
 		if !slices.Contains(agreed.ResourceSubscriptions, uri) && e.canRead(ctx, c.caller, uri) {
 			agreed.ResourceSubscriptions = append(agreed.ResourceSubscriptions, uri)
@@ -297,6 +304,7 @@ func (e *Endpoint) runListen(w http.ResponseWriter, r *http.Request, c *call, ag
 		return
 	}
 	listChanged := notification("notifications/resources/list_changed", append(append([]byte(`{"_meta":`), meta...), '}'))
+	toolsChanged := notification("notifications/tools/list_changed", append(append([]byte(`{"_meta":`), meta...), '}'))
 	ticker := time.NewTicker(e.keepAlive)
 	defer ticker.Stop()
 	expired, stopExpiry := until(c.caller.Expires)
@@ -319,8 +327,13 @@ func (e *Endpoint) runListen(w http.ResponseWriter, r *http.Request, c *call, ag
 			err = out.comment("keep-alive")
 		case ev := <-sub.Events():
 			switch {
-			case ev.Kind == notify.ListChanged && agreed.ResourcesListChanged:
-				err = out.message(listChanged)
+			case ev.Kind == notify.ListChanged:
+				if agreed.ResourcesListChanged {
+					err = out.message(listChanged)
+				}
+				if err == nil && agreed.ToolsListChanged {
+					err = out.message(toolsChanged)
+				}
 			case ev.Kind == notify.ResourceUpdated && slices.Contains(agreed.ResourceSubscriptions, ev.URI) &&
 				e.canRead(ctx, c.caller, ev.URI):
 				err = out.message(notification("notifications/resources/updated", uriParams(ev.URI, meta)))
