@@ -104,7 +104,12 @@ func (e *Endpoint) toolsCall(ctx context.Context, c *call) (reply, error) {
 	var rep reply
 	switch t.kind {
 	case kindList:
-		rep, err = e.toolListResources(ctx, c, args["cursor"])
+		cursor, ok := args["cursor"]
+		if ok && cursor == "" {
+			// The endpoint never issues an empty cursor: "" is not "start over".
+			return e.toolError(c, "Invalid cursor (invalid): call list_resources again without a cursor."), nil
+		}
+		rep, err = e.toolListResources(ctx, c, cursor)
 	case kindRead:
 		rep, err = e.toolRead(ctx, c, args["uri"])
 	case kindSearch:

@@ -19,6 +19,17 @@ const (
 	textTail = `}]`
 )
 
+// textOverhead is the size of a response holding one empty text item:
+// head, {"content":[{"type":"text","text":""}], (`,` meta) and the two
+// closing braces of the result and the response.
+func textOverhead(head, meta []byte) int {
+	n := len(head) + len(textHead) + len(`""`) + len(textTail) + len("}}")
+	if len(meta) > 0 {
+		n += 1 + len(meta)
+	}
+	return n
+}
+
 // toolError is a tool error result: one text item and isError.
 func (e *Endpoint) toolError(c *call, text string) reply {
 	b := make([]byte, 0, len(textHead)+len(text)+64+len(e.meta(c)))
@@ -53,7 +64,7 @@ func (e *Endpoint) toolListResources(ctx context.Context, c *call, cursor string
 	buf.head = jsonrpc.AppendResultHead(buf.head[:0], c.id)
 	meta := e.meta(c)
 	limit := e.inv.MaxBytes()
-	fixed := len(buf.head) + len(textHead) + len(`""`) + len(textTail) + len(`,"structuredContent":`) + reserve(nil, meta)
+	fixed := textOverhead(buf.head, meta) + len(`,"structuredContent":`)
 	room := max(limit-fixed, 0) / 3
 	page := &buf.page
 	if err := e.inv.List(ctx, c.caller, inventory.PageRequest{Cursor: cursor, Reserve: limit - room}, page); err != nil {
@@ -135,7 +146,7 @@ func (e *Endpoint) toolSearch(ctx context.Context, c *call, query string) (reply
 	}
 	head := jsonrpc.AppendResultHead(nil, c.id)
 	meta := e.meta(c)
-	room := e.inv.MaxBytes() - len(head) - len(textHead) - len(`""`) - len(textTail) - reserve(nil, meta)
+	room := e.inv.MaxBytes() - textOverhead(head, meta)
 	inner := append(make([]byte, 0, 128*len(hits)+16), `{"results":[`...)
 	used := len(inner) + len(`]}`) // escaped, these take no more bytes
 	var item, esc []byte
@@ -205,7 +216,7 @@ func (e *Endpoint) toolFetch(ctx context.Context, c *call, id string) (reply, er
 	}
 	head := jsonrpc.AppendResultHead(nil, c.id)
 	meta := e.meta(c)
-	room := e.inv.MaxBytes() - len(head) - len(textHead) - len(`""`) - len(textTail) - reserve(nil, meta)
+	room := e.inv.MaxBytes() - textOverhead(head, meta)
 	doc := func(text []byte, truncated bool) []byte {
 		b := append(make([]byte, 0, len(text)+len(id)*2+len(title)+128), `{"id":`...)
 		b = budget.AppendString(b, id)
