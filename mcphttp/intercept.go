@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -43,6 +44,22 @@ import (
 // completions, when a template completes), whether the legacy handler
 // answered with JSON or with a one-event SSE stream.
 //
+// With Options.Tools (the tools bridge), tools/call is routed by its
+// strictly decoded params.name: the bridge's tool names are served here
+// (and so is a call without a readable name: -32602), every other name
+// goes to legacy. A first tools/list page is forwarded and the bridge's
+// tools that the caller may use are added to the legacy handler's answer
+// (JSON or a one-event SSE stream; a legacy handler without tools, which
+// answers -32601, gets the bridge's list alone); later pages, with a
+// cursor, are the legacy handler's own. At construction Intercept lists
+// the legacy handler's tools in-process (initialize, tools/list to the
+// last page, DELETE of the probe's session) and fails when one is named
+// like a bridge tool: a name clash is never a silent shadow. When the
+// legacy handler cannot be listed then (it needs a token, say), or its
+// tools change later, a clash found in a tools/list answer is logged once
+// and the bridge's tool wins: it is listed, and called, instead. A 2025-03-26
+// batch holding a first tools/list page gets 400.
+//
 // Origin and DNS-rebinding protection and the body limit apply to every
 // request. Forwarded requests are not authenticated by Intercept: protect
 // the legacy handler with its own middleware if it needs it.
@@ -57,12 +74,19 @@ func Intercept(inv *inventory.Inventory, legacy http.Handler, opts Options) (htt
 	if err != nil {
 		return nil, err
 	}
-	return &interceptor{e: e, legacy: legacy}, nil
+	h := &interceptor{e: e, legacy: legacy}
+	if e.tools != nil {
+		if err := h.checkLegacyTools(); err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
 }
 
 type interceptor struct {
-	e      *Endpoint
-	legacy http.Handler
+	e       *Endpoint
+	legacy  http.Handler
+	clashes sync.Map // legacy tool names already logged as shadowed by the bridge
 }
 
 func (h *interceptor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -90,8 +114,10 @@ func (h *interceptor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	msg := b.Message
 	switch {
-	case owns(msg):
+	case owns(msg) || h.ownsTool(msg):
 		h.serveOwned(w, r, b)
+	case h.mergesTools(msg):
+		h.serveToolsList(w, r, b)
 	case msg.Kind == jsonrpc.KindRequest && (msg.Method == "initialize" || msg.Method == "server/discover"):
 		h.forwardRewriting(w, r, b.Raw, msg.ID)
 	default:
@@ -115,9 +141,9 @@ func (h *interceptor) serveBatch(w http.ResponseWriter, r *http.Request, b *json
 	owned, forwarded, invalid := 0, 0, 0
 	for _, it := range b.Items {
 		switch {
-		case it.Err != nil:
-			invalid++
-		case owns(it.Message):
+		case it.Err != nil, h.mergesTools(it.Message):
+			invalid++ // a merged tools/list is answered for single messages only
+		case owns(it.Message) || h.ownsTool(it.Message):
 			owned++
 		default:
 			forwarded++
@@ -174,7 +200,7 @@ func (h *interceptor) forwardRewriting(w http.ResponseWriter, r *http.Request, b
 				out = b
 			}
 		case strings.HasPrefix(ct, "text/event-stream"):
-			out = h.rewriteStream(out, id)
+			out = rewriteEvents(out, func(m []byte) ([]byte, bool) { return h.rewriteMessage(m, id) })
 		}
 	}
 	dst := w.Header()
@@ -211,6 +237,9 @@ func (h *interceptor) rewriteMessage(msg []byte, id jsonrpc.ID) ([]byte, bool) {
 	if h.e.inv.Completes() {
 		caps["completions"] = json.RawMessage(`{}`)
 	}
+	if _, ok := caps["tools"]; !ok && h.e.tools != nil {
+		caps["tools"] = json.RawMessage(`{"listChanged":false}`) // the legacy handler's own stays as it is
+	}
 	var err error
 	if result["capabilities"], err = json.Marshal(caps); err != nil {
 		return nil, false
@@ -222,9 +251,9 @@ func (h *interceptor) rewriteMessage(msg []byte, id jsonrpc.ID) ([]byte, bool) {
 	return out, err == nil
 }
 
-// rewriteStream rewrites the response event of a short SSE stream; other
-// events and fields pass unchanged.
-func (h *interceptor) rewriteStream(stream []byte, id jsonrpc.ID) []byte {
+// rewriteEvents rewrites the response event of a short SSE stream (the one
+// rewrite accepts); other events and fields pass unchanged.
+func rewriteEvents(stream []byte, rewrite func([]byte) ([]byte, bool)) []byte {
 	var out bytes.Buffer
 	sc := bufio.NewScanner(bytes.NewReader(stream))
 	sc.Buffer(make([]byte, 0, 64<<10), len(stream)+1)
@@ -240,7 +269,7 @@ func (h *interceptor) rewriteStream(stream []byte, id jsonrpc.ID) []byte {
 			}
 		}
 		if len(data) > 0 {
-			if b, ok := h.rewriteMessage([]byte(strings.Join(data, "\n")), id); ok {
+			if b, ok := rewrite([]byte(strings.Join(data, "\n"))); ok {
 				for _, line := range rest {
 					out.WriteString(line + "\n")
 				}
