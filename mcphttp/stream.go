@@ -116,6 +116,7 @@ func (e *Endpoint) streamGET(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
+	tools := e.watchTools(r.Context(), caller, e.tools != nil)
 	ticker := time.NewTicker(e.keepAlive)
 	defer ticker.Stop()
 	expired, stopExpiry := until(earliest(caller.Expires, s.deadline(e.sessions.lim.Lifetime)))
@@ -137,8 +138,7 @@ func (e *Endpoint) streamGET(w http.ResponseWriter, r *http.Request) {
 			switch ev.Kind {
 			case notify.ListChanged:
 				err = out.message(notification("notifications/resources/list_changed", nil))
-				if err == nil && e.tools != nil {
-					// What changed the list may change the caller's tools (a grant).
+				if err == nil && tools.changed(ctx) {
 					err = out.message(notification("notifications/tools/list_changed", nil))
 				}
 			case notify.ResourceUpdated:
@@ -305,6 +305,7 @@ func (e *Endpoint) runListen(w http.ResponseWriter, r *http.Request, c *call, ag
 	}
 	listChanged := notification("notifications/resources/list_changed", append(append([]byte(`{"_meta":`), meta...), '}'))
 	toolsChanged := notification("notifications/tools/list_changed", append(append([]byte(`{"_meta":`), meta...), '}'))
+	tools := e.watchTools(r.Context(), c.caller, agreed.ToolsListChanged)
 	ticker := time.NewTicker(e.keepAlive)
 	defer ticker.Stop()
 	expired, stopExpiry := until(c.caller.Expires)
@@ -331,7 +332,7 @@ func (e *Endpoint) runListen(w http.ResponseWriter, r *http.Request, c *call, ag
 				if agreed.ResourcesListChanged {
 					err = out.message(listChanged)
 				}
-				if err == nil && agreed.ToolsListChanged {
+				if err == nil && tools.changed(ctx) {
 					err = out.message(toolsChanged)
 				}
 			case ev.Kind == notify.ResourceUpdated && slices.Contains(agreed.ResourceSubscriptions, ev.URI) &&
@@ -343,4 +344,53 @@ func (e *Endpoint) runListen(w http.ResponseWriter, r *http.Request, c *call, ag
 			return
 		}
 	}
+}
+
+// toolWatch remembers which bridge tools a stream's caller could use, so
+// that a list change (a grant, a share) becomes
+// notifications/tools/list_changed only when it changed those.
+type toolWatch struct {
+	e      *Endpoint
+	caller *authn.Principal
+	on     bool
+	seen   string
+}
+
+func (e *Endpoint) watchTools(ctx context.Context, caller *authn.Principal, on bool) *toolWatch {
+	w := &toolWatch{e: e, caller: caller, on: on && e.tools != nil}
+	if w.on {
+		w.seen, _ = e.toolSignature(ctx, caller)
+	}
+	return w
+}
+
+// changed reports whether the caller's tools differ from the last look
+// (a failing grant store counts as no change: it was logged).
+func (w *toolWatch) changed(ctx context.Context) bool {
+	if !w.on {
+		return false
+	}
+	now, ok := w.e.toolSignature(ctx, w.caller)
+	if !ok || now == w.seen {
+		return false
+	}
+	w.seen = now
+	return true
+}
+
+// toolSignature names the set of bridge tools the caller may use.
+func (e *Endpoint) toolSignature(ctx context.Context, caller *authn.Principal) (string, bool) {
+	reach, err := e.inv.Reach(ctx, caller)
+	if err != nil {
+		return "", false
+	}
+	b := make([]byte, 0, len(e.tools.tools))
+	for _, t := range e.tools.tools {
+		if t.shown(&reach) {
+			b = append(b, '1')
+		} else {
+			b = append(b, '0')
+		}
+	}
+	return string(b), true
 }

@@ -3,6 +3,7 @@ package mcphttp_test
 import (
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -377,22 +378,58 @@ func TestToolsConstruction(t *testing.T) {
 	assert.Equal(t, int64(-32602), decode(t, w).Error.Code, "no fetch without search")
 }
 
-// TestToolsListChangedNotifications: a grant change reaches the
-// principal's listen stream as tools/list_changed when it asked for it.
+// TestToolsListChangedNotifications: a grant change that changes the
+// caller's tools reaches its listen stream as tools/list_changed (when it
+// asked for it); a list change that leaves its tools as they were (a
+// share) does not.
 func TestToolsListChangedNotifications(t *testing.T) {
-	nf := newNotifyFixture(t, 0)
-	ep, err := mcphttp.New(nf.inv, mcphttp.Options{Authenticator: nf.auth, Notifications: nf.hub, Tools: &mcphttp.ToolOptions{}})
+	base := newFixture(t, fixtureOptions{})
+	hub := notify.New(notify.Options{})
+	store := newDocStore()
+	store.add("alice", 2)
+	inv, err := inventory.New(nil, []inventory.Template{{
+		Name: "documents", URITemplate: "docs://documents/{id}", RequiredScopes: []string{"docs:read"},
+		Gates: []string{"beta"}, List: store.list, Read: store.read,
+	}}, inventory.Options{Gates: []inventory.Gate{{Name: "beta"}}, Notifier: hub})
 	require.NoError(t, err)
-	nf.srv.Config.Handler = ep
+	ep, err := mcphttp.New(inv, mcphttp.Options{Authenticator: base.auth, Notifications: hub,
+		Tools: &mcphttp.ToolOptions{Templates: map[string]mcphttp.TemplateTool{"documents": {Name: "read_document"}}}})
+	require.NoError(t, err)
+	srv := httptest.NewServer(ep)
+	t.Cleanup(func() { hub.Close(); srv.Close() })
+	nf := &notifyFixture{fixture: base, hub: hub, srv: srv, notify: ep}
+
 	alice := nf.token(t, "alice")
-	body, hdr := modern(7, "subscriptions/listen", map[string]any{"notifications": map[string]any{"toolsListChanged": true}})
+	body, hdr := modern(7, "subscriptions/listen", map[string]any{"notifications": map[string]any{"toolsListChanged": true, "resourcesListChanged": true}})
 	s := openStream(t, nf.post(t, alice, "", body, hdr))
 	defer s.close()
 	assert.JSONEq(t, `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{
-		"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/subscriptionId":7}}}`, s.next(t))
-	waitSubscribers(t, nf.hub, "alice", 1)
-	nf.hub.ListChanged(context.Background(), "bob")
-	nf.hub.ListChanged(context.Background(), "alice")
-	assert.JSONEq(t, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7}}}`, s.next(t))
+		"notifications":{"toolsListChanged":true,"resourcesListChanged":true},"_meta":{"io.modelcontextprotocol/subscriptionId":7}}}`, s.next(t))
+	waitSubscribers(t, hub, "alice", 1)
+	const resources = `{"jsonrpc":"2.0","method":"notifications/resources/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7}}}`
+	const tools = `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7}}}`
+
+	hub.ListChanged(context.Background(), "alice") // a share, say: the tools stay
+	assert.JSONEq(t, resources, s.next(t))
 	s.none(t)
+	_, err = inv.Authorize(context.Background(), "alice", "beta") // read_document appears
+	require.NoError(t, err)
+	assert.JSONEq(t, resources, s.next(t))
+	assert.JSONEq(t, tools, s.next(t))
+	_, err = inv.Authorize(context.Background(), "bob", "beta")
+	require.NoError(t, err)
+	s.none(t)
+
+	// The legacy GET stream of a session: the same rule, without a filter.
+	session := nf.initialize(t, alice)
+	g := openStream(t, nf.get(t, alice, session))
+	defer g.close()
+	waitSubscribers(t, hub, "alice", 2)
+	_, err = inv.Revoke(context.Background(), "alice", "beta")
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`, g.next(t))
+	assert.JSONEq(t, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`, g.next(t))
+	hub.ListChanged(context.Background(), "alice")
+	assert.JSONEq(t, `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`, g.next(t))
+	g.none(t)
 }
