@@ -110,6 +110,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		AllowedOrigins: cfg.AllowedOrigins,
 		Logger:         a.log,
 		Notifications:  a.hub,
+		Tools:          Tools(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("endpoint: %w", err)

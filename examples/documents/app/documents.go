@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/examples/documents/store"
 	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/mcphttp"
 )
 
 // The resources the server publishes.
@@ -39,6 +40,10 @@ their **own** documents and those shared with them, and nobody else's:
 - ` + "`resources/read`" + ` returns one document, if the caller may see it now;
   a document of somebody else's is "not found", exactly like a missing one.
 - ` + "`completion/complete`" + ` suggests the caller's own document ids.
+- Tools, for clients that only call tools: ` + "`list_resources`" + ` (the pages of
+  resources/list), ` + "`read_resource`" + `, ` + "`read_document`" + ` (by id), and ` + "`search`" + ` /
+  ` + "`fetch`" + ` (full-text search over the titles and bodies the caller may read, in
+  the shape ChatGPT connectors and deep research expect).
 - Notifications: a legacy session's GET stream, or ` + "`subscriptions/listen`" + `,
   receives ` + "`notifications/resources/list_changed`" + ` when a document is shared
   with the caller or unshared, and ` + "`notifications/resources/updated`" + ` when a
@@ -63,7 +68,20 @@ func DocumentsTemplate(st store.Store) inventory.Template {
 		List:           listDocuments(st),
 		Read:           readDocument(st),
 		Complete:       map[string]inventory.CompleteFunc{"id": completeIDs(st)},
+		Search:         searchDocuments(st),
 	}
+}
+
+// ReadDocumentTool is the name of the typed tool of DocumentTemplate.
+const ReadDocumentTool = "read_document"
+
+// Tools returns the tools bridge of the server: list_resources,
+// read_resource, search and fetch over the caller's documents, and
+// read_document(id).
+func Tools() *mcphttp.ToolOptions {
+	return &mcphttp.ToolOptions{Templates: map[string]mcphttp.TemplateTool{
+		"documents": {Name: ReadDocumentTool, Title: "Read a document", Description: "Reads one of your documents (or one shared with you) by its id."},
+	}}
 }
 
 // AboutResource returns the public static resource describing the server.
@@ -137,7 +155,27 @@ func readDocument(st store.Store) inventory.ReadFunc {
 		if err != nil {
 			return nil, err
 		}
-		return []inventory.Contents{{URI: req.URI, MIMEType: doc.MIMEType, Text: doc.Body}}, nil
+		return []inventory.Contents{{URI: req.URI, MIMEType: doc.MIMEType, Text: doc.Body, Title: doc.Title}}, nil
+	}
+}
+
+// searchDocuments is the Search callback: the store's full-text search
+// over the title and body of the documents the caller may see (its own and
+// those shared with it), with the owner in the query as in List.
+func searchDocuments(st store.Store) inventory.SearchFunc {
+	return func(ctx context.Context, req inventory.SearchRequest) ([]inventory.SearchHit, error) {
+		if req.Principal.Subject == "" {
+			return nil, errNoSubject // never search without an owner
+		}
+		rows, err := st.Search(ctx, req.Principal.Subject, req.Query, req.Limit)
+		if err != nil {
+			return nil, err
+		}
+		hits := make([]inventory.SearchHit, len(rows))
+		for i, r := range rows {
+			hits[i] = inventory.SearchHit{URI: documentPrefix + r.ID, Name: r.Title}
+		}
+		return hits, nil
 	}
 }
 

@@ -44,6 +44,7 @@ var postgresSchema = []string{
 	`CREATE INDEX IF NOT EXISTS document_access_doc ON document_access (doc_id, subject)`,
 	// Completion: the subject's ids by prefix (IDsWithPrefix).
 	`CREATE INDEX IF NOT EXISTS document_access_subject_doc ON document_access (subject, doc_id)`,
+	postgresSearchIndex, // see search.go
 }
 
 // postgresList is the keyset query. COLLATE "C" in the query repeats the

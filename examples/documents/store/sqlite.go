@@ -145,6 +145,21 @@ func (s *sqliteStore) Migrate(ctx context.Context) error {
 			return dbErr(ctx, "migrate", err)
 		}
 	}
+	// The search index (see search.go); a database from before it gets
+	// its documents indexed once.
+	var indexed int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'document_search_ids'`).Scan(&indexed); err != nil {
+		return dbErr(ctx, "migrate", err)
+	}
+	stmts := sqliteSearchSchema
+	if indexed == 0 {
+		stmts = append(append([]string(nil), stmts...), sqliteSearchBackfill...)
+	}
+	for _, stmt := range stmts {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return dbErr(ctx, "migrate", err)
+		}
+	}
 	return dbErr(ctx, "migrate", tx.Commit())
 }
 

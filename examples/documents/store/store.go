@@ -97,6 +97,12 @@ type Store interface {
 	IDsWithPrefix(ctx context.Context, subject, prefix string, limit int) ([]string, error)
 	// Read returns document id if subject may see it now, else ErrNotFound.
 	Read(ctx context.Context, subject, id string) (Document, error)
+	// Search returns at most limit (1..MaxListLimit) documents visible to
+	// subject (as List) whose title or body holds every word of query
+	// (letters and digits; each word also as a prefix), best matches
+	// first, through a full-text index (see search.go). A query without
+	// a word finds nothing.
+	Search(ctx context.Context, subject, query string, limit int) ([]Entry, error)
 	// Create stores a new document, visible to its owner only.
 	Create(ctx context.Context, doc NewDocument) (Document, error)
 	// Delete marks a document of owner deleted: it disappears from every
