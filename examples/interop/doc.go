@@ -1,11 +1,16 @@
 // Package interop tests the documents server (examples/documents) with real
-// MCP clients: the official TypeScript SDK client
-// (@modelcontextprotocol/sdk, driven by tsclient/client.mjs under Node.js)
-// and the official go-sdk client. Each connects with alice's token, walks
+// MCP clients: the official TypeScript SDK clients — v1
+// (@modelcontextprotocol/sdk) and v2 (@modelcontextprotocol/client), driven
+// by tsclient/client.mjs, tools.mjs and listen.mjs under Node.js — and the
+// official go-sdk client. Each connects with alice's token, walks
 // resources/list through every nextCursor, reads every listed resource,
 // and checks that none of bob's documents is listed, that bob's are not
 // readable with alice's token, and that a request without a token gets 401
-// with a resource_metadata URL the client can fetch.
+// with a resource_metadata URL the client can fetch. Through the tools
+// bridge (TestGoSDKToolsBridge, TestTypeScriptSDKTools: v1 in the legacy
+// era, v2 in both), they call list_resources to the end (the same walk as
+// resources/list), read_resource on every URI, search and fetch, and bob's
+// URIs and ids answer like missing ones.
 //
 // Notifications in the 2026-07-28 era, with what the clients really send
 // recorded: the go-sdk client subscribes (a subscriptions/listen stream,

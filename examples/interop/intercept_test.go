@@ -96,3 +96,74 @@ func TestInterceptWithRealSDKs(t *testing.T) {
 		}
 	}
 }
+
+// TestInterceptToolsWithRealSDKs: the tools bridge in front of real SDK
+// servers with a tool of their own. tools/list shows the legacy tool and
+// the bridge's; the legacy tool is still called on the legacy server, the
+// bridge's are served by mcpkit; a legacy tool named like a bridge tool is
+// a construction error.
+func TestInterceptToolsWithRealSDKs(t *testing.T) {
+	legacies := map[string]func() http.Handler{
+		"go-sdk stateful": func() http.Handler {
+			s := goSDKServer()
+			return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
+		},
+		"go-sdk stateless": func() http.Handler {
+			s := goSDKServer()
+			return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{Stateless: true})
+		},
+		"go-sdk json responses": func() http.Handler {
+			s := goSDKServer()
+			return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{JSONResponse: true})
+		},
+		"mcp-go": mcpGoServer,
+	}
+	for name, mk := range legacies {
+		for _, version := range []string{"", mcphttp.Version20251125} {
+			t.Run(name+" "+version, func(t *testing.T) {
+				f := newInterceptFixture(t)
+				h, err := mcphttp.Intercept(f.inv, mk(), mcphttp.Options{Authenticator: f.auth, Tools: &mcphttp.ToolOptions{}})
+				require.NoError(t, err)
+				srv := httptest.NewServer(h)
+				defer srv.Close()
+				ctx := context.Background()
+				client := sdk.NewClient(&sdk.Implementation{Name: "interop", Version: "1"}, nil)
+				hc := &http.Client{Transport: bearer{token: f.token(t, "alice"), next: http.DefaultTransport}}
+				cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc},
+					&sdk.ClientSessionOptions{ProtocolVersion: version})
+				require.NoError(t, err)
+				defer cs.Close()
+
+				tools, err := cs.ListTools(ctx, nil)
+				require.NoError(t, err)
+				var names []string
+				for _, tl := range tools.Tools {
+					names = append(names, tl.Name)
+				}
+				assert.Equal(t, []string{"echo", "list_resources", "read_resource"}, names, "the legacy tool, then the bridge's")
+
+				res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
+				require.NoError(t, err)
+				assert.Equal(t, "echo: hi", res.Content[0].(*sdk.TextContent).Text)
+				res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "read_resource", Arguments: map[string]any{"uri": "docs://documents/alice-0001"}})
+				require.NoError(t, err)
+				assert.Equal(t, "Contents of Document alice-0001", res.Content[0].(*sdk.TextContent).Text)
+				res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "read_resource", Arguments: map[string]any{"uri": "docs://documents/bob-0001"}})
+				require.NoError(t, err)
+				assert.True(t, res.IsError, "bob's document is not alice's")
+				res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "list_resources", Arguments: map[string]any{}})
+				require.NoError(t, err)
+				assert.False(t, res.IsError)
+			})
+		}
+	}
+
+	f := newInterceptFixture(t)
+	clashing := sdk.NewServer(&sdk.Implementation{Name: "legacy", Version: "1"}, nil)
+	sdk.AddTool(clashing, &sdk.Tool{Name: "list_resources"}, func(context.Context, *sdk.CallToolRequest, echoInput) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{}, nil, nil
+	})
+	_, err := mcphttp.Intercept(f.inv, sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return clashing }, nil),
+		mcphttp.Options{Authenticator: f.auth, Tools: &mcphttp.ToolOptions{}})
+	assert.ErrorContains(t, err, `tool named "list_resources"`)
+}
