@@ -124,6 +124,27 @@
 // Intercept does not support notifications (the legacy handler owns
 // sessions and streams there).
 //
+// # Tools
+//
+// With Options.Tools (see [ToolOptions]) the inventory is also offered as
+// MCP tools, for clients that call tools but never page through
+// resources/list: list_resources (the pages and cursors of resources/list,
+// as structuredContent and text), read_resource (resources/read), typed
+// per-template tools (ToolOptions.Templates), and, when some template has
+// a Search callback, search and fetch in the contract of ChatGPT
+// connectors and deep research (one text item holding
+// {"results":[{"id","title","url"}]}, and {"id","title","text","url",
+// "metadata"}). Each tool is the inventory call the resource methods make,
+// with the same caller: the same authentication, scopes, gates, grants,
+// owner rule, byte limit and cursors, so a tool never shows or reads more
+// than resources/list and resources/read would. tools/list shows a caller
+// only the tools it may use; the tools capability (listChanged with
+// notifications) is advertised only then. An unknown tool and a malformed
+// call are -32602; bad arguments (decoded exactly, case-sensitively),
+// invalid cursors, missing resources and callback failures are tool
+// errors (isError) with fixed texts naming the argument. In 2026-07-28,
+// tools/call needs Mcp-Name equal to params.name.
+//
 // # Errors
 //
 //	situation                                   JSON-RPC                 HTTP
@@ -155,5 +176,7 @@
 // # Wrapping an existing MCP server
 //
 // [Intercept] puts an inventory in front of an MCP handler from another
-// SDK: it answers the resource methods and forwards everything else.
+// SDK: it answers the resource methods (and, with Options.Tools, the
+// bridge's tools, merged into the legacy handler's tools/list) and
+// forwards everything else.
 package mcphttp
