@@ -88,7 +88,7 @@ func TestToolsReachEqualsResources(t *testing.T) {
 	defer func() {
 		assert.True(t, tally[0] > 100 && tally[1] > 100, "readable %d, refused %d", tally[0], tally[1])
 	}()
-	for seed := range uint64(25) {
+	for seed := range uint64(12) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 13))
 			docs, secret := &sharedStore{}, &sharedStore{}
