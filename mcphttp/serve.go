@@ -163,7 +163,7 @@ func (e *Endpoint) modernChecks(r *http.Request, msg jsonrpc.Message, c *call, m
 	if vs := headers.Values(headerMethod); len(vs) != 1 || vs[0] != msg.Method {
 		return errHeader(headerMethod)
 	}
-	if member := nameMember(msg.Method); member != "" {
+	if member := e.nameMember(msg.Method); member != "" {
 		vs := headers.Values(headerName)
 		if len(vs) != 1 {
 			return errHeader(headerName)
@@ -178,13 +178,14 @@ func (e *Endpoint) modernChecks(r *http.Request, msg jsonrpc.Message, c *call, m
 	return nil
 }
 
-// nameMember is the params member that Mcp-Name repeats for a method:
-// uri for resources/read, name for tools/call (prompts/get is not served).
-func nameMember(method string) string {
-	switch method {
-	case "resources/read":
+// nameMember is the params member that Mcp-Name repeats for a method the
+// endpoint serves: uri for resources/read, name for tools/call with the
+// tools bridge (prompts/get is not served; an unserved method gets 404).
+func (e *Endpoint) nameMember(method string) string {
+	switch {
+	case method == "resources/read":
 		return "uri"
-	case "tools/call":
+	case method == "tools/call" && e.tools != nil:
 		return "name"
 	}
 	return ""
