@@ -109,6 +109,9 @@ func (e *Endpoint) streamGET(w http.ResponseWriter, r *http.Request) {
 	defer e.streams.release(owner)
 	stop, detach := s.attachStream()
 	defer detach()
+	// The tools the caller has now, before subscribing: a change delivered
+	// later is compared with a view older than itself.
+	tools := e.watchTools(r.Context(), caller, e.tools != nil)
 	sub := e.hub.Subscribe(subjectOf(caller))
 	defer sub.Close()
 
@@ -116,7 +119,6 @@ func (e *Endpoint) streamGET(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	tools := e.watchTools(r.Context(), caller, e.tools != nil)
 	ticker := time.NewTicker(e.keepAlive)
 	defer ticker.Stop()
 	expired, stopExpiry := until(earliest(caller.Expires, s.deadline(e.sessions.lim.Lifetime)))
@@ -291,6 +293,7 @@ func (e *Endpoint) runListen(w http.ResponseWriter, r *http.Request, c *call, ag
 		return
 	}
 	meta := []byte(`{"io.modelcontextprotocol/subscriptionId":` + c.id.Raw() + `}`)
+	tools := e.watchTools(r.Context(), c.caller, agreed.ToolsListChanged) // before subscribing, as in streamGET
 	sub := e.hub.Subscribe(subjectOf(c.caller))
 	defer sub.Close()
 	out, err := startSSE(w, nil)
@@ -305,7 +308,6 @@ func (e *Endpoint) runListen(w http.ResponseWriter, r *http.Request, c *call, ag
 	}
 	listChanged := notification("notifications/resources/list_changed", append(append([]byte(`{"_meta":`), meta...), '}'))
 	toolsChanged := notification("notifications/tools/list_changed", append(append([]byte(`{"_meta":`), meta...), '}'))
-	tools := e.watchTools(r.Context(), c.caller, agreed.ToolsListChanged)
 	ticker := time.NewTicker(e.keepAlive)
 	defer ticker.Stop()
 	expired, stopExpiry := until(c.caller.Expires)
