@@ -155,7 +155,7 @@ func readDocument(st store.Store) inventory.ReadFunc {
 		if err != nil {
 			return nil, err
 		}
-		return []inventory.Contents{{URI: req.URI, MIMEType: doc.MIMEType, Text: doc.Body, Title: doc.Title}}, nil
+		return []inventory.Contents{{URI: req.URI, MIMEType: doc.MIMEType, Text: doc.Body, Title: inventory.ClipName(doc.Title)}}, nil
 	}
 }
 
@@ -173,7 +173,7 @@ func searchDocuments(st store.Store) inventory.SearchFunc {
 		}
 		hits := make([]inventory.SearchHit, len(rows))
 		for i, r := range rows {
-			hits[i] = inventory.SearchHit{URI: documentPrefix + r.ID, Name: r.Title}
+			hits[i] = inventory.SearchHit{URI: documentPrefix + r.ID, Name: inventory.ClipName(r.Title)}
 		}
 		return hits, nil
 	}

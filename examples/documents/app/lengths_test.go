@@ -52,6 +52,16 @@ func TestLongTitlesAreListedClipped(t *testing.T) {
 		assert.True(t, strings.HasPrefix(title, strings.TrimSuffix(name, "…")), "a prefix of the title")
 		out := s.read(t, alice, uri)
 		require.Nil(t, out.Error)
+		// search and fetch report the clipped title too (a hit's name and
+		// Contents.Title have the name limit).
+		text, isErr := s.callTool(t, alice, "fetch", map[string]any{"id": uri})
+		require.False(t, isErr, text)
+		assert.Contains(t, text, `"title":"`+name+`"`)
+	}
+	hits := s.search(t, alice, "long")
+	assert.Len(t, hits, 2, "the long-titled documents are found by their body")
+	for _, h := range hits {
+		assert.True(t, strings.HasSuffix(h, "…"), "clipped: %s", h)
 	}
 }
 
