@@ -159,9 +159,7 @@ func (inv *Inventory) checkContents(cs []Contents) (int, bool) {
 		if c.Blob == nil && !utf8.ValidString(c.Text) {
 			return i, false
 		}
-		if c.Title != "" && checkName(c.Title) != "" {
-			return i, false
-		}
+
 		size += len(c.URI) + len(c.MIMEType) + len(`{"uri":"","mimeType":"","text":""},`)
 		if c.Blob != nil {
 			size += base64.StdEncoding.EncodedLen(len(c.Blob))

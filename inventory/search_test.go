@@ -282,29 +282,17 @@ func TestTemplateInfo(t *testing.T) {
 	assert.False(t, ok, "by name, not by pattern")
 }
 
-func TestReadTitleChecked(t *testing.T) {
-	for _, tc := range []struct {
-		title string
-		ok    bool
-	}{
-		{"Quarterly report", true},
-		{strings.Repeat("t", 512), true},
-		{strings.Repeat("t", 513), false},
-		{"a\x1bb", false},
-	} {
-		lb := &logBuffer{}
+// TestReadTitleNotChecked: resources/read never sends Contents.Title, so
+// no title can fail a read; the tools bridge cleans it for fetch.
+func TestReadTitleNotChecked(t *testing.T) {
+	for _, title := range []string{"Quarterly report", strings.Repeat("t", 513), "a\x1bb", "\xff"} {
 		read := func(_ context.Context, req inventory.ReadRequest) ([]inventory.Contents, error) {
-			return []inventory.Contents{{URI: req.URI, Text: "x", Title: tc.title}}, nil
+			return []inventory.Contents{{URI: req.URI, Text: "x", Title: title}}, nil
 		}
-		inv, err := inventory.New(nil, []inventory.Template{{Name: "d", URITemplate: "docs://documents/{id}", Read: read}},
-			inventory.Options{Logger: lb.logger()})
+		inv, err := inventory.New(nil, []inventory.Template{{Name: "d", URITemplate: "docs://documents/{id}", Read: read}}, inventory.Options{})
 		require.NoError(t, err)
 		cs, err := inv.Read(context.Background(), alice(), "docs://documents/1")
-		if tc.ok {
-			require.NoError(t, err)
-			assert.Equal(t, tc.title, cs[0].Title)
-		} else {
-			assert.Same(t, inventory.ErrInternal, err, "a bad title breaks the contents contract")
-		}
+		require.NoError(t, err)
+		assert.Equal(t, title, cs[0].Title)
 	}
 }

@@ -182,9 +182,10 @@ type Contents struct {
 	URI, MIMEType, Text string
 	Blob                []byte
 	// Title is the resource's display title, optional: resources/read
-	// never sends it (MCP contents have none); the fetch tool of mcphttp's
-	// tools bridge reports it. Like an entry's Name: at most 512
-	// characters (UTF-16 code units) of UTF-8 without control characters.
+	// never sends it (MCP contents have none), so it is not checked
+	// here; the fetch tool of mcphttp's tools bridge reports it, clipped
+	// like a name (see ClipName), or the URI when it is empty or not
+	// printable UTF-8.
 	Title string
 }
 

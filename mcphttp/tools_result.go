@@ -3,6 +3,8 @@ package mcphttp
 import (
 	"context"
 	"log/slog"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mcpkit/mcpkit/budget"
@@ -186,7 +188,8 @@ func (e *Endpoint) toolSearch(ctx context.Context, c *call, query string) (reply
 // toolFetch is fetch: resources/read of the id (a search result's URI),
 // its access checks included, as one text item holding
 // {"id","title","text","url","metadata"}. text joins the text contents;
-// title is the contents' Title, else the URI. A text too long for the byte
+// title is the contents' Title clipped like a name (inventory.ClipName),
+// else — empty, or not printable UTF-8 — the URI. A text too long for the byte
 // limit is cut at a character boundary, and metadata.truncated says so.
 func (e *Endpoint) toolFetch(ctx context.Context, c *call, id string) (reply, error) {
 	contents, err := e.inv.Read(ctx, c.caller, id)
@@ -211,7 +214,7 @@ func (e *Endpoint) toolFetch(ctx context.Context, c *call, id string) (reply, er
 			n++
 		}
 	}
-	if title == "" {
+	if title = inventory.ClipName(title); title == "" || !printableText(title) {
 		title = id
 	}
 	head := jsonrpc.AppendResultHead(nil, c.id)
@@ -263,6 +266,11 @@ func (e *Endpoint) toolFetch(ctx context.Context, c *call, id string) (reply, er
 		return reply{}, e.tooLarge(ctx, c, ToolFetch, len(out))
 	}
 	return reply{body: out}, nil
+}
+
+// printableText reports valid UTF-8 without control characters.
+func printableText(s string) bool {
+	return utf8.ValidString(s) && strings.IndexFunc(s, unicode.IsControl) < 0
 }
 
 // runeStart returns the largest offset ≤ i that starts a character of b.

@@ -433,3 +433,32 @@ func TestToolsListChangedNotifications(t *testing.T) {
 	assert.JSONEq(t, `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`, g.next(t))
 	g.none(t)
 }
+
+// TestFetchTitle: fetch reports Contents.Title clipped to the name limit,
+// and the URI instead of an empty or unprintable title.
+func TestFetchTitle(t *testing.T) {
+	for _, tc := range []struct{ title, want string }{
+		{"Plain", "Plain"},
+		{strings.Repeat("文", 600), strings.Repeat("文", 511) + "…"},
+		{"", "docs://documents/1"},
+		{"bell\a", "docs://documents/1"},
+		{"\xff", "docs://documents/1"},
+	} {
+		tmpl := inventory.Template{Name: "d", URITemplate: "docs://documents/{id}",
+			Read: func(_ context.Context, req inventory.ReadRequest) ([]inventory.Contents, error) {
+				return []inventory.Contents{{URI: req.URI, Text: "x", Title: tc.title}}, nil
+			},
+			Search: func(context.Context, inventory.SearchRequest) ([]inventory.SearchHit, error) { return nil, nil },
+		}
+		inv, err := inventory.New(nil, []inventory.Template{tmpl}, inventory.Options{})
+		require.NoError(t, err)
+		ep, err := mcphttp.New(inv, mcphttp.Options{Authenticator: mustChallengeOnly(t), Tools: &mcphttp.ToolOptions{}})
+		require.NoError(t, err)
+		f := &toolsFixture{inv: inv, ep: ep}
+		res := f.callTool(t, alicePrincipal, eraLegacy, "fetch", map[string]any{"id": "docs://documents/1"})
+		require.False(t, res.IsError)
+		var doc struct{ Title string }
+		require.NoError(t, json.Unmarshal([]byte(res.Content[0].Text), &doc))
+		assert.Equal(t, tc.want, doc.Title)
+	}
+}
