@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -14,7 +15,7 @@ import (
 // and client responses are never answered, JSON-RPC §6). If any element
 // needs an authentication or scope challenge, the whole batch gets that
 // challenge: HTTP has one status per response.
-func (e *Endpoint) serveBatch(w http.ResponseWriter, r *http.Request, items []jsonrpc.BatchItem, caller *authn.Principal) {
+func (e *Endpoint) serveBatch(w http.ResponseWriter, r *http.Request, items []jsonrpc.BatchItem, caller *authn.Principal, received time.Time) {
 	if v := r.Header.Get(headerProtocolVersion); v != "" && v != Version20250326 {
 		e.write(w, r, e.failure(&call{}, errBatchVersion))
 		return
@@ -30,7 +31,7 @@ func (e *Endpoint) serveBatch(w http.ResponseWriter, r *http.Request, items []js
 		if it.Err != nil {
 			rep = e.failure(&call{id: it.Message.ID}, it.Err)
 		} else {
-			rep = e.serveMessage(r, it.Message, caller, true)
+			rep = e.serveMessage(r, it.Message, caller, true, received)
 		}
 		if rep.authErr != nil {
 			release(rep.pooled, rep.body)

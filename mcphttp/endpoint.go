@@ -104,6 +104,11 @@ type Options struct {
 	// no tools: tools/list and tools/call are unknown methods (or, with
 	// Intercept, the legacy handler's).
 	Tools *ToolOptions
+
+	// Observer watches every served call (see [Observer]): traces and
+	// metrics (the otelmcp module), audit records ([Audit]), several at
+	// once with [Observers]. Nil means none, at no cost.
+	Observer Observer
 }
 
 // Endpoint is the MCP Streamable HTTP endpoint: an http.Handler to mount at
@@ -116,7 +121,9 @@ type Endpoint struct {
 	log     *slog.Logger
 	only    string // when set, the one method served (a ListHandler)
 
-	tools     *toolSet       // nil: no tools bridge
+	tools *toolSet // nil: no tools bridge
+	obs   Observer // nil: none
+
 	hub       *notify.Hub    // nil: no notifications
 	sessions  *sessionStore  // nil: stateless
 	streams   *streamCounter // open event streams, with notifications
@@ -169,6 +176,7 @@ func newEndpoint(inv *inventory.Inventory, opts Options, only string, stateless 
 		limits:  jsonrpc.Limits{MaxBytes: opts.MaxBodyBytes},
 		log:     opts.Logger,
 		only:    only,
+		obs:     opts.Observer,
 	}
 	if e.limits.MaxBytes == 0 {
 		e.limits.MaxBytes = DefaultMaxBodyBytes

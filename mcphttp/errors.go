@@ -140,6 +140,7 @@ func (e *Endpoint) classify(c *call, err error) (status int, rpc *jsonrpc.Error,
 	case errors.As(err, &scopeErr):
 		return 0, nil, scopeErr
 	case errors.Is(err, inventory.ErrNotFound):
+		c.noteOutcome(OutcomeNotFound, "")
 		uri := ""
 		if errors.As(err, &ue) {
 			uri = ue.uri
@@ -153,6 +154,7 @@ func (e *Endpoint) classify(c *call, err error) (status int, rpc *jsonrpc.Error,
 		}
 		return http.StatusOK, jsonrpc.NewError(code, "Resource not found").WithData(data), nil
 	case errors.As(err, &cursorErr):
+		c.noteOutcome(OutcomeInvalidCursor, cursorErr.Reason)
 		data := struct {
 			Reason string `json:"reason"`
 		}{cursorErr.Reason}
@@ -186,9 +188,36 @@ func (e *Endpoint) classify(c *call, err error) (status int, rpc *jsonrpc.Error,
 	}
 }
 
+// noteOutcome records, for the Observer, the outcome of a failure that
+// status and code alone do not tell apart (see Call.failed).
+func (c *call) noteOutcome(o Outcome, reason string) {
+	if c != nil {
+		c.outcome, c.reason = o, reason
+	}
+}
+
+// challengeStatus is the HTTP status and outcome the Authenticator answers
+// err with (authn.Authenticator.WriteError's table), for the Observer.
+func challengeStatus(err error) (int, Outcome) {
+	switch {
+	case errors.Is(err, authn.ErrInsufficientScope):
+		return http.StatusForbidden, OutcomeDenied
+	case errors.Is(err, authn.ErrNoCredentials), errors.Is(err, authn.ErrInvalidToken):
+		return http.StatusUnauthorized, OutcomeUnauthenticated
+	case errors.Is(err, authn.ErrInvalidRequest):
+		return http.StatusBadRequest, OutcomeInvalid
+	case errors.Is(err, authn.ErrUnavailable):
+		return http.StatusServiceUnavailable, OutcomeUnavailable
+	}
+	return http.StatusInternalServerError, OutcomeError
+}
+
 // failure is the reply for an error from serving c.
 func (e *Endpoint) failure(c *call, err error) reply {
 	status, rpc, challenge := e.classify(c, err)
+	if c.obs != nil {
+		c.obs.failed(c, status, rpc, challenge)
+	}
 	if challenge != nil {
 		return reply{authErr: challenge}
 	}

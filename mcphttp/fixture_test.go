@@ -27,6 +27,8 @@ type docStore struct {
 	mu      sync.Mutex
 	docs    map[string][]doc
 	entries map[string][]inventory.Entry // the same documents as list entries
+	// seen, when set, gets the context of every List and Read call.
+	seen func(context.Context)
 }
 
 type doc struct{ key, id, uri, title string }
@@ -47,9 +49,12 @@ func (s *docStore) add(subject string, n int) {
 	}
 }
 
-func (s *docStore) list(_ context.Context, req inventory.ListRequest) (inventory.Page, error) {
+func (s *docStore) list(ctx context.Context, req inventory.ListRequest) (inventory.Page, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.seen != nil {
+		s.seen(ctx)
+	}
 	// A keyset lookup over entries built in advance: the page is a window
 	// of the caller's sorted entries, found by binary search.
 	all := s.entries[req.Principal.Subject]
@@ -58,9 +63,12 @@ func (s *docStore) list(_ context.Context, req inventory.ListRequest) (inventory
 	return inventory.Page{Entries: all[i:end:end], HasMore: end < len(all)}, nil
 }
 
-func (s *docStore) read(_ context.Context, req inventory.ReadRequest) ([]inventory.Contents, error) {
+func (s *docStore) read(ctx context.Context, req inventory.ReadRequest) ([]inventory.Contents, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.seen != nil {
+		s.seen(ctx)
+	}
 	for _, d := range s.docs[req.Principal.Subject] {
 		if d.id == req.Params["id"] {
 			return []inventory.Contents{{URI: req.URI, MIMEType: "text/plain", Text: "Contents of " + d.title}}, nil
@@ -82,6 +90,7 @@ type fixtureOptions struct {
 	origins      []string
 	maxBody      int64
 	pageSize     int
+	observer     mcphttp.Observer
 }
 
 func newFixture(t testing.TB, fo fixtureOptions) *fixture {
@@ -146,6 +155,7 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 		Authenticator:  auth,
 		AllowedOrigins: fo.origins,
 		MaxBodyBytes:   fo.maxBody,
+		Observer:       fo.observer,
 	})
 	require.NoError(t, err)
 	return &fixture{issuer: is, auth: auth, inv: inv, ep: ep, store: store}

@@ -75,7 +75,7 @@ func (e *Endpoint) list(ctx context.Context, c *call) (reply, error) {
 		release(buf, nil)
 		return reply{}, e.assemblyFailed(c, err)
 	}
-	return reply{body: body, pooled: buf}, nil
+	return reply{body: body, pooled: buf, entries: len(page.Resources)}, nil
 }
 
 func (e *Endpoint) templates(ctx context.Context, c *call) (reply, error) {
@@ -98,7 +98,7 @@ func (e *Endpoint) templates(ctx context.Context, c *call) (reply, error) {
 		release(buf, nil)
 		return reply{}, e.assemblyFailed(c, err)
 	}
-	return reply{body: body, pooled: buf}, nil
+	return reply{body: body, pooled: buf, entries: len(page.Templates)}, nil
 }
 
 func (e *Endpoint) read(ctx context.Context, c *call) (reply, error) {
@@ -106,6 +106,7 @@ func (e *Endpoint) read(ctx context.Context, c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
+	c.uri = uri
 	contents, err := e.inv.Read(ctx, c.caller, uri)
 	if err != nil {
 		return reply{}, aboutURI(uri, err)
@@ -167,6 +168,7 @@ func (e *Endpoint) complete(ctx context.Context, c *call) (reply, error) {
 	case p.Ref.Type != "ref/resource":
 		return reply{}, invalidParams("params.ref.type must be ref/resource")
 	}
+	c.uri = p.Ref.URI
 	var args map[string]string
 	if p.Context != nil {
 		args = p.Context.Arguments

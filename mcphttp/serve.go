@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -21,6 +22,14 @@ type call struct {
 	version string // the protocol version the call is served under
 	caller  *authn.Principal
 	session *session // the legacy session named by Mcp-Session-Id, if any
+
+	// For the Observer (see observe.go): what the call concerned and how
+	// the error table classified its failure.
+	obs     *Call   // nil: no Observer
+	uri     string  // the resource URI (or completion ref) the call named
+	target  string  // a registered name the method found itself; else from uri
+	outcome Outcome // set by classify for the failures it tells apart
+	reason  string  // the cursor failure reason
 }
 
 // reply is the outcome of serving one message.
@@ -31,58 +40,83 @@ type reply struct {
 	sessionID  string   // a session minted by initialize
 	pooled     *respBuf // body's storage, returned to respPool once written
 	retryAfter int      // seconds for Retry-After; 0: none
+	entries    int      // the items of a list page, for the Observer
 	// stream, when set, answers the request itself (an SSE response).
 	stream func(w http.ResponseWriter, r *http.Request)
 }
 
 // serveBody answers one decoded request body.
 func (e *Endpoint) serveBody(w http.ResponseWriter, r *http.Request, b *jsonrpc.Body) {
-	caller, ok := e.principal(w, r)
-	if !ok {
+	var received time.Time
+	if e.obs != nil {
+		received = time.Now()
+	}
+	caller, err := e.authenticate(r)
+	if err != nil {
+		if e.obs != nil {
+			e.observeRefused(r, b, received, err)
+		}
+		e.auth.WriteError(w, r, err)
 		return
 	}
 	if b.Batch {
-		e.serveBatch(w, r, b.Items, caller)
+		e.serveBatch(w, r, b.Items, caller, received)
 		return
 	}
-	e.write(w, r, e.serveMessage(r, b.Message, caller, false))
+	e.write(w, r, e.serveMessage(r, b.Message, caller, false, received))
 }
 
-// principal returns the caller, nil for an anonymous request: the
-// Principal an earlier middleware put in the context, else the one the
-// Authenticator verifies. A token that is present but does not verify is
-// answered here (401, or 503 when it cannot be checked now).
+// principal is authenticate, answering a refused token (401, or 503 when
+// it cannot be checked now).
 func (e *Endpoint) principal(w http.ResponseWriter, r *http.Request) (*authn.Principal, bool) {
+	p, err := e.authenticate(r)
+	if err != nil {
+		e.auth.WriteError(w, r, err)
+		return nil, false
+	}
+	return p, true
+}
+
+// authenticate returns the caller, nil for an anonymous request: the
+// Principal an earlier middleware put in the context, else the one the
+// Authenticator verifies. The error is that of a token that is present
+// but does not verify, for the Authenticator to answer.
+func (e *Endpoint) authenticate(r *http.Request) (*authn.Principal, error) {
 	if p, ok := authn.FromContext(r.Context()); ok {
-		return &p, true
+		return &p, nil
 	}
 	if e.auth == nil {
-		return nil, true
+		return nil, nil
 	}
 	p, err := e.auth.Authenticate(r)
 	switch {
 	case err == nil:
-		return &p, true
+		return &p, nil
 	case errors.Is(err, authn.ErrNoCredentials):
-		return nil, true
+		return nil, nil
 	default:
-		e.auth.WriteError(w, r, err)
-		return nil, false
+		return nil, err
 	}
 }
 
 // serveMessage serves one decoded message. inBatch is set for the elements
-// of a 2025-03-26 batch.
-func (e *Endpoint) serveMessage(r *http.Request, msg jsonrpc.Message, caller *authn.Principal, inBatch bool) reply {
+// of a 2025-03-26 batch; received is when the body arrived, for the
+// Observer (zero without one).
+func (e *Endpoint) serveMessage(r *http.Request, msg jsonrpc.Message, caller *authn.Principal, inBatch bool, received time.Time) reply {
 	c := call{id: msg.ID, method: msg.Method, params: msg.Params, caller: caller}
-	rep, err := e.serveCall(r, msg, &c, inBatch)
+	if e.obs != nil {
+		return e.serveObserved(r, msg, &c, inBatch, received)
+	}
+	rep, err := e.serveCall(r.Context(), r, msg, &c, inBatch)
 	if err != nil {
 		return e.failure(&c, err)
 	}
 	return rep
 }
 
-func (e *Endpoint) serveCall(r *http.Request, msg jsonrpc.Message, c *call, inBatch bool) (reply, error) {
+// serveCall serves c; ctx is the request's context, or the one the
+// Observer derived from it.
+func (e *Endpoint) serveCall(ctx context.Context, r *http.Request, msg jsonrpc.Message, c *call, inBatch bool) (reply, error) {
 	if err := e.selectEra(r, msg, c, inBatch); err != nil {
 		return reply{}, err
 	}
@@ -103,7 +137,7 @@ func (e *Endpoint) serveCall(r *http.Request, msg jsonrpc.Message, c *call, inBa
 		}
 		return reply{status: http.StatusAccepted}, nil // answers to requests this endpoint never sends
 	}
-	return e.dispatch(r.Context(), c)
+	return e.dispatch(ctx, c)
 }
 
 // selectEra decides the protocol era and version of a message and applies
@@ -274,6 +308,7 @@ func (e *Endpoint) subscribe(ctx context.Context, c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
+	c.uri = uri
 	if c.method == "resources/unsubscribe" {
 		c.session.unsubscribe(uri)
 		return resultReply(c.id, []byte("{}")), nil

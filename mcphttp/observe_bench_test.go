@@ -1,0 +1,80 @@
+package mcphttp_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/mcphttp"
+)
+
+// nopObserver is the cheapest Observer: it measures the seam itself.
+type nopObserver struct{}
+
+func (nopObserver) Start(ctx context.Context, _ *mcphttp.Call) context.Context { return ctx }
+func (nopObserver) End(context.Context, *mcphttp.Call)                         {}
+
+// serveList serves one in-process resources/list (a 50-entry page, cached
+// token) and fails the benchmark unless it is a 200.
+func serveList(b *testing.B, h http.Handler, body, token string) {
+	r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8080/mcp", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	r.Header.Set("Authorization", "Bearer "+token)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusOK {
+		b.Fatalf("status %d", w.Code)
+	}
+}
+
+// BenchmarkObserverCost serves the list path in process, interleaving in
+// one loop the endpoint without an Observer, with a no-op Observer (the
+// seam's own cost), then without again (a control for the noise), so all
+// see the same machine load. It reports each
+// variant's mean time and its ratio to the first one without.
+func BenchmarkObserverCost(b *testing.B) {
+	f := newFixture(b, fixtureOptions{pageSize: 50})
+	f.store.add("alice", 500)
+	token := f.token(b, "alice")
+	body := legacy(1, "resources/list", nil)
+	variants := []struct {
+		name string
+		opts mcphttp.Options
+	}{
+		{"none", mcphttp.Options{}},
+		{"nop", mcphttp.Options{Observer: nopObserver{}}},
+		{"none-again", mcphttp.Options{}}, // a control: the noise of the measurement
+	}
+	handlers := make([]http.Handler, len(variants))
+	for i, v := range variants {
+		v.opts.Authenticator = f.auth
+		ep, err := mcphttp.New(f.inv, v.opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		handlers[i] = ep
+		serveList(b, ep, body, token) // warm the token cache and the pools
+	}
+	took := make([]time.Duration, len(variants))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := 0; b.Loop(); n++ {
+		for j := range handlers {
+			i := (j + n) % len(handlers) // each variant in every position in turn
+			t0 := time.Now()
+			serveList(b, handlers[i], body, token)
+			took[i] += time.Since(t0)
+		}
+	}
+	for i, v := range variants {
+		b.ReportMetric(float64(took[i].Nanoseconds())/float64(b.N), v.name+"-ns/req")
+		if i > 0 {
+			b.ReportMetric(float64(took[i])/float64(took[0]), v.name+"/none")
+		}
+	}
+}
