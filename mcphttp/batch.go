@@ -13,8 +13,9 @@ import (
 // implies). Each element is served on its own; the answer is the array of
 // the responses to its requests, or 202 when it held none (notifications
 // and client responses are never answered, JSON-RPC §6). If any element
-// needs an authentication or scope challenge, the whole batch gets that
-// challenge: HTTP has one status per response.
+// needs an authentication or scope challenge, or is over the caller's
+// rate limit, the whole batch gets that answer: HTTP has one status per
+// response.
 func (e *Endpoint) serveBatch(w http.ResponseWriter, r *http.Request, items []jsonrpc.BatchItem, caller *authn.Principal, received time.Time) {
 	if v := r.Header.Get(headerProtocolVersion); v != "" && v != Version20250326 {
 		e.write(w, r, e.failure(&call{}, errBatchVersion))
@@ -33,7 +34,9 @@ func (e *Endpoint) serveBatch(w http.ResponseWriter, r *http.Request, items []js
 		} else {
 			rep = e.serveMessage(r, it.Message, caller, true, received)
 		}
-		if rep.authErr != nil {
+		if rep.authErr != nil || rep.status == http.StatusTooManyRequests {
+			// One status per response: a challenge, or the rate limit
+			// with its Retry-After, answers the whole batch.
 			release(rep.pooled, rep.body)
 			e.write(w, r, rep)
 			return

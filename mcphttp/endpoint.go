@@ -109,6 +109,12 @@ type Options struct {
 	// metrics (the otelmcp module), audit records ([Audit]), several at
 	// once with [Observers]. Nil means none, at no cost.
 	Observer Observer
+
+	// RateLimiter limits each caller's calls per method class (see
+	// [RateLimiter]); a call over the limit gets 429 with Retry-After. One
+	// limiter may serve several endpoints, which then share the budget.
+	// Nil means no limits.
+	RateLimiter *RateLimiter
 }
 
 // Endpoint is the MCP Streamable HTTP endpoint: an http.Handler to mount at
@@ -121,8 +127,9 @@ type Endpoint struct {
 	log     *slog.Logger
 	only    string // when set, the one method served (a ListHandler)
 
-	tools *toolSet // nil: no tools bridge
-	obs   Observer // nil: none
+	tools   *toolSet     // nil: no tools bridge
+	obs     Observer     // nil: none
+	limiter *RateLimiter // nil: no limits
 
 	hub       *notify.Hub    // nil: no notifications
 	sessions  *sessionStore  // nil: stateless
@@ -177,6 +184,7 @@ func newEndpoint(inv *inventory.Inventory, opts Options, only string, stateless 
 		log:     opts.Logger,
 		only:    only,
 		obs:     opts.Observer,
+		limiter: opts.RateLimiter,
 	}
 	if e.limits.MaxBytes == 0 {
 		e.limits.MaxBytes = DefaultMaxBodyBytes

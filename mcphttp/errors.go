@@ -35,6 +35,7 @@ import (
 //	unknown or foreign session                  -32600                   404
 //	too many streams of one caller              -32600                   429 + Retry-After
 //	too many streams in all                     -32603                   503 + Retry-After
+//	over the caller's rate limit (RateLimiter)  -31429 (data.retryAfter) 429 + Retry-After
 
 // protoError is an error of the endpoint's own, with its fixed answer.
 type protoError struct {
@@ -66,6 +67,22 @@ var (
 	errBatchMixed       = &protoError{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest, message: "A batch must not mix resource methods with other methods"}
 	errResultTooLarge   = &protoError{code: jsonrpc.CodeInternalError, message: ""}
 )
+
+// CodeRateLimited is the JSON-RPC error code of a request over the
+// caller's rate limit (HTTP 429 with Retry-After; data.retryAfter repeats
+// the seconds). It is application-defined, outside the JSON-RPC reserved
+// range (-32768 … -32000) as the MCP error-code policy asks; 429 echoes
+// the HTTP status.
+const CodeRateLimited = -31429
+
+// errRateLimited: the caller is over its rate limit for the method's
+// class; retry is the whole seconds until a call is allowed again.
+func errRateLimited(retry int) error {
+	data := struct {
+		RetryAfter int `json:"retryAfter"`
+	}{retry}
+	return &protoError{status: http.StatusTooManyRequests, retry: retry, code: CodeRateLimited, message: "Rate limit exceeded", data: data}
+}
 
 // errClientResponse: a JSON-RPC response from the client, which the modern
 // protocol does not have.

@@ -91,6 +91,7 @@ type fixtureOptions struct {
 	maxBody      int64
 	pageSize     int
 	observer     mcphttp.Observer
+	limiter      *mcphttp.RateLimiter
 }
 
 func newFixture(t testing.TB, fo fixtureOptions) *fixture {
@@ -156,6 +157,7 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 		AllowedOrigins: fo.origins,
 		MaxBodyBytes:   fo.maxBody,
 		Observer:       fo.observer,
+		RateLimiter:    fo.limiter,
 	})
 	require.NoError(t, err)
 	return &fixture{issuer: is, auth: auth, inv: inv, ep: ep, store: store}

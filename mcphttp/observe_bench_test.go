@@ -34,20 +34,25 @@ func serveList(b *testing.B, h http.Handler, body, token string) {
 
 // BenchmarkObserverCost serves the list path in process, interleaving in
 // one loop the endpoint without an Observer, with a no-op Observer (the
-// seam's own cost), then without again (a control for the noise), so all
-// see the same machine load. It reports each
+// seam's own cost), with a RateLimiter that never refuses, then without again (a control
+// for the noise), so all see the same machine load. It reports each
 // variant's mean time and its ratio to the first one without.
 func BenchmarkObserverCost(b *testing.B) {
 	f := newFixture(b, fixtureOptions{pageSize: 50})
 	f.store.add("alice", 500)
 	token := f.token(b, "alice")
 	body := legacy(1, "resources/list", nil)
+	limiter, err := mcphttp.NewRateLimiter(mcphttp.RateLimits{List: mcphttp.Rate{PerSecond: 1e9, Burst: 1 << 30}})
+	if err != nil {
+		b.Fatal(err)
+	}
 	variants := []struct {
 		name string
 		opts mcphttp.Options
 	}{
 		{"none", mcphttp.Options{}},
 		{"nop", mcphttp.Options{Observer: nopObserver{}}},
+		{"limiter", mcphttp.Options{RateLimiter: limiter}},
 		{"none-again", mcphttp.Options{}}, // a control: the noise of the measurement
 	}
 	handlers := make([]http.Handler, len(variants))

@@ -120,6 +120,11 @@ func (e *Endpoint) serveCall(ctx context.Context, r *http.Request, msg jsonrpc.M
 	if err := e.selectEra(r, msg, c, inBatch); err != nil {
 		return reply{}, err
 	}
+	if msg.Kind == jsonrpc.KindRequest && e.limiter != nil {
+		if err := e.limiter.check(r, c.caller, msg.Method); err != nil {
+			return reply{}, err
+		}
+	}
 	if !c.modern && e.sessions != nil && msg.Method != "initialize" {
 		if id := r.Header.Get(headerSessionID); id != "" {
 			if c.session = e.sessions.get(id, c.caller); c.session == nil {

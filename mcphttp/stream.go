@@ -96,6 +96,10 @@ func (e *Endpoint) streamGET(w http.ResponseWriter, r *http.Request) {
 		e.challenge(w, r) // streams are per principal: there is none to deliver to
 		return
 	}
+	if err := e.limiter.check(r, caller, ""); err != nil {
+		writeTransportError(w, err)
+		return
+	}
 	s, err := e.sessionOf(r, caller)
 	if err != nil {
 		writeTransportError(w, err)
@@ -159,6 +163,10 @@ func (e *Endpoint) streamGET(w http.ResponseWriter, r *http.Request) {
 func (e *Endpoint) deleteSession(w http.ResponseWriter, r *http.Request) {
 	caller, ok := e.principal(w, r)
 	if !ok {
+		return
+	}
+	if err := e.limiter.check(r, caller, ""); err != nil {
+		writeTransportError(w, err)
 		return
 	}
 	s, err := e.sessionOf(r, caller)
