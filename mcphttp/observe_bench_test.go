@@ -2,6 +2,8 @@ package mcphttp_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -34,7 +36,8 @@ func serveList(b *testing.B, h http.Handler, body, token string) {
 
 // BenchmarkObserverCost serves the list path in process, interleaving in
 // one loop the endpoint without an Observer, with a no-op Observer (the
-// seam's own cost), with a RateLimiter that never refuses, then without again (a control
+// seam's own cost), with the Audit writing to a discarding slog handler,
+// and with a RateLimiter that never refuses, then without again (a control
 // for the noise), so all see the same machine load. It reports each
 // variant's mean time and its ratio to the first one without.
 func BenchmarkObserverCost(b *testing.B) {
@@ -52,6 +55,7 @@ func BenchmarkObserverCost(b *testing.B) {
 	}{
 		{"none", mcphttp.Options{}},
 		{"nop", mcphttp.Options{Observer: nopObserver{}}},
+		{"audit", mcphttp.Options{Observer: mcphttp.NewAudit(mcphttp.AuditOptions{Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})}},
 		{"limiter", mcphttp.Options{RateLimiter: limiter}},
 		{"none-again", mcphttp.Options{}}, // a control: the noise of the measurement
 	}
