@@ -3,13 +3,14 @@
 # module in a temporary directory, with a replace to this checkout, imports
 # authn, inventory and mcphttp; its module graph (go list -m all) must
 # hold none of the examples' dependencies: pgx, modernc sqlite,
-# gorilla, the go-sdk, mcp-go, chi. Prints the graph.
+# gorilla, the go-sdk, mcp-go, chi, and nothing of OpenTelemetry or
+# Prometheus (the otelmcp adapter is a module of its own). Prints the graph.
 #
 # Run from anywhere in the checkout: bash .ci/lean.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-forbidden='^(github\.com/jackc/pgx|modernc\.org/sqlite|github\.com/gorilla/|github\.com/modelcontextprotocol/|github\.com/mark3labs/|github\.com/go-chi/)'
+forbidden='^(github\.com/jackc/pgx|modernc\.org/sqlite|github\.com/gorilla/|github\.com/modelcontextprotocol/|github\.com/mark3labs/|github\.com/go-chi/|go\.opentelemetry\.io/|github\.com/prometheus/)'
 
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT

@@ -1,0 +1,57 @@
+package otelmcp_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/otelmcp"
+)
+
+// An endpoint observed by the adapter: a read of a public resource, with
+// trace context in params._meta, becomes a server span named after the
+// resource's registered name, in the caller's trace.
+func Example() {
+	spans := tracetest.NewSpanRecorder()
+	obs, err := otelmcp.New(otelmcp.Options{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))})
+	if err != nil {
+		panic(err)
+	}
+	inv, err := inventory.New([]inventory.Resource{{URI: "docs://about", Name: "about", Access: inventory.Public,
+		Read: inventory.TextReader("text/plain", "About these documents.")}}, nil, inventory.Options{})
+	if err != nil {
+		panic(err)
+	}
+	ep, err := mcphttp.New(inv, mcphttp.Options{Observer: obs})
+	if err != nil {
+		panic(err)
+	}
+
+	body := `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"docs://about",` +
+		`"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}}`
+	r := httptest.NewRequestWithContext(context.Background(), http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	ep.ServeHTTP(httptest.NewRecorder(), r)
+
+	s := spans.Ended()[0]
+	fmt.Println(s.Name(), s.SpanKind())
+	fmt.Println("trace", s.SpanContext().TraceID(), "parent", s.Parent().SpanID())
+	for _, kv := range s.Attributes() {
+		if strings.HasPrefix(string(kv.Key), "mcp.") {
+			fmt.Printf("%s=%s\n", kv.Key, kv.Value.Emit())
+		}
+	}
+	// Output:
+	// resources/read about server
+	// trace 4bf92f3577b34da6a3ce929d0e0e4736 parent 00f067aa0ba902b7
+	// mcp.method.name=resources/read
+	// mcp.protocol.version=2025-11-25
+}
