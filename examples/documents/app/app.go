@@ -48,6 +48,11 @@ type App struct {
 	broker     *pgnotify.Broker
 	notifyPool *pgxpool.Pool
 
+	// Operations: OpenTelemetry (nil when off) and the audit file (nil
+	// unless -audit-log names one).
+	tel       *telemetry
+	auditFile *os.File
+
 	runOnce, closeOnce sync.Once
 	closeErr           error
 }
@@ -99,6 +104,18 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("authenticator: %w", err)
 	}
+	tracing, err := a.startTelemetry(ctx)
+	if err != nil {
+		return nil, err
+	}
+	audit, err := a.newAudit()
+	if err != nil {
+		return nil, err
+	}
+	limiter, err := a.newRateLimiter()
+	if err != nil {
+		return nil, err
+	}
 	inv, err := a.newInventory()
 	if err != nil {
 		return nil, err
@@ -111,6 +128,8 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		Logger:         a.log,
 		Notifications:  a.hub,
 		Tools:          Tools(),
+		Observer:       mcphttp.Observers(tracing, audit),
+		RateLimiter:    limiter,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("endpoint: %w", err)
@@ -146,6 +165,10 @@ func (a *App) Addr() string { return a.ln.Addr().String() }
 
 // URL returns the server's base URL, http://ADDR.
 func (a *App) URL() string { return "http://" + a.displayHost() }
+
+// MetricsAddr returns the address of the Prometheus /metrics listener
+// (-metrics-addr, with the real port), or "" without one.
+func (a *App) MetricsAddr() string { return a.tel.metricsAddr() }
 
 // Resource returns the canonical resource URI the server protects.
 func (a *App) Resource() string { return a.resource }
@@ -220,6 +243,7 @@ func (a *App) Close() error {
 		if a.notifyPool != nil {
 			a.notifyPool.Close()
 		}
+		errs = append(errs, a.tel.shutdown(), a.closeAudit())
 		if a.db != nil {
 			errs = append(errs, a.db.Close())
 		}

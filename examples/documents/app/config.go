@@ -113,6 +113,31 @@ type Config struct {
 	// (-shutdown-timeout). Zero means DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
 
+	// OTLPEndpoint is the base URL of an OpenTelemetry collector's
+	// OTLP/HTTP receiver (-otel; ParseFlags falls back to the standard
+	// OTEL_EXPORTER_OTLP_ENDPOINT): traces go to /v1/traces, metrics to
+	// /v1/metrics, and the exporters read the other OTEL_EXPORTER_OTLP_*
+	// variables (headers, timeout) themselves. Empty means no export.
+	OTLPEndpoint string
+	// MetricsAddr is the listen address of a Prometheus /metrics endpoint
+	// (-metrics-addr), a listener of its own so that it can stay on an
+	// internal network. Empty means none.
+	MetricsAddr string
+	// AuditLog is where audit records go (-audit-log), one JSON line per
+	// MCP call that touched the inventory (who, what, outcome, when; never
+	// tokens or contents): AuditStdout for Stdout, "off", or a file path
+	// (appended, created with mode 0600). Empty means off; the flag's
+	// default is AuditStdout.
+	AuditLog string
+	// AuditWriter, when set, receives the audit records instead.
+	AuditWriter io.Writer
+	// RateList, RateRead, RateSearch and RateOther limit each caller's
+	// calls per method class (-rate-list, -rate-read, -rate-search,
+	// -rate-other): "PERSECOND[:BURST]", or "off". Callers are their
+	// token's subject, else anonymous callers their address. Empty means
+	// no limit; the flags' defaults are DefaultRateList and the others.
+	RateList, RateRead, RateSearch, RateOther string
+
 	// LogLevel is the minimum level of the default logger (-log-level).
 	LogLevel slog.Level
 	// Logger receives every log record. Nil means a text logger on
@@ -264,6 +289,23 @@ func (c Config) Validate() error {
 	}
 	if c.Seed > SeedNever {
 		bad("seed", "must be auto, true or false")
+	}
+	if c.OTLPEndpoint != "" {
+		if u, err := url.Parse(c.OTLPEndpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			bad("otel", "must be an http or https URL of an OTLP/HTTP receiver, e.g. http://localhost:4318")
+		}
+	}
+	if c.MetricsAddr != "" {
+		if _, port, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			bad("metrics-addr", "must be HOST:PORT")
+		} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+			bad("metrics-addr", "port must be a number from 0 to 65535")
+		}
+	}
+	for _, f := range c.rateFlags() {
+		if _, err := parseRate(f.value); err != nil {
+			bad(f.flag, "%v", err)
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -87,4 +87,17 @@
 // "\u0430lice" with a Cyrillic а is visibly not alice), never headers,
 // tokens, query strings or bodies. The introspection client
 // secret is never logged; PostgreSQL DSNs are logged without credentials.
+//
+// # Operations
+//
+// Audit records (mcphttp.Audit) go to a stream of their own, -audit-log:
+// JSON lines on standard output by default (Config.Stdout), a file, or
+// off. Per-caller rate limits (mcphttp.RateLimiter, -rate-list, -rate-read,
+// -rate-search, -rate-other) answer 429 with Retry-After past the burst.
+// With -otel (or OTEL_EXPORTER_OTLP_ENDPOINT) traces and metrics go to an
+// OTLP/HTTP collector through the otelmcp adapter, and the store queries
+// of the MCP callbacks are spans of their own under the MCP span; with
+// -metrics-addr a separate listener serves Prometheus /metrics. The
+// Config's zero value turns all of this off; the flags' defaults turn the
+// audit and the rate limits on.
 package app

@@ -99,7 +99,7 @@ func (a *App) newInventory() (*inventory.Inventory, error) {
 	if err != nil {
 		return nil, err
 	}
-	inv, err := inventory.New([]inventory.Resource{AboutResource()}, []inventory.Template{DocumentsTemplate(a.db)},
+	inv, err := inventory.New([]inventory.Resource{AboutResource()}, []inventory.Template{DocumentsTemplate(a.mcpStore())},
 		inventory.Options{PageSize: a.cfg.PageSize, Sealer: sealer, Logger: a.log, Notifier: a.hub})
 	if err != nil {
 		return nil, fmt.Errorf("inventory: %w", err)

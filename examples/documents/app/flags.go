@@ -17,6 +17,10 @@ const EnvPrefix = "MCPKIT_"
 // flag: command lines are visible to other users of the machine.
 const EnvIntrospectionSecret = EnvPrefix + "INTROSPECTION_CLIENT_SECRET"
 
+// EnvOTLPEndpoint is OpenTelemetry's standard variable for the OTLP
+// receiver, the fallback of -otel.
+const EnvOTLPEndpoint = "OTEL_EXPORTER_OTLP_ENDPOINT"
+
 // EnvName returns the environment variable of a flag (without its dash).
 func EnvName(flagName string) string {
 	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
@@ -82,6 +86,13 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Co
 		}
 		return nil
 	})
+	str(&c.OTLPEndpoint, "otel", "", "OTLP/HTTP receiver for traces and metrics, e.g. http://localhost:4318 (default: OTEL_EXPORTER_OTLP_ENDPOINT; unset: no export)")
+	str(&c.MetricsAddr, "metrics-addr", "", "listen address of a Prometheus /metrics endpoint, e.g. 127.0.0.1:9464 (default: none)")
+	str(&c.AuditLog, "audit-log", AuditStdout, `audit records, one JSON line per call that touched the inventory: "stdout", "off" or a file path`)
+	str(&c.RateList, "rate-list", DefaultRateList, "per-caller limit of resources/list and resources/templates/list: PERSECOND[:BURST] or off")
+	str(&c.RateRead, "rate-read", DefaultRateRead, "per-caller limit of resources/read: PERSECOND[:BURST] or off")
+	str(&c.RateSearch, "rate-search", DefaultRateSearch, "per-caller limit of completion/complete and tools/call: PERSECOND[:BURST] or off")
+	str(&c.RateOther, "rate-other", DefaultRateOther, "per-caller limit of every other MCP request: PERSECOND[:BURST] or off")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", DefaultShutdownTimeout, "how long shutdown waits for requests in flight (env "+EnvName("shutdown-timeout")+")")
 	fs.TextVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env "+EnvName("log-level")+")")
 	fs.Usage = func() { fmt.Fprintln(output, "run with -h for help") } // after a flag error
@@ -121,6 +132,9 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Co
 		return Config{}, nil, err
 	}
 	c.IntrospectionClientSecret = getenv(EnvIntrospectionSecret)
+	if c.OTLPEndpoint == "" {
+		c.OTLPEndpoint = getenv(EnvOTLPEndpoint) // the standard variable, when MCPKIT_OTEL and -otel are unset
+	}
 	return c, positional, nil
 }
 

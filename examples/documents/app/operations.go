@@ -1,0 +1,109 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/mcpkit/mcpkit/mcphttp"
+)
+
+// The flag defaults of the rate limits: calls a second and burst per
+// caller, for each method class (see mcphttp.RateLimits). Generous for an
+// interactive client, which lists a few pages and reads what it needs; a
+// script that walks everything at full speed is slowed down, not refused
+// forever (Retry-After says when).
+const (
+	DefaultRateList   = "20:100"
+	DefaultRateRead   = "50:200"
+	DefaultRateSearch = "20:100"
+	DefaultRateOther  = "20:100"
+)
+
+// AuditStdout is the -audit-log value that writes audit records to
+// Config.Stdout.
+const AuditStdout = "stdout"
+
+// parseRate reads a -rate-* value: "PERSECOND[:BURST]", "0" or "off" for
+// no limit; "" is no limit too (Config's zero value).
+func parseRate(s string) (mcphttp.Rate, error) {
+	if s == "" || s == "off" || s == "0" {
+		return mcphttp.Rate{}, nil
+	}
+	per, burst, hasBurst := strings.Cut(s, ":")
+	r, err := strconv.ParseFloat(per, 64)
+	if err != nil || r <= 0 || math.IsInf(r, 0) || math.IsNaN(r) {
+		return mcphttp.Rate{}, errors.New("must be PERSECOND[:BURST] with a positive rate, or off")
+	}
+	rate := mcphttp.Rate{PerSecond: r}
+	if hasBurst {
+		b, err := strconv.Atoi(burst)
+		if err != nil || b < 1 {
+			return mcphttp.Rate{}, errors.New("the burst (after the colon) must be a whole number of at least 1")
+		}
+		rate.Burst = b
+	}
+	return rate, nil
+}
+
+// rateFlags are the rate limit settings with their flags, in class order.
+func (c Config) rateFlags() []struct{ flag, value string } {
+	return []struct{ flag, value string }{
+		{"rate-list", c.RateList}, {"rate-read", c.RateRead}, {"rate-search", c.RateSearch}, {"rate-other", c.RateOther},
+	}
+}
+
+// newRateLimiter returns the per-caller rate limiter, or nil when no
+// class is limited.
+func (a *App) newRateLimiter() (*mcphttp.RateLimiter, error) {
+	var rates [4]mcphttp.Rate
+	limited := false
+	for i, f := range a.cfg.rateFlags() {
+		r, err := parseRate(f.value)
+		if err != nil {
+			return nil, &ConfigError{Flag: f.flag, Problem: err.Error()}
+		}
+		rates[i], limited = r, limited || r.PerSecond > 0
+	}
+	if !limited {
+		return nil, nil
+	}
+	return mcphttp.NewRateLimiter(mcphttp.RateLimits{List: rates[0], Read: rates[1], Search: rates[2], Other: rates[3]})
+}
+
+// newAudit returns the audit trail's Observer, on its own stream (never
+// the operator log): JSON lines to Config.AuditWriter, else to
+// Config.Stdout for "stdout", else appended to the file -audit-log names;
+// nil when it is off.
+func (a *App) newAudit() (mcphttp.Observer, error) {
+	w := a.cfg.AuditWriter
+	switch v := a.cfg.AuditLog; {
+	case w != nil:
+	case v == "" || v == "off":
+		return nil, nil
+	case v == AuditStdout:
+		if a.cfg.Stdout == nil {
+			return nil, nil
+		}
+		w = a.cfg.Stdout
+	default:
+		f, err := os.OpenFile(v, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("audit log (-audit-log): %w", err)
+		}
+		a.auditFile, w = f, f
+	}
+	return mcphttp.NewAudit(mcphttp.AuditOptions{Logger: slog.New(slog.NewJSONHandler(w, nil))}), nil
+}
+
+// closeAudit closes the audit file, if there is one.
+func (a *App) closeAudit() error {
+	if a.auditFile == nil {
+		return nil
+	}
+	return a.auditFile.Close()
+}
