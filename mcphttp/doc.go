@@ -161,9 +161,27 @@
 //	token cannot be checked now                 —                        503 + Retry-After
 //	Origin or Host refused                      —                        403
 //	body too large                              —                        413
+//	over the caller's rate limit                -31429 (data.retryAfter) 429 + Retry-After
 //
 // Messages are fixed; backend errors, token contents and key ids never
 // reach a client.
+//
+// # Observing and limiting
+//
+// Options.Observer sees every served call (an [Observer]: Start before, End
+// with the outcome; the inventory's callbacks run under the context Start
+// returns). The kit depends on no telemetry library: the OpenTelemetry
+// adapter is the module github.com/mcpkit/mcpkit/mcphttp/otelmcp, [Audit]
+// writes one slog record per call that touched the inventory, and
+// [Observers] combines them. Without an Observer the seam costs one nil
+// check per message.
+//
+// Options.RateLimiter (a [RateLimiter]) gives each caller — issuer and
+// subject, else client id, else the remote address — a token bucket per
+// method class (list, read, search and tools, the rest); past the burst a
+// call gets 429 with Retry-After and the JSON-RPC error [CodeRateLimited].
+// Memory is bounded, and one caller's flood empties only its own buckets.
+// With Intercept, only the methods it owns are observed and limited.
 //
 // # Server timeouts
 //

@@ -70,7 +70,9 @@ type RateLimits struct {
 // token buckets: give it to an endpoint in Options.RateLimiter. A call
 // over its class's limit gets HTTP 429 with Retry-After and, for a POST,
 // the JSON-RPC error [CodeRateLimited]; the Observer sees it as
-// OutcomeRateLimited. Callers are keyed by principal (see RateLimits.Key),
+// OutcomeRateLimited. Calls refused before a limit applies (a bad Origin,
+// a token that does not verify) take nothing; behind [Intercept] only the
+// methods it owns are limited. Callers are keyed by principal (see RateLimits.Key),
 // so one noisy caller exhausts its own buckets only. Memory is bounded
 // (RateLimits.MaxCallers; about 80 bytes a caller); no goroutine runs in
 // the background. The state is per process: behind a load balancer each
