@@ -208,8 +208,8 @@ func (e *Endpoint) classify(c *call, err error) (status int, rpc *jsonrpc.Error,
 // noteOutcome records, for the Observer, the outcome of a failure that
 // status and code alone do not tell apart (see Call.failed).
 func (c *call) noteOutcome(o Outcome, reason string) {
-	if c != nil {
-		c.outcome, c.reason = o, reason
+	if c != nil && c.obs != nil {
+		c.obs.Outcome, c.obs.CursorReason = o, reason
 	}
 }
 
@@ -233,7 +233,7 @@ func challengeStatus(err error) (int, Outcome) {
 func (e *Endpoint) failure(c *call, err error) reply {
 	status, rpc, challenge := e.classify(c, err)
 	if c.obs != nil {
-		c.obs.failed(c, status, rpc, challenge)
+		c.obs.failed(status, rpc, challenge)
 	}
 	if challenge != nil {
 		return reply{authErr: challenge}

@@ -106,7 +106,7 @@ func (e *Endpoint) read(ctx context.Context, c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	c.uri = uri
+	c.noteURI(uri)
 	contents, err := e.inv.Read(ctx, c.caller, uri)
 	if err != nil {
 		return reply{}, aboutURI(uri, err)
@@ -168,7 +168,7 @@ func (e *Endpoint) complete(ctx context.Context, c *call) (reply, error) {
 	case p.Ref.Type != "ref/resource":
 		return reply{}, invalidParams("params.ref.type must be ref/resource")
 	}
-	c.uri = p.Ref.URI
+	c.noteURI(p.Ref.URI)
 	var args map[string]string
 	if p.Context != nil {
 		args = p.Context.Arguments

@@ -239,7 +239,17 @@ func (e *Endpoint) serveObserved(r *http.Request, msg jsonrpc.Message, c *call, 
 	return rep
 }
 
-// finish fills in what serving c decided.
+// noteURI records, for the Observer, the resource URI (or completion
+// reference) a call named.
+func (c *call) noteURI(uri string) {
+	if c.obs != nil {
+		c.obs.URI = uri
+	}
+}
+
+// finish fills in what serving c decided. A method that knows the
+// registered name of what it served (a tool) sets c.obs.Target itself;
+// otherwise the URI it noted is looked up.
 func (e *Endpoint) finish(oc *Call, c *call, rep reply) {
 	oc.ProtocolVersion = c.version
 	switch {
@@ -248,28 +258,25 @@ func (e *Endpoint) finish(oc *Call, c *call, rep reply) {
 	case rep.sessionID != "":
 		oc.SessionID = rep.sessionID
 	}
-	oc.URI = c.uri
-	oc.Target = c.target
-	if oc.Target == "" && c.uri != "" {
-		oc.Target, _ = e.inv.Target(c.uri)
+	if oc.Target == "" && oc.URI != "" {
+		oc.Target, _ = e.inv.Target(oc.URI)
 	}
 	oc.Entries = rep.entries
 	oc.Bytes = len(rep.body)
 	oc.Duration = time.Since(oc.Start)
 }
 
-// failed records in oc the answer the error table gave for c: the status
-// and JSON-RPC error of classify, or its challenge, and the outcome
-// classify noted.
-func (oc *Call) failed(c *call, status int, rpc *jsonrpc.Error, challenge error) {
+// failed records in oc the answer the error table gave: the status and
+// JSON-RPC error of classify, or its challenge; classify noted the
+// outcomes that these do not tell apart.
+func (oc *Call) failed(status int, rpc *jsonrpc.Error, challenge error) {
 	if challenge != nil {
 		oc.challenged(challenge)
 		return
 	}
 	oc.Status, oc.Code, oc.Message = status, rpc.Code, rpc.Message
 	oc.ErrorType = codeString(rpc.Code)
-	oc.Outcome, oc.CursorReason = c.outcome, c.reason
-	if oc.Outcome == OutcomeOK { // a case of classify that notes none: by status and code
+	if oc.Outcome == OutcomeOK { // a case of classify that noted none: by status and code
 		switch {
 		case status == http.StatusTooManyRequests:
 			oc.Outcome = OutcomeRateLimited

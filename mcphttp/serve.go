@@ -22,14 +22,7 @@ type call struct {
 	version string // the protocol version the call is served under
 	caller  *authn.Principal
 	session *session // the legacy session named by Mcp-Session-Id, if any
-
-	// For the Observer (see observe.go): what the call concerned and how
-	// the error table classified its failure.
-	obs     *Call   // nil: no Observer
-	uri     string  // the resource URI (or completion ref) the call named
-	target  string  // a registered name the method found itself; else from uri
-	outcome Outcome // set by classify for the failures it tells apart
-	reason  string  // the cursor failure reason
+	obs     *Call    // what the Observer is told; nil without one (see observe.go)
 }
 
 // reply is the outcome of serving one message.
@@ -313,7 +306,7 @@ func (e *Endpoint) subscribe(ctx context.Context, c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	c.uri = uri
+	c.noteURI(uri)
 	if c.method == "resources/unsubscribe" {
 		c.session.unsubscribe(uri)
 		return resultReply(c.id, []byte("{}")), nil
