@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"time"
+	"unicode/utf8"
 )
 
 // AuditRecord is one audit event: who made a call that touched the
@@ -17,8 +18,10 @@ type AuditRecord struct {
 	Issuer, Subject, ClientID string
 	// Method is the MCP method; Template the registered template or static
 	// resource a read, subscription or completion concerned; URI the
-	// resource URI (or completion reference) as the client sent it.
+	// resource URI (or completion reference) as the client sent it, its
+	// first MaxAuditURIBytes bytes when it is longer (URITruncated).
 	Method, Template, URI string
+	URITruncated          bool
 	// Outcome is how the call ended; CursorReason why a cursor did not
 	// open (OutcomeInvalidCursor).
 	Outcome      Outcome
@@ -31,6 +34,12 @@ type AuditRecord struct {
 	// Duration is how long serving the call took.
 	Duration time.Duration
 }
+
+// MaxAuditURIBytes bounds the URI of an audit record: a client could send
+// a URI of megabytes, and the trail must not grow by what a client chooses.
+// Resource URIs are at most 2048 UTF-16 code units (inventory's limit), so
+// every URI that can name a resource fits.
+const MaxAuditURIBytes = 2048
 
 // AuditOptions configures an [Audit]. The zero value writes records to
 // slog.Default() at Info.
@@ -59,7 +68,7 @@ type AuditOptions struct {
 // notifications) are not audited. As a slog record its message is
 // "mcp audit", its time the time the call was received, and its attributes
 //
-//	method template uri outcome cursor_reason status code issuer subject client session duration
+//	method template uri uri_truncated outcome cursor_reason status code issuer subject client session duration
 //
 // (empty ones left out). It is safe for concurrent use.
 type Audit struct {
@@ -95,6 +104,7 @@ func (a *Audit) End(ctx context.Context, c *Call) {
 	if a.opts.OmitURIs {
 		rec.URI = ""
 	}
+	rec.URI, rec.URITruncated = clip(rec.URI, MaxAuditURIBytes)
 	if a.opts.Record != nil {
 		a.opts.Record(ctx, rec)
 		return
@@ -112,6 +122,9 @@ func (a *Audit) End(ctx context.Context, c *Call) {
 	}
 	str("template", rec.Template)
 	str("uri", rec.URI)
+	if rec.URITruncated {
+		r.AddAttrs(slog.Bool("uri_truncated", true))
+	}
 	r.AddAttrs(slog.String("outcome", rec.Outcome.String()))
 	str("cursor_reason", rec.CursorReason)
 	r.AddAttrs(slog.Int("status", rec.Status))
@@ -124,6 +137,18 @@ func (a *Audit) End(ctx context.Context, c *Call) {
 	str("session", rec.SessionID)
 	r.AddAttrs(slog.Duration("duration", rec.Duration))
 	_ = h.Handle(ctx, r)
+}
+
+// clip returns s cut to at most n bytes on a UTF-8 boundary, and whether
+// it was cut.
+func clip(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], true
 }
 
 // audited reports whether method touches the inventory. Only these exact

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -130,6 +131,30 @@ func TestAuditOutcomes(t *testing.T) {
 		f.do(t, request{body: body, token: alice, headers: lh})
 	}
 	assert.Empty(t, log.records(t))
+}
+
+// A URI of megabytes does not make a record of megabytes.
+func TestAuditClipsLongURIs(t *testing.T) {
+	var got []mcphttp.AuditRecord
+	audit := mcphttp.NewAudit(mcphttp.AuditOptions{Record: func(_ context.Context, r mcphttp.AuditRecord) { got = append(got, r) }})
+	f := newFixture(t, fixtureOptions{observer: audit, maxBody: 8 << 20})
+	long := "docs://documents/" + strings.Repeat("é", 1<<20) // 2 MiB, two bytes a rune
+	f.do(t, request{body: legacy(1, "resources/read", map[string]any{"uri": long}), token: f.token(t, "alice")})
+	f.do(t, request{body: legacy(2, "resources/read", map[string]any{"uri": "docs://documents/alice-0001"}), token: f.token(t, "alice")})
+	require.Len(t, got, 2)
+	assert.True(t, got[0].URITruncated)
+	assert.LessOrEqual(t, len(got[0].URI), mcphttp.MaxAuditURIBytes)
+	assert.True(t, strings.HasPrefix(long, got[0].URI))
+	assert.True(t, utf8.ValidString(got[0].URI), "cut on a rune boundary")
+	assert.Equal(t, mcphttp.OutcomeNotFound, got[0].Outcome)
+	assert.False(t, got[1].URITruncated)
+	assert.Equal(t, "docs://documents/alice-0001", got[1].URI)
+
+	var log auditLog
+	f = newFixture(t, fixtureOptions{observer: mcphttp.NewAudit(mcphttp.AuditOptions{Logger: log.logger()}), maxBody: 8 << 20})
+	f.do(t, request{body: legacy(1, "resources/read", map[string]any{"uri": long})})
+	assert.Less(t, len(log.String()), 3*mcphttp.MaxAuditURIBytes)
+	assert.Equal(t, true, log.records(t)[0]["uri_truncated"])
 }
 
 func TestAuditOptions(t *testing.T) {

@@ -50,5 +50,7 @@
 // propagator's), the subject (Options.RecordSubject opts in, as enduser.id,
 // on spans only), resource URIs (Options.RecordURI opts in: mcp.resource.uri
 // and the URI as the span name's target, spans only), client addresses,
-// cursors, params. Metrics carry only low-cardinality values.
+// cursors, params. Metrics carry only low-cardinality values. The client
+// input that is exported is bounded: a request id to its first 128 bytes,
+// an opted-in URI to 2048.
 package otelmcp

@@ -3,6 +3,7 @@ package otelmcp
 import (
 	"encoding/json"
 	"strconv"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -47,9 +48,16 @@ func methodName(method string) string {
 	return otherMethod
 }
 
+// Bounds of exported client input: a client chooses its ids and URIs, and
+// must not make spans of megabytes.
+const (
+	maxIDBytes  = 128
+	maxURIBytes = 2048 // every URI that can name a resource fits (inventory's limit)
+)
+
 // requestID returns the string form of a request id (a string id without
-// its quotes), and false for a notification or a null id, which the
-// conventions leave out.
+// its quotes), at most maxIDBytes of it, and false for a notification or a
+// null id, which the conventions leave out.
 func requestID(id jsonrpc.ID) (string, bool) {
 	raw := id.Raw()
 	switch {
@@ -60,9 +68,20 @@ func requestID(id jsonrpc.ID) (string, bool) {
 		if json.Unmarshal([]byte(raw), &s) != nil {
 			return "", false
 		}
-		return s, true
+		return clip(s, maxIDBytes), true
 	}
-	return raw, true
+	return clip(raw, maxIDBytes), true
+}
+
+// clip returns s cut to at most n bytes on a UTF-8 boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // protoVersion is network.protocol.version for HTTP/major.minor: "1.1",

@@ -159,8 +159,9 @@ func (o *Observer) pointAttrs(k pointKey) attribute.Set {
 // annotate names the span and sets what End knows.
 func (o *Observer) annotate(span trace.Span, method string, tool bool, c *mcphttp.Call) {
 	target := c.Target
-	if o.opts.RecordURI && c.URI != "" {
-		target = c.URI
+	uri := clip(c.URI, maxURIBytes)
+	if o.opts.RecordURI && uri != "" {
+		target = uri
 	}
 	if target != "" {
 		span.SetName(method + " " + target)
@@ -185,8 +186,8 @@ func (o *Observer) annotate(span trace.Span, method string, tool bool, c *mcphtt
 	if c.Method == "resources/list" || c.Method == "resources/templates/list" {
 		attrs = append(attrs, attribute.Int("mcpkit.page.entries", c.Entries))
 	}
-	if o.opts.RecordURI && c.URI != "" {
-		attrs = append(attrs, semconv.McpResourceURI(c.URI))
+	if o.opts.RecordURI && uri != "" {
+		attrs = append(attrs, semconv.McpResourceURI(uri))
 	}
 	if o.opts.RecordSubject && c.Principal != nil && c.Principal.Subject != "" {
 		attrs = append(attrs, semconv.EnduserID(c.Principal.Subject))

@@ -226,6 +226,24 @@ func TestToolCall(t *testing.T) {
 	assert.Equal(t, "execute_tool", a["gen_ai.operation.name"])
 }
 
+// TestClientInputIsBounded: ids and (opted-in) URIs of any length make
+// bounded attributes and span names.
+func TestClientInputIsBounded(t *testing.T) {
+	f := newFixture(t, otelmcp.Options{RecordURI: true}, nil)
+	long := strings.Repeat("é", 50_000)
+	f.post(t, `{"jsonrpc":"2.0","id":"`+long+`","method":"ping"}`, "", nil)
+	f.post(t, legacy(1, "resources/read", map[string]any{"uri": "docs://documents/" + long}), f.token(t, "alice"), nil)
+	spans := f.mcpSpans(t)
+	require.Len(t, spans, 2)
+	id := attrs(spans[0].Attributes())["jsonrpc.request.id"]
+	assert.LessOrEqual(t, len(id), 128)
+	assert.True(t, strings.HasPrefix(long, id) && id != "", "a prefix, cut on a rune boundary")
+	uri := attrs(spans[1].Attributes())["mcp.resource.uri"]
+	assert.LessOrEqual(t, len(uri), 2048)
+	assert.True(t, strings.HasPrefix(uri, "docs://documents/é"))
+	assert.LessOrEqual(t, len(spans[1].Name()), len("resources/read ")+2048)
+}
+
 // TestNoPrivateDataByDefault is a property test: over many calls by many
 // callers, with tokens in headers, cursors and _meta, no exported span
 // name, attribute, event, link or metric dimension holds token bytes, a
