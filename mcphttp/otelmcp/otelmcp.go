@@ -34,7 +34,10 @@ type Options struct {
 	// Propagator reads trace context from the request's headers and from
 	// params._meta. Nil means propagation.TraceContext{} (traceparent and
 	// tracestate): client baggage is not taken in unless a propagator for
-	// it is given.
+	// it is given. Trace context is client input: a server that must not
+	// join traces its clients choose passes
+	// propagation.NewCompositeTextMapPropagator() (none), and its spans
+	// are then roots or children of its own HTTP middleware's.
 	Propagator propagation.TextMapPropagator
 	// RecordSubject adds the caller's subject to spans as enduser.id.
 	// False means no subject is exported.

@@ -226,6 +226,34 @@ func TestToolCall(t *testing.T) {
 	assert.Equal(t, "execute_tool", a["gen_ai.operation.name"])
 }
 
+// TestMethodCardinality: a client inventing method names adds no span
+// names and no metric series.
+func TestMethodCardinality(t *testing.T) {
+	f := newFixture(t, otelmcp.Options{}, nil)
+	for i := range 200 {
+		f.post(t, legacy(i, fmt.Sprintf("x/%d", i), nil), "", nil)
+	}
+	names := map[string]bool{}
+	for _, s := range f.mcpSpans(t) {
+		names[s.Name()] = true
+	}
+	assert.Equal(t, map[string]bool{"_OTHER": true}, names)
+	points := f.points(t)
+	require.Len(t, points, 1)
+	assert.Equal(t, uint64(200), points[0].Count)
+}
+
+// Without a propagator, client trace context is ignored.
+func TestNoPropagator(t *testing.T) {
+	f := newFixture(t, otelmcp.Options{Propagator: propagation.NewCompositeTextMapPropagator()}, nil)
+	f.post(t, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}}`, "",
+		map[string]string{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"})
+	spans := f.mcpSpans(t)
+	require.Len(t, spans, 1)
+	assert.False(t, spans[0].Parent().IsValid())
+	assert.Empty(t, spans[0].Links())
+}
+
 // TestClientInputIsBounded: ids and (opted-in) URIs of any length make
 // bounded attributes and span names.
 func TestClientInputIsBounded(t *testing.T) {
