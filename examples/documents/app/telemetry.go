@@ -133,8 +133,9 @@ func (t *telemetry) shutdown() error {
 }
 
 // tracedStore starts a span around the store queries the MCP callbacks
-// make: with the MCP span in the callback's context, each query is a child
-// of the call that needed it.
+// make (List, Read, and IDsWithPrefix for completion): with the MCP span in
+// the callback's context, each query is a child of the call that needed
+// it.
 type tracedStore struct {
 	store.Store
 	tracer trace.Tracer
@@ -158,6 +159,16 @@ func (s tracedStore) Read(ctx context.Context, subject, id string) (store.Docume
 		span.RecordError(err)
 	}
 	return doc, err
+}
+
+func (s tracedStore) IDsWithPrefix(ctx context.Context, subject, prefix string, limit int) ([]string, error) {
+	ctx, span := s.tracer.Start(ctx, "store.IDsWithPrefix", trace.WithSpanKind(trace.SpanKindClient))
+	defer span.End()
+	ids, err := s.Store.IDsWithPrefix(ctx, subject, prefix, limit)
+	if err != nil {
+		span.RecordError(err)
+	}
+	return ids, err
 }
 
 // mcpStore is the store the MCP callbacks use: traced when traces are
