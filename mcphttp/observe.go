@@ -68,14 +68,15 @@ type Call struct {
 
 	// Target is the registered name of what the call concerned: the
 	// template or static resource of a read, subscription or completion
-	// (see inventory.Inventory.Target). It is never client input, so it is
-	// a low-cardinality label; empty when there is none (lists, or a URI
-	// that matches nothing).
+	// (see inventory.Inventory.Target), the tool of a tools/call. It is
+	// never client input, so it is a low-cardinality label; empty when
+	// there is none (lists, an unknown tool, a URI that matches nothing).
 	Target string
-	// URI is the resource URI a read or (un)subscribe named, or the
-	// reference of a completion, as the client sent it: client input, and
-	// private (it can name a user's record). Export it only where the
-	// operator opted in.
+	// URI is the resource URI a read, (un)subscribe, read_resource, fetch
+	// or template tool named, or the reference of a completion, as the
+	// client sent it: client input, and private (it can name a user's
+	// record). Export it only where the operator opted in. A search query
+	// is never reported.
 	URI string
 
 	// Start is when the endpoint received the message (before
@@ -98,12 +99,13 @@ type Call struct {
 	Code    int64
 	Message string
 	// ErrorType is empty for a success; otherwise the JSON-RPC error code
-	// in decimal ("-32602") or, for a refusal without one, the HTTP status
-	// ("401"): the error.type of the OpenTelemetry conventions.
+	// in decimal ("-32602"), for a refusal without one the HTTP status
+	// ("401"), and for a tool error result (isError) ErrorTypeToolError:
+	// the error.type of the OpenTelemetry conventions.
 	ErrorType string
 	// Entries is the number of items of a list page (resources/list,
-	// resources/templates/list); Bytes is the length of the JSON-RPC
-	// response body (0 for 202 and for challenges).
+	// resources/templates/list, the list_resources tool); Bytes is the
+	// length of the JSON-RPC response body (0 for 202 and for challenges).
 	Entries, Bytes int
 
 	params []byte // the message's params, for Meta
@@ -127,6 +129,11 @@ func (c *Call) Meta(name string) (string, bool) {
 	})
 	return v, found
 }
+
+// ErrorTypeToolError is the Call.ErrorType of a tool error result
+// (isError): the conventions' value for a tools/call that answered with a
+// result saying it failed.
+const ErrorTypeToolError = "tool_error"
 
 // Outcome classifies how a served call ended. The zero value is OutcomeOK.
 type Outcome uint8
@@ -244,6 +251,28 @@ func (e *Endpoint) serveObserved(r *http.Request, msg jsonrpc.Message, c *call, 
 func (c *call) noteURI(uri string) {
 	if c.obs != nil {
 		c.obs.URI = uri
+	}
+}
+
+// noteTarget records, for the Observer, the registered name of what a call
+// concerned when the method found it itself (the tool of a tools/call);
+// otherwise finish looks the noted URI up.
+func (c *call) noteTarget(name string) {
+	if c.obs != nil {
+		c.obs.Target = name
+	}
+}
+
+// noteToolError records a tool error result (isError): a JSON-RPC result
+// whose call did not succeed — error.type "tool_error" in the
+// conventions. The outcome is the one noted (not found, invalid cursor,
+// error), else OutcomeInvalid (bad arguments).
+func (c *call) noteToolError() {
+	if c.obs != nil {
+		c.obs.ErrorType = ErrorTypeToolError
+		if c.obs.Outcome == OutcomeOK {
+			c.obs.Outcome = OutcomeInvalid
+		}
 	}
 }
 

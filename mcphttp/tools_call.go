@@ -97,6 +97,7 @@ func (e *Endpoint) toolsCall(ctx context.Context, c *call) (reply, error) {
 	if t == nil {
 		return reply{}, errUnknownTool
 	}
+	c.noteTarget(t.name) // a registered name, never the client's text
 	args, problem := decodeArgs(rawArgs, t.args)
 	if problem != "" {
 		return e.toolError(c, "Invalid arguments: "+problem), nil
@@ -107,6 +108,7 @@ func (e *Endpoint) toolsCall(ctx context.Context, c *call) (reply, error) {
 		cursor, ok := args["cursor"]
 		if ok && cursor == "" {
 			// The endpoint never issues an empty cursor: "" is not "start over".
+			c.noteOutcome(OutcomeInvalidCursor, inventory.ReasonInvalid)
 			return e.toolError(c, "Invalid cursor (invalid): call list_resources again without a cursor."), nil
 		}
 		rep, err = e.toolListResources(ctx, c, cursor)
@@ -139,14 +141,17 @@ func (e *Endpoint) toolFailure(c *call, err error) (reply, error) {
 	case errors.Is(err, inventory.ErrUnauthenticated), errors.As(err, new(*authn.ScopeError)):
 		return reply{}, err // the challenge, as for resources/list and resources/read
 	case errors.Is(err, inventory.ErrNotFound):
+		c.noteOutcome(OutcomeNotFound, "")
 		return e.toolError(c, "Resource not found."), nil
 	case errors.As(err, &cursorErr):
+		c.noteOutcome(OutcomeInvalidCursor, cursorErr.Reason)
 		return e.toolError(c, "Invalid cursor ("+cursorErr.Reason+"): call list_resources again without a cursor."), nil
 	case errors.As(err, &paramsErr):
 		return e.toolError(c, "Invalid arguments: "+strings.Join(paramsErr.Problems, "; ")+"."), nil
 	}
 	// ErrInternal (logged by the inventory), a deadline, a result over the
 	// byte limit (logged where it was found).
+	c.noteOutcome(OutcomeError, "")
 	return e.toolError(c, "The server could not complete this call."), nil
 }
 

@@ -54,6 +54,9 @@ type toolsFixtureOptions struct {
 	invOpts inventory.Options
 	tools   *mcphttp.ToolOptions
 	big     int // with a non-zero big, every document is that many bytes of text, with a long title
+	// observer and limiter go to the endpoint's Options.
+	observer mcphttp.Observer
+	limiter  *mcphttp.RateLimiter
 }
 
 var (
@@ -125,7 +128,8 @@ func newToolsFixture(t testing.TB, o toolsFixtureOptions) *toolsFixture {
 			"reports":   {Name: "read_report", Description: "A yearly report."},
 		}}
 	}
-	ep, err := mcphttp.New(inv, mcphttp.Options{Authenticator: auth, Tools: tools, Logger: o.invOpts.Logger})
+	ep, err := mcphttp.New(inv, mcphttp.Options{Authenticator: auth, Tools: tools, Logger: o.invOpts.Logger,
+		Observer: o.observer, RateLimiter: o.limiter})
 	require.NoError(t, err)
 	f.inv, f.ep = inv, ep
 	return f

@@ -34,6 +34,7 @@ func textOverhead(head, meta []byte) int {
 
 // toolError is a tool error result: one text item and isError.
 func (e *Endpoint) toolError(c *call, text string) reply {
+	c.noteToolError()
 	b := make([]byte, 0, len(textHead)+len(text)+64+len(e.meta(c)))
 	b = append(b, textHead...)
 	b = budget.AppendString(b, text)
@@ -100,13 +101,14 @@ func (e *Endpoint) toolListResources(ctx context.Context, c *call, cursor string
 		release(buf, out)
 		return reply{}, e.tooLarge(ctx, c, ToolListResources, len(out))
 	}
-	return reply{body: out, pooled: buf}, nil
+	return reply{body: out, pooled: buf, entries: len(page.Resources)}, nil
 }
 
 // toolRead is read_resource and the typed template tools: resources/read
 // of uri, its access checks included. Text contents become text items,
 // binary ones embedded resources (with the blob base64-encoded).
 func (e *Endpoint) toolRead(ctx context.Context, c *call, uri string) (reply, error) {
+	c.noteURI(uri)
 	contents, err := e.inv.Read(ctx, c.caller, uri)
 	if err != nil {
 		return reply{}, err
@@ -192,6 +194,7 @@ func (e *Endpoint) toolSearch(ctx context.Context, c *call, query string) (reply
 // else — empty, or not printable UTF-8 — the URI. A text too long for the byte
 // limit is cut at a character boundary, and metadata.truncated says so.
 func (e *Endpoint) toolFetch(ctx context.Context, c *call, id string) (reply, error) {
+	c.noteURI(id)
 	contents, err := e.inv.Read(ctx, c.caller, id)
 	if err != nil {
 		return reply{}, err

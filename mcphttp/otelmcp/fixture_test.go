@@ -98,7 +98,7 @@ func newFixture(t testing.TB, opts otelmcp.Options, hub *notify.Hub) *fixture {
 	inv, err := inventory.New([]inventory.Resource{{URI: "docs://about", Name: "about", Access: inventory.Public, Read: inventory.TextReader("text/plain", "hi")}},
 		[]inventory.Template{docs, data}, inventory.Options{PageSize: 2})
 	require.NoError(t, err)
-	ep, err := mcphttp.New(inv, mcphttp.Options{Authenticator: auth, Observer: obs, Notifications: hub})
+	ep, err := mcphttp.New(inv, mcphttp.Options{Authenticator: auth, Observer: obs, Notifications: hub, Tools: &mcphttp.ToolOptions{}})
 	require.NoError(t, err)
 	f.ep = ep
 	return f

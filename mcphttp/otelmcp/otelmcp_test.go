@@ -16,7 +16,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpkit/mcpkit/inventory"
-	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/otelmcp"
 	"github.com/mcpkit/mcpkit/notify"
 )
@@ -208,22 +207,60 @@ func TestSessionAttribute(t *testing.T) {
 	}
 }
 
-// TestToolCall drives the adapter with the Call the tools bridge reports
-// for tools/call (the bridge is not on main yet): the span is named after
-// the tool, which is a registered name, and carries the GenAI attributes.
-func TestToolCall(t *testing.T) {
+// TestToolCalls: tool calls through the tools bridge are spans named after
+// the tool (a registered name), with the GenAI attributes; a tool error
+// result (isError) has error.type tool_error and an Error status; an
+// unknown tool is a protocol error whose name is not exported; the read's
+// callback span is a child of the tool call's span.
+func TestToolCalls(t *testing.T) {
 	f := newFixture(t, otelmcp.Options{}, nil)
-	obs, err := otelmcp.New(otelmcp.Options{TracerProvider: f.tp})
-	require.NoError(t, err)
-	c := &mcphttp.Call{Method: "tools/call", Target: "search", Start: time.Now(), Status: 200, Duration: time.Millisecond}
-	ctx := obs.Start(context.Background(), c)
-	obs.End(ctx, c)
-	spans := f.mcpSpans(t)
-	require.Len(t, spans, 1)
-	assert.Equal(t, "tools/call search", spans[0].Name())
-	a := attrs(spans[0].Attributes())
-	assert.Equal(t, "search", a["gen_ai.tool.name"])
-	assert.Equal(t, "execute_tool", a["gen_ai.operation.name"])
+	alice := f.token(t, "alice")
+	call := func(id int, name string, args map[string]any) string {
+		return legacy(id, "tools/call", map[string]any{"name": name, "arguments": args})
+	}
+	for _, tc := range []struct {
+		name, body, span, tool, errorType, rpcCode string
+	}{
+		{"read_resource", call(1, "read_resource", map[string]any{"uri": "docs://documents/alice-1"}), "tools/call read_resource", "read_resource", "", ""},
+		{"list_resources", call(2, "list_resources", nil), "tools/call list_resources", "list_resources", "", ""},
+		{"a tool error result", call(3, "read_resource", map[string]any{"uri": "docs://documents/bob-1"}), "tools/call read_resource", "read_resource", "tool_error", ""},
+		{"an unknown tool", call(4, "x-"+strings.Repeat("z", 30), nil), "tools/call", "", "-32602", "-32602"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, http.StatusOK, f.post(t, tc.body, alice, nil).Code)
+			spans := f.ended()
+			mcp := spans[len(spans)-1]
+			require.Equal(t, trace.SpanKindServer, mcp.SpanKind())
+			assert.Equal(t, tc.span, mcp.Name())
+			a := attrs(mcp.Attributes())
+			assert.Equal(t, "tools/call", a["mcp.method.name"])
+			if tc.tool == "" {
+				assert.NotContains(t, a, "gen_ai.tool.name")
+				assert.NotContains(t, a, "mcpkit.target")
+			} else {
+				assert.Equal(t, tc.tool, a["gen_ai.tool.name"])
+				assert.Equal(t, "execute_tool", a["gen_ai.operation.name"])
+			}
+			assert.Equal(t, tc.errorType, a["error.type"])
+			assert.Equal(t, tc.rpcCode, a["rpc.response.status_code"])
+			if tc.errorType != "" {
+				assert.Equal(t, codes.Error, mcp.Status().Code)
+			}
+			if tc.name == "read_resource" {
+				require.Len(t, spans, 2)
+				assert.Equal(t, "db.query", spans[0].Name())
+				assert.Equal(t, mcp.SpanContext().SpanID(), spans[0].Parent().SpanID(), "the callback's span is a child")
+			}
+		})
+	}
+	byTool := map[string]uint64{}
+	for _, p := range f.points(t) {
+		a := attrs(p.Attributes.ToSlice())
+		if a["mcp.method.name"] == "tools/call" {
+			byTool[a["gen_ai.tool.name"]+" "+a["error.type"]] += p.Count
+		}
+	}
+	assert.Equal(t, map[string]uint64{"read_resource ": 1, "list_resources ": 1, "read_resource tool_error": 1, " -32602": 1}, byTool)
 }
 
 // TestMethodCardinality: a client inventing method names adds no span
