@@ -102,6 +102,8 @@ func TestOTLPExport(t *testing.T) {
 	s := start(t, func(c *Config) { c.OTLPEndpoint = collector.URL })
 	alice := s.token(t, "alice")
 	s.list(t, alice, "")
+	res, _ := s.post(t, alice, "tools/call", map[string]any{"name": "search", "arguments": map[string]any{"query": "report"}})
+	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.NoError(t, s.app.Close()) // flushes
 	mu.Lock()
 	defer mu.Unlock()
@@ -110,6 +112,9 @@ func TestOTLPExport(t *testing.T) {
 	require.NotEmpty(t, metrics)
 	assert.True(t, bytes.Contains(traces, []byte("resources/list")), "the MCP span")
 	assert.True(t, bytes.Contains(traces, []byte("store.List")), "the store's span")
+	assert.True(t, bytes.Contains(traces, []byte("tools/call search")), "the tool call's span")
+	assert.True(t, bytes.Contains(traces, []byte("store.Search")), "the search query's span")
+	assert.False(t, bytes.Contains(traces, []byte("report")), "never the query")
 	assert.True(t, bytes.Contains(traces, []byte("mcpkit-documents")), "the service name")
 	assert.False(t, bytes.Contains(traces, []byte("alice")), "no subject by default")
 	assert.False(t, bytes.Contains(traces, []byte(alice[strings.LastIndex(alice, ".")+1:])), "no token")

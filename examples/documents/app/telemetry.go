@@ -133,9 +133,9 @@ func (t *telemetry) shutdown() error {
 }
 
 // tracedStore starts a span around the store queries the MCP callbacks
-// make (List, Read, and IDsWithPrefix for completion): with the MCP span in
-// the callback's context, each query is a child of the call that needed
-// it.
+// make (List, Read, IDsWithPrefix for completion, Search for the search
+// tool): with the MCP span in the callback's context, each query is a
+// child of the call that needed it.
 type tracedStore struct {
 	store.Store
 	tracer trace.Tracer
@@ -169,6 +169,16 @@ func (s tracedStore) IDsWithPrefix(ctx context.Context, subject, prefix string, 
 		span.RecordError(err)
 	}
 	return ids, err
+}
+
+func (s tracedStore) Search(ctx context.Context, subject, query string, limit int) ([]store.Entry, error) {
+	ctx, span := s.tracer.Start(ctx, "store.Search", trace.WithSpanKind(trace.SpanKindClient))
+	defer span.End()
+	rows, err := s.Store.Search(ctx, subject, query, limit)
+	if err != nil {
+		span.RecordError(err)
+	}
+	return rows, err
 }
 
 // mcpStore is the store the MCP callbacks use: traced when traces are
