@@ -33,8 +33,8 @@ type Observer interface {
 	// context. c holds what is known then: Method, ID, Start, Request and,
 	// when authentication came first, Principal. The context Start
 	// returns must be ctx or derived from it: the call is served under it,
-	// so the inventory's callbacks (List, Read, Complete) receive it and
-	// the spans they start nest under a span Start put there.
+	// so the inventory's callbacks (List, Read, Search, Complete) receive
+	// it and the spans they start nest under a span Start put there.
 	Start(ctx context.Context, c *Call) context.Context
 	// End is called with the context Start returned once the outcome is
 	// known, before the response is written. Every field of c is set.
