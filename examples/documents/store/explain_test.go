@@ -164,8 +164,8 @@ func TestSQLiteReadersUsesIndex(t *testing.T) {
 func TestSQLiteIDsWithPrefixUsesIndex(t *testing.T) {
 	st := openTestSQLite(t, Options{}).(*sqliteStore)
 	ctx := context.Background()
-	require.NoError(t, SeedMany(ctx, st, "alice", 10_000))
-	require.NoError(t, SeedMany(ctx, st, "bob", 2_000))
+	require.NoError(t, SeedMany(ctx, st, "alice", 2_000)) // the plan does not change with more rows
+	require.NoError(t, SeedMany(ctx, st, "bob", 500))
 	_, err := st.db.ExecContext(ctx, "ANALYZE")
 	require.NoError(t, err)
 
