@@ -33,6 +33,12 @@ type Options struct {
 	// fixed classification, never token bytes or key ids). Nil means
 	// slog.Default().
 	Logger *slog.Logger
+
+	// DPoP accepts sender-constrained tokens (RFC 9449). The zero value
+	// is off: Bearer only, with exactly the challenges of a Bearer-only
+	// server (a DPoP-bound token is refused as a bearer token in every
+	// mode). See [DPoPOptions].
+	DPoP DPoPOptions
 }
 
 // Authenticator authenticates requests with bearer tokens. Authenticate is
@@ -48,6 +54,10 @@ type Authenticator struct {
 	// Pre-rendered WWW-Authenticate values.
 	chNoCreds, chInvalidToken, chInvalidRequest string
 	metadataURL                                 string
+
+	dpop *dpopChecker // nil when DPoP is off
+	// Pre-rendered DPoP challenges (DPoP on only).
+	dpNoCreds, dpInvalidToken, dpInvalidRequest, dpInvalidProof, dpUseNonce string
 }
 
 // NewAuthenticator returns an Authenticator that verifies tokens with v.
@@ -85,6 +95,17 @@ func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
 	a.chNoCreds = challenge(md, authParam{"scope", scope})
 	a.chInvalidToken = challenge(authParam{"error", "invalid_token"}, authParam{"error_description", descInvalidToken}, md, authParam{"scope", scope})
 	a.chInvalidRequest = challenge(authParam{"error", "invalid_request"}, authParam{"error_description", descInvalidRequest}, md)
+	if a.dpop, err = newDPoPChecker(opts.DPoP, opts.Resource, a.log); err != nil {
+		return nil, err
+	}
+	if a.dpop != nil {
+		algs := authParam{"algs", a.dpop.algs}
+		a.dpNoCreds = dpopChallenge(algs, md, authParam{"scope", scope})
+		a.dpInvalidToken = dpopChallenge(authParam{"error", "invalid_token"}, authParam{"error_description", descInvalidToken}, algs, md, authParam{"scope", scope})
+		a.dpInvalidRequest = dpopChallenge(authParam{"error", "invalid_request"}, authParam{"error_description", descInvalidRequest}, algs, md)
+		a.dpInvalidProof = dpopChallenge(authParam{"error", "invalid_dpop_proof"}, authParam{"error_description", descDPoPProof}, algs, md)
+		a.dpUseNonce = dpopChallenge(authParam{"error", "use_dpop_nonce"}, authParam{"error_description", descDPoPNonce}, algs, md)
+	}
 	return a, nil
 }
 
@@ -95,34 +116,81 @@ func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
 // the bearer token (see [BearerToken]) and verifies it; the principal's
 // Expires is the token's expiry.
 //
+// With DPoP on (Options.DPoP), "Authorization: DPoP <token>" is accepted
+// too, with exactly one DPoP proof header checked on every request (see
+// [DPoPOptions]; the Verifier, and so a [Cache], sees only the token): the
+// proof is consumed, so call Authenticate once per request (Handler and
+// Optional store the principal in the context for everything after them).
+// In every mode a DPoP-bound token presented as Bearer is refused, and a
+// token presented as DPoP must be bound to the proof's key.
+//
 // It returns [ErrNoCredentials] when the request offers no token,
-// [ErrInvalidRequest], [ErrInvalidToken], [ErrUnavailable], or another
-// error from the Verifier. A principal whose Audience is not this
+// [ErrInvalidRequest], [ErrInvalidToken], [ErrInvalidDPoPProof],
+// [ErrUseDPoPNonce], [ErrUnavailable], or another error from the Verifier. A principal whose Audience is not this
 // resource, or whose Subject breaks the rules of [Principal], is rejected
 // as [ErrInvalidToken] whatever the Verifier said.
 func (a *Authenticator) Authenticate(r *http.Request) (Principal, error) {
 	if p, ok := FromContext(r.Context()); ok {
 		return p, nil
 	}
-	tok, err := bearerToken(r, a.maxToken)
+	scheme, tok, err := credentials(r, a.maxToken, a.dpop != nil)
 	if err != nil {
 		return Principal{}, err
 	}
 	if a.v == nil {
 		return Principal{}, ErrInvalidToken // the service's middleware did not accept it
 	}
+	var proof *dpopProof
+	switch {
+	case scheme == schemeDPoP:
+		if proof, err = a.dpop.proofOf(r); err != nil {
+			return Principal{}, err
+		}
+	case a.dpop != nil && a.dpop.mode == DPoPRequired:
+		return Principal{}, errBearerRefused
+	}
 	p, exp, err := a.v.Verify(r.Context(), tok)
 	if err != nil {
 		return Principal{}, err
 	}
-	if p.Audience != a.resource || (p.Subject != "" && !validIdentifier(p.Subject)) || (p.ClientID != "" && !validIdentifier(p.ClientID)) {
+	if p.Audience != a.resource || (p.Subject != "" && !validIdentifier(p.Subject)) || (p.ClientID != "" && !validIdentifier(p.ClientID)) ||
+		(p.DPoPThumbprint != "" && !validThumbprint(p.DPoPThumbprint)) {
 		return Principal{}, errVerifierShape
+	}
+	switch {
+	case scheme == schemeBearer && p.DPoPThumbprint != "":
+		return Principal{}, errBoundAsBearer // RFC 9449 §7.2: no downgrade
+	case scheme == schemeDPoP && p.DPoPThumbprint == "":
+		return Principal{}, errUnboundAsDPoP
+	case scheme == schemeDPoP:
+		// The token's verification may come from a Cache; the proof is
+		// checked here, on every request, and never cached.
+		if err := a.dpop.check(r, proof, tok, p.DPoPThumbprint); err != nil {
+			return Principal{}, err
+		}
 	}
 	if !slices.IsSorted(p.Scopes) {
 		p.Scopes = normalizeScopes(slices.Clone(p.Scopes))
 	}
 	p.Expires = exp
 	return p, nil
+}
+
+// DPoPMode returns the Authenticator's DPoP mode.
+func (a *Authenticator) DPoPMode() DPoPMode {
+	if a.dpop == nil {
+		return DPoPOff
+	}
+	return a.dpop.mode
+}
+
+// DPoPAlgorithms returns the proof algorithms accepted, sorted, for the
+// metadata's DPoPSigningAlgorithms; nil when DPoP is off.
+func (a *Authenticator) DPoPAlgorithms() []string {
+	if a.dpop == nil {
+		return nil
+	}
+	return slices.Clone(a.dpop.allowed)
 }
 
 // Handler requires a valid token: it answers errors with [WriteError] and
@@ -204,6 +272,8 @@ var (
 	bodyScope          = []byte(`{"error":"insufficient_scope"}`)
 	bodyUnavailable    = []byte(`{"error":"temporarily_unavailable"}`)
 	bodyInternal       = []byte(`{"error":"server_error"}`)
+	bodyInvalidProof   = []byte(`{"error":"invalid_dpop_proof"}`)
+	bodyUseNonce       = []byte(`{"error":"use_dpop_nonce"}`)
 )
 
 const defaultRetryAfter = 5 * time.Second
@@ -217,6 +287,17 @@ const defaultRetryAfter = 5 * time.Second
 //	ErrUnavailable     503  Retry-After (from *UnavailableError, else 5 s)
 //	anything else      500
 //
+// With DPoP on: a request without credentials gets the Bearer challenge
+// and a `DPoP algs="…", resource_metadata="…", scope="…"` one (only the
+// DPoP one when DPoP is required); errors about a request that used the
+// DPoP scheme (any request, when required) are DPoP challenges with the
+// same error codes and algs; and
+//
+//	ErrInvalidDPoPProof 401  DPoP error="invalid_dpop_proof", error_description="…", algs="…", resource_metadata="…"
+//	ErrUseDPoPNonce     401  DPoP error="use_dpop_nonce", …, and DPoP-Nonce
+//
+// With nonces required, every 401 carries a fresh DPoP-Nonce.
+//
 // Every error response carries Cache-Control: no-store and Vary: Authorization. The
 // body is a small fixed JSON object; error text, token bytes and key ids
 // never appear in a response. Scopes of a *ScopeError that break RFC 6750's
@@ -225,24 +306,46 @@ func (a *Authenticator) WriteError(w http.ResponseWriter, r *http.Request, err e
 	h := w.Header()
 	var se *ScopeError
 	var ue *UnavailableError
+	// With DPoP on, an error about a request that used the DPoP scheme
+	// (or any request, when DPoP is required) is a DPoP challenge.
+	dp := a.dpop != nil && (a.dpop.mode == DPoPRequired || usesDPoP(r))
 	status, body := http.StatusInternalServerError, bodyInternal
 	switch {
 	case errors.As(err, &se):
 		status, body = http.StatusForbidden, bodyScope
-		h.Set("WWW-Authenticate", challenge(
-			authParam{"error", "insufficient_scope"},
-			authParam{"scope", joinValidScopes(se.Required)},
-			authParam{"resource_metadata", a.metadataURL},
-			authParam{"error_description", descScope}))
+		params := []authParam{
+			{"error", "insufficient_scope"},
+			{"scope", joinValidScopes(se.Required)},
+			{"resource_metadata", a.metadataURL},
+			{"error_description", descScope}}
+		if dp {
+			h.Set("WWW-Authenticate", dpopChallenge(append(params, authParam{"algs", a.dpop.algs})...))
+		} else {
+			h.Set("WWW-Authenticate", challenge(params...))
+		}
 	case errors.Is(err, ErrNoCredentials):
 		status, body = http.StatusUnauthorized, bodyNoCreds
-		h.Set("WWW-Authenticate", a.chNoCreds)
-	case errors.Is(err, ErrInvalidToken):
+		a.setChallenges(h, a.chNoCreds)
+	case errors.Is(err, ErrUseDPoPNonce) && a.dpop != nil:
+		status, body = http.StatusUnauthorized, bodyUseNonce
+		h.Set("WWW-Authenticate", a.dpUseNonce)
+	case errors.Is(err, ErrInvalidDPoPProof) && a.dpop != nil:
+		status, body = http.StatusUnauthorized, bodyInvalidProof
+		h.Set("WWW-Authenticate", a.dpInvalidProof)
+	case errors.Is(err, ErrInvalidToken), errors.Is(err, ErrInvalidDPoPProof), errors.Is(err, ErrUseDPoPNonce):
 		status, body = http.StatusUnauthorized, bodyInvalidToken
-		h.Set("WWW-Authenticate", a.chInvalidToken)
+		if dp {
+			h.Set("WWW-Authenticate", a.dpInvalidToken)
+		} else {
+			a.setChallenges(h, a.chInvalidToken)
+		}
 	case errors.Is(err, ErrInvalidRequest):
 		status, body = http.StatusBadRequest, bodyInvalidRequest
-		h.Set("WWW-Authenticate", a.chInvalidRequest)
+		if dp {
+			h.Set("WWW-Authenticate", a.dpInvalidRequest)
+		} else {
+			h.Set("WWW-Authenticate", a.chInvalidRequest)
+		}
 	case errors.Is(err, ErrUnavailable):
 		status, body = http.StatusServiceUnavailable, bodyUnavailable
 		retry := defaultRetryAfter
@@ -250,6 +353,11 @@ func (a *Authenticator) WriteError(w http.ResponseWriter, r *http.Request, err e
 			retry = ue.RetryAfter
 		}
 		h.Set("Retry-After", strconv.FormatInt(int64(max((retry+time.Second-1)/time.Second, 1)), 10))
+	}
+	if status == http.StatusUnauthorized && a.dpop != nil && a.dpop.nonces != nil {
+		// Every 401 hands out a nonce, so a client's next proof can carry
+		// one without another round trip (RFC 9449 §9).
+		h.Set("DPoP-Nonce", a.dpop.nonces.issue(a.dpop.now()))
 	}
 	if ctx := r.Context(); a.log.Enabled(ctx, slog.LevelDebug) || status == http.StatusInternalServerError {
 		level := slog.LevelDebug
@@ -266,6 +374,27 @@ func (a *Authenticator) WriteError(w http.ResponseWriter, r *http.Request, err e
 	h.Del("Content-Length")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// setChallenges sets the Bearer challenge given and, with DPoP on, the
+// DPoP one beside it (RFC 9449 §7.1: a client learns both schemes and the
+// proof algorithms); with DPoP required, only the DPoP one.
+func (a *Authenticator) setChallenges(h http.Header, bearer string) {
+	switch {
+	case a.dpop == nil:
+		h.Set("WWW-Authenticate", bearer)
+	case a.dpop.mode == DPoPRequired:
+		h.Set("WWW-Authenticate", a.dpNoCreds)
+	default:
+		h.Set("WWW-Authenticate", bearer)
+		h.Add("WWW-Authenticate", a.dpNoCreds)
+	}
+}
+
+// usesDPoP reports whether r presents its token with the DPoP scheme.
+func usesDPoP(r *http.Request) bool {
+	v := r.Header["Authorization"]
+	return len(v) == 1 && len(v[0]) >= len("DPoP ") && strings.EqualFold(v[0][:len("DPoP")], "DPoP") && v[0][len("DPoP")] == ' '
 }
 
 func joinValidScopes(scopes []string) string {

@@ -229,7 +229,7 @@ func TestNewAuthenticatorValidation(t *testing.T) {
 	assert.Equal(t, `Bearer resource_metadata="http://127.0.0.1:8080/.well-known/oauth-protected-resource"`, a.chNoCreds)
 }
 
-// S4: the Principal type holds only its five fields, none of which can
+// S4: the Principal type holds only its seven fields, none of which can
 // carry the token; the handler sees no token through the principal.
 func TestPrincipalIsolation(t *testing.T) {
 	typ := reflect.TypeOf(Principal{})
@@ -238,7 +238,8 @@ func TestPrincipalIsolation(t *testing.T) {
 		f := typ.Field(i)
 		fields = append(fields, f.Name+" "+f.Type.String())
 	}
-	assert.Equal(t, []string{"Subject string", "ClientID string", "Scopes []string", "Audience string", "Expires time.Time"}, fields,
+	assert.Equal(t, []string{"Subject string", "ClientID string", "Scopes []string", "Audience string", "Expires time.Time",
+		"Issuer string", "DPoPThumbprint string"}, fields,
 		"a new Principal field needs a review: it must never hold the raw token or claims")
 
 	e := newEnv(t)
@@ -250,7 +251,7 @@ func TestPrincipalIsolation(t *testing.T) {
 	h := a.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := FromContext(r.Context())
 		require.True(t, ok)
-		for _, s := range append([]string{p.Subject, p.ClientID, p.Audience}, p.Scopes...) {
+		for _, s := range append([]string{p.Subject, p.ClientID, p.Audience, p.Issuer, p.DPoPThumbprint}, p.Scopes...) {
 			for _, frag := range tokenFragments(tok) {
 				if strings.Contains(s, frag) {
 					exposures++

@@ -42,29 +42,55 @@ func BearerToken(r *http.Request) (string, error) { return bearerToken(r, Defaul
 
 // bearerToken is BearerToken for tokens of at most max bytes.
 func bearerToken(r *http.Request, max int) (string, error) {
+	_, tok, err := credentials(r, max, false)
+	return tok, err
+}
+
+// authScheme is the scheme a request presents its token with.
+type authScheme uint8
+
+const (
+	schemeBearer authScheme = iota // Authorization: Bearer (RFC 6750)
+	schemeDPoP                     // Authorization: DPoP (RFC 9449 §7.1)
+)
+
+// credentials is bearerToken that also accepts, when dpop is set,
+// "Authorization: DPoP <token>" (the token68 of RFC 9449 §7.1 is the
+// b64token of RFC 6750), with the same rules for the header, the query and
+// the form body. Without dpop, a DPoP header is another scheme
+// (ErrNoCredentials), as before DPoP support.
+func credentials(r *http.Request, max int, dpop bool) (authScheme, string, error) {
 	if r.URL != nil && queryHasAccessToken(r.URL.RawQuery) {
-		return "", ErrInvalidRequest
+		return 0, "", ErrInvalidRequest
 	}
 	values := r.Header["Authorization"]
 	switch len(values) {
 	case 0:
 		if isFormBody(r.Header.Get("Content-Type")) {
-			return "", ErrInvalidRequest
+			return 0, "", ErrInvalidRequest
 		}
-		return "", ErrNoCredentials
+		return 0, "", ErrNoCredentials
 	case 1:
 	default:
-		return "", ErrInvalidRequest
+		return 0, "", ErrInvalidRequest
 	}
-	return parseBearer(values[0], max)
+	h := values[0]
+	if dpop && len(h) >= len("DPoP ") && strings.EqualFold(h[:len("DPoP")], "DPoP") && h[len("DPoP")] == ' ' {
+		tok, err := parseScheme(h, "DPoP", max)
+		return schemeDPoP, tok, err
+	}
+	tok, err := parseScheme(h, "Bearer", max)
+	return schemeBearer, tok, err
 }
 
 // parseBearer parses one Authorization header value.
-func parseBearer(h string, max int) (string, error) {
+func parseBearer(h string, max int) (string, error) { return parseScheme(h, "Bearer", max) }
+
+// parseScheme parses one Authorization header value of the scheme given.
+func parseScheme(h, scheme string, max int) (string, error) {
 	if len(h) > max+authorizationSlack {
 		return "", ErrInvalidRequest
 	}
-	const scheme = "Bearer"
 	if len(h) < len(scheme) || !strings.EqualFold(h[:len(scheme)], scheme) {
 		if h == "" {
 			return "", ErrInvalidRequest
@@ -73,7 +99,7 @@ func parseBearer(h string, max int) (string, error) {
 	}
 	rest := h[len(scheme):]
 	if rest == "" {
-		return "", ErrInvalidRequest // "Bearer" alone
+		return "", ErrInvalidRequest // the scheme alone
 	}
 	if rest[0] != ' ' {
 		// "Bearerx": not the Bearer scheme; a token68-style scheme whose name

@@ -13,6 +13,8 @@ const (
 	descInvalidToken   = "The access token is invalid or expired"
 	descInvalidRequest = "The request is malformed"
 	descScope          = "The access token lacks a required scope"
+	descDPoPProof      = "The DPoP proof is invalid"
+	descDPoPNonce      = "A DPoP nonce from this server is required"
 )
 
 // validParamValue applies RFC 6750 §3 to a value of the named attribute:
@@ -32,7 +34,7 @@ func validParamValue(name, v string) bool {
 			}
 		}
 		return true
-	case "scope":
+	case "scope", "algs": // space-separated tokens
 		start := 0
 		for i := 0; i <= len(v); i++ {
 			if i == len(v) || v[i] == ' ' {
@@ -52,7 +54,13 @@ func validParamValue(name, v string) bool {
 // params whose value is empty or breaks the character rules, and reports
 // how many params were written.
 func appendChallenge(dst []byte, params ...authParam) ([]byte, int) {
-	dst = append(dst, "Bearer"...)
+	return appendSchemeChallenge(dst, "Bearer", params...)
+}
+
+// appendSchemeChallenge is appendChallenge for the scheme given (Bearer or
+// DPoP: RFC 9449 §7.1 gives DPoP the same parameters, and algs).
+func appendSchemeChallenge(dst []byte, scheme string, params ...authParam) ([]byte, int) {
+	dst = append(dst, scheme...)
 	n := 0
 	for _, p := range params {
 		if !validParamValue(p.name, p.value) {
@@ -74,5 +82,10 @@ func appendChallenge(dst []byte, params ...authParam) ([]byte, int) {
 
 func challenge(params ...authParam) string {
 	b, _ := appendChallenge(make([]byte, 0, 192), params...)
+	return string(b)
+}
+
+func dpopChallenge(params ...authParam) string {
+	b, _ := appendSchemeChallenge(make([]byte, 0, 192), "DPoP", params...)
 	return string(b)
 }

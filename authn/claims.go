@@ -47,6 +47,7 @@ const (
 	slotIat
 	slotActive
 	slotSub
+	slotCnf
 	slotFirstVar // client id names, then scope names
 	maxSlots     = slotFirstVar + 2*maxClaimAlternates
 )
@@ -58,13 +59,14 @@ type claimRules struct {
 	nClient       int
 	nScope        int
 	issuer        string // "" = not checked (introspection without Issuer)
-	resource      string
+	audience      string // the "aud" value required; usually resource
+	resource      string // the principal's Audience
 	leeway        time.Duration
 	requireActive bool
 }
 
 func newClaimRules(cn ClaimNames, issuer, resource string, leeway time.Duration, introspection bool) (claimRules, error) {
-	r := claimRules{issuer: issuer, resource: resource, requireActive: introspection}
+	r := claimRules{issuer: issuer, resource: resource, audience: resource, requireActive: introspection}
 	switch {
 	case leeway < 0:
 		return r, fmt.Errorf("authn: leeway must not be negative")
@@ -89,7 +91,7 @@ func newClaimRules(cn ClaimNames, issuer, resource string, leeway time.Duration,
 	if len(cids) > maxClaimAlternates || len(scopes) > maxClaimAlternates {
 		return r, fmt.Errorf("authn: at most %d alternative claim names", maxClaimAlternates)
 	}
-	r.names = [maxSlots]string{slotIss: "iss", slotAud: "aud", slotExp: "exp", slotNbf: "nbf", slotIat: "iat", slotSub: sub}
+	r.names = [maxSlots]string{slotIss: "iss", slotAud: "aud", slotExp: "exp", slotNbf: "nbf", slotIat: "iat", slotSub: sub, slotCnf: "cnf"}
 	if introspection {
 		r.names[slotActive] = "active"
 	}
@@ -107,6 +109,18 @@ func newClaimRules(cn ClaimNames, issuer, resource string, leeway time.Duration,
 	}
 	r.nClient, r.nScope = len(cids), len(scopes)
 	return r, nil
+}
+
+// setAudience makes aud the required "aud" value; "" keeps the resource.
+func (r *claimRules) setAudience(aud string) error {
+	if aud == "" {
+		return nil
+	}
+	if strings.IndexFunc(aud, unicode.IsControl) >= 0 || !utf8.ValidString(aud) {
+		return fmt.Errorf("authn: Audience contains control characters or invalid UTF-8")
+	}
+	r.audience = aud
+	return nil
 }
 
 // claimValues holds the raw values of the claims named by claimRules, and
@@ -198,6 +212,13 @@ func (r *claimRules) check(cv *claimValues, now time.Time) (Principal, time.Time
 		}
 		p.Subject = sub
 	}
+	if cnf := cv.v[slotCnf]; cnf.Kind() != jsonstrict.None {
+		jkt, ok := confirmationThumbprint(cnf)
+		if !ok {
+			return Principal{}, time.Time{}, errConfirmation
+		}
+		p.DPoPThumbprint = jkt
+	}
 	for i := range r.nClient {
 		v := cv.v[slotFirstVar+i]
 		if v.Kind() == jsonstrict.None {
@@ -225,19 +246,61 @@ func (r *claimRules) check(cv *claimValues, now time.Time) (Principal, time.Time
 	return p, exp, nil
 }
 
+// confirmationThumbprint reads a "cnf" claim (RFC 7800): an object whose
+// "jkt" member, when present, is the RFC 7638 thumbprint of the key a
+// DPoP-bound token is bound to (RFC 9449 §6). It returns "" for a cnf
+// without jkt (other confirmation methods, such as mTLS's x5t#S256, are
+// the TLS layer's to check). A cnf that is not an object, or a jkt that is
+// not a non-empty string of at most 256 bytes, is refused: a binding that
+// cannot be read must not turn the token into a bearer one. A jkt string
+// that is no SHA-256 thumbprint (43 base64url characters) is returned as
+// it is: the token is bound, so no Bearer request can use it, and no
+// proof key has that thumbprint, so no DPoP request can either (the
+// Authenticator refuses it outright).
+func confirmationThumbprint(cnf jsonstrict.Value) (string, bool) {
+	if cnf.Kind() != jsonstrict.Object {
+		return "", false
+	}
+	var jkt jsonstrict.Value
+	_ = cnf.Members(func(name []byte, v jsonstrict.Value) bool {
+		if string(name) == "jkt" {
+			jkt = v
+		}
+		return true
+	})
+	if jkt.Kind() == jsonstrict.None {
+		return "", true
+	}
+	s, ok := jkt.Str()
+	if !ok || s == "" || len(s) > 256 {
+		return "", false
+	}
+	return s, true
+}
+
+// validThumbprint: the unpadded base64url text of a SHA-256 digest.
+func validThumbprint(s string) bool {
+	if len(s) != 43 {
+		return false
+	}
+	var d [32]byte
+	n, err := b64.Decode(d[:], []byte(s))
+	return err == nil && n == 32
+}
+
 // audienceOK: aud is required and is the resource, or an array of strings
 // containing it (RFC 8707, RFC 9068 §4 step 4). Any non-string element
 // rejects the token.
 func (r *claimRules) audienceOK(v jsonstrict.Value) bool {
 	switch v.Kind() {
 	case jsonstrict.String:
-		return v.EqualStr(r.resource)
+		return v.EqualStr(r.audience)
 	case jsonstrict.Array:
 		auds, ok := stringArray(v)
 		if !ok {
 			return false
 		}
-		return slices.Contains(auds, r.resource)
+		return slices.Contains(auds, r.audience)
 	}
 	return false
 }

@@ -30,6 +30,44 @@ var (
 
 	// ErrInsufficientScope is matched by every [*ScopeError].
 	ErrInsufficientScope = errors.New("authn: insufficient scope")
+
+	// ErrInvalidDPoPProof means the request's DPoP proof (RFC 9449) is
+	// missing, repeated, malformed, oversized, badly signed, made for
+	// another method or URL, stale, for another token, or replayed: 401
+	// with a DPoP error="invalid_dpop_proof" challenge. Like
+	// ErrInvalidToken, it is one error with one text whatever failed.
+	ErrInvalidDPoPProof = errors.New("authn: invalid DPoP proof")
+
+	// ErrUseDPoPNonce means DPoPOptions.RequireNonce is set and the proof
+	// carries no valid server nonce: 401 with a DPoP
+	// error="use_dpop_nonce" challenge and a fresh DPoP-Nonce header; the
+	// client retries with it (RFC 9449 §9).
+	ErrUseDPoPNonce = errors.New("authn: DPoP nonce required")
+)
+
+// proofError is an ErrInvalidDPoPProof that remembers, for debug logs and
+// tests only, which check failed.
+type proofError struct{ reason string }
+
+func (e *proofError) Error() string        { return ErrInvalidDPoPProof.Error() }
+func (e *proofError) Is(target error) bool { return target == ErrInvalidDPoPProof }
+
+// The reasons a proof is rejected (see proofError).
+var (
+	errProofHeaders   = &proofError{"dpop_headers"}     // no DPoP header, or several
+	errProofMalformed = &proofError{"dpop_malformed"}   // size, segments, base64, JSON
+	errProofType      = &proofError{"dpop_typ"}         // typ is not dpop+jwt
+	errProofAlg       = &proofError{"dpop_alg"}         // alg not allowed, or does not fit the jwk
+	errProofHeader    = &proofError{"dpop_header"}      // forbidden or ill-typed header parameter
+	errProofKey       = &proofError{"dpop_jwk"}         // jwk missing, private, malformed, weak
+	errProofClaims    = &proofError{"dpop_claims"}      // a claim missing or of the wrong type
+	errProofSignature = &proofError{"dpop_signature"}   // signature does not verify with the jwk
+	errProofMethod    = &proofError{"dpop_htm"}         // htm is not the request method
+	errProofURL       = &proofError{"dpop_htu"}         // htu is not the request URL
+	errProofTime      = &proofError{"dpop_iat"}         // iat outside the window
+	errProofATH       = &proofError{"dpop_ath"}         // ath is not the token's hash
+	errProofReplay    = &proofError{"dpop_replay"}      // jti seen before
+	errKeyBinding     = &tokenError{"dpop_key_binding"} // proof key is not the token's cnf.jkt (invalid_token, RFC 9449 §7.1)
 )
 
 // ScopeError reports that the caller lacks scopes: 403 insufficient_scope.
@@ -68,9 +106,14 @@ func (e *tokenError) Is(target error) bool { return target == ErrInvalidToken }
 // never token bytes, never a key id.
 func rejectReason(err error) string {
 	var te *tokenError
+	var pe *proofError
 	switch {
 	case errors.As(err, &te):
 		return te.reason
+	case errors.As(err, &pe):
+		return pe.reason
+	case errors.Is(err, ErrUseDPoPNonce):
+		return "dpop_nonce"
 	case errors.Is(err, ErrInvalidToken):
 		return "invalid_token"
 	case errors.Is(err, ErrInvalidRequest):
@@ -87,22 +130,27 @@ func rejectReason(err error) string {
 // The reasons a token is rejected. They are unexported values shared by all
 // verifiers; only their reason text differs, never their Error text.
 var (
-	errMalformed     = &tokenError{"malformed"}       // length, segments, base64, JSON shape
-	errBadHeader     = &tokenError{"header"}          // forbidden or ill-typed header parameter
-	errAlg           = &tokenError{"alg"}             // alg not allowed or does not fit the key
-	errType          = &tokenError{"typ"}             // typ is not at+jwt
-	errKeyID         = &tokenError{"kid"}             // kid missing, too long, or unknown
-	errSignature     = &tokenError{"signature"}       // signature does not verify
-	errClaims        = &tokenError{"claims"}          // claim of the wrong type, duplicate, bad UTF-8
-	errIssuer        = &tokenError{"iss"}             // issuer mismatch or absent
-	errAudience      = &tokenError{"aud"}             // audience mismatch or absent
-	errExpired       = &tokenError{"exp"}             // expired or exp absent
-	errNotYet        = &tokenError{"nbf"}             // nbf or iat in the future
-	errSubject       = &tokenError{"sub"}             // subject missing or breaks the rules
-	errClientID      = &tokenError{"client_id"}       // client id breaks the rules
-	errScope         = &tokenError{"scope"}           // scope value breaks RFC 6749 §3.3
-	errInactive      = &tokenError{"inactive"}        // introspection said active=false
-	errVerifierShape = &tokenError{"verifier_result"} // a custom Verifier returned an unusable Principal
+	errMalformed     = &tokenError{"malformed"}            // length, segments, base64, JSON shape
+	errBadHeader     = &tokenError{"header"}               // forbidden or ill-typed header parameter
+	errAlg           = &tokenError{"alg"}                  // alg not allowed or does not fit the key
+	errType          = &tokenError{"typ"}                  // typ is not at+jwt
+	errKeyID         = &tokenError{"kid"}                  // kid missing, too long, or unknown
+	errSignature     = &tokenError{"signature"}            // signature does not verify
+	errClaims        = &tokenError{"claims"}               // claim of the wrong type, duplicate, bad UTF-8
+	errIssuer        = &tokenError{"iss"}                  // issuer mismatch or absent
+	errAudience      = &tokenError{"aud"}                  // audience mismatch or absent
+	errExpired       = &tokenError{"exp"}                  // expired or exp absent
+	errNotYet        = &tokenError{"nbf"}                  // nbf or iat in the future
+	errSubject       = &tokenError{"sub"}                  // subject missing or breaks the rules
+	errClientID      = &tokenError{"client_id"}            // client id breaks the rules
+	errScope         = &tokenError{"scope"}                // scope value breaks RFC 6749 §3.3
+	errInactive      = &tokenError{"inactive"}             // introspection said active=false
+	errVerifierShape = &tokenError{"verifier_result"}      // a custom Verifier returned an unusable Principal
+	errConfirmation  = &tokenError{"cnf"}                  // cnf is not an object, or its jkt is no thumbprint
+	errBoundAsBearer = &tokenError{"dpop_bound_as_bearer"} // a DPoP-bound token sent with the Bearer scheme
+	errUnboundAsDPoP = &tokenError{"unbound_as_dpop"}      // a token without cnf.jkt sent with the DPoP scheme
+	errBearerRefused = &tokenError{"bearer_refused"}       // Bearer scheme while DPoP is required
+	errUnknownIssuer = &tokenError{"issuer_unknown"}       // no trusted issuer has the token's iss
 )
 
 // validScopeToken reports whether s is a scope-token of RFC 6749 §3.3:

@@ -26,6 +26,12 @@ type IntrospectionOptions struct {
 	// "aud" (a string or an array) must contain it.
 	Resource string
 
+	// Audience is the "aud" value this issuer uses for this resource,
+	// when it is not Resource itself (an issuer that names APIs by an
+	// identifier such as "api://mcp"). Empty means Resource. The
+	// principal's Audience is Resource in either case.
+	Audience string
+
 	// Issuer, when set, must equal the response's "iss" exactly.
 	Issuer string
 
@@ -97,6 +103,9 @@ func NewIntrospectionVerifier(opts IntrospectionOptions) (*IntrospectionVerifier
 	}
 	rules, err := newClaimRules(opts.Claims, opts.Issuer, opts.Resource, opts.Leeway, true)
 	if err != nil {
+		return nil, err
+	}
+	if err := rules.setAudience(opts.Audience); err != nil {
 		return nil, err
 	}
 	maxTok, err := maxTokenBytes(opts.MaxTokenBytes)

@@ -26,6 +26,12 @@ type JWTOptions struct {
 	// array containing it.
 	Resource string
 
+	// Audience is the "aud" value this issuer uses for this resource,
+	// when it is not Resource itself (an issuer that names APIs by an
+	// identifier such as "api://mcp"). Empty means Resource. The
+	// principal's Audience is Resource in either case.
+	Audience string
+
 	// JWKSURL is where the issuer publishes its JWK Set. It must use https;
 	// http is accepted only for loopback hosts (127.0.0.0/8, ::1,
 	// localhost), for development and tests.
@@ -125,6 +131,9 @@ func newJWTVerifier(ctx context.Context, opts JWTOptions, after func(time.Durati
 	}
 	rules, err := newClaimRules(opts.Claims, opts.Issuer, opts.Resource, opts.Leeway, false)
 	if err != nil {
+		return nil, err
+	}
+	if err := rules.setAudience(opts.Audience); err != nil {
 		return nil, err
 	}
 	maxTok, err := maxTokenBytes(opts.MaxTokenBytes)

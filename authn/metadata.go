@@ -33,6 +33,15 @@ type Metadata struct {
 	ResourceName string
 	// ResourceDocumentation is an absolute URL of documentation for developers.
 	ResourceDocumentation string
+	// DPoPSigningAlgorithms is published as
+	// dpop_signing_alg_values_supported: the proof algorithms the
+	// Authenticator accepts ([Authenticator.DPoPAlgorithms]); nil when
+	// DPoP is off. Only asymmetric algorithms are allowed.
+	DPoPSigningAlgorithms []string
+	// DPoPBoundTokensRequired is published as
+	// dpop_bound_access_tokens_required: true when the Authenticator's
+	// DPoP mode is DPoPRequired.
+	DPoPBoundTokensRequired bool
 }
 
 type metadataDoc struct {
@@ -42,6 +51,8 @@ type metadataDoc struct {
 	BearerMethods         []string `json:"bearer_methods_supported"`
 	ResourceName          string   `json:"resource_name,omitempty"`
 	ResourceDocumentation string   `json:"resource_documentation,omitempty"`
+	DPoPAlgorithms        []string `json:"dpop_signing_alg_values_supported,omitempty"`
+	DPoPRequired          bool     `json:"dpop_bound_access_tokens_required,omitempty"`
 }
 
 // NewMetadataHandler validates m and returns a handler serving its document
@@ -71,6 +82,14 @@ func NewMetadataHandler(m Metadata) (http.Handler, error) {
 			return nil, err
 		}
 	}
+	for _, a := range m.DPoPSigningAlgorithms {
+		if familyOf(a) == famNone {
+			return nil, fmt.Errorf("authn: Metadata.DPoPSigningAlgorithms: %q is not an asymmetric algorithm this package verifies", a)
+		}
+	}
+	if m.DPoPBoundTokensRequired && len(m.DPoPSigningAlgorithms) == 0 {
+		return nil, errors.New("authn: Metadata.DPoPBoundTokensRequired needs DPoPSigningAlgorithms")
+	}
 	if strings.IndexFunc(m.ResourceName, unicode.IsControl) >= 0 {
 		return nil, errors.New("authn: Metadata.ResourceName contains control characters")
 	}
@@ -84,6 +103,8 @@ func NewMetadataHandler(m Metadata) (http.Handler, error) {
 		BearerMethods:         []string{"header"},
 		ResourceName:          m.ResourceName,
 		ResourceDocumentation: m.ResourceDocumentation,
+		DPoPAlgorithms:        m.DPoPSigningAlgorithms,
+		DPoPRequired:          m.DPoPBoundTokensRequired,
 	}); err != nil {
 		return nil, fmt.Errorf("authn: encoding metadata: %w", err)
 	}

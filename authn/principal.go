@@ -33,6 +33,55 @@ type Principal struct {
 	// verifier does not say. Long-lived responses, such as event streams,
 	// end then.
 	Expires time.Time
+	// Issuer is the authorization server that issued the token, set by a
+	// verifier that trusts several ([MultiIssuerVerifier]): it qualifies
+	// Subject and ClientID in every identity key ([Principal.Key]), so that
+	// equal subjects of different issuers are different callers. A
+	// verifier that trusts one issuer ([JWTVerifier],
+	// [IntrospectionVerifier]) leaves it empty, and the subject alone is
+	// the key. A custom Verifier that trusts several issuers must set it on
+	// every principal.
+	Issuer string
+	// DPoPThumbprint is the RFC 7638 JWK SHA-256 thumbprint (base64url)
+	// of the key the token is bound to (RFC 9449: the "cnf" claim's "jkt",
+	// or the introspection response's); empty for a bearer token. The
+	// [Authenticator] accepts a bound token only with the DPoP scheme and a
+	// valid proof signed by that key, on every request. It is not part of
+	// the caller's identity: see [Principal.Key].
+	DPoPThumbprint string
+}
+
+// Key returns the identity key of p's subject: [SubjectKey](p.Issuer,
+// p.Subject), "" when p has no subject. Everything this kit keys on a
+// caller's identity uses it (inventory grants and Subjects policies, the
+// notification hub's subjects, session and stream owners, with the client
+// id and audience, and cursor bindings); an application keys its own
+// per-user data on it too, and publishes notifications to it. With one
+// trusted issuer it is the bare subject, so single-issuer applications
+// keep using subjects as they are.
+func (p Principal) Key() string { return SubjectKey(p.Issuer, p.Subject) }
+
+// ClientKey is [Principal.Key] for the client id: the key of a
+// client-owned inventory. "" when p has no client id.
+func (p Principal) ClientKey() string { return SubjectKey(p.Issuer, p.ClientID) }
+
+// SubjectKey returns the identity key of subject as issued by issuer:
+// subject itself when issuer is empty (one trusted issuer), otherwise
+// issuer + "#" + subject, and "" for an empty subject. Issuers trusted
+// together are URLs without a fragment ([MultiIssuerOptions]), so they
+// contain no "#", and the first "#" always separates the two parts: no
+// subject of one issuer can spell the key of another issuer's subject.
+// An application publishing a change to another user (a document shared
+// with bob) calls SubjectKey(issuer, "bob") with that user's issuer,
+// usually the caller's own (Principal.Issuer).
+func SubjectKey(issuer, subject string) string {
+	if subject == "" {
+		return ""
+	}
+	if issuer == "" {
+		return subject
+	}
+	return issuer + "#" + subject
 }
 
 // HasScopes reports whether p was granted every scope in required.

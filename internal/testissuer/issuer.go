@@ -358,11 +358,15 @@ func (is *Issuer) SetIntrospectionHandler(h http.Handler) {
 }
 
 // Opaque registers a random opaque token whose introspection response is
-// built from c (active as given, token_type "Bearer") and returns it.
+// built from c (active as given, token_type "Bearer", or "DPoP" with the
+// cnf of a DPoP-bound token) and returns it.
 func (is *Issuer) Opaque(c Claims, active bool) (string, error) {
 	m := is.claimsMap(c)
 	m["active"] = active
 	m["token_type"] = "Bearer"
+	if c.DPoPThumbprint != "" {
+		m["token_type"] = "DPoP" // RFC 9449 §6.2
+	}
 	for k, v := range c.Extra {
 		if v == nil {
 			delete(m, k)

@@ -28,6 +28,9 @@ type Claims struct {
 	IssuedAt      time.Time // "iat"; zero means now
 	NotBefore     time.Time // "nbf"; omitted when zero
 	ID            string    // "jti"; empty means random
+	// DPoPThumbprint binds the token to a DPoP key: "cnf": {"jkt": …}
+	// (RFC 9449 §6.1); see [ProofKey.Thumbprint]. Omitted when empty.
+	DPoPThumbprint string
 	// Extra claims are set last and override the above; a nil value
 	// removes the claim (for example "exp": nil mints a token without exp).
 	Extra map[string]any
@@ -111,6 +114,9 @@ func (is *Issuer) claimsMap(c Claims) map[string]any {
 		jti = base64.RawURLEncoding.EncodeToString(b[:])
 	}
 	m["jti"] = jti
+	if c.DPoPThumbprint != "" {
+		m["cnf"] = map[string]any{"jkt": c.DPoPThumbprint}
+	}
 	return m
 }
 

@@ -1,0 +1,293 @@
+package authn
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v2/jwa"
+	"github.com/lestrrat-go/jwx/v2/jws"
+)
+
+// DPoPMode says whether an [Authenticator] accepts DPoP (RFC 9449)
+// sender-constrained tokens. The zero value is DPoPOff.
+type DPoPMode uint8
+
+const (
+	// DPoPOff: only the Bearer scheme. "Authorization: DPoP …" is another
+	// scheme, as if absent. A DPoP-bound token (one whose "cnf" names a
+	// key, RFC 9449 §6) is still refused as a bearer token: presenting it
+	// without a proof would make the binding worthless.
+	DPoPOff DPoPMode = iota
+	// DPoPAllowed: both schemes. DPoP-bound tokens need the DPoP scheme
+	// and a valid proof on every request; plain bearer tokens are accepted
+	// with the Bearer scheme.
+	DPoPAllowed
+	// DPoPRequired: only the DPoP scheme with a DPoP-bound token and a
+	// valid proof; every Bearer request is refused (invalid_token).
+	DPoPRequired
+)
+
+// String returns "off", "allowed" or "required".
+func (m DPoPMode) String() string {
+	switch m {
+	case DPoPOff:
+		return "off"
+	case DPoPAllowed:
+		return "allowed"
+	case DPoPRequired:
+		return "required"
+	}
+	return "invalid"
+}
+
+// DPoPOptions configures DPoP in [Options]. The zero value is DPoP off.
+type DPoPOptions struct {
+	// Mode turns DPoP on. The zero value, DPoPOff, keeps the Bearer-only
+	// behaviour (the challenges are exactly those without DPoP).
+	Mode DPoPMode
+
+	// Algorithms is the allowlist of proof signature algorithms, published
+	// in the challenges' algs and meant for the metadata's
+	// dpop_signing_alg_values_supported. Nil means
+	// [DefaultDPoPAlgorithms] (ES256, EdDSA, PS256, RS256). Only
+	// asymmetric algorithms can be configured: RS*, PS*, ES256/384/512,
+	// EdDSA.
+	Algorithms []string
+
+	// ProofWindow is how far a proof's iat may be from the server's clock,
+	// before or after. Zero means 60 s; at most 10 minutes. A proof's jti
+	// is remembered for twice the window, so it cannot be used twice.
+	ProofWindow time.Duration
+
+	// BaseURL is the scheme and authority (and path prefix, if a proxy
+	// strips one) that clients use to reach this server: a proof's htu
+	// must equal BaseURL followed by the request's path, after RFC 3986
+	// normalization (RFC 9449 §4.3). Empty means the origin of
+	// Options.Resource, which is already the external URL. The request's
+	// Host header is never used: a proof made for another server must not
+	// become valid here by a spoofed Host.
+	BaseURL string
+
+	// RequireNonce makes every proof carry a nonce this server issued
+	// (RFC 9449 §9): a proof without one, or with an expired one, is
+	// answered 401 use_dpop_nonce with a fresh DPoP-Nonce header, and the
+	// client retries. Nonces bound how far ahead a client can make proofs.
+	RequireNonce bool
+
+	// NonceLifetime is how long an issued nonce is accepted. Zero means
+	// 5 minutes; at most an hour.
+	NonceLifetime time.Duration
+
+	// NonceSecret keys the nonces (an HMAC over their issue time), so the
+	// instances of a fleet accept each other's: at least 32 random bytes,
+	// shared by them. Nil means a random key per process (a client that
+	// moves to another instance is told to retry with a new nonce).
+	NonceSecret []byte
+
+	// MaxReplayEntries bounds the proofs remembered for replay detection
+	// (in memory, per process). Zero means 100 000 (a few MB). When it is
+	// full of live entries, new proofs are refused with 503 and
+	// Retry-After rather than admitted unchecked. Proofs are remembered
+	// per process: behind a load balancer without affinity, a proof
+	// replayed to another instance is detected only by that instance's
+	// own memory; use nonces, short windows, or affinity.
+	MaxReplayEntries int
+
+	// MaxProofBytes bounds the DPoP header; a longer proof is refused
+	// (invalid_dpop_proof) before it is decoded. Zero means 8 KiB.
+	MaxProofBytes int
+
+	// Now returns the current time. Nil means time.Now.
+	Now func() time.Time
+}
+
+// DefaultDPoPAlgorithms are the proof algorithms accepted when
+// [DPoPOptions.Algorithms] is nil.
+func DefaultDPoPAlgorithms() []string { return []string{"ES256", "EdDSA", "PS256", "RS256"} }
+
+const (
+	defaultProofWindow   = 60 * time.Second
+	maxProofWindow       = 10 * time.Minute
+	defaultNonceLifetime = 5 * time.Minute
+	maxNonceLifetime     = time.Hour
+	defaultMaxReplay     = 100_000
+	defaultMaxProofBytes = 8 << 10
+)
+
+// dpopChecker verifies proofs for an Authenticator. It is immutable after
+// construction except for its replay cache.
+type dpopChecker struct {
+	mode      DPoPMode
+	allowed   []string
+	algs      string // space-separated, for challenges
+	verifiers map[string]jws.Verifier
+	window    time.Duration
+	base      string // normalized, without a trailing "/"
+	maxBytes  int
+	nonces    *nonceSource // nil unless RequireNonce
+	replay    *replayCache
+	now       func() time.Time
+	log       *slog.Logger
+}
+
+func newDPoPChecker(o DPoPOptions, resource string, log *slog.Logger) (*dpopChecker, error) {
+	switch o.Mode {
+	case DPoPOff:
+		return nil, nil
+	case DPoPAllowed, DPoPRequired:
+	default:
+		return nil, fmt.Errorf("authn: DPoPOptions.Mode %d is not a mode", o.Mode)
+	}
+	algs := o.Algorithms
+	if algs == nil {
+		algs = DefaultDPoPAlgorithms()
+	}
+	allowed, err := checkAlgorithms(algs)
+	if err != nil {
+		return nil, fmt.Errorf("authn: DPoPOptions.Algorithms: %w", err)
+	}
+	c := &dpopChecker{
+		mode: o.Mode, allowed: allowed, algs: strings.Join(allowed, " "),
+		verifiers: make(map[string]jws.Verifier, len(allowed)),
+		window:    o.ProofWindow, maxBytes: o.MaxProofBytes, now: o.Now, log: log,
+	}
+	for _, a := range allowed {
+		vf, err := jws.NewVerifier(jwa.SignatureAlgorithm(a))
+		if err != nil {
+			return nil, fmt.Errorf("authn: no verifier for %s", a)
+		}
+		c.verifiers[a] = vf
+	}
+	switch {
+	case c.window < 0 || c.window > maxProofWindow:
+		return nil, fmt.Errorf("authn: DPoPOptions.ProofWindow must be from 0 to %v", maxProofWindow)
+	case c.window == 0:
+		c.window = defaultProofWindow
+	}
+	switch {
+	case c.maxBytes < 0:
+		return nil, errors.New("authn: DPoPOptions.MaxProofBytes must not be negative")
+	case c.maxBytes == 0:
+		c.maxBytes = defaultMaxProofBytes
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	base := o.BaseURL
+	if base == "" {
+		origin, _, err := splitResource(resource)
+		if err != nil {
+			return nil, err
+		}
+		base = origin
+	} else if _, err := parseSecureURL("DPoPOptions.BaseURL", base, true); err != nil {
+		return nil, err
+	}
+	n, ok := normalizeHTU(base)
+	if !ok {
+		return nil, errors.New("authn: DPoPOptions.BaseURL cannot be normalized as an http(s) URL")
+	}
+	c.base = strings.TrimSuffix(n, "/")
+	maxReplay := o.MaxReplayEntries
+	switch {
+	case maxReplay < 0:
+		return nil, errors.New("authn: DPoPOptions.MaxReplayEntries must not be negative")
+	case maxReplay == 0:
+		maxReplay = defaultMaxReplay
+	}
+	c.replay = newReplayCache(maxReplay, 2*c.window+time.Second)
+	if o.RequireNonce {
+		life := o.NonceLifetime
+		switch {
+		case life < 0 || life > maxNonceLifetime:
+			return nil, fmt.Errorf("authn: DPoPOptions.NonceLifetime must be from 0 to %v", maxNonceLifetime)
+		case life == 0:
+			life = defaultNonceLifetime
+		}
+		secret := o.NonceSecret
+		if secret == nil {
+			secret = make([]byte, 32)
+			_, _ = rand.Read(secret) // crypto/rand.Read never fails (Go ≥ 1.24)
+		} else if len(secret) < 32 {
+			return nil, errors.New("authn: DPoPOptions.NonceSecret must have at least 32 bytes")
+		}
+		c.nonces = &nonceSource{secret: append([]byte(nil), secret...), life: life}
+	} else if o.NonceSecret != nil || o.NonceLifetime != 0 {
+		return nil, errors.New("authn: DPoPOptions.NonceSecret and NonceLifetime need RequireNonce")
+	}
+	return c, nil
+}
+
+// proofOf returns the request's one DPoP proof, parsed but not yet
+// verified. Errors: ErrInvalidDPoPProof (no DPoP header, several, or a
+// proof that is malformed, oversized, or breaks the header rules).
+func (c *dpopChecker) proofOf(r *http.Request) (*dpopProof, error) {
+	values := r.Header["Dpop"]
+	if len(values) != 1 {
+		return nil, errProofHeaders
+	}
+	return parseProof(values[0], c.maxBytes, c.allowed)
+}
+
+// check verifies a parsed proof for request r carrying token, bound to
+// the key with thumbprint jkt (RFC 9449 §4.3 and §7.1): the signature by
+// the proof's own key, htm, htu, iat, ath, the key binding, the nonce, and
+// finally that the proof was not seen before (only a proof that passed
+// every other check is remembered).
+func (c *dpopChecker) check(r *http.Request, pr *dpopProof, token, jkt string) error {
+	if err := pr.verify(c.verifiers[pr.alg]); err != nil {
+		return err
+	}
+	if pr.htm != r.Method {
+		return errProofMethod
+	}
+	if !c.htuOK(r, pr.htu) {
+		return errProofURL
+	}
+	now := c.now()
+	if pr.iat.Before(now.Add(-c.window)) || pr.iat.After(now.Add(c.window)) {
+		return errProofTime
+	}
+	ath := sha256.Sum256([]byte(token))
+	var want [43]byte
+	b64.Encode(want[:], ath[:])
+	if subtle.ConstantTimeCompare(want[:], []byte(pr.ath)) != 1 {
+		return errProofATH
+	}
+	if subtle.ConstantTimeCompare([]byte(pr.jkt), []byte(jkt)) != 1 {
+		return errKeyBinding
+	}
+	if c.nonces != nil && !c.nonces.valid(pr.nonce, now) {
+		return ErrUseDPoPNonce
+	}
+	switch c.replay.add(pr.replayKey(), now) {
+	case replaySeen:
+		return errProofReplay
+	case replayFull:
+		c.log.Warn("authn: dpop: the replay cache is full of live proofs; refusing new ones until it rotates (raise DPoPOptions.MaxReplayEntries)")
+		return &UnavailableError{RetryAfter: c.replay.untilRotation(now)}
+	}
+	return nil
+}
+
+// htuOK compares a proof's htu with the URL of r (BaseURL and the
+// request's path), both normalized, query and fragment ignored.
+func (c *dpopChecker) htuOK(r *http.Request, htu string) bool {
+	got, ok := normalizeHTU(htu)
+	if !ok || r.URL == nil {
+		return false
+	}
+	p := r.URL.EscapedPath()
+	if p == "" {
+		p = "/"
+	}
+	want, ok := normalizeHTU(c.base + p)
+	return ok && got == want
+}

@@ -1,0 +1,314 @@
+package authn
+
+// The DPoP proof JWT (RFC 9449 §4.2), read by this package alone: the
+// compact shape is checked before any decoding, the header, its jwk and
+// the claims are read with the strict JSON engine, the key is built from
+// the jwk's members here (never by jwx, which would pick keys from a token
+// if asked), and jwx only checks the signature for one algorithm and this
+// one key.
+
+import (
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rsa"
+	"crypto/sha256"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v2/jws"
+	"github.com/mcpkit/mcpkit/internal/jsonstrict"
+)
+
+// dpopProof is a parsed, not yet verified proof.
+type dpopProof struct {
+	alg   string
+	fam   keyFamily
+	key   any    // *ecdsa.PublicKey, ed25519.PublicKey or *rsa.PublicKey
+	jkt   string // RFC 7638 thumbprint of the jwk
+	input string // the signing input: header.payload
+	sig   []byte
+
+	htm, htu, jti, ath, nonce string
+	iat                       time.Time
+}
+
+// maxJTIBytes bounds a proof's jti: enough for any identifier with the
+// 96 bits of randomness RFC 9449 §11.1 asks for, written out generously.
+const maxJTIBytes = 256
+
+// proofJSON bounds the proof's JSON objects: small, shallow.
+var proofJSON = jsonstrict.Options{MaxDepth: 8, MaxMembers: 64}
+
+// parseProof checks the shape of a proof and reads its header, key and
+// claims: a compact JWS of at most max bytes; a header with typ dpop+jwt,
+// an allowed asymmetric alg that fits the key, and a public jwk (no
+// private member, no symmetric key); claims jti, htm, htu, iat and ath of
+// the right types (nonce optional). The signature is not checked here.
+func parseProof(s string, max int, allowed []string) (*dpopProof, error) {
+	d1, d2, ok := splitCompact(s, max)
+	if !ok {
+		return nil, errProofMalformed
+	}
+	var hbuf [1024]byte
+	hdr, err := b64.AppendDecode(hbuf[:0], []byte(s[:d1]))
+	if err != nil {
+		return nil, errProofMalformed
+	}
+	pr := &dpopProof{input: s[:d2]}
+	if err := pr.readHeader(hdr, allowed); err != nil {
+		return nil, err
+	}
+	payload, err := b64.AppendDecode(nil, []byte(s[d1+1:d2]))
+	if err != nil {
+		return nil, errProofMalformed
+	}
+	if err := pr.readClaims(payload); err != nil {
+		return nil, err
+	}
+	if pr.sig, err = b64.AppendDecode(nil, []byte(s[d2+1:])); err != nil {
+		return nil, errProofMalformed
+	}
+	return pr, nil
+}
+
+// readHeader reads typ, alg and jwk. Parameters that name key material
+// elsewhere (jku, x5u, x5c, x5t, x5t#S256), demand extensions (crit),
+// change the signing (b64) or belong to JWE (enc, zip) reject the proof;
+// kid and unknown parameters are ignored.
+func (pr *dpopProof) readHeader(data []byte, allowed []string) error {
+	var typ string
+	var hasTyp bool
+	var jwkv jsonstrict.Value
+	bad := error(nil)
+	err := proofJSON.Members(data, func(name []byte, v jsonstrict.Value) bool {
+		ok := true
+		switch string(name) {
+		case "typ":
+			typ, ok = v.Str()
+			hasTyp = true
+		case "alg":
+			pr.alg, ok = v.Str()
+		case "jwk":
+			jwkv, ok = v, v.Kind() == jsonstrict.Object
+		case "jku", "x5u", "x5c", "x5t", "x5t#S256", "crit", "b64", "enc", "zip":
+			ok = false
+		}
+		if !ok {
+			bad = errProofHeader
+		}
+		return ok
+	})
+	switch {
+	case bad != nil:
+		return bad
+	case err != nil:
+		return errProofMalformed
+	case !hasTyp || !dpopType(typ):
+		return errProofType
+	case pr.alg == "" || !containsString(allowed, pr.alg):
+		return errProofAlg
+	case jwkv.Kind() == jsonstrict.None:
+		return errProofKey
+	}
+	return pr.readKey(jwkv)
+}
+
+// dpopType: "dpop+jwt", compared case-insensitively, with an optional
+// "application/" prefix (RFC 7515 §4.1.9).
+func dpopType(t string) bool {
+	if len(t) > len("application/") && strings.EqualFold(t[:len("application/")], "application/") {
+		t = t[len("application/"):]
+	}
+	return strings.EqualFold(t, "dpop+jwt")
+}
+
+// jwkPrivate are the JWK members that hold private or symmetric key
+// material (RFC 7518 §6.2.2, §6.3.2, §6.4; RFC 8037 §2).
+var jwkPrivate = [...]string{"d", "p", "q", "dp", "dq", "qi", "oth", "k"}
+
+// readKey builds the public key from the proof's jwk: EC P-256/384/521
+// with x and y of their exact lengths and on the curve, OKP Ed25519, or
+// RSA of 2048–8192 bits with a small odd exponent, all values strict
+// base64url without leading zero octets (so each key has one encoding and
+// one thumbprint). A jwk with a private member (in any letter case), a
+// symmetric key, an "alg" other than the header's, a "use" other than sig
+// or key_ops without "verify" is refused. The thumbprint is computed from
+// the required members (RFC 7638 §3.2).
+func (pr *dpopProof) readKey(jwkv jsonstrict.Value) error {
+	var kty, crv, x, y, n, e string
+	bad := false
+	_ = jwkv.Members(func(name []byte, v jsonstrict.Value) bool {
+		for _, p := range jwkPrivate {
+			if strings.EqualFold(string(name), p) {
+				bad = true
+				return false
+			}
+		}
+		ok := true
+		switch string(name) {
+		case "kty":
+			kty, ok = v.Str()
+		case "crv":
+			crv, ok = v.Str()
+		case "x":
+			x, ok = v.Str()
+		case "y":
+			y, ok = v.Str()
+		case "n":
+			n, ok = v.Str()
+		case "e":
+			e, ok = v.Str()
+		case "alg":
+			var a string
+			a, ok = v.Str()
+			ok = ok && a == pr.alg
+		case "use":
+			var u string
+			u, ok = v.Str()
+			ok = ok && u == "sig"
+		case "key_ops":
+			ok = keyOpsVerify(v)
+		}
+		bad = !ok
+		return ok
+	})
+	if bad {
+		return errProofKey
+	}
+	var sum [sha256.Size]byte
+	switch kty {
+	case "EC":
+		var curve elliptic.Curve
+		var size int
+		switch crv {
+		case "P-256":
+			curve, size, pr.fam = elliptic.P256(), 32, famP256
+		case "P-384":
+			curve, size, pr.fam = elliptic.P384(), 48, famP384
+		case "P-521":
+			curve, size, pr.fam = elliptic.P521(), 66, famP521
+		default:
+			return errProofKey
+		}
+		xb, okx := decodeFixed(x, size)
+		yb, oky := decodeFixed(y, size)
+		if !okx || !oky {
+			return errProofKey
+		}
+		pub, err := ecdsa.ParseUncompressedPublicKey(curve, append(append([]byte{4}, xb...), yb...))
+		if err != nil {
+			return errProofKey
+		}
+		pr.key = pub
+		sum = sha256.Sum256([]byte(`{"crv":"` + crv + `","kty":"EC","x":"` + x + `","y":"` + y + `"}`))
+	case "OKP":
+		xb, ok := decodeFixed(x, ed25519.PublicKeySize)
+		if crv != "Ed25519" || !ok {
+			return errProofKey
+		}
+		pr.key, pr.fam = ed25519.PublicKey(xb), famEd25519
+		sum = sha256.Sum256([]byte(`{"crv":"Ed25519","kty":"OKP","x":"` + x + `"}`))
+	case "RSA":
+		nb, err1 := b64.DecodeString(n)
+		eb, err2 := b64.DecodeString(e)
+		if err1 != nil || err2 != nil || len(nb) == 0 || nb[0] == 0 || len(eb) == 0 || len(eb) > 4 || eb[0] == 0 {
+			return errProofKey
+		}
+		pub := &rsa.PublicKey{N: new(big.Int).SetBytes(nb)}
+		for _, c := range eb {
+			pub.E = pub.E<<8 | int(c)
+		}
+		if bits := pub.N.BitLen(); bits < minRSABits || bits > maxRSABits || pub.E < 3 || pub.E%2 == 0 {
+			return errProofKey
+		}
+		pr.key, pr.fam = pub, famRSA
+		sum = sha256.Sum256([]byte(`{"e":"` + e + `","kty":"RSA","n":"` + n + `"}`))
+	default: // oct, missing, unknown
+		return errProofKey
+	}
+	if familyOf(pr.alg) != pr.fam {
+		return errProofAlg
+	}
+	pr.jkt = b64.EncodeToString(sum[:])
+	return nil
+}
+
+// decodeFixed decodes strict base64url of exactly size bytes.
+func decodeFixed(s string, size int) ([]byte, bool) {
+	if len(s) != b64.EncodedLen(size) {
+		return nil, false
+	}
+	b, err := b64.DecodeString(s)
+	return b, err == nil && len(b) == size
+}
+
+// keyOpsVerify: key_ops is an array of strings that contains "verify".
+func keyOpsVerify(v jsonstrict.Value) bool {
+	ops, ok := stringArray(v)
+	if !ok {
+		return false
+	}
+	return containsString(ops, "verify")
+}
+
+// readClaims reads the proof's claims: jti (1–256 bytes), htm, htu, iat
+// (a NumericDate), ath (required: a proof at a resource server always
+// accompanies a token) and nonce, when present, all strings but iat.
+func (pr *dpopProof) readClaims(data []byte) error {
+	var iat jsonstrict.Value
+	var hasATH bool
+	bad := false
+	err := proofJSON.Members(data, func(name []byte, v jsonstrict.Value) bool {
+		ok := true
+		switch string(name) {
+		case "jti":
+			pr.jti, ok = v.Str()
+		case "htm":
+			pr.htm, ok = v.Str()
+		case "htu":
+			pr.htu, ok = v.Str()
+		case "ath":
+			pr.ath, ok = v.Str()
+			hasATH = true
+		case "nonce":
+			pr.nonce, ok = v.Str()
+			ok = ok && pr.nonce != ""
+		case "iat":
+			iat = v
+		}
+		bad = !ok
+		return ok
+	})
+	if bad || err != nil {
+		return errProofClaims
+	}
+	t, ok := numericDate(iat)
+	if !ok || pr.jti == "" || len(pr.jti) > maxJTIBytes || pr.htm == "" || pr.htu == "" || !hasATH {
+		return errProofClaims
+	}
+	pr.iat = t
+	return nil
+}
+
+// verify checks the signature with the proof's own key.
+func (pr *dpopProof) verify(vf jws.Verifier) error {
+	if vf == nil || vf.Verify([]byte(pr.input), pr.sig, pr.key) != nil {
+		return errProofSignature
+	}
+	return nil
+}
+
+// replayKey identifies the proof for replay detection: its jti within
+// its key's namespace, so that one client's choice of jti never collides
+// with another's.
+func (pr *dpopProof) replayKey() [16]byte {
+	h := sha256.New()
+	h.Write([]byte(pr.jkt))
+	h.Write([]byte{0})
+	h.Write([]byte(pr.jti))
+	var k [16]byte
+	copy(k[:], h.Sum(nil))
+	return k
+}
