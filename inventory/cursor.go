@@ -97,7 +97,9 @@ func uvarintLen(v uint64) int {
 }
 
 // appendBinding appends the associated data of a cursor: the purpose, the
-// caller's identity (or an anonymous marker), the registry fingerprint
+// caller's identity (issuer, client id, subject, scopes and audience, or an
+// anonymous marker; never the DPoP key, so a traversal continues with a
+// refreshed token of the same identity, and never across identities), the registry fingerprint
 // and, in a gated inventory, the caller's visibility vector (what the
 // traversal may show, not the grants behind it), each field
 // length-prefixed. Scopes must be sorted (see normalize).
@@ -111,6 +113,7 @@ func (inv *Inventory) appendBinding(dst []byte, purpose string, caller *authn.Pr
 		dst = append(dst, 0)
 	} else {
 		dst = append(dst, 1)
+		str(caller.Issuer) // "" with one issuer: the binding is as it was
 		str(caller.ClientID)
 		str(caller.Subject)
 		dst = binary.AppendUvarint(dst, uint64(len(caller.Scopes)))

@@ -43,7 +43,10 @@
 //     user-owned data). The kit never calls the template for a caller
 //     without that identity — a client-credentials token has no subject —
 //     so the identity is never empty there, and a callback never falls
-//     back to an unrestricted query;
+//     back to an unrestricted query. A server that trusts several issuers
+//     keys its records on req.Principal.Key() (or ClientKey()), the
+//     issuer-qualified identity, so that equal subjects of two issuers
+//     never share records; with one issuer, Key() is the subject;
 //   - give every record a unique, immutable key of 1–256 bytes in
 //     0x21–0x7E, including its tie-breaker, and return entries in strictly
 //     increasing byte order of keys, the first one strictly greater than

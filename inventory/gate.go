@@ -90,8 +90,11 @@ func HasScopes(scopes ...string) Policy {
 	}
 }
 
-// Subjects passes an authenticated caller whose subject is one of
-// subjects. A caller without a subject never passes.
+// Subjects passes an authenticated caller whose identity key
+// ([authn.Principal.Key]) is one of subjects: the bare subject with one
+// trusted issuer, [authn.SubjectKey](issuer, subject) with several (so
+// that "alice" of another issuer never passes). A caller without a
+// subject never passes.
 func Subjects(subjects ...string) Policy {
 	set := make(map[string]struct{}, len(subjects))
 	for _, s := range subjects {
@@ -103,7 +106,7 @@ func Subjects(subjects ...string) Policy {
 		if p == nil || p.Subject == "" {
 			return false
 		}
-		_, ok := set[p.Subject]
+		_, ok := set[p.Key()]
 		return ok
 	}
 }

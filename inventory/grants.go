@@ -64,7 +64,9 @@ type Change struct {
 	Name string
 }
 
-// GrantStore keeps the grants of every subject. Back it with the
+// GrantStore keeps the grants of every subject, keyed by the caller's
+// identity key ([authn.Principal.Key]: issuer-qualified when several
+// issuers are trusted). Back it with the
 // application's database so that grants survive restarts and are shared
 // by the instances of a fleet. Both methods must be safe for concurrent
 // use and honour ctx (they get Options.CallbackTimeout on the request
@@ -92,7 +94,9 @@ type GrantStore interface {
 	Apply(ctx context.Context, subject string, c Change) (changed bool, err error)
 }
 
-// Notifier learns that what a subject may see has changed. The transport
+// Notifier learns that what a subject may see has changed. The subject is
+// the identity key the grants are kept under ([authn.Principal.Key]),
+// which is also the key of the notification hub. The transport
 // implements it to send notifications/resources/list_changed to that
 // subject's own streams, and to nobody else. It is called synchronously
 // by the grant methods, after the store applied a change that changed the

@@ -26,8 +26,13 @@ var (
 // store. It reports whether the grants changed; when they did, it tells
 // Options.Notifier that subject's list may have changed.
 //
-// Errors: ErrNoGrants, ErrUnknownGate, an invalid subject (empty, over 256
-// characters, or with control characters), or the store's error
+// subject is the caller's identity key, [authn.Principal.Key]: the bare
+// subject with one trusted issuer, [authn.SubjectKey](issuer, subject)
+// with several, so that a grant to alice of one issuer is not alice's of
+// another.
+//
+// Errors: ErrNoGrants, ErrUnknownGate, an invalid subject (empty, over
+// 1280 characters, or with control characters), or the store's error
 // (wrapped).
 func (inv *Inventory) Authorize(ctx context.Context, subject, gate string) (bool, error) {
 	return inv.apply(ctx, subject, Change{Op: OpAuthorize, Name: gate})
@@ -55,12 +60,16 @@ func (inv *Inventory) Disable(ctx context.Context, subject, resource string) (bo
 	return inv.apply(ctx, subject, Change{Op: OpDisable, Name: resource})
 }
 
+// maxGrantKey bounds a grant's subject key: a subject of 256 characters
+// qualified by an issuer URL of up to 1023 ([authn.SubjectKey]).
+const maxGrantKey = 1280
+
 func (inv *Inventory) apply(ctx context.Context, subject string, c Change) (bool, error) {
 	if !inv.gated {
 		return false, ErrNoGrants
 	}
-	if subject == "" || longer(subject, 256) || !printable(subject) {
-		return false, errors.New("inventory: a grant needs a subject of 1..256 characters without control characters")
+	if subject == "" || longer(subject, maxGrantKey) || !printable(subject) {
+		return false, errors.New("inventory: a grant needs a subject key of 1..1280 characters without control characters")
 	}
 	switch c.Op {
 	case OpAuthorize, OpRevoke:

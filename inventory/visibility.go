@@ -140,7 +140,7 @@ func (v *gateView) load() error {
 	if v.caller == nil || v.caller.Subject == "" {
 		return nil
 	}
-	g, err := v.inv.loadGrants(v.ctx, v.caller.Subject)
+	g, err := v.inv.loadGrants(v.ctx, v.caller.Key()) // issuer-qualified with several issuers
 	if err != nil {
 		v.err = v.inv.failGrants(v.ctx, v.method, err)
 		return v.err

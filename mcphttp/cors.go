@@ -13,9 +13,11 @@ import (
 
 const (
 	// corsAllowHeaders are the request headers MCP clients send.
-	corsAllowHeaders = "Authorization, Content-Type, Accept, MCP-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID"
-	// corsExposeHeaders are the response headers a browser client must read.
-	corsExposeHeaders = "Mcp-Session-Id, WWW-Authenticate, Retry-After"
+	// DPoP carries the proof of a DPoP request (RFC 9449).
+	corsAllowHeaders = "Authorization, Content-Type, Accept, MCP-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID, DPoP"
+	// corsExposeHeaders are the response headers a browser client must
+	// read; DPoP-Nonce is the server nonce of RFC 9449 §9.
+	corsExposeHeaders = "Mcp-Session-Id, WWW-Authenticate, Retry-After, DPoP-Nonce"
 	corsAllowMethods  = "GET, POST, PUT, PATCH, DELETE"
 	corsMaxAge        = "600"
 )

@@ -32,7 +32,7 @@ func TestCORSForAllowedOrigins(t *testing.T) {
 	h := w.Header()
 	assert.Equal(t, allowed, h.Get("Access-Control-Allow-Origin"))
 	assert.Empty(t, h.Get("Access-Control-Allow-Credentials"), "tokens, not cookies")
-	for _, name := range []string{"Authorization", "Content-Type", "MCP-Protocol-Version", "Mcp-Session-Id", "Mcp-Method", "Mcp-Name", "Last-Event-ID"} {
+	for _, name := range []string{"Authorization", "Content-Type", "MCP-Protocol-Version", "Mcp-Session-Id", "Mcp-Method", "Mcp-Name", "Last-Event-ID", "DPoP"} {
 		assert.Contains(t, h.Get("Access-Control-Allow-Headers"), name)
 	}
 	assert.Contains(t, h.Get("Access-Control-Allow-Methods"), "POST")
@@ -52,6 +52,7 @@ func TestCORSForAllowedOrigins(t *testing.T) {
 		assert.Equal(t, allowed, w.Header().Get("Access-Control-Allow-Origin"), "token %v", tok != "")
 		assert.Contains(t, w.Header().Get("Access-Control-Expose-Headers"), "WWW-Authenticate")
 		assert.Contains(t, w.Header().Get("Access-Control-Expose-Headers"), "Mcp-Session-Id")
+		assert.Contains(t, w.Header().Get("Access-Control-Expose-Headers"), "DPoP-Nonce", "RFC 9449 §9 nonces reach browser clients")
 		assert.Contains(t, w.Header().Values("Vary"), "Origin")
 		assert.Contains(t, w.Header().Values("Vary"), "Authorization")
 	}

@@ -92,12 +92,16 @@
 // With Options.Notifications (a [notify.Hub]) the endpoint delivers
 // notifications/resources/list_changed and notifications/resources/updated
 // to the open streams of the principal they concern, and to no one else;
-// the application calls hub.ListChanged(ctx, subject) when a caller's
-// records change, and the inventory does when a grant changes.
+// the application calls hub.ListChanged(ctx, key) when a caller's records
+// change, and the inventory does when a grant changes. The key is the
+// principal's identity key, authn.Principal.Key: the bare subject with
+// one trusted issuer, authn.SubjectKey(issuer, subject) with several, so
+// that a change for alice of one issuer never reaches alice of another.
 //
 // Legacy clients get an optional session mode: initialize mints an
 // Mcp-Session-Id (32 random bytes, base64url) bound to the principal that
-// created it (subject, client id and audience). A request naming the
+// created it (issuer, subject, client id and audience; not the DPoP key,
+// so a refreshed token of the same identity keeps it). A request naming the
 // session with anybody else's token — or none — gets 404, as does an
 // unknown or expired session; requests without the header are still
 // served statelessly. GET with the session id opens the session's SSE

@@ -103,13 +103,15 @@ type session struct {
 }
 
 // ownerKey identifies a principal for session binding and stream limits:
-// the same subject through another client, or for another audience, is
-// someone else.
+// the same subject of another issuer, through another client, or for
+// another audience, is someone else. The DPoP key is not part of it: a
+// session continues with a refreshed token of the same identity, whatever
+// key that token is bound to, and never with another identity.
 func ownerKey(p *authn.Principal) string {
 	if p == nil {
 		return ""
 	}
-	return p.Audience + "\x00" + p.ClientID + "\x00" + p.Subject
+	return p.Audience + "\x00" + p.Issuer + "\x00" + p.ClientID + "\x00" + p.Subject
 }
 
 type sessionStore struct {

@@ -193,11 +193,14 @@ func (e *Endpoint) sessionOf(r *http.Request, caller *authn.Principal) (*session
 	return nil, errSessionNotFound
 }
 
+// subjectOf is the hub key of a caller's streams: its identity key,
+// issuer-qualified with several issuers (authn.Principal.Key), which is
+// what the application publishes to.
 func subjectOf(p *authn.Principal) string {
 	if p == nil {
 		return ""
 	}
-	return p.Subject
+	return p.Key()
 }
 
 // canRead reports whether caller may read uri now (visibility, access,
