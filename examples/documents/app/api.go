@@ -94,7 +94,9 @@ func (a *App) apiShare(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, errBadGrantee)
 		return
 	}
-	grantee := *in.With
+	// The grantee is a user of the sharer's own issuer (with several
+	// issuers trusted, users of different issuers never share).
+	grantee := authn.SubjectKey(issuerOf(r), *in.With)
 	if grantee == caller {
 		a.refuseSelf(w, r, id)
 		return
@@ -108,7 +110,7 @@ func (a *App) apiShare(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, struct {
 		URI        string `json:"uri"`
 		SharedWith string `json:"sharedWith"`
-	}{documentPrefix + id, grantee})
+	}{documentPrefix + id, *in.With})
 }
 
 // apiUnshare takes a share away again; the former grantee is told that
@@ -120,11 +122,12 @@ func (a *App) apiUnshare(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, errDocNotFound)
 		return
 	}
-	user, ok := pathParam(r, "user")
+	name, ok := pathParam(r, "user")
 	if !ok {
 		writeJSON(w, http.StatusBadRequest, errBadUser)
 		return
 	}
+	user := authn.SubjectKey(issuerOf(r), name) // a user of the caller's own issuer
 	if user == caller {
 		a.refuseSelf(w, r, id)
 		return
@@ -216,11 +219,19 @@ func notifyContext(r *http.Request) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(r.Context()), notifyTimeout)
 }
 
-// callerOf returns the subject of the authenticated caller (auth.Handler
-// put it in the context; the store refuses an empty one).
+// callerOf returns the identity key of the authenticated caller
+// (auth.Handler put the principal in the context; the store refuses an
+// empty key): the subject, issuer-qualified when several issuers are
+// trusted (authn.Principal.Key).
 func callerOf(r *http.Request) string {
 	p, _ := authn.FromContext(r.Context())
-	return p.Subject
+	return p.Key()
+}
+
+// issuerOf returns the caller's issuer: empty with one trusted issuer.
+func issuerOf(r *http.Request) string {
+	p, _ := authn.FromContext(r.Context())
+	return p.Issuer
 }
 
 // pathParam returns a path variable, percent-decoded: chi matches on the

@@ -38,6 +38,7 @@ type App struct {
 	handler  http.Handler
 	db       store.DB
 	verifier io.Closer // the JWT verifier, when there is one
+	issuers  []string  // the trusted issuers, when there are several
 	dev      *devissuer.Issuer
 	resource string
 	banner   string // the development walk-through, printed by Run
@@ -100,6 +101,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	auth, err := authn.NewAuthenticator(subjectRecorder{verifier}, authn.Options{
 		Resource: a.resource, Scopes: []string{ScopeRead}, Logger: a.log,
+		DPoP: authn.DPoPOptions{Mode: cfg.DPoP, RequireNonce: cfg.DPoPNonce},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("authenticator: %w", err)
@@ -265,8 +267,20 @@ func (a *App) openStore(ctx context.Context) error {
 	}
 	a.db = db
 	if a.cfg.Seed == SeedAlways || a.cfg.Seed == SeedAuto && a.cfg.Development() {
-		if err := store.Seed(ctx, db); err != nil {
-			return fmt.Errorf("seed: %w", err)
+		if len(a.cfg.MoreIssuers) == 0 {
+			if err := store.Seed(ctx, db); err != nil {
+				return fmt.Errorf("seed: %w", err)
+			}
+		}
+		// Several issuers: each issuer's alice, bob and carol get their own
+		// documents, under issuer-qualified keys.
+		for _, iss := range a.cfg.issuerIDs() {
+			if len(a.cfg.MoreIssuers) == 0 {
+				break
+			}
+			if err := store.SeedOwners(ctx, db, func(s string) string { return authn.SubjectKey(iss, s) }); err != nil {
+				return fmt.Errorf("seed: %w", err)
+			}
 		}
 	}
 	return nil
@@ -300,6 +314,20 @@ func (a *App) newVerifier(ctx context.Context) (authn.Verifier, error) {
 	}
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	if len(cfg.MoreIssuers) > 0 {
+		mo := authn.MultiIssuerOptions{Resource: a.resource, JWT: []authn.JWTOptions{opts}}
+		for _, mi := range cfg.MoreIssuers {
+			o := opts
+			o.Issuer, o.JWKSURL = mi.Issuer, mi.JWKSURL
+			mo.JWT = append(mo.JWT, o)
+		}
+		mv, err := authn.NewMultiIssuerVerifier(wctx, mo)
+		if err != nil {
+			return nil, fmt.Errorf("issuers (-issuer, -jwks-url): %w", err)
+		}
+		a.verifier, a.issuers = mv, mv.Issuers()
+		return authn.NewCache(mv, authn.CacheOptions{}), nil
+	}
 	jv, err := authn.NewJWTVerifier(wctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("JWT verifier (-issuer, -jwks-url): %w", err)
@@ -335,14 +363,15 @@ func describeDB(dsn string) string {
 }
 
 // subjectRecorder is the Verifier the authenticator uses: it notes the
-// verified subject for the request log (see requestLog).
+// verified subject (and issuer, when several are trusted) for the request
+// log (see requestLog).
 type subjectRecorder struct{ v authn.Verifier }
 
 func (s subjectRecorder) Verify(ctx context.Context, token string) (authn.Principal, time.Time, error) {
 	p, exp, err := s.v.Verify(ctx, token)
 	if err == nil {
 		if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
-			info.subject = p.Subject
+			info.subject, info.issuer = p.Subject, p.Issuer
 		}
 	}
 	return p, exp, err

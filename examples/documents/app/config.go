@@ -82,6 +82,20 @@ type Config struct {
 	// environment only and never logged.
 	IntrospectionURL                                 string
 	IntrospectionClientID, IntrospectionClientSecret string
+	// MoreIssuers are trusted besides Issuer (-issuer and -jwks-url given
+	// again: the n-th -jwks-url belongs to the n-th -issuer). With any, the
+	// server verifies with an authn.MultiIssuerVerifier, every identity is
+	// issuer-qualified (authn.Principal.Key: documents, shares and
+	// notifications of alice of one issuer are never alice's of another;
+	// shares name users of the sharer's own issuer), and the metadata
+	// lists every issuer. JWT access tokens only.
+	MoreIssuers []TrustedIssuer
+	// DPoP turns on DPoP sender-constrained tokens (-dpop: off, allowed,
+	// required); see authn.DPoPOptions. Proofs are checked against
+	// -resource's origin.
+	DPoP authn.DPoPMode
+	// DPoPNonce requires server nonces in DPoP proofs (-dpop-nonce).
+	DPoPNonce bool
 	// AllowPlainJWTType admits JWTs typed "JWT" or untyped
 	// (-allow-plain-jwt-type); see authn.JWTOptions.AllowPlainJWTType.
 	AllowPlainJWTType bool
@@ -148,6 +162,21 @@ type Config struct {
 
 	// wrap, when set by tests, wraps the router.
 	wrap func(http.Handler) http.Handler
+}
+
+// issuerIDs returns Issuer and those of MoreIssuers.
+func (c Config) issuerIDs() []string {
+	ids := []string{c.Issuer}
+	for _, mi := range c.MoreIssuers {
+		ids = append(ids, mi.Issuer)
+	}
+	return ids
+}
+
+// TrustedIssuer is one more issuer of JWT access tokens (Config.MoreIssuers).
+type TrustedIssuer struct {
+	Issuer  string // its exact "iss"
+	JWKSURL string // its JWK Set
 }
 
 // ConfigError reports one invalid setting, naming its flag.
@@ -263,6 +292,32 @@ func (c Config) Validate() error {
 		}
 	} else if c.IntrospectionClientID != "" || c.IntrospectionClientSecret != "" {
 		bad("introspection-client-id", "only used with -introspection-url")
+	}
+	if len(c.MoreIssuers) > 0 {
+		seen := map[string]bool{c.Issuer: true}
+		switch {
+		case c.IntrospectionURL != "":
+			bad("issuer", "several issuers need a -jwks-url each; -introspection-url serves one issuer")
+		case c.AuthorizationServer != c.Issuer:
+			bad("authorization-server", "with several issuers, the metadata lists every -issuer; leave -authorization-server unset")
+		}
+		for _, mi := range c.MoreIssuers {
+			if p := checkURL(mi.Issuer); p != "" {
+				bad("issuer", "%q: %s", mi.Issuer, p)
+			} else if seen[mi.Issuer] {
+				bad("issuer", "%q is given twice", mi.Issuer)
+			}
+			seen[mi.Issuer] = true
+			if p := checkURL(mi.JWKSURL); p != "" {
+				bad("jwks-url", "%q: %s", mi.JWKSURL, p)
+			}
+		}
+	}
+	if c.DPoP > authn.DPoPRequired {
+		bad("dpop", "must be off, allowed or required")
+	}
+	if c.DPoPNonce && c.DPoP == authn.DPoPOff {
+		bad("dpop-nonce", "needs -dpop allowed or required")
 	}
 	if c.AllowPlainJWTType && c.JWKSURL == "" {
 		bad("allow-plain-jwt-type", "only applies to JWT access tokens from a real issuer (-jwks-url)")

@@ -119,7 +119,9 @@ func listDocuments(st store.Store) inventory.ListFunc {
 		if req.Principal.Subject == "" {
 			return inventory.Page{}, errNoSubject // never list without an owner
 		}
-		rows, err := st.List(ctx, req.Principal.Subject, req.After, req.Limit+1)
+		// Records are owned by identity key: the subject, or with several
+		// issuers the issuer-qualified subject (authn.Principal.Key).
+		rows, err := st.List(ctx, req.Principal.Key(), req.After, req.Limit+1)
 		if err != nil {
 			return inventory.Page{}, err
 		}
@@ -148,7 +150,7 @@ func readDocument(st store.Store) inventory.ReadFunc {
 		if req.Principal == nil {
 			return nil, inventory.ErrNotFound
 		}
-		doc, err := st.Read(ctx, req.Principal.Subject, req.Params["id"])
+		doc, err := st.Read(ctx, req.Principal.Key(), req.Params["id"])
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, inventory.ErrNotFound // absent and not visible look the same
 		}
@@ -204,7 +206,7 @@ func completeIDs(st store.Store) inventory.CompleteFunc {
 		if req.Principal == nil || req.Principal.Subject == "" {
 			return inventory.Completion{}, nil
 		}
-		ids, err := st.IDsWithPrefix(ctx, req.Principal.Subject, req.Value, inventory.MaxCompletionValues+1)
+		ids, err := st.IDsWithPrefix(ctx, req.Principal.Key(), req.Value, inventory.MaxCompletionValues+1)
 		if err != nil {
 			return inventory.Completion{}, err
 		}

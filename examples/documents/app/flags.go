@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/mcpkit/mcpkit/authn"
 )
 
 // EnvPrefix starts the name of every environment variable: the variable of
@@ -48,8 +50,31 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Co
 	str(&c.DataDir, "data-dir", DefaultDataDir, "directory for the SQLite database and the development signing key")
 	str(&c.DB, "db", "", `database: "sqlite:PATH" or "postgres://…" (default "sqlite:<data-dir>/documents.db")`)
 	str(&c.NotifyChannel, "notify-channel", "", `PostgreSQL LISTEN/NOTIFY channel carrying change notifications between the instances sharing a postgres:// database (default "mcpkit_notify")`)
-	str(&c.Issuer, "issuer", "", "issuer identifier of the authorization server; unset means development mode")
-	str(&c.JWKSURL, "jwks-url", "", "the issuer's JWK Set URL (JWT access tokens)")
+	// -issuer and -jwks-url may be repeated: the n-th -jwks-url belongs to
+	// the n-th -issuer (see Config.MoreIssuers).
+	var issuers, jwks []string
+	fs.Func("issuer", "issuer identifier of the authorization server; repeat it (each with its -jwks-url, in the same order) to trust several; unset means development mode (env "+EnvName("issuer")+")", func(v string) error {
+		issuers = append(issuers, v)
+		return nil
+	})
+	fs.Func("jwks-url", "the issuer's JWK Set URL (JWT access tokens); one per -issuer, in the same order (env "+EnvName("jwks-url")+")", func(v string) error {
+		jwks = append(jwks, v)
+		return nil
+	})
+	fs.Func("dpop", "DPoP (RFC 9449) sender-constrained tokens: off, allowed or required (env "+EnvName("dpop")+`) (default "off")`, func(v string) error {
+		switch strings.ToLower(v) {
+		case "off":
+			c.DPoP = authn.DPoPOff
+		case "allowed":
+			c.DPoP = authn.DPoPAllowed
+		case "required":
+			c.DPoP = authn.DPoPRequired
+		default:
+			return errors.New("must be off, allowed or required")
+		}
+		return nil
+	})
+	fs.BoolVar(&c.DPoPNonce, "dpop-nonce", false, "require server nonces in DPoP proofs (use_dpop_nonce, DPoP-Nonce) (env "+EnvName("dpop-nonce")+")")
 	str(&c.IntrospectionURL, "introspection-url", "", "RFC 7662 introspection endpoint (opaque tokens); secret from "+EnvIntrospectionSecret)
 	str(&c.IntrospectionClientID, "introspection-client-id", "", "client id for the introspection endpoint")
 	str(&c.Resource, "resource", "", "canonical resource URI of the MCP endpoint, the tokens' audience (default in development mode: http://ADDR/mcp)")
@@ -134,6 +159,22 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Co
 	c.IntrospectionClientSecret = getenv(EnvIntrospectionSecret)
 	if c.OTLPEndpoint == "" {
 		c.OTLPEndpoint = getenv(EnvOTLPEndpoint) // the standard variable, when MCPKIT_OTEL and -otel are unset
+	}
+	if len(issuers) > 0 {
+		c.Issuer = issuers[0]
+	}
+	if len(jwks) > 0 {
+		c.JWKSURL = jwks[0]
+	}
+	if len(issuers) > 1 || len(jwks) > 1 {
+		if len(issuers) != len(jwks) {
+			err := &ConfigError{Flag: "jwks-url", Problem: fmt.Sprintf("%d -issuer and %d -jwks-url given: with several issuers, give each its -jwks-url, in the same order", len(issuers), len(jwks))}
+			fmt.Fprintln(output, err)
+			return Config{}, nil, err
+		}
+		for i := 1; i < len(issuers); i++ {
+			c.MoreIssuers = append(c.MoreIssuers, TrustedIssuer{Issuer: issuers[i], JWKSURL: jwks[i]})
+		}
 	}
 	return c, positional, nil
 }

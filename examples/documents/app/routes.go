@@ -29,13 +29,17 @@ const healthSubject = "mcpkit-healthz"
 //	/healthz                                      200 "ok" when the database answers
 //	/dev/jwks.json, /.well-known/oauth-authorization-server/dev   development mode only
 func (a *App) routes(ep http.Handler, auth *authn.Authenticator) (http.Handler, error) {
-	as := a.cfg.AuthorizationServer
-	if a.dev != nil {
-		as = a.dev.Issuer()
+	servers := []string{a.cfg.AuthorizationServer}
+	switch {
+	case a.dev != nil:
+		servers = []string{a.dev.Issuer()}
+	case len(a.issuers) > 0:
+		servers = a.issuers // every trusted issuer
 	}
 	md, err := authn.NewMetadataHandler(authn.Metadata{
-		Resource: a.resource, AuthorizationServers: []string{as},
+		Resource: a.resource, AuthorizationServers: servers,
 		ScopesSupported: []string{ScopeRead, ScopeShare}, ResourceName: "mcpkit documents",
+		DPoPSigningAlgorithms: auth.DPoPAlgorithms(), DPoPBoundTokensRequired: auth.DPoPMode() == authn.DPoPRequired,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("resource metadata (-resource, -authorization-server): %w", err)
@@ -84,7 +88,7 @@ func (a *App) health(w http.ResponseWriter, r *http.Request) {
 }
 
 // requestInfo collects, during a request, what the request log line adds.
-type requestInfo struct{ subject string }
+type requestInfo struct{ subject, issuer string }
 
 type requestInfoKey struct{}
 
@@ -100,7 +104,7 @@ func logMethod(m string) string {
 
 // requestLog writes one Info line per request: method, path, status,
 // duration and, when a token verified, the subject (escaped: see
-// escapeSubject). The path logged is the
+// escapeSubject) and, when several issuers are trusted, its issuer. The path logged is the
 // matched route ("/mcp"), or "-" when none matched: never the raw path or
 // the query, so nothing a client puts in a URL (a token, say) reaches the
 // log; headers and bodies are never logged either.
@@ -124,6 +128,9 @@ func (a *App) requestLog(next http.Handler) http.Handler {
 		}
 		if info.subject != "" {
 			attrs = append(attrs, slog.String("subject", escapeSubject(info.subject)))
+		}
+		if info.issuer != "" { // several issuers: the subject alone is ambiguous
+			attrs = append(attrs, slog.String("issuer", escapeSubject(info.issuer)))
 		}
 		a.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 	})

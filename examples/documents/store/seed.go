@@ -26,7 +26,15 @@ var seedSubjects = []string{"alice", "bob", "carol"}
 // document is left alone, so Seed can run at every start of a server on a
 // persistent database.
 func Seed(ctx context.Context, st Store) error {
-	for _, subject := range seedSubjects {
+	return SeedOwners(ctx, st, func(subject string) string { return subject })
+}
+
+// SeedOwners is Seed with the owner keys that owner gives each demo user:
+// on a server that trusts several issuers, the users of one issuer are
+// authn.SubjectKey(issuer, subject).
+func SeedOwners(ctx context.Context, st Store, owner func(subject string) string) error {
+	for _, name := range seedSubjects {
+		subject := owner(name)
 		have, err := st.List(ctx, subject, "", 1)
 		if err != nil {
 			return err
@@ -34,12 +42,12 @@ func Seed(ctx context.Context, st Store) error {
 		if len(have) > 0 {
 			continue
 		}
-		titles := seedDocs[subject]
+		titles := seedDocs[name]
 		docs := make([]NewDocument, len(titles))
 		for i, title := range titles {
 			docs[i] = NewDocument{
 				Owner: subject, Title: title, MIMEType: "text/plain",
-				Body: fmt.Sprintf("%s\n\nA private document of %s.\n", title, subject),
+				Body: fmt.Sprintf("%s\n\nA private document of %s.\n", title, name),
 			}
 		}
 		if err := createAll(ctx, st, docs); err != nil {

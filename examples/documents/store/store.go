@@ -30,7 +30,11 @@ const (
 	// MaxSubjectLen bounds a subject in UTF-16 code units (the length of a
 	// JavaScript string), as authn and the inventory count a subject: any
 	// subject a verified token can carry fits, whatever its script.
-	MaxSubjectLen    = 256
+	MaxSubjectLen = 256
+	// MaxOwnerLen bounds an owner or grantee key in UTF-16 code units: on
+	// a server that trusts several issuers, a subject qualified by its
+	// issuer (authn.SubjectKey: issuer + "#" + subject; see checkSubject).
+	MaxOwnerLen      = 1280
 	MaxKeyBytes      = 256     // an inventory entry key
 	MaxIDBytes       = 64      // caller-chosen ids; generated ids have 22
 	MaxTitleBytes    = 8 << 10 // a title; a listing clips it to the kit's name limit (inventory.ClipName)

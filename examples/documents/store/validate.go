@@ -31,16 +31,26 @@ func orderKey(t time.Time, id string) string {
 // dbTime truncates t to what both databases store: UTC microseconds.
 func dbTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 
-// checkSubject rejects what could not be an authenticated subject, above
-// all the empty one: no query ever runs without an owner to restrict it.
+// checkSubject rejects what could not be an authenticated identity key,
+// above all the empty one: no query ever runs without an owner to
+// restrict it. A key is a subject of at most MaxSubjectLen UTF-16 code
+// units, or, on a server that trusts several issuers, such a subject
+// qualified by its issuer (authn.SubjectKey: issuer + "#" + subject, the
+// issuer a URL of printable ASCII without "#"), at most MaxOwnerLen code
+// units in all.
 func checkSubject(what, s string) error {
 	switch {
 	case s == "":
 		return fmt.Errorf("%w: empty %s", ErrInvalid, what)
-	case len(s) > 3*MaxSubjectLen || utf16Len(s) > MaxSubjectLen: // no code unit takes more than 3 bytes
-		return fmt.Errorf("%w: %s longer than %d UTF-16 code units", ErrInvalid, what, MaxSubjectLen)
 	case !utf8.ValidString(s) || strings.IndexFunc(s, unicode.IsControl) >= 0:
 		return fmt.Errorf("%w: %s is not printable UTF-8", ErrInvalid, what)
+	case len(s) <= 3*MaxSubjectLen && utf16Len(s) <= MaxSubjectLen:
+		return nil
+	}
+	issuer, subject, ok := strings.Cut(s, "#")
+	if !ok || len(issuer) > MaxOwnerLen-MaxSubjectLen-1 || !printableASCII(issuer) || !strings.Contains(issuer, "://") ||
+		subject == "" || len(subject) > 3*MaxSubjectLen || utf16Len(subject) > MaxSubjectLen {
+		return fmt.Errorf("%w: %s longer than %d UTF-16 code units", ErrInvalid, what, MaxSubjectLen)
 	}
 	return nil
 }
