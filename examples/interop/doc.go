@@ -38,6 +38,27 @@
 // Without MCPKIT_TS_SDK_DIR the TypeScript test skips with that hint;
 // under CI=true a missing SDK or node fails it instead.
 //
+// # DPoP with a real authorization server
+//
+// TestDPoPWithOIDCProviderAndTypeScriptSDK runs oidc-provider (panva's,
+// pinned in oidcprovider/package.json and its lock file, driven by
+// oidcprovider/provider.mjs) as the authorization server: resource
+// indicators, RFC 9068 JWT access tokens signed ES256, DPoP. The documents
+// server trusts it with -dpop required. The TypeScript SDK v2 client
+// (tsclient/dpop.mjs) uses its own DPoP support (an OAuthClientProvider
+// whose dpop() returns a DpopSession): it discovers the authorization
+// server from the resource metadata, runs the authorization code flow
+// with PKCE (login and consent are automatic) and a DPoP proof in its
+// token request, gets a token bound to its key (token_type DPoP,
+// cnf.jkt), and walks and reads alice's documents with a fresh proof on
+// every request (ES256; EdDSA with server nonces). The token as Bearer, a
+// replayed proof, a proof of another key and no proof are refused.
+// oidc-provider 9 asks for Node.js 22 and warns on Node.js 20, where it
+// works for this test. Install it as the SDK:
+//
+//	eval "$(bash examples/interop/oidcprovider/install.sh)"   # export MCPKIT_OIDC_PROVIDER_DIR=…
+//	go test -run DPoP -v ./examples/interop/
+//
 // # A real browser
 //
 // TestBrowserCORS drives headless Chromium (Debian's chromium package;
