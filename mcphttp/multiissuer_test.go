@@ -111,9 +111,22 @@ func keyedRead(read inventory.ReadFunc) inventory.ReadFunc {
 // token and a proof when dpop is set.
 func (f *multiFixture) call(t *testing.T, is *testissuer.Issuer, dpop bool, session, body string) *http.Response {
 	t.Helper()
-	c := testissuer.Claims{Subject: "alice"}
+	var key *testissuer.ProofKey
 	if dpop {
-		c.DPoPThumbprint = f.dpopJKT
+		key = f.dpopKey
+	}
+	return f.callWith(t, is, key, session, body)
+}
+
+// callWith is call with a token bound to key (nil: a bearer token).
+func (f *multiFixture) callWith(t *testing.T, is *testissuer.Issuer, key *testissuer.ProofKey, session, body string) *http.Response {
+	t.Helper()
+	c := testissuer.Claims{Subject: "alice"}
+	dpop := key != nil
+	if dpop {
+		jkt, err := key.Thumbprint()
+		require.NoError(t, err)
+		c.DPoPThumbprint = jkt
 	}
 	tok := is.Token(t, c)
 	req, err := http.NewRequest(http.MethodPost, f.url, strings.NewReader(body))
@@ -125,7 +138,7 @@ func (f *multiFixture) call(t *testing.T, is *testissuer.Issuer, dpop bool, sess
 		req.Header.Set("Mcp-Session-Id", session)
 	}
 	if dpop {
-		proof, err := f.dpopKey.Sign(testissuer.Proof{Method: http.MethodPost, URL: f.url, Token: tok})
+		proof, err := key.Sign(testissuer.Proof{Method: http.MethodPost, URL: f.url, Token: tok})
 		require.NoError(t, err)
 		req.Header.Set("Authorization", "DPoP "+tok)
 		req.Header.Set("DPoP", proof)
@@ -139,11 +152,20 @@ func (f *multiFixture) call(t *testing.T, is *testissuer.Issuer, dpop bool, sess
 
 func (f *multiFixture) list(t *testing.T, is *testissuer.Issuer, dpop bool, cursor string) (uris []string, next string, errCode int64) {
 	t.Helper()
+	var key *testissuer.ProofKey
+	if dpop {
+		key = f.dpopKey
+	}
+	return f.listWith(t, is, key, cursor)
+}
+
+func (f *multiFixture) listWith(t *testing.T, is *testissuer.Issuer, key *testissuer.ProofKey, cursor string) (uris []string, next string, errCode int64) {
+	t.Helper()
 	params := map[string]any{}
 	if cursor != "" {
 		params["cursor"] = cursor
 	}
-	resp := f.call(t, is, dpop, "", legacy(1, "resources/list", params))
+	resp := f.callWith(t, is, key, "", legacy(1, "resources/list", params))
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode, "WWW-Authenticate: %v", resp.Header.Values("WWW-Authenticate"))
 	var r rpc
@@ -207,6 +229,15 @@ func TestSameSubjectOfTwoIssuers(t *testing.T) {
 	require.NotEmpty(t, cursorA)
 	_, _, code := f.list(t, f.a, true, cursorA)
 	assert.Zero(t, code, "the same identity continues with a DPoP-bound token")
+	// A new key (a refreshed token bound to another key) within one
+	// traversal: the same identity goes on; the key is not the identity.
+	other, err := testissuer.NewProofKey(testissuer.Ed25519)
+	require.NoError(t, err)
+	_, cursorK1, _ := f.list(t, f.a, true, "")
+	_, _, code = f.listWith(t, f.a, other, cursorK1)
+	assert.Zero(t, code, "a token of the same identity bound to another key continues")
+	_, _, code = f.listWith(t, f.b, other, cursorK1)
+	assert.Equal(t, int64(-32602), code, "another identity with any key does not")
 	_, _, code = f.list(t, f.b, false, cursorA)
 	assert.Equal(t, int64(-32602), code, "alice of B cannot continue alice of A's traversal")
 	_, _, code = f.list(t, f.b, true, cursorA)
