@@ -4,8 +4,11 @@ import "github.com/mcpkit/mcpkit/authn"
 
 // issuerOf returns the issuer of the token p came from, for rate keys and
 // audit records (callers are issuer + subject: two issuers may reuse a
-// subject). authn.Principal has no Issuer yet; it comes with the
-// multi-issuer work, and then this returns p.Issuer.
+// subject): authn.Principal.Issuer, set by a verifier that trusts several
+// issuers and empty with one. "" for nil.
 func issuerOf(p *authn.Principal) string {
-	return "" // ISSUER: return p.Issuer once authn.Principal has it
+	if p == nil {
+		return ""
+	}
+	return p.Issuer
 }

@@ -177,6 +177,11 @@ func TestRateLimitKeys(t *testing.T) {
 	}{
 		{name: "one subject through two clients", a: req("192.0.2.1:1"), b: req("192.0.2.2:2"),
 			pa: alice, pb: &authn.Principal{Subject: "alice", ClientID: "app-2"}, together: true},
+		// Several issuers: alice of one is not alice of another (Principal.Issuer).
+		{name: "one subject of two issuers", a: req("192.0.2.1:1"), b: req("192.0.2.1:1"),
+			pa: &authn.Principal{Subject: "alice", Issuer: "https://a.example"}, pb: &authn.Principal{Subject: "alice", Issuer: "https://b.example"}},
+		{name: "one subject of one issuer", a: req("192.0.2.1:1"), b: req("192.0.2.2:1"), together: true,
+			pa: &authn.Principal{Subject: "alice", Issuer: "https://a.example"}, pb: &authn.Principal{Subject: "alice", Issuer: "https://a.example"}},
 		{name: "two subjects from one address", a: req("192.0.2.1:1"), b: req("192.0.2.1:1"),
 			pa: alice, pb: &authn.Principal{Subject: "bob", ClientID: "app-1"}},
 		{name: "a token without subject is keyed on its client", a: req("192.0.2.1:1"), b: req("192.0.2.9:1"),

@@ -62,8 +62,8 @@ func startOIDCProvider(t *testing.T, node, dir, resource, redirectURI string) (i
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := &syncBuffer{} // written by exec's goroutine while the test reads it
+	cmd.Stderr = stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		_ = stdin.Close() // provider.mjs stops when its standard input closes

@@ -77,8 +77,10 @@ func (m *MemorySource) Records(subject string) []inventory.Entry {
 	return append([]inventory.Entry(nil), m.bySubject[subject]...)
 }
 
-// List returns the next at most req.Limit records of req.Principal.Subject
-// strictly after req.After: the keyset query of the contract.
+// List returns the next at most req.Limit records of the caller's
+// identity key (req.Principal.Key(): the subject, issuer-qualified when
+// several issuers are trusted) strictly after req.After: the keyset query
+// of the contract.
 func (m *MemorySource) List(ctx context.Context, req inventory.ListRequest) (inventory.Page, error) {
 	if err := ctx.Err(); err != nil {
 		return inventory.Page{}, err
@@ -88,7 +90,7 @@ func (m *MemorySource) List(ctx context.Context, req inventory.ListRequest) (inv
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	recs := m.bySubject[req.Principal.Subject]
+	recs := m.bySubject[req.Principal.Key()]
 	i := sort.Search(len(recs), func(i int) bool { return recs[i].Key > req.After })
 	end := min(i+req.Limit, len(recs))
 	if i >= end {

@@ -169,7 +169,7 @@ func searchDocuments(st store.Store) inventory.SearchFunc {
 		if req.Principal.Subject == "" {
 			return nil, errNoSubject // never search without an owner
 		}
-		rows, err := st.Search(ctx, req.Principal.Subject, req.Query, req.Limit)
+		rows, err := st.Search(ctx, req.Principal.Key(), req.Query, req.Limit)
 		if err != nil {
 			return nil, err
 		}
