@@ -394,7 +394,8 @@ func (a *Authenticator) setChallenges(h http.Header, bearer string) {
 // usesDPoP reports whether r presents its token with the DPoP scheme.
 func usesDPoP(r *http.Request) bool {
 	v := r.Header["Authorization"]
-	return len(v) == 1 && len(v[0]) >= len("DPoP ") && strings.EqualFold(v[0][:len("DPoP")], "DPoP") && v[0][len("DPoP")] == ' '
+	return len(v) == 1 && len(v[0]) >= len("DPoP") && strings.EqualFold(v[0][:len("DPoP")], "DPoP") &&
+		(len(v[0]) == len("DPoP") || v[0][len("DPoP")] == ' ')
 }
 
 func joinValidScopes(scopes []string) string {

@@ -75,6 +75,9 @@ func credentials(r *http.Request, max int, dpop bool) (authScheme, string, error
 		return 0, "", ErrInvalidRequest
 	}
 	h := values[0]
+	if dpop && strings.EqualFold(strings.TrimRight(h, " "), "DPoP") {
+		return schemeDPoP, "", ErrInvalidRequest // "DPoP" alone, as "Bearer" alone
+	}
 	if dpop && len(h) >= len("DPoP ") && strings.EqualFold(h[:len("DPoP")], "DPoP") && h[len("DPoP")] == ' ' {
 		tok, err := parseScheme(h, "DPoP", max)
 		return schemeDPoP, tok, err

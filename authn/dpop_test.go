@@ -142,6 +142,8 @@ func TestDPoPAttacks(t *testing.T) {
 		{name: "unbound token sent as DPoP", authz: "DPoP " + d.plain, proofs: []string{d.proof(t, http.MethodPost, func(p *testissuer.Proof) { p.Token = d.plain })}, status: 401, scheme: "DPoP", errCode: "invalid_token"},
 		{name: "forged token sent as DPoP", authz: "DPoP " + d.token[:len(d.token)-2] + "AA", proofs: []string{d.proof(t, http.MethodPost, nil)}, status: 401, scheme: "DPoP", errCode: "invalid_token"},
 		{name: "DPoP scheme without token", authz: "DPoP ", proofs: []string{d.proof(t, http.MethodPost, nil)}, status: 400, scheme: "DPoP", errCode: "invalid_request"},
+		{name: "DPoP scheme alone", authz: "DPoP", proofs: []string{d.proof(t, http.MethodPost, nil)}, status: 400, scheme: "DPoP", errCode: "invalid_request"},
+		{name: "DPoP token with a space inside", authz: "DPoP " + d.token[:10] + " " + d.token[10:], proofs: []string{d.proof(t, http.MethodPost, nil)}, status: 400, scheme: "DPoP", errCode: "invalid_request"},
 	}
 	for _, tc := range rows {
 		t.Run(tc.name, func(t *testing.T) {
