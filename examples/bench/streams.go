@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http/httputil"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The idle-stream measurement: N subscriptions/listen streams (protocol
+// 2026-07-28) held open on a kit server with notifications, the client
+// side in this process, the server's memory read from its own runtime.
+
+// streamsPerPrincipal is how many streams each principal opens: the
+// kit's default limit of streams per principal.
+const streamsPerPrincipal = 8
+
+func listenBody() []byte {
+	return []byte(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"resourcesListChanged":true},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}}}}`)
+}
+
+// openStream opens one listen stream and waits for its acknowledgement.
+func openStream(addr, token string) (*conn, error) {
+	c, err := dial(addr)
+	if err != nil {
+		return nil, err
+	}
+	req := request(addr, "/", listenBody(), "Content-Type", "application/json", "Accept", "application/json, text/event-stream",
+		"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen", "Authorization", "Bearer "+token)
+	_ = c.c.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := c.c.Write(req); err != nil {
+		c.close()
+		return nil, err
+	}
+	res, err := c.read(false)
+	if err == nil && res.status != 200 {
+		err = fmt.Errorf("HTTP %d", res.status)
+	}
+	if err != nil {
+		c.close()
+		return nil, err
+	}
+	events := bufio.NewReader(httputil.NewChunkedReader(c.r))
+	acked := false
+	for {
+		line, err := events.ReadString('\n')
+		if err != nil {
+			c.close()
+			return nil, fmt.Errorf("reading the stream: %w", err)
+		}
+		if strings.Contains(line, "notifications/subscriptions/acknowledged") {
+			acked = true
+		}
+		if acked && line == "\n" {
+			break
+		}
+	}
+	_ = c.c.SetDeadline(time.Time{})
+	return c, nil
+}
+
+// openStreams opens n streams, streamsPerPrincipal per token, 16 at a
+// time.
+func openStreams(addr string, tokens []string, n int) ([]*conn, error) {
+	out := make([]*conn, n)
+	errs := make(chan error, n)
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for i := range n {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			c, err := openStream(addr, tokens[i/streamsPerPrincipal])
+			if err != nil {
+				errs <- err
+				return
+			}
+			out[i] = c
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		closeAll(out)
+		return nil, err
+	}
+	return out, nil
+}
+
+func closeAll(cs []*conn) {
+	for _, c := range cs {
+		if c != nil {
+			c.close()
+		}
+	}
+}
+
+func measureStreams(_ context.Context, e *env, o options, out io.Writer) error {
+	o.entries = 1000 // the collection plays no part; a small heap keeps the figures clean
+	args := e.kitArgs(serveKitStreams, o)
+	if o.heapProfile != "" {
+		args = append(args, "-memprofilerate", "1")
+	}
+	srv, err := e.start(serveKitStreams, args...)
+	if err != nil {
+		return err
+	}
+	tokens := make([]string, (o.streams+streamsPerPrincipal-1)/streamsPerPrincipal)
+	for i := range tokens {
+		if tokens[i], err = e.issuer.Sign(fmt.Sprintf("user-%05d", i), []string{benchScope}, time.Hour); err != nil {
+			return err
+		}
+	}
+	// Warm-up: every token verified and cached, pools filled; then closed.
+	warm, err := openStreams(srv.addr, tokens, min(o.streams, len(tokens)*streamsPerPrincipal))
+	if err != nil {
+		return fmt.Errorf("warm-up streams: %w", err)
+	}
+	closeAll(warm)
+	time.Sleep(500 * time.Millisecond) // the server notices the closed streams
+	before, err := srv.stats(true)
+	if err != nil {
+		return err
+	}
+	streams, err := openStreams(srv.addr, tokens, o.streams)
+	if err != nil {
+		return err
+	}
+	defer closeAll(streams)
+	time.Sleep(200 * time.Millisecond)
+	after, err := srv.stats(true)
+	if err != nil {
+		return err
+	}
+	settled, err := srv.stats(true) // stacks shrink by half per collection at most
+	if err != nil {
+		return err
+	}
+	if o.heapProfile != "" {
+		if err := srv.ok("heap " + o.heapProfile); err != nil {
+			return err
+		}
+	}
+	n := float64(o.streams)
+	per := func(a, b uint64) float64 { return (float64(a) - float64(b)) / n / 1024 }
+	fmt.Fprintf(out, "%d idle subscriptions/listen streams (%d principals), server process only:\n", o.streams, len(tokens))
+	fmt.Fprintf(out, "  after GC:        %.1f KiB per stream (heap %.1f KiB, stacks %.1f KiB), %.2f goroutines per stream\n",
+		per(after.HeapInuse+after.StackInuse, before.HeapInuse+before.StackInuse),
+		per(after.HeapInuse, before.HeapInuse), per(after.StackInuse, before.StackInuse),
+		float64(after.Goroutines-before.Goroutines)/n)
+	fmt.Fprintf(out, "  after 2 more GC: %.1f KiB per stream (heap %.1f KiB, stacks %.1f KiB)\n",
+		per(settled.HeapInuse+settled.StackInuse, before.HeapInuse+before.StackInuse),
+		per(settled.HeapInuse, before.HeapInuse), per(settled.StackInuse, before.StackInuse))
+	return nil
+}
