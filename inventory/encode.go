@@ -9,19 +9,34 @@ import (
 // Hand-written JSON encoders for the items of list results and the
 // contents of read results: no reflection on the request path.
 
-// appendEntry encodes a listed entry as an MCP Resource.
-func appendEntry(dst []byte, e *Entry, mime string) []byte {
-	dst = append(dst, `{"uri":`...)
-	dst = budget.AppendString(dst, e.URI)
-	dst = append(dst, `,"name":`...)
-	dst = budget.AppendString(dst, e.Name)
-	if e.MIMEType != "" {
-		mime = e.MIMEType
+// appendEntry encodes a listed entry of source src as an MCP Resource: the
+// entry's MIME type, else the template's. The entry has been validated
+// against src's template (validatePage): with a plain template its URI,
+// and with plainName its name, are copied between quotes, as they need no
+// escaping.
+func appendEntry(dst []byte, e *Entry, src *registered, plainName bool) []byte {
+	if src.ut.plain {
+		dst = append(dst, `{"uri":"`...)
+		dst = append(dst, e.URI...)
+		dst = append(dst, `",`...)
+	} else {
+		dst = append(dst, `{"uri":`...)
+		dst = budget.AppendString(dst, e.URI)
+		dst = append(dst, ',')
 	}
-	if mime != "" {
-		dst = append(dst, `,"mimeType":`...)
-		dst = budget.AppendString(dst, mime)
+	if plainName {
+		dst = append(dst, `"name":"`...)
+		dst = append(dst, e.Name...)
+		dst = append(dst, '"')
+	} else {
+		dst = append(dst, `"name":`...)
+		dst = budget.AppendString(dst, e.Name)
 	}
+	if e.MIMEType == "" {
+		return append(dst, src.end...)
+	}
+	dst = append(dst, `,"mimeType":`...)
+	dst = budget.AppendString(dst, e.MIMEType)
 	return append(dst, '}')
 }
 

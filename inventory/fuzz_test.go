@@ -2,12 +2,14 @@ package inventory
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/budget"
 )
 
 // FuzzURITemplate: parsing and matching never panic; the greedy matcher
@@ -42,6 +44,10 @@ func FuzzURITemplate(f *testing.F) {
 				if v == "" {
 					t.Fatalf("empty value matched in %q on %q", uri, tmpl)
 				}
+			}
+			// A plain template's URIs are copied into JSON unescaped.
+			if ut.plain && string(budget.AppendString(nil, uri)) != `"`+uri+`"` {
+				t.Fatalf("%q matches plain %q but needs escaping", uri, tmpl)
 			}
 		}
 		in := make(map[string]string, len(ut.vars))
@@ -142,6 +148,26 @@ func FuzzValidatePage(f *testing.F) {
 			return
 		}
 		ut, _ := parseTemplate(tmpl.URITemplate)
+		src := &registered{tmpl: *tmpl, ut: ut, end: []byte("}")}
+		var plain plainNames
+		if validatePage("documents", ut, req, p, &plain) != nil {
+			t.Fatal("validatePage disagrees with ValidatePage")
+		}
+		for i, e := range p.Entries {
+			// An accepted entry's encoding is JSON holding the entry, with
+			// and without the fast paths.
+			for _, fast := range []bool{plain.has(i), false} {
+				var got struct{ URI, Name, MIMEType string }
+				enc := appendEntry(nil, &e, src, fast)
+				if err := json.Unmarshal(enc, &got); err != nil ||
+					got.URI != e.URI || got.Name != e.Name || got.MIMEType != e.MIMEType {
+					t.Fatalf("entry %+v encoded as %s (%v)", e, enc, err)
+				}
+			}
+			if plain.has(i) != jsonPlain(e.Name) {
+				t.Fatalf("name %q: plain %v", e.Name, plain.has(i))
+			}
+		}
 		if len(p.Entries) > limit || hasMore && len(p.Entries) == 0 {
 			t.Fatal("accepted a page breaking the size rules")
 		}

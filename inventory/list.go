@@ -160,12 +160,13 @@ func (inv *Inventory) fillSource(ctx context.Context, f *filler, caller *authn.P
 		if err != nil {
 			return position{}, false, inv.fail(ctx, purposeList, name, err)
 		}
-		if ce := validatePage(name, src.ut, req, res); ce != nil {
+		var plain plainNames
+		if ce := validatePage(name, src.ut, req, res, &plain); ce != nil {
 			return position{}, false, inv.fail(ctx, purposeList, name, ce)
 		}
 		for i := range res.Entries {
 			e := &res.Entries[i]
-			if err := f.addEntry(e, src.tmpl.MIMEType); err != nil {
+			if err := f.addEntry(e, src, plain.has(i)); err != nil {
 				if err == errFull {
 					return position{source: si, key: after}, true, nil
 				}

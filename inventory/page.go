@@ -96,14 +96,17 @@ func (f *filler) addStatic(st *static) error {
 	return nil
 }
 
-// addEntry encodes a listed entry into the page and adds it.
-func (f *filler) addEntry(e *Entry, mime string) error {
+// addEntry encodes an entry of source src, validated against its
+// template, into the page and adds it; plainName says its name is
+// jsonPlain.
+func (f *filler) addEntry(e *Entry, src *registered, plainName bool) error {
 	p := f.page
 	start := len(p.buf)
+	mime := src.tmpl.MIMEType
 	if e.MIMEType != "" {
 		mime = e.MIMEType
 	}
-	p.buf = appendEntry(p.buf, e, mime)
+	p.buf = appendEntry(p.buf, e, src, plainName)
 	if err := f.fit(len(p.buf) - start); err != nil {
 		p.buf = p.buf[:start]
 		return err

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpkit/mcpkit/budget"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
 
@@ -60,6 +61,9 @@ type registered struct {
 	scopes []string // sorted, de-duplicated
 	gates  []int    // own and global gates, sorted indices
 	enc    []byte   // the encoded resources/templates/list item
+	// end closes an entry without a MIME type of its own:
+	// `,"mimeType":"…"}` with the template's, or `}`.
+	end []byte
 }
 
 // New validates the registry and returns an Inventory. It copies what it
@@ -266,6 +270,10 @@ func newRegistered(t Template) (*registered, error) {
 		return nil, err
 	}
 	rt := &registered{tmpl: t, ut: ut, scopes: scopes}
+	rt.end = []byte("}")
+	if t.MIMEType != "" {
+		rt.end = append(budget.AppendString([]byte(`,"mimeType":`), t.MIMEType), '}')
+	}
 	rt.tmpl.RequiredScopes = scopes
 	rt.tmpl.Gates = slices.Clone(t.Gates)
 	if t.Validate != nil {

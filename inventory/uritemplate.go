@@ -49,6 +49,7 @@ type part struct {
 	lit      string // the literal text when name == ""
 	name     string // the variable name of an expression
 	reserved bool   // {+name}
+	class    uint8  // an expression's value bytes: clVar, or clReserved for {+name}; 0 for a literal
 }
 
 // uriTemplate is a parsed URI template.
@@ -60,6 +61,11 @@ type uriTemplate struct {
 	// whose first byte the expression cannot hold, so matching is one
 	// left-to-right scan where each variable takes the longest run.
 	greedy bool
+	// plain: every literal is ASCII, so a URI that matches is made of
+	// printable ASCII without '"' or '\\' (literal bytes, value bytes of
+	// clVar or clReserved, and %XX triplets): its JSON string is the URI
+	// between quotes, with nothing to escape.
+	plain bool
 }
 
 // parseTemplate parses the supported subset of RFC 6570: literals, {var}
@@ -74,7 +80,7 @@ func parseTemplate(s string) (*uriTemplate, error) {
 	if longer(s, maxURILen) {
 		return fail("longer than %d characters", maxURILen)
 	}
-	t := &uriTemplate{raw: s, greedy: true}
+	t := &uriTemplate{raw: s, greedy: true, plain: true}
 	for i := 0; i < len(s); {
 		switch s[i] {
 		case '}':
@@ -121,6 +127,11 @@ func parseTemplate(s string) (*uriTemplate, error) {
 					t.greedy = false
 				}
 			}
+			for k := 0; k < len(lit); k++ {
+				if lit[k] >= utf8.RuneSelf {
+					t.plain = false
+				}
+			}
 			t.parts = append(t.parts, part{lit: lit})
 			i = j
 		}
@@ -159,6 +170,7 @@ func parseExpression(expr string) (part, error) {
 		}
 	}
 	p.name = expr
+	p.class = varClass(p.reserved)
 	return p, nil
 }
 
@@ -204,14 +216,29 @@ func unit(uri string, i int, class uint8) int {
 
 // scanVar returns the end of the longest run of value units from i.
 func scanVar(uri string, i int, class uint8) int {
-	for i < len(uri) {
-		u := unit(uri, i, class)
+	for {
+		for i < len(uri) && charClass[uri[i]]&class != 0 {
+			i++
+		}
+		if i == len(uri) {
+			return i
+		}
+		u := unit(uri, i, class) // a percent-encoded triplet, or the end
 		if u == 0 {
-			break
+			return i
 		}
 		i += u
 	}
-	return i
+}
+
+// prefix returns the length of t's leading literal, which every URI that
+// matches t starts with; 0 for a nil t or a template that starts with an
+// expression.
+func (t *uriTemplate) prefix() int {
+	if t == nil || len(t.parts) == 0 || t.parts[0].class != 0 {
+		return 0
+	}
+	return len(t.parts[0].lit)
 }
 
 // matches reports whether uri matches t.
@@ -234,16 +261,28 @@ func (t *uriTemplate) match(uri string, vals []string) bool {
 }
 
 func (t *uriTemplate) matchGreedy(uri string, vals []string) bool {
+	if len(t.parts) == 2 && t.parts[0].class == 0 {
+		// The common shape, a literal and one expression ("docs://documents/{id}").
+		lit := t.parts[0].lit
+		if len(uri) <= len(lit) || uri[:len(lit)] != lit || scanVar(uri, len(lit), t.parts[1].class) != len(uri) {
+			return false
+		}
+		if vals != nil {
+			vals[0] = uri[len(lit):]
+		}
+		return true
+	}
 	pos, k := 0, 0
-	for _, p := range t.parts {
-		if p.name == "" {
+	for i := range t.parts {
+		p := &t.parts[i]
+		if p.class == 0 {
 			if !strings.HasPrefix(uri[pos:], p.lit) {
 				return false
 			}
 			pos += len(p.lit)
 			continue
 		}
-		end := scanVar(uri, pos, varClass(p.reserved))
+		end := scanVar(uri, pos, p.class)
 		if end == pos {
 			return false
 		}

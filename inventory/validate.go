@@ -28,16 +28,25 @@ func ValidatePage(tmpl *Template, req ListRequest, p Page) error {
 			return fmt.Errorf("inventory: template %q: %w", tmpl.Name, err)
 		}
 	}
-	if ce := validatePage(name, t, req, p); ce != nil {
+	if ce := validatePage(name, t, req, p, nil); ce != nil {
 		return ce
 	}
 	return nil
 }
 
+// plainNames records, for each entry of a page, whether its name is
+// jsonPlain: validated and encoded as it is.
+type plainNames [(MaxLimit + 63) / 64]uint64
+
+func (b *plainNames) set(i int)      { b[i/64] |= 1 << (i % 64) }
+func (b *plainNames) has(i int) bool { return b[i/64]&(1<<(i%64)) != 0 }
+
 // seenPool recycles the URI sets of validatePage.
 var seenPool = sync.Pool{New: func() any { return make(map[string]struct{}, MaxLimit) }}
 
-func validatePage(source string, t *uriTemplate, req ListRequest, p Page) *ContractError {
+// validatePage checks p against the contract (see ValidatePage). When
+// plain is not nil, it records the entries whose names are jsonPlain.
+func validatePage(source string, t *uriTemplate, req ListRequest, p Page, plain *plainNames) *ContractError {
 	fail := func(rule Rule, entry int) *ContractError {
 		return &ContractError{Source: source, Rule: rule, Entry: entry}
 	}
@@ -64,7 +73,11 @@ func validatePage(source string, t *uriTemplate, req ListRequest, p Page) *Contr
 		if rule := checkEntryURI(t, e.URI); rule != "" {
 			return fail(rule, i)
 		}
-		if rule := checkName(e.Name); rule != "" {
+		if e.Name != "" && len(e.Name) <= maxNameLen && jsonPlain(e.Name) {
+			if plain != nil { // validated: ASCII within the limit, no control character
+				plain.set(i)
+			}
+		} else if rule := checkName(e.Name); rule != "" {
 			return fail(rule, i)
 		}
 		if e.MIMEType != okMIME {
@@ -74,7 +87,7 @@ func validatePage(source string, t *uriTemplate, req ListRequest, p Page) *Contr
 			okMIME = e.MIMEType
 		}
 	}
-	if i := duplicateURI(p.Entries); i >= 0 {
+	if i := duplicateURI(p.Entries, t.prefix()); i >= 0 {
 		return fail(RuleURIDuplicate, i)
 	}
 	return nil
@@ -84,9 +97,11 @@ func validatePage(source string, t *uriTemplate, req ListRequest, p Page) *Contr
 var uriSeed = maphash.MakeSeed()
 
 // duplicateURI returns the index of the first entry whose URI an earlier
-// entry has, or -1. Up to MaxLimit entries it uses a small open-addressing
-// set on the stack; beyond, a pooled map.
-func duplicateURI(es []Entry) int {
+// entry has, or -1. Every URI starts with skip bytes that are the same in
+// all (the template's leading literal, which they matched): only the rest
+// is hashed and compared. Up to MaxLimit entries it uses a small
+// open-addressing set on the stack; beyond, a pooled map.
+func duplicateURI(es []Entry, skip int) int {
 	if len(es) < 2 {
 		return -1
 	}
@@ -105,7 +120,8 @@ func duplicateURI(es []Entry) int {
 	var slots [size]uint8 // entry index + 1; 0 = empty
 	var hashes [MaxLimit]uint64
 	for i := range es {
-		h := maphash.String(uriSeed, es[i].URI)
+		u := es[i].URI[skip:]
+		h := maphash.String(uriSeed, u)
 		hashes[i] = h
 		for j := h % size; ; j = (j + 1) % size {
 			k := slots[j]
@@ -113,7 +129,7 @@ func duplicateURI(es []Entry) int {
 				slots[j] = uint8(i + 1)
 				break
 			}
-			if hashes[k-1] == h && es[k-1].URI == es[i].URI {
+			if hashes[k-1] == h && es[k-1].URI[skip:] == u {
 				return i
 			}
 		}
@@ -126,10 +142,8 @@ func checkKey(k string) Rule {
 	if len(k) == 0 || len(k) > maxKeyBytes {
 		return RuleKeyLength
 	}
-	for i := 0; i < len(k); i++ {
-		if k[i] < 0x21 || k[i] > 0x7e {
-			return RuleKeyCharset
-		}
+	if !keyChars(k) {
+		return RuleKeyCharset
 	}
 	return ""
 }
@@ -176,7 +190,8 @@ func checkName(s string) Rule {
 // printable reports whether s is valid UTF-8 without control characters
 // (C0, DEL, C1).
 func printable(s string) bool {
-	for i := 0; i < len(s); {
+	// Printable ASCII, eight bytes at a time; the rest rune by rune.
+	for i := asciiRun(s, 0x20, 0x7e); i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c < 0x20 || c == 0x7f {

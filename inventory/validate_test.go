@@ -133,7 +133,7 @@ func TestDuplicateURIAgreesWithAMap(t *testing.T) {
 					seen[e.URI] = true
 				}
 			}
-			assert.Equal(t, want, duplicateURI(es), "n %d, duplicate at %d", n, dupAt)
+			assert.Equal(t, want, duplicateURI(es, 0), "n %d, duplicate at %d", n, dupAt)
 		}
 	}
 }
