@@ -1,12 +1,22 @@
 package mcphttp_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/internal/testissuer"
+	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/mcphttp"
 )
 
 // listRequest builds the benchmark's resources/list POST.
@@ -129,3 +139,156 @@ func bareHandler(canned []byte) http.Handler {
 // (BenchmarkLegacyDirect, BenchmarkInterceptPassthrough,
 // BenchmarkInterceptVsDirect) are in examples/interop, outside the core
 // module.
+
+// inProcess is the kit's private page as examples/bench serves it (a
+// JWT verified against a JWK Set over HTTP, the token cache, a List
+// callback slicing prepared entries, page size 50, sealed cursors), for
+// benchmarks that call the handler directly: the server's own cost,
+// without the network or a client.
+type inProcess struct {
+	kit, static http.Handler
+	token       string
+	entries     []inventory.Entry
+}
+
+func newInProcess(b *testing.B) *inProcess {
+	is := testissuer.Start(b, testissuer.Options{Audience: testResource})
+	v, err := authn.NewJWTVerifier(context.Background(), authn.JWTOptions{Issuer: is.ID(), Resource: testResource, JWKSURL: is.JWKSURL()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = v.Close() })
+	auth, err := authn.NewAuthenticator(authn.NewCache(v, authn.CacheOptions{}), authn.Options{Resource: testResource, Scopes: []string{"docs:read"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := &inProcess{token: is.Token(b, testissuer.Claims{Subject: "alice", ClientID: "client-1", Scopes: []string{"docs:read"}})}
+	for i := range 100_000 {
+		id := fmt.Sprintf("d%06d", i)
+		p.entries = append(p.entries, inventory.Entry{Key: fmt.Sprintf("k%08d", i), URI: "docs://documents/" + id, Name: "Quarterly report " + id})
+	}
+	list := func(_ context.Context, req inventory.ListRequest) (inventory.Page, error) {
+		i := sort.Search(len(p.entries), func(i int) bool { return p.entries[i].Key > req.After })
+		end := min(i+req.Limit, len(p.entries))
+		return inventory.Page{Entries: p.entries[i:end:end], HasMore: end < len(p.entries)}, nil
+	}
+	read := func(_ context.Context, req inventory.ReadRequest) ([]inventory.Contents, error) {
+		return nil, inventory.ErrNotFound
+	}
+	inv, err := inventory.New(nil, []inventory.Template{{Name: "documents", URITemplate: "docs://documents/{id}", MIMEType: "text/plain",
+		Access: inventory.Protected, RequiredScopes: []string{"docs:read"}, List: list, Read: read}}, inventory.Options{PageSize: 50})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if p.kit, err = mcphttp.New(inv, mcphttp.Options{Authenticator: auth}); err != nil {
+		b.Fatal(err)
+	}
+	var statics []inventory.Resource
+	for i := range 50 {
+		id := fmt.Sprintf("s%06d", i)
+		statics = append(statics, inventory.Resource{URI: "docs://static/" + id, Name: "Public report " + id, MIMEType: "text/plain",
+			Access: inventory.Public, Read: inventory.TextReader("text/plain", id)})
+	}
+	sinv, err := inventory.New(statics, nil, inventory.Options{PageSize: 50})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if p.static, err = mcphttp.New(sinv, mcphttp.Options{}); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// nullWriter is a ResponseWriter that counts what it is given.
+type nullWriter struct {
+	h      http.Header
+	status int
+	body   []byte
+}
+
+func (w *nullWriter) Header() http.Header  { return w.h }
+func (w *nullWriter) WriteHeader(code int) { w.status = code }
+func (w *nullWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = 200
+	}
+	w.body = append(w.body[:0], b...)
+	return len(b), nil
+}
+
+// serveOnce serves one request the way net/http would hand it over: a
+// fresh header map for the response, the body as a reader.
+func serveOnce(b *testing.B, h http.Handler, r *http.Request, body []byte, w *nullWriter) {
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	w.h, w.status = make(http.Header, 4), 0
+	h.ServeHTTP(w, r)
+	if w.status != 200 {
+		b.Fatalf("status %d: %s", w.status, w.body)
+	}
+}
+
+func inProcessRequest(token string, body []byte) *http.Request {
+	r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8080/mcp", bytes.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	if token != "" {
+		r.Header.Set("Authorization", "Bearer "+token)
+	}
+	return r
+}
+
+// BenchmarkServeInProcess calls the handlers directly: kit-private (the
+// first page), kit-deep (page 1,000 of 100,000, its cursor replayed),
+// kit-static, and bare, a handler that reads the body and writes the
+// private page's bytes with the same headers (the baseline). The
+// allocations reported are the server's alone.
+func BenchmarkServeInProcess(b *testing.B) {
+	p := newInProcess(b)
+	first := []byte(legacy(1, "resources/list", nil))
+	var w nullWriter
+	serveOnce(b, p.kit, inProcessRequest(p.token, first), first, &w) // the token is cached
+	canned := bytes.Clone(w.body)
+	for _, c := range []struct {
+		name  string
+		h     http.Handler
+		token string
+		body  func(b *testing.B) []byte
+	}{
+		{"bare", bareHandler(canned), p.token, func(*testing.B) []byte { return first }},
+		{"kit-private", p.kit, p.token, func(*testing.B) []byte { return first }},
+		{"kit-deep", p.kit, p.token, func(b *testing.B) []byte { return p.deep(b, 1000) }},
+		{"kit-static", p.static, "", func(*testing.B) []byte { return first }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			body := c.body(b)
+			r := inProcessRequest(c.token, body)
+			var w nullWriter
+			b.ReportAllocs()
+			for b.Loop() {
+				serveOnce(b, c.h, r, body, &w)
+			}
+		})
+	}
+}
+
+// deep walks the private listing to page n and returns the request body
+// asking for it.
+func (p *inProcess) deep(b *testing.B, n int) []byte {
+	body := []byte(legacy(1, "resources/list", nil))
+	var w nullWriter
+	for range n - 1 {
+		serveOnce(b, p.kit, inProcessRequest(p.token, body), body, &w)
+		var m struct {
+			Result struct {
+				NextCursor string `json:"nextCursor"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(w.body, &m); err != nil || m.Result.NextCursor == "" {
+			b.Fatal("walking the listing", err)
+		}
+		body = []byte(legacy(1, "resources/list", map[string]any{"cursor": m.Result.NextCursor}))
+	}
+	return body
+}
