@@ -92,6 +92,7 @@ type fixtureOptions struct {
 	pageSize     int
 	observer     mcphttp.Observer
 	limiter      *mcphttp.RateLimiter
+	maxPageBytes int
 }
 
 func newFixture(t testing.TB, fo fixtureOptions) *fixture {
@@ -148,7 +149,7 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 			},
 		},
 	}
-	inv, err := inventory.New(statics, []inventory.Template{docs, data}, inventory.Options{PageSize: fo.pageSize})
+	inv, err := inventory.New(statics, []inventory.Template{docs, data}, inventory.Options{PageSize: fo.pageSize, MaxPageBytes: fo.maxPageBytes})
 	require.NoError(t, err)
 	ep, err := mcphttp.New(inv, mcphttp.Options{
 		ServerInfo:     mcphttp.Implementation{Name: "fixture", Version: "1.0.0"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 )
 
@@ -163,6 +164,6 @@ func isLoopbackHost(hostport string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	ip, err := netip.ParseAddr(host) // as net.ParseIP, without allocating; no zones
+	return err == nil && ip.Zone() == "" && ip.IsLoopback()
 }

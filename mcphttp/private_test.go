@@ -181,3 +181,50 @@ func TestListWithoutSourcesIsAnonymous(t *testing.T) {
 	assert.Len(t, res.Resources, 2)
 	assert.False(t, strings.Contains(w.Body.String(), "docs://"))
 }
+
+// TestByteLimitIsExact: a response is never longer than the inventory's
+// byte limit, and the limit is counted to the byte: the smallest limit
+// at which a page holds k items leaves the same slack for every k (the
+// room kept for the longest possible cursor, less the cursor sent), and
+// one byte less holds k-1. In both protocol eras.
+func TestByteLimitIsExact(t *testing.T) {
+	list := func(t *testing.T, limit int, modernEra bool) (items, size int) {
+		f := newFixture(t, fixtureOptions{pageSize: 10, maxPageBytes: limit})
+		rq := request{body: legacy(1, "resources/list", nil), token: f.token(t, "alice"), headers: map[string]string{"MCP-Protocol-Version": "2025-11-25"}}
+		if modernEra {
+			rq.body, rq.headers = modern(1, "resources/list", nil)
+		}
+		w := f.do(t, rq)
+		var res listResult
+		if r := decode(t, w); r.Error != nil {
+			return 0, 0 // no room for an empty page with the longest cursor
+		} else {
+			require.NoError(t, json.Unmarshal(r.Result, &res), w.Body.String())
+		}
+		require.NotNil(t, res.NextCursor)
+		require.LessOrEqual(t, w.Body.Len(), limit, "never over the limit")
+		return len(res.Resources), w.Body.Len()
+	}
+	for _, modernEra := range []bool{false, true} {
+		_, full := list(t, 1<<20, modernEra)
+		slack := -1
+		for k := 8; k <= 10; k++ {
+			lo, hi := 1, 4*full // the smallest limit holding k items is in (lo, hi]
+			for hi-lo > 1 {
+				if mid := (lo + hi) / 2; func() bool { n, _ := list(t, mid, modernEra); return n >= k }() {
+					hi = mid
+				} else {
+					lo = mid
+				}
+			}
+			n, size := list(t, hi, modernEra)
+			require.Equal(t, k, n, "modern %v", modernEra)
+			if slack < 0 {
+				slack = hi - size
+			}
+			assert.Equal(t, slack, hi-size, "k %d, modern %v: the same slack at every boundary", k, modernEra)
+			n, _ = list(t, hi-1, modernEra)
+			assert.Equal(t, k-1, n, "one byte less: item %d moves to the next page", k)
+		}
+	}
+}
