@@ -13,44 +13,46 @@ import (
 // The resource methods: the inventory decides, these functions put its
 // answers on the wire.
 
-type cursorParams struct {
-	Cursor *string `json:"cursor"`
-}
-
 // cursorOf returns the cursor of a paginated request's params. A first
 // page usually has no params at all, which costs no decoding. The
 // endpoint never issues an empty cursor, so an empty one that is present
-// is invalid, not "start over".
+// is invalid, not "start over". params are read as UnmarshalParams would
+// read them into a field Cursor *string `json:"cursor"`.
 func cursorOf(params []byte) (string, error) {
 	if len(params) == 0 {
 		return "", nil
 	}
-	var p cursorParams
-	if err := jsonrpc.UnmarshalParams(params, &p); err != nil {
+	cursor, present, err := stringParam(params, "cursor", foldedCursor)
+	switch {
+	case err != nil:
 		return "", err
-	}
-	if p.Cursor == nil {
-		return "", nil
-	}
-	if *p.Cursor == "" {
+	case present && cursor == "":
 		return "", &inventory.CursorError{Reason: inventory.ReasonInvalid}
 	}
-	return *p.Cursor, nil
+	return cursor, nil
 }
 
-// uriOf returns the required params.uri of a request.
+// uriOf returns the required params.uri of a request, read as
+// UnmarshalParams would read it into a field URI *string `json:"uri"`.
 func uriOf(params []byte) (string, error) {
-	var p struct {
-		URI *string `json:"uri"`
-	}
-	if err := jsonrpc.UnmarshalParams(params, &p); err != nil {
-		return "", err
-	}
-	if p.URI == nil || *p.URI == "" {
+	if len(params) == 0 {
 		return "", invalidParams("params.uri is required")
 	}
-	return *p.URI, nil
+	uri, _, err := stringParam(params, "uri", foldedURI)
+	if err != nil {
+		return "", err
+	}
+	if uri == "" {
+		return "", invalidParams("params.uri is required")
+	}
+	return uri, nil
 }
+
+// The folded names of the params read with stringParam.
+const (
+	foldedCursor = "CURSOR"
+	foldedURI    = "URI"
+)
 
 func (e *Endpoint) list(ctx context.Context, c *call) (reply, error) {
 	if c.caller == nil && e.inv.HasListSources() {
