@@ -131,10 +131,11 @@ func (inv *Inventory) appendBinding(dst []byte, purpose string, caller *authn.Pr
 }
 
 // openCursor opens a cursor for this caller and purpose and returns its
-// payload and first-page time; failures are *CursorError.
+// payload, in sc.payload (valid until the next page is sealed), and
+// first-page time; failures are *CursorError.
 func (inv *Inventory) openCursor(sc *scratch, purpose string, caller *authn.Principal, vis []byte, cursor string) ([]byte, time.Time, error) {
 	sc.bind = inv.appendBinding(sc.bind[:0], purpose, caller, vis)
-	payload, first, err := inv.sealer.Open(sc.bind, cursor)
+	payload, first, err := inv.sealer.AppendOpen(sc.payload[:0], sc.bind, cursor)
 	switch {
 	case errors.Is(err, sealedcursor.ErrExpired):
 		return nil, time.Time{}, &CursorError{Reason: ReasonExpired}

@@ -47,3 +47,17 @@ func ExampleParseKeyRing() {
 	// true <nil>
 	// sealedcursor: key ring entry 1: secret is not base64url (no padding) or standard base64
 }
+
+// AppendSeal and AppendOpen write into buffers the caller keeps, for a
+// server that seals and opens a cursor per request without allocating.
+func ExampleSealer_AppendOpen() {
+	s := sealedcursor.MustNew(sealedcursor.Options{})
+	binding := []byte("client-1\x00alice\x00docs:read")
+	cursor, err := s.AppendSeal(make([]byte, 0, 256), binding, []byte("last-key=doc-0042"), time.Now())
+	if err != nil {
+		panic(err)
+	}
+	payload, _, err := s.AppendOpen(make([]byte, 0, 64), binding, string(cursor))
+	fmt.Println(string(payload), err)
+	// Output: last-key=doc-0042 <nil>
+}

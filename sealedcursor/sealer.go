@@ -160,11 +160,13 @@ func (s *Sealer) AppendSeal(dst, binding, payload []byte, firstIssued time.Time)
 	return base64.RawURLEncoding.AppendEncode(dst, raw[:headSize+nonceSize+len(sealed)]), nil
 }
 
-// work is the scratch space of one Seal: the raw cursor and its associated
-// data. It is recycled through workPool.
+// work is the scratch space of one Seal or Open: the raw cursor, its
+// associated data and, for Open, the cursor's text. It is recycled
+// through workPool.
 type work struct {
 	raw [overhead + MaxPayload]byte
 	ad  []byte
+	src []byte
 }
 
 var workPool = sync.Pool{New: func() any { return &work{ad: make([]byte, 0, 256)} }}
@@ -173,50 +175,56 @@ var workPool = sync.Pool{New: func() any { return &work{ad: make([]byte, 0, 256)
 // of the traversal's first page. Every failure an attacker controls is
 // ErrInvalid; an authentic cursor older than the TTL is ErrExpired.
 func (s *Sealer) Open(binding []byte, cursor string) (payload []byte, firstIssued time.Time, err error) {
+	return s.AppendOpen(nil, binding, cursor)
+}
+
+// AppendOpen is like Open but appends the payload to dst and returns the
+// extended slice (dst unchanged on error), so that a caller that parses
+// the payload at once can open cursors without allocating.
+func (s *Sealer) AppendOpen(dst, binding []byte, cursor string) (payload []byte, firstIssued time.Time, err error) {
 	if len(cursor) > maxLen || len(cursor) < SealedLen(0) || hasLineBreak(cursor) {
-		return nil, time.Time{}, ErrInvalid
+		return dst, time.Time{}, ErrInvalid
 	}
-	raw, err := strictURL.DecodeString(cursor)
-	if err != nil || len(raw) < overhead {
-		return nil, time.Time{}, ErrInvalid
+	w := workPool.Get().(*work)
+	defer workPool.Put(w)
+	w.src = append(w.src[:0], cursor...)
+	n, err := strictURL.Decode(w.raw[:], w.src)
+	if err != nil || n < overhead {
+		return dst, time.Time{}, ErrInvalid
 	}
+	raw := w.raw[:n]
 	if raw[0] != version {
-		return nil, time.Time{}, ErrInvalid
+		return dst, time.Time{}, ErrInvalid
 	}
 	aead := s.keys.aeads[raw[1]]
 	if aead == nil {
-		return nil, time.Time{}, ErrInvalid
+		return dst, time.Time{}, ErrInvalid
 	}
 	nonce := raw[headSize : headSize+nonceSize]
-	ad := adPool.Get().(*[]byte)
-	*ad = additionalData((*ad)[:0], raw[:headSize], binding)
-	plain, err := aead.Open(raw[headSize+nonceSize:headSize+nonceSize], nonce, raw[headSize+nonceSize:], *ad)
-	adPool.Put(ad)
+	w.ad = additionalData(w.ad[:0], raw[:headSize], binding)
+	plain, err := aead.Open(raw[headSize+nonceSize:headSize+nonceSize], nonce, raw[headSize+nonceSize:], w.ad)
 	if err != nil || len(plain) < timeSize {
-		return nil, time.Time{}, ErrInvalid
+		return dst, time.Time{}, ErrInvalid
 	}
 	first := time.Unix(0, int64(binary.BigEndian.Uint64(plain)))
 	now := s.now()
 	if first.Sub(now) > s.skew {
-		return nil, time.Time{}, ErrInvalid
+		return dst, time.Time{}, ErrInvalid
 	}
 	if now.Sub(first) > s.ttl {
-		return nil, time.Time{}, ErrExpired
+		return dst, time.Time{}, ErrExpired
 	}
-	return plain[timeSize:], first, nil
+	return append(dst, plain[timeSize:]...), first, nil
 }
 
 // additionalData is the AEAD associated data: a domain-separation prefix,
-// the cursor header (version, key id) and the caller's binding.
-// It appends to dst, a buffer from adPool.
+// the cursor header (version, key id) and the caller's binding. It
+// appends to dst, a work buffer.
 func additionalData(dst, head, binding []byte) []byte {
 	ad := append(dst, adPrefix...)
 	ad = append(ad, head...)
 	return append(ad, binding...)
 }
-
-// adPool recycles associated-data buffers across Seal and Open calls.
-var adPool = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
 
 // hasLineBreak reports whether s holds '\r' or '\n': strictURL rejects
 // every byte outside the base64url alphabet except those two, which it

@@ -331,3 +331,30 @@ func TestAppendSeal(t *testing.T) {
 	})
 	assert.Zero(t, allocs, "AppendSeal into a large enough buffer does not allocate")
 }
+
+// AppendOpen appends exactly the payload Open returns, leaves dst as it
+// was on every failure, and its result does not alias the Sealer's
+// scratch space (a second open does not change the first payload).
+func TestAppendOpen(t *testing.T) {
+	s := MustNew(Options{})
+	now := time.Now()
+	c1, err := s.Seal([]byte("b"), []byte("payload one"), now)
+	require.NoError(t, err)
+	c2, err := s.Seal([]byte("b"), []byte("payload two!"), now)
+	require.NoError(t, err)
+	got, first, err := s.AppendOpen([]byte("prefix:"), []byte("b"), c1)
+	require.NoError(t, err)
+	assert.Equal(t, "prefix:payload one", string(got))
+	assert.Equal(t, now.UnixNano(), first.UnixNano())
+	_, _, err = s.AppendOpen(nil, []byte("b"), c2)
+	require.NoError(t, err)
+	assert.Equal(t, "prefix:payload one", string(got), "not aliased to scratch space")
+	for _, bad := range []struct {
+		binding, cursor string
+	}{{"other", c1}, {"b", c1[:len(c1)-1]}, {"b", c1 + "A"}, {"b", ""}, {"b", "\n" + c1[1:]}} {
+		dst := []byte("keep")
+		out, _, err := s.AppendOpen(dst, []byte(bad.binding), bad.cursor)
+		assert.ErrorIs(t, err, ErrInvalid)
+		assert.Equal(t, "keep", string(out))
+	}
+}
