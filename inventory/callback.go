@@ -34,9 +34,9 @@ func putScratch(sc *scratch) {
 // beyond the request's deadline) and turns a panic into a *panicError.
 func call[Req, Res any](ctx context.Context, inv *Inventory, f func(context.Context, Req) (Res, error), req Req) (res Res, err error) {
 	if d, ok := ctx.Deadline(); !ok || time.Until(d) > inv.timeout {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, inv.timeout)
-		defer cancel()
+		cc := newCallContext(ctx, time.Now().Add(inv.timeout))
+		defer cc.finish()
+		ctx = cc
 	} // else the request's own deadline is the earlier one: nothing to add
 	defer func() {
 		if r := recover(); r != nil {
