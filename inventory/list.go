@@ -114,7 +114,7 @@ func (inv *Inventory) fill(ctx context.Context, sc *scratch, f *filler, caller *
 				seen++
 				continue
 			}
-			if err := f.addStatic(st); err != nil {
+			if err := f.addStatic(inv, st); err != nil {
 				if err == errFull {
 					return position{source: -1, offset: seen}, true, nil
 				}

@@ -39,8 +39,49 @@ type ResourcePage struct {
 	// NextCursor continues the traversal; "" on the last page.
 	NextCursor string
 
-	buf   []byte // encoded entries, back to back
+	buf   []byte // encoded entries, back to back, comma-separated
 	spans []span // for each item, its bytes in buf, or start < 0 for a static's
+
+	// runs are the items' JSON in order, as runs of bytes that are
+	// contiguous, commas included: consecutive statics in statics (the
+	// registry's staticsJSON), consecutive entries in buf.
+	runs    []run
+	statics []byte
+}
+
+// run is a contiguous run of items: bytes start:end of the page's statics
+// (static) or of its buf.
+type run struct {
+	static     bool
+	start, end int
+}
+
+// JSONLen returns the length of what AppendJSON appends.
+func (p *ResourcePage) JSONLen() int {
+	n := max(len(p.runs)-1, 0)
+	for _, r := range p.runs {
+		n += r.end - r.start
+	}
+	return n
+}
+
+// AppendJSON appends the items of the page as Inventory.List filled it,
+// comma-separated (the elements of a JSON array, without the brackets),
+// to dst and returns the extended slice: the same bytes as the items'
+// JSON joined by commas, copied in as few runs as possible. It does not
+// see changes made to Resources after List.
+func (p *ResourcePage) AppendJSON(dst []byte) []byte {
+	for i, r := range p.runs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if r.static {
+			dst = append(dst, p.statics[r.start:r.end]...)
+		} else {
+			dst = append(dst, p.buf[r.start:r.end]...)
+		}
+	}
+	return dst
 }
 
 // TemplateItem is one template of a resources/templates/list page.
@@ -64,7 +105,7 @@ type span struct{ start, end int }
 func (p *ResourcePage) reset() {
 	clear(p.Resources) // drop references to the previous page's strings
 	p.Resources, p.NextCursor = p.Resources[:0], ""
-	p.buf, p.spans = p.buf[:0], p.spans[:0]
+	p.buf, p.spans, p.runs, p.statics = p.buf[:0], p.spans[:0], p.runs[:0], nil
 }
 
 // filler fills a ResourcePage under the item and byte limits, counting the
@@ -86,13 +127,22 @@ func (inv *Inventory) newFiller(page *ResourcePage, reserve int) (filler, bool) 
 	return f, reserve >= 0 && f.size <= f.max
 }
 
-// addStatic adds a static resource, whose encoding lives in the registry.
-func (f *filler) addStatic(st *static) error {
+// addStatic adds a static resource of inv, whose encoding lives in the
+// registry.
+func (f *filler) addStatic(inv *Inventory, st *static) error {
 	if err := f.fit(len(st.enc)); err != nil {
 		return err
 	}
-	f.page.Resources = append(f.page.Resources, Item{URI: st.res.URI, Name: st.res.Name, MIMEType: st.res.MIMEType, JSON: st.enc})
-	f.page.spans = append(f.page.spans, span{start: -1})
+	p := f.page
+	p.Resources = append(p.Resources, Item{URI: st.res.URI, Name: st.res.Name, MIMEType: st.res.MIMEType, JSON: st.enc})
+	p.spans = append(p.spans, span{start: -1})
+	end := st.start + len(st.enc)
+	if n := len(p.runs); n > 0 && p.runs[n-1].static && p.runs[n-1].end+1 == st.start {
+		p.runs[n-1].end = end // the next static: the comma between is in the run
+	} else {
+		p.statics = inv.staticsJSON
+		p.runs = append(p.runs, run{static: true, start: st.start, end: end})
+	}
 	return nil
 }
 
@@ -101,6 +151,12 @@ func (f *filler) addStatic(st *static) error {
 // jsonPlain.
 func (f *filler) addEntry(e *Entry, src *registered, plainName bool) error {
 	p := f.page
+	before := len(p.buf)
+	n := len(p.runs)
+	extend := n > 0 && !p.runs[n-1].static // entries so far end the page: one run
+	if extend {
+		p.buf = append(p.buf, ',')
+	}
 	start := len(p.buf)
 	mime := src.tmpl.MIMEType
 	if e.MIMEType != "" {
@@ -108,11 +164,16 @@ func (f *filler) addEntry(e *Entry, src *registered, plainName bool) error {
 	}
 	p.buf = appendEntry(p.buf, e, src, plainName)
 	if err := f.fit(len(p.buf) - start); err != nil {
-		p.buf = p.buf[:start]
+		p.buf = p.buf[:before]
 		return err
 	}
 	p.Resources = append(p.Resources, Item{URI: e.URI, Name: e.Name, MIMEType: mime})
 	p.spans = append(p.spans, span{start, len(p.buf)})
+	if extend {
+		p.runs[n-1].end = len(p.buf)
+	} else {
+		p.runs = append(p.runs, run{start: start, end: len(p.buf)})
+	}
 	return nil
 }
 

@@ -22,6 +22,7 @@ import (
 // concurrent use.
 type Inventory struct {
 	statics     []static
+	staticsJSON []byte         // every static's list item, comma-separated: static.enc are slices of it
 	staticIndex map[string]int // URI → index in statics
 	templates   []*registered
 	byTemplate  map[string]*registered // URITemplate → template
@@ -53,6 +54,7 @@ type static struct {
 	scopes []string // sorted, de-duplicated
 	gates  []int    // own and global gates, sorted indices
 	enc    []byte   // the encoded list item
+	start  int      // where enc starts in Inventory.staticsJSON
 }
 
 type registered struct {
@@ -102,6 +104,7 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 		inv.staticIndex[st.res.URI] = len(inv.statics)
 		inv.statics = append(inv.statics, st)
 	}
+	inv.joinStatics()
 	names := make(map[string]bool, len(templates))
 	for i := range templates {
 		rt, err := newRegistered(templates[i])
@@ -185,6 +188,30 @@ func newStatic(r Resource) (static, error) {
 	}
 	st.enc = appendResource(nil, &st.res)
 	return st, nil
+}
+
+// joinStatics puts the statics' list items back to back, comma-separated,
+// in staticsJSON, so that a page can copy a run of consecutive statics at
+// once (ResourcePage.AppendJSON).
+func (inv *Inventory) joinStatics() {
+	n := 0
+	for i := range inv.statics {
+		n += len(inv.statics[i].enc) + 1
+	}
+	joined := make([]byte, 0, n)
+	for i := range inv.statics {
+		st := &inv.statics[i]
+		if i > 0 {
+			joined = append(joined, ',')
+		}
+		st.start = len(joined)
+		joined = append(joined, st.enc...)
+	}
+	inv.staticsJSON = joined
+	for i := range inv.statics {
+		st := &inv.statics[i]
+		st.enc = joined[st.start : st.start+len(st.enc) : st.start+len(st.enc)]
+	}
 }
 
 func checkAnnotations(a *Annotations) error {

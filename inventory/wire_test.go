@@ -1,9 +1,11 @@
 package inventory_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/budget"
@@ -43,11 +45,16 @@ func listWire(ctx context.Context, inv *inventory.Inventory, caller *authn.Princ
 		return nil, err
 	}
 	out := append(append([]byte(nil), env.Head...), `{"resources":[`...)
+	start := len(out)
 	for i, it := range page.Resources {
 		if i > 0 {
 			out = append(out, ',')
 		}
 		out = append(out, it.JSON...)
+	}
+	// Every page listed in the tests checks AppendJSON against the items.
+	if joined := page.AppendJSON(nil); !bytes.Equal(joined, out[start:]) || page.JSONLen() != len(joined) {
+		return nil, fmt.Errorf("AppendJSON gives %q (JSONLen %d), the items %q", joined, page.JSONLen(), out[start:])
 	}
 	out = append(out, ']')
 	if page.NextCursor != "" {

@@ -71,8 +71,7 @@ func (e *Endpoint) list(ctx context.Context, c *call) (reply, error) {
 		release(buf, nil)
 		return reply{}, err
 	}
-	body, err := assemble(buf, "resources", len(page.Resources), func(i int) []byte { return page.Resources[i].JSON },
-		page.NextCursor, meta, e.inv.MaxBytes())
+	body, err := assemble(buf, "resources", page.JSONLen(), page.AppendJSON, page.NextCursor, meta, e.inv.MaxBytes())
 	if err != nil {
 		release(buf, nil)
 		return reply{}, e.assemblyFailed(c, err)
@@ -94,8 +93,20 @@ func (e *Endpoint) templates(ctx context.Context, c *call) (reply, error) {
 		release(buf, nil)
 		return reply{}, err
 	}
-	body, err := assemble(buf, "resourceTemplates", len(page.Templates), func(i int) []byte { return page.Templates[i].JSON },
-		page.NextCursor, meta, e.inv.MaxBytes())
+	items := func(dst []byte) []byte {
+		for i := range page.Templates {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, page.Templates[i].JSON...)
+		}
+		return dst
+	}
+	n := max(len(page.Templates)-1, 0)
+	for i := range page.Templates {
+		n += len(page.Templates[i].JSON)
+	}
+	body, err := assemble(buf, "resourceTemplates", n, items, page.NextCursor, meta, e.inv.MaxBytes())
 	if err != nil {
 		release(buf, nil)
 		return reply{}, e.assemblyFailed(c, err)

@@ -73,22 +73,19 @@ func closeResult(dst, meta []byte) []byte {
 	return append(dst, '}', '}')
 }
 
-// assemble writes head ‖ {"<member>":[items…](,"nextCursor":"…")(,meta)} ‖ }
+// assemble writes head ‖ {"<member>":[items](,"nextCursor":"…")(,meta)} ‖ }
 // into buf.body, under limit bytes (exactly: the length is counted before
-// anything is copied). n and item give the items; the inventory filled
-// the page under the same limit, so a failure here means the two disagree
-// (never expected).
-func assemble(buf *respBuf, member string, n int, item func(int) []byte, cursor string, meta []byte, limit int) ([]byte, error) {
+// anything is copied). items appends the page's items, comma-separated,
+// n bytes; the inventory filled the page under the same limit, so a
+// failure here means the two disagree (never expected).
+func assemble(buf *respBuf, member string, n int, items func([]byte) []byte, cursor string, meta []byte, limit int) ([]byte, error) {
 	buf.head = append(append(append(buf.head, `{"`...), member...), `":[`...)
 	buf.trailer = append(buf.trailer[:0], ']')
 	if cursor != "" {
 		buf.trailer = append(append(append(buf.trailer, `,"nextCursor":"`...), cursor...), '"')
 	}
 	buf.trailer = closeResult(buf.trailer, meta)
-	size := len(buf.head) + max(n-1, 0) + len(buf.trailer)
-	for i := range n {
-		size += len(item(i))
-	}
+	size := len(buf.head) + n + len(buf.trailer)
 	if size > limit {
 		return nil, fmt.Errorf("mcphttp: a page of %d bytes is over the limit of %d", size, limit)
 	}
@@ -96,12 +93,9 @@ func assemble(buf *respBuf, member string, n int, item func(int) []byte, cursor 
 	if cap(out) < size {
 		out = make([]byte, 0, size)
 	}
-	out = append(out, buf.head...)
-	for i := range n {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, item(i)...)
+	out = items(append(out, buf.head...))
+	if len(out) != len(buf.head)+n {
+		return nil, fmt.Errorf("mcphttp: the page's items are %d bytes, not %d", len(out)-len(buf.head), n)
 	}
 	return append(out, buf.trailer...), nil
 }
