@@ -104,23 +104,12 @@ func (inv *Inventory) seal(sc *scratch, purpose string, caller *authn.Principal,
 // one and whether more may follow.
 func (inv *Inventory) fill(ctx context.Context, sc *scratch, f *filler, caller *authn.Principal, vis *visibility, pos position) (position, bool, error) {
 	if pos.source < 0 {
-		seen := 0
-		for i := range inv.statics {
-			st := &inv.statics[i]
-			if !inv.staticShown(i, caller, vis) {
-				continue
-			}
-			if seen < pos.offset {
-				seen++
-				continue
-			}
-			if err := f.addStatic(inv, st); err != nil {
-				if err == errFull {
-					return position{source: -1, offset: seen}, true, nil
-				}
-				return pos, false, inv.failRule(ctx, purposeList, st.res.Name, RuleEntryTooLarge, -1)
-			}
-			seen++
+		seen, full, err := inv.fillStatics(ctx, f, caller, vis, pos.offset)
+		switch {
+		case err != nil:
+			return pos, false, err
+		case full:
+			return position{source: -1, offset: seen}, true, nil
 		}
 		if f.room == 0 {
 			n := inv.nextSource(0, caller, vis)
@@ -146,6 +135,31 @@ func (inv *Inventory) fill(ctx context.Context, sc *scratch, f *filler, caller *
 		}
 	}
 	return position{}, false, nil
+}
+
+// fillStatics adds the static resources caller is shown, from the
+// offset-th on, and returns how many shown statics the page has then
+// covered and whether it filled up before their end. Runs of consecutive
+// statics are copied into the page at once.
+func (inv *Inventory) fillStatics(ctx context.Context, f *filler, caller *authn.Principal, vis *visibility, offset int) (seen int, full bool, err error) {
+	defer f.flushStatics(inv)
+	for i := range inv.statics {
+		if !inv.staticShown(i, caller, vis) {
+			continue
+		}
+		if seen < offset {
+			seen++
+			continue
+		}
+		if err := f.addStatic(inv, i); err != nil {
+			if err == errFull {
+				return seen, true, nil
+			}
+			return seen, false, inv.failRule(ctx, purposeList, inv.statics[i].res.Name, RuleEntryTooLarge, -1)
+		}
+		seen++
+	}
+	return seen, false, nil
 }
 
 // fillSource adds entries of source si after key after until the source

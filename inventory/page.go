@@ -40,7 +40,7 @@ type ResourcePage struct {
 	NextCursor string
 
 	buf   []byte // encoded entries, back to back, comma-separated
-	spans []span // for each item, its bytes in buf, or start < 0 for a static's
+	spans []span // for each listed entry, its item and its bytes in buf
 
 	// runs are the items' JSON in order, as runs of bytes that are
 	// contiguous, commas included: consecutive statics in statics (the
@@ -99,7 +99,7 @@ type TemplatePage struct {
 	NextCursor string
 }
 
-type span struct{ start, end int }
+type span struct{ item, start, end int }
 
 // reset empties the page, keeping its storage.
 func (p *ResourcePage) reset() {
@@ -111,10 +111,13 @@ func (p *ResourcePage) reset() {
 // filler fills a ResourcePage under the item and byte limits, counting the
 // exact size of the result object as the transport will send it.
 type filler struct {
-	page *ResourcePage
-	max  int // bytes the result object may take, cursor reserve included
-	size int // bytes of the result object so far, with the cursor reserve
-	room int // items the page may still take
+	page  *ResourcePage
+	max   int // bytes the result object may take, cursor reserve included
+	size  int // bytes of the result object so far, with the cursor reserve
+	room  int // items the page may still take
+	items int // items taken, pending statics included
+
+	pendStart, pendEnd int // statics taken but not yet appended (flushStatics)
 }
 
 func (inv *Inventory) newFiller(page *ResourcePage, reserve int) (filler, bool) {
@@ -127,23 +130,33 @@ func (inv *Inventory) newFiller(page *ResourcePage, reserve int) (filler, bool) 
 	return f, reserve >= 0 && f.size <= f.max
 }
 
-// addStatic adds a static resource of inv, whose encoding lives in the
-// registry.
-func (f *filler) addStatic(inv *Inventory, st *static) error {
-	if err := f.fit(len(st.enc)); err != nil {
+// addStatic adds static i of inv, whose item and encoding live in the
+// registry. Consecutive statics are appended to the page together, by
+// flushStatics, which must run before anything else is added.
+func (f *filler) addStatic(inv *Inventory, i int) error {
+	if err := f.fit(len(inv.statics[i].enc)); err != nil {
 		return err
 	}
-	p := f.page
-	p.Resources = append(p.Resources, Item{URI: st.res.URI, Name: st.res.Name, MIMEType: st.res.MIMEType, JSON: st.enc})
-	p.spans = append(p.spans, span{start: -1})
-	end := st.start + len(st.enc)
-	if n := len(p.runs); n > 0 && p.runs[n-1].static && p.runs[n-1].end+1 == st.start {
-		p.runs[n-1].end = end // the next static: the comma between is in the run
-	} else {
-		p.statics = inv.staticsJSON
-		p.runs = append(p.runs, run{static: true, start: st.start, end: end})
+	if f.pendEnd != i || f.pendEnd == f.pendStart {
+		f.flushStatics(inv)
+		f.pendStart = i
 	}
+	f.pendEnd = i + 1
 	return nil
+}
+
+// flushStatics appends the pending statics to the page: their items, and
+// one run of their joined encodings.
+func (f *filler) flushStatics(inv *Inventory) {
+	if f.pendEnd == f.pendStart {
+		return
+	}
+	p := f.page
+	p.Resources = append(p.Resources, inv.staticItems[f.pendStart:f.pendEnd]...)
+	first, last := &inv.statics[f.pendStart], &inv.statics[f.pendEnd-1]
+	p.statics = inv.staticsJSON
+	p.runs = append(p.runs, run{static: true, start: first.start, end: last.start + len(last.enc)})
+	f.pendStart = f.pendEnd
 }
 
 // addEntry encodes an entry of source src, validated against its
@@ -167,8 +180,8 @@ func (f *filler) addEntry(e *Entry, src *registered, plainName bool) error {
 		p.buf = p.buf[:before]
 		return err
 	}
+	p.spans = append(p.spans, span{len(p.Resources), start, len(p.buf)})
 	p.Resources = append(p.Resources, Item{URI: e.URI, Name: e.Name, MIMEType: mime})
-	p.spans = append(p.spans, span{start, len(p.buf)})
 	if extend {
 		p.runs[n-1].end = len(p.buf)
 	} else {
@@ -185,17 +198,18 @@ func (f *filler) fit(n int) error {
 		return errFull
 	}
 	need := n
-	if len(f.page.Resources) > 0 {
+	if f.items > 0 {
 		need++ // the comma
 	}
 	if f.size+need > f.max {
-		if len(f.page.Resources) == 0 {
+		if f.items == 0 {
 			return errTooLarge
 		}
 		return errFull
 	}
 	f.size += need
 	f.room--
+	f.items++
 	return nil
 }
 
@@ -203,9 +217,7 @@ func (f *filler) fit(n int) error {
 // while it grew).
 func (f *filler) finish() {
 	p := f.page
-	for i, s := range p.spans {
-		if s.start >= 0 {
-			p.Resources[i].JSON = p.buf[s.start:s.end:s.end]
-		}
+	for _, s := range p.spans {
+		p.Resources[s.item].JSON = p.buf[s.start:s.end:s.end]
 	}
 }

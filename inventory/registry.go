@@ -23,6 +23,7 @@ import (
 type Inventory struct {
 	statics     []static
 	staticsJSON []byte         // every static's list item, comma-separated: static.enc are slices of it
+	staticItems []Item         // every static's Item, in order
 	staticIndex map[string]int // URI → index in statics
 	templates   []*registered
 	byTemplate  map[string]*registered // URITemplate → template
@@ -208,9 +209,11 @@ func (inv *Inventory) joinStatics() {
 		joined = append(joined, st.enc...)
 	}
 	inv.staticsJSON = joined
+	inv.staticItems = make([]Item, len(inv.statics))
 	for i := range inv.statics {
 		st := &inv.statics[i]
 		st.enc = joined[st.start : st.start+len(st.enc) : st.start+len(st.enc)]
+		inv.staticItems[i] = Item{URI: st.res.URI, Name: st.res.Name, MIMEType: st.res.MIMEType, JSON: st.enc}
 	}
 }
 
