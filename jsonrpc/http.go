@@ -90,7 +90,7 @@ func Decoder(l Limits) func(http.Handler) http.Handler {
 // look at r's method, and it does not put the Body in the context. Call
 // b.Release once nothing uses the Body any more.
 func (l Limits) ReadBody(w http.ResponseWriter, r *http.Request) (b *Body, ok bool) {
-	if mt, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";"); !strings.EqualFold(strings.TrimSpace(mt), "application/json") {
+	if mt, _, _ := strings.Cut(firstValue(r.Header["Content-Type"]), ";"); !strings.EqualFold(strings.TrimSpace(mt), "application/json") {
 		WriteHTTPError(w, http.StatusUnsupportedMediaType, ID{}, NewError(CodeInvalidRequest, "Content-Type must be application/json"))
 		return nil, false
 	}
@@ -225,4 +225,13 @@ func (l Limits) bodyLimit() int64 {
 		return DefaultMaxBytes
 	}
 	return l.MaxBytes
+}
+
+// firstValue is the first of a header's values, "" without one: Get for
+// a key looked up in its canonical form.
+func firstValue(vs []string) string {
+	if len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
 }

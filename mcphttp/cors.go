@@ -25,7 +25,7 @@ const (
 // crossOrigin returns the normalised Origin of r when it is an allowed
 // origin other than r's own ("" otherwise). Call it after check.
 func (g *OriginGuard) crossOrigin(r *http.Request) string {
-	origins := r.Header.Values("Origin")
+	origins := r.Header["Origin"] // canonical key: Values without canonicalizing
 	if len(origins) != 1 {
 		return ""
 	}

@@ -304,7 +304,7 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeTransportError(w, errMethodNotAllowed)
 		return
 	}
-	if !acceptsType(r.Header.Values("Accept"), "application/json", "application/*") {
+	if !acceptsType(r.Header["Accept"], "application/json", "application/*") {
 		writeTransportError(w, errNotAcceptable)
 		return
 	}

@@ -123,7 +123,7 @@ func (g *OriginGuard) check(r *http.Request) bool {
 	if arrivedOnLoopback(r) && !isLoopbackHost(r.Host) {
 		return false
 	}
-	origins := r.Header.Values("Origin")
+	origins := r.Header["Origin"] // canonical key: Values without canonicalizing
 	switch len(origins) {
 	case 0:
 		return true // not a browser, or a same-origin GET; nothing to check

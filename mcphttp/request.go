@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"net/http"
 	"strconv"
 	"strings"
 )
@@ -47,4 +48,13 @@ func zeroQuality(params string) bool {
 		}
 	}
 	return false
+}
+
+// headerValue is h.Get(key) for a key in canonical form (the constants of
+// this package), without canonicalizing it again.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }

@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -30,4 +31,20 @@ func TestAcceptsType(t *testing.T) {
 	}
 	assert.True(t, acceptsType([]string{"text/*"}, "text/event-stream", "text/*"))
 	assert.False(t, acceptsType([]string{"application/json"}, "text/event-stream", "text/*"))
+}
+
+// The header names looked up directly in the map (headerValue, and the
+// Origin and Accept lookups) are in canonical form, as net/http stores
+// them: a lookup by a name in another form would find nothing.
+func TestHeaderNamesAreCanonical(t *testing.T) {
+	for _, name := range []string{headerProtocolVersion, headerSessionID, headerMethod, headerName, "Origin", "Accept"} {
+		if got := http.CanonicalHeaderKey(name); got != name {
+			t.Errorf("%q is not canonical (%q)", name, got)
+		}
+	}
+	h := http.Header{}
+	h.Set("mcp-protocol-version", "2025-11-25")
+	if got := headerValue(h, headerProtocolVersion); got != "2025-11-25" {
+		t.Errorf("headerValue = %q", got)
+	}
 }

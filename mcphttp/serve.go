@@ -119,7 +119,7 @@ func (e *Endpoint) serveCall(ctx context.Context, r *http.Request, msg jsonrpc.M
 		}
 	}
 	if !c.modern && e.sessions != nil && msg.Method != "initialize" {
-		if id := r.Header.Get(headerSessionID); id != "" {
+		if id := headerValue(r.Header, headerSessionID); id != "" {
 			if c.session = e.sessions.get(id, c.caller); c.session == nil {
 				// Unknown, expired, ended, or another principal's session.
 				return reply{}, errSessionNotFound
@@ -141,7 +141,7 @@ func (e *Endpoint) serveCall(ctx context.Context, r *http.Request, msg jsonrpc.M
 // selectEra decides the protocol era and version of a message and applies
 // that era's header rules. ok is false when the message was refused.
 func (e *Endpoint) selectEra(r *http.Request, msg jsonrpc.Message, c *call, inBatch bool) error {
-	header := r.Header.Get(headerProtocolVersion)
+	header := headerValue(r.Header, headerProtocolVersion)
 	meta := gjson.GetBytes(msg.Params, `_meta.io\.modelcontextprotocol/protocolVersion`)
 	if msg.Kind != jsonrpc.KindResponse && (meta.Exists() || isModernVersion(header)) {
 		if msg.Kind == jsonrpc.KindNotification {
