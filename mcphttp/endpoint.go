@@ -84,7 +84,9 @@ type Options struct {
 	// capabilities are advertised exactly then. Nil means none of this:
 	// the endpoint is stateless and GET/DELETE get 405. Call the hub's
 	// Close before the server's Shutdown (http.Server.RegisterOnShutdown):
-	// open streams end then, and modern ones are completed.
+	// open streams end then, and modern ones are completed; streams on
+	// HTTP/1.1 outlive their handlers, so that an idle one costs little,
+	// and Shutdown does not wait for them: [Endpoint.WaitStreams] does.
 	Notifications *notify.Hub
 
 	// Sessions bounds the legacy sessions and the event streams of

@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"sync"
@@ -314,6 +315,7 @@ type streamCounter struct {
 	mu      sync.Mutex
 	total   int
 	byOwner map[string]int
+	drained chan struct{} // closed when total drops to zero; nil: nobody waits
 }
 
 func newStreamCounter(max, perOwner int) *streamCounter {
@@ -342,6 +344,31 @@ func (c *streamCounter) release(owner string) {
 	c.total--
 	if c.byOwner[owner]--; c.byOwner[owner] <= 0 {
 		delete(c.byOwner, owner)
+	}
+	if c.total == 0 && c.drained != nil {
+		close(c.drained)
+		c.drained = nil
+	}
+}
+
+// wait returns nil once no stream is open, or ctx's error.
+func (c *streamCounter) wait(ctx context.Context) error {
+	for {
+		c.mu.Lock()
+		if c.total == 0 {
+			c.mu.Unlock()
+			return nil
+		}
+		if c.drained == nil {
+			c.drained = make(chan struct{})
+		}
+		drained := c.drained
+		c.mu.Unlock()
+		select {
+		case <-drained:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 

@@ -25,49 +25,6 @@ const (
 	maxListenURIs = 100
 )
 
-// sse writes Server-Sent Events to one response.
-type sse struct {
-	w  http.ResponseWriter
-	rc *http.ResponseController
-}
-
-// startSSE sends the stream's headers. The server's WriteTimeout would cut
-// a long-lived stream, so it is lifted and replaced by a deadline per write.
-func startSSE(w http.ResponseWriter, extra func(http.Header)) (*sse, error) {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	h.Add("Vary", "Authorization")
-	if extra != nil {
-		extra(h)
-	}
-	s := &sse{w: w, rc: http.NewResponseController(w)}
-	_ = s.rc.SetWriteDeadline(time.Time{})
-	w.WriteHeader(http.StatusOK)
-	return s, s.comment("stream open")
-}
-
-func (s *sse) write(b []byte) error {
-	_ = s.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-	if _, err := s.w.Write(b); err != nil {
-		return err
-	}
-	return s.rc.Flush()
-}
-
-// message sends one JSON-RPC message as an SSE "message" event.
-func (s *sse) message(msg []byte) error {
-	b := make([]byte, 0, len(msg)+32)
-	b = append(b, "event: message\ndata: "...)
-	b = append(b, msg...)
-	return s.write(append(b, "\n\n"...))
-}
-
-func (s *sse) comment(text string) error {
-	return s.write([]byte(": " + text + "\n\n"))
-}
-
 // notification encodes a JSON-RPC notification with params members (a
 // complete JSON object, or nil).
 func notification(method string, params []byte) []byte {
@@ -110,53 +67,61 @@ func (e *Endpoint) streamGET(w http.ResponseWriter, r *http.Request) {
 		writeTransportError(w, err)
 		return
 	}
-	defer e.streams.release(owner)
+	// The stream may outlive the handler (sse.keep): it keeps its own
+	// copy of the caller.
+	who := *caller
 	stop, detach := s.attachStream()
-	defer detach()
 	// The tools the caller has now, before subscribing: a change delivered
 	// later is compared with a view older than itself.
-	tools := e.watchTools(r.Context(), caller, e.tools != nil)
-	sub := e.hub.Subscribe(subjectOf(caller))
-	defer sub.Close()
-
+	tools := e.watchTools(r.Context(), &who, e.tools != nil)
+	sub := e.hub.Subscribe(subjectOf(&who))
+	end := func() {
+		sub.Close()
+		detach()
+		e.streams.release(owner)
+	}
 	out, err := startSSE(w, nil)
 	if err != nil {
+		end()
 		return
 	}
-	ticker := time.NewTicker(e.keepAlive)
-	defer ticker.Stop()
-	expired, stopExpiry := until(earliest(caller.Expires, s.deadline(e.sessions.lim.Lifetime)))
-	defer stopExpiry()
-	ctx := r.Context()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-expired:
-			return // the token expired or the session ended: the client reconnects
-		case <-stop:
-			return // the session ended, or the client opened a new stream
-		case <-sub.Done():
-			return // a slow consumer, or the server is shutting down
-		case <-ticker.C:
-			err = out.comment("keep-alive")
-		case ev := <-sub.Events():
-			switch ev.Kind {
-			case notify.ListChanged:
-				err = out.message(notification("notifications/resources/list_changed", nil))
-				if err == nil && tools.changed(ctx) {
-					err = out.message(notification("notifications/tools/list_changed", nil))
-				}
-			case notify.ResourceUpdated:
-				if s.subscribed(ev.URI) && e.canRead(ctx, caller, ev.URI) {
-					err = out.message(notification("notifications/resources/updated", uriParams(ev.URI, nil)))
+	deadline := earliest(who.Expires, s.deadline(e.sessions.lim.Lifetime))
+	out.keep(r, func(ctx context.Context) {
+		ticker := time.NewTicker(e.keepAlive)
+		defer ticker.Stop()
+		expired, stopExpiry := until(deadline)
+		defer stopExpiry()
+		var err error
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-expired:
+				return // the token expired or the session ended: the client reconnects
+			case <-stop:
+				return // the session ended, or the client opened a new stream
+			case <-sub.Done():
+				return // a slow consumer, or the server is shutting down
+			case <-ticker.C:
+				err = out.comment("keep-alive")
+			case ev := <-sub.Events():
+				switch ev.Kind {
+				case notify.ListChanged:
+					err = out.message(notification("notifications/resources/list_changed", nil))
+					if err == nil && tools.changed(ctx) {
+						err = out.message(notification("notifications/tools/list_changed", nil))
+					}
+				case notify.ResourceUpdated:
+					if s.subscribed(ev.URI) && e.canRead(ctx, &who, ev.URI) {
+						err = out.message(notification("notifications/resources/updated", uriParams(ev.URI, nil)))
+					}
 				}
 			}
+			if err != nil {
+				return
+			}
 		}
-		if err != nil {
-			return
-		}
-	}
+	}, end)
 }
 
 // deleteSession ends a legacy session (DELETE with Mcp-Session-Id).
@@ -261,9 +226,11 @@ func (e *Endpoint) listen(ctx context.Context, c *call) (reply, error) {
 	if err := e.streams.acquire(owner); err != nil {
 		return reply{}, err
 	}
+	// The stream may outlive the handler (sse.keep): it keeps copies of
+	// what it needs, nothing of the request body.
+	id, caller := c.id, *c.caller
 	return reply{stream: func(w http.ResponseWriter, r *http.Request) {
-		defer e.streams.release(owner)
-		e.runListen(w, r, c, agreed)
+		e.runListen(w, r, id, &caller, agreed, func() { e.streams.release(owner) })
 	}}, nil
 }
 
@@ -298,65 +265,75 @@ func (e *Endpoint) challenge(w http.ResponseWriter, r *http.Request) {
 	writeTransportError(w, errUnauthorized)
 }
 
-func (e *Endpoint) runListen(w http.ResponseWriter, r *http.Request, c *call, agreed listenFilter) {
-	if !acceptsType(r.Header.Values("Accept"), "text/event-stream", "text/*") {
+// runListen serves the stream of a listen request; release runs when it
+// ends.
+func (e *Endpoint) runListen(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, caller *authn.Principal, agreed listenFilter, release func()) {
+	if !acceptsType(r.Header["Accept"], "text/event-stream", "text/*") {
+		release()
 		writeTransportError(w, errNotAcceptableSSE)
 		return
 	}
-	meta := []byte(`{"io.modelcontextprotocol/subscriptionId":` + c.id.Raw() + `}`)
-	tools := e.watchTools(r.Context(), c.caller, agreed.ToolsListChanged) // before subscribing, as in streamGET
-	sub := e.hub.Subscribe(subjectOf(c.caller))
-	defer sub.Close()
+	meta := []byte(`{"io.modelcontextprotocol/subscriptionId":` + id.Raw() + `}`)
+	tools := e.watchTools(r.Context(), caller, agreed.ToolsListChanged) // before subscribing, as in streamGET
+	sub := e.hub.Subscribe(subjectOf(caller))
+	end := func() {
+		sub.Close()
+		release()
+	}
 	out, err := startSSE(w, nil)
 	if err != nil {
+		end()
 		return
 	}
 	filter, _ := json.Marshal(agreed)
 	ack := append([]byte(`{"notifications":`), filter...)
 	ack = append(append(append(ack, `,"_meta":`...), meta...), '}')
 	if out.message(notification("notifications/subscriptions/acknowledged", ack)) != nil {
+		end()
 		return
 	}
 	listChanged := notification("notifications/resources/list_changed", append(append([]byte(`{"_meta":`), meta...), '}'))
 	toolsChanged := notification("notifications/tools/list_changed", append(append([]byte(`{"_meta":`), meta...), '}'))
-	ticker := time.NewTicker(e.keepAlive)
-	defer ticker.Stop()
-	expired, stopExpiry := until(c.caller.Expires)
-	defer stopExpiry()
-	ctx := r.Context()
-	for {
-		select {
-		case <-ctx.Done():
-			return // the client closed the stream: the subscription ends
-		case <-expired:
-			return // the token expired: the client listens again with a fresh one
-		case <-sub.Done():
-			if !sub.Dropped() {
-				// The server is shutting down: complete the listen request.
-				result := []byte(`{"resultType":"complete","_meta":` + string(meta) + `}`)
-				_ = out.message(jsonrpc.AppendResult(nil, c.id, result))
+	out.keep(r, func(ctx context.Context) {
+		ticker := time.NewTicker(e.keepAlive)
+		defer ticker.Stop()
+		expired, stopExpiry := until(caller.Expires)
+		defer stopExpiry()
+		var err error
+		for {
+			select {
+			case <-ctx.Done():
+				return // the client closed the stream: the subscription ends
+			case <-expired:
+				return // the token expired: the client listens again with a fresh one
+			case <-sub.Done():
+				if !sub.Dropped() {
+					// The server is shutting down: complete the listen request.
+					result := []byte(`{"resultType":"complete","_meta":` + string(meta) + `}`)
+					_ = out.message(jsonrpc.AppendResult(nil, id, result))
+				}
+				return
+			case <-ticker.C:
+				err = out.comment("keep-alive")
+			case ev := <-sub.Events():
+				switch {
+				case ev.Kind == notify.ListChanged:
+					if agreed.ResourcesListChanged {
+						err = out.message(listChanged)
+					}
+					if err == nil && tools.changed(ctx) {
+						err = out.message(toolsChanged)
+					}
+				case ev.Kind == notify.ResourceUpdated && slices.Contains(agreed.ResourceSubscriptions, ev.URI) &&
+					e.canRead(ctx, caller, ev.URI):
+					err = out.message(notification("notifications/resources/updated", uriParams(ev.URI, meta)))
+				}
 			}
-			return
-		case <-ticker.C:
-			err = out.comment("keep-alive")
-		case ev := <-sub.Events():
-			switch {
-			case ev.Kind == notify.ListChanged:
-				if agreed.ResourcesListChanged {
-					err = out.message(listChanged)
-				}
-				if err == nil && tools.changed(ctx) {
-					err = out.message(toolsChanged)
-				}
-			case ev.Kind == notify.ResourceUpdated && slices.Contains(agreed.ResourceSubscriptions, ev.URI) &&
-				e.canRead(ctx, c.caller, ev.URI):
-				err = out.message(notification("notifications/resources/updated", uriParams(ev.URI, meta)))
+			if err != nil {
+				return
 			}
 		}
-		if err != nil {
-			return
-		}
-	}
+	}, end)
 }
 
 // toolWatch remembers which bridge tools a stream's caller could use, so

@@ -46,6 +46,7 @@ type App struct {
 	// Change notifications: the hub, and with a PostgreSQL database the
 	// broker that carries events between instances, over its own pool.
 	hub        *notify.Hub
+	ep         *mcphttp.Endpoint // its streams outlive their handlers: Run waits for them
 	broker     *pgnotify.Broker
 	notifyPool *pgxpool.Pool
 
@@ -136,6 +137,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("endpoint: %w", err)
 	}
+	a.ep = ep
 	if a.handler, err = a.routes(ep, auth); err != nil {
 		return nil, err
 	}
@@ -214,6 +216,9 @@ func (a *App) run(ctx context.Context) error {
 	defer cancel()
 	err := a.srv.Shutdown(sctx)
 	<-errc // http.ErrServerClosed, at once
+	if err == nil {
+		err = a.ep.WaitStreams(sctx) // the streams the hub's Close ended write their last message
+	}
 	if err != nil {
 		a.srv.Close()
 		return fmt.Errorf("shutdown: %w", err)

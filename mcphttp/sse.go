@@ -1,0 +1,163 @@
+package mcphttp
+
+import (
+	"context"
+
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// The event streams' writer. A stream starts as an ordinary response:
+// headers, the opening comment and the first messages go through the
+// ResponseWriter. On HTTP/1.1 it then detaches from the handler
+// (Hijack): the handler returns, and a goroutine of the stream's own
+// writes the rest of the chunked response straight to the connection and
+// closes it at the end, while another waits for the client to go. That
+// frees what net/http keeps for a handler that is still running (its
+// goroutine's stack, a background reader's, the connection's and the
+// response's buffers): an idle stream costs some 10 KiB instead of 30
+// (examples/bench -streams). Anything else (HTTP/2, a ResponseWriter of a
+// middleware that cannot hijack) keeps the stream in the handler, as
+// before.
+
+// sse writes Server-Sent Events to one stream.
+type sse struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+
+	// Once detached: the connection, written to in HTTP/1.1 chunks.
+	mu   sync.Mutex
+	conn net.Conn
+}
+
+// startSSE sends the stream's headers. The server's WriteTimeout would cut
+// a long-lived stream, so it is lifted and replaced by a deadline per write.
+func startSSE(w http.ResponseWriter, extra func(http.Header)) (*sse, error) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	h.Add("Vary", "Authorization")
+	if extra != nil {
+		extra(h)
+	}
+	s := &sse{w: w, rc: http.NewResponseController(w)}
+	_ = s.rc.SetWriteDeadline(time.Time{})
+	w.WriteHeader(http.StatusOK)
+	return s, s.comment("stream open")
+}
+
+func (s *sse) write(b []byte) error {
+	s.mu.Lock()
+	conn := s.conn
+	s.mu.Unlock()
+	if conn != nil {
+		return writeChunk(conn, b)
+	}
+	_ = s.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	if _, err := s.w.Write(b); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// writeChunk writes b as one HTTP/1.1 chunk, with the stream's write
+// deadline.
+func writeChunk(conn net.Conn, b []byte) error {
+	c := make([]byte, 0, len(b)+16)
+	c = strconv.AppendInt(c, int64(len(b)), 16)
+	c = append(append(append(c, '\r', '\n'), b...), '\r', '\n')
+	_ = conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	_, err := conn.Write(c)
+	return err
+}
+
+// message sends one JSON-RPC message as an SSE "message" event.
+func (s *sse) message(msg []byte) error {
+	b := make([]byte, 0, len(msg)+32)
+	b = append(b, "event: message\ndata: "...)
+	b = append(b, msg...)
+	return s.write(append(b, "\n\n"...))
+}
+
+func (s *sse) comment(text string) error {
+	return s.write([]byte(": " + text + "\n\n"))
+}
+
+// detach takes the connection over from net/http when r is an HTTP/1.1
+// request whose ResponseWriter can hijack, so that the handler can return
+// while the stream goes on. It returns the stream's context (r's values;
+// done when the client closes the connection or sends anything, which a
+// stream has no use for) and true; false when the stream must stay in the
+// handler. After a detach, close must end the stream.
+func (s *sse) detach(r *http.Request) (context.Context, bool) {
+	if r.ProtoMajor != 1 || r.ProtoMinor < 1 || r.Method == http.MethodHead {
+		return nil, false // only HTTP/1.1 responses are chunked
+	}
+	if err := s.rc.Flush(); err != nil {
+		return nil, false
+	}
+	conn, _, err := s.rc.Hijack()
+	if err != nil {
+		return nil, false // HTTP/2, or a ResponseWriter that cannot hijack
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	s.mu.Lock()
+	s.conn, s.w, s.rc = conn, nil, nil
+	s.mu.Unlock()
+	go func() {
+		// The client closing the connection (or writing to it) ends the
+		// stream, as net/http's background read cancelled the request's
+		// context before.
+		var one [1]byte
+		_, _ = conn.Read(one[:])
+		cancel()
+	}()
+	return ctx, true
+}
+
+// close ends a detached stream: the last chunk, then the connection.
+func (s *sse) close() {
+	s.mu.Lock()
+	conn := s.conn
+	s.mu.Unlock()
+	if conn == nil {
+		return
+	}
+	_ = conn.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = conn.Write([]byte("0\r\n\r\n"))
+	_ = conn.Close()
+}
+
+// keep runs loop, the rest of a stream whose headers and first messages
+// are out: in a goroutine of its own once the stream is detached (the
+// handler returns), else in the handler. end runs after loop either way.
+func (s *sse) keep(r *http.Request, loop func(ctx context.Context), end func()) {
+	if ctx, ok := s.detach(r); ok {
+		go func() {
+			defer end()
+			defer s.close()
+			loop(ctx)
+		}()
+		return
+	}
+	defer end()
+	loop(r.Context())
+}
+
+// WaitStreams returns once every event stream of the endpoint has ended,
+// or with ctx's error. On HTTP/1.1 a stream outlives its handler (it is
+// detached from net/http once its first messages are out), so
+// http.Server.Shutdown does not wait for it: call the hub's Close (which
+// ends the streams, and has the modern ones completed), then WaitStreams,
+// so that those completions are written before the process exits. Without
+// notifications it returns at once.
+func (e *Endpoint) WaitStreams(ctx context.Context) error {
+	if e.streams == nil {
+		return nil
+	}
+	return e.streams.wait(ctx)
+}
