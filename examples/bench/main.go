@@ -20,7 +20,11 @@
 //	             authentication
 //	bare         two bare net/http handlers, each writing a response
 //	             captured from a kit server (same bytes, same headers):
-//	             the baselines
+//	             the baselines; the private one holds the same prepared
+//	             entries in memory (the application's data, which a bare
+//	             server serving it would hold too: both processes' garbage
+//	             collectors mark the same heap; -bare-data=false leaves
+//	             them out)
 //
 // The load generator (this process) runs -conns connections, each sending
 // the next request as soon as it has the previous response, for -duration
@@ -94,6 +98,7 @@ type options struct {
 	cpuProfile  string
 	streams     int
 	heapProfile string
+	bareData    bool
 }
 
 func parse(args []string, out io.Writer) (options, error) {
@@ -108,6 +113,7 @@ func parse(args []string, out io.Writer) (options, error) {
 	fs.IntVar(&o.statics, "statics", 50, "static resources of the public page")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write CPU profiles of the servers into this directory, one per scenario and round (SCENARIO.ROUND.pprof; go tool pprof merges several)")
 	fs.IntVar(&o.streams, "streams", 0, "instead of the throughput rounds: open this many idle notification streams and report the server's memory per stream")
+	fs.BoolVar(&o.bareData, "bare-data", true, "the bare private server holds the same prepared entries as the kit's (the application's data), so that both collectors mark the same heap")
 	fs.StringVar(&o.heapProfile, "heapprofile", "", "with -streams: write the server's heap profile with the streams open to this file")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -294,7 +300,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	barePrivate, err := e.start("bare-private", "-serve", serveBare, "-response", filepath.Join(e.dir, "private.json"))
+	bareEntries := 0
+	if o.bareData {
+		bareEntries = o.entries
+	}
+	barePrivate, err := e.start("bare-private", "-serve", serveBare, "-response", filepath.Join(e.dir, "private.json"),
+		"-entries", fmt.Sprint(bareEntries))
 	if err != nil {
 		return err
 	}

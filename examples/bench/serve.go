@@ -104,6 +104,10 @@ func serve(args []string, in io.Reader, out io.Writer) error {
 		h, err = kitStatic(c, log)
 	case serveBare:
 		h, err = bare(c.response)
+		// The application's data, which a bare server serving it holds
+		// too: the collectors of both processes mark the same heap.
+		data := newPrepared(c.entries)
+		defer runtime.KeepAlive(data)
 	default:
 		err = fmt.Errorf("unknown server kind %q", c.kind)
 	}
