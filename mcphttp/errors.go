@@ -219,7 +219,8 @@ func challengeStatus(err error) (int, Outcome) {
 	switch {
 	case errors.Is(err, authn.ErrInsufficientScope):
 		return http.StatusForbidden, OutcomeDenied
-	case errors.Is(err, authn.ErrNoCredentials), errors.Is(err, authn.ErrInvalidToken):
+	case errors.Is(err, authn.ErrNoCredentials), errors.Is(err, authn.ErrInvalidToken),
+		errors.Is(err, authn.ErrInvalidDPoPProof), errors.Is(err, authn.ErrUseDPoPNonce):
 		return http.StatusUnauthorized, OutcomeUnauthenticated
 	case errors.Is(err, authn.ErrInvalidRequest):
 		return http.StatusBadRequest, OutcomeInvalid
