@@ -498,3 +498,28 @@ func httptestRecorder(h http.Handler, method, target string) string {
 	h.ServeHTTP(w, httptest.NewRequest(method, target, nil))
 	return w.Body.String()
 }
+
+// An RSA jwk whose n or e holds a line break (which Go's base64 decoder
+// skips, even in strict mode) is the same key under another thumbprint:
+// refused, so that each proof key has one thumbprint (RFC 7638 §3 takes
+// the members as base64url, which has no line breaks).
+func TestDPoPRSAKeyOneEncoding(t *testing.T) {
+	d := newDPoPEnv(t, testissuer.RSA, nil)
+	pub, err := d.key.PublicJWK()
+	require.NoError(t, err)
+	n, e := pub["n"].(string), pub["e"].(string)
+	good, err := parseProof(d.proof(t, http.MethodPost, nil), defaultMaxProofBytes, d.a.dpop.allowed)
+	require.NoError(t, err)
+	assert.Equal(t, d.jkt, good.jkt)
+	for name, jwk := range map[string]map[string]any{
+		"n with LF":            withMember(pub, "n", n[:10]+"\n"+n[10:]),
+		"n with CRLF":          withMember(pub, "n", n[:10]+"\r\n"+n[10:]),
+		"e with LF":            withMember(pub, "e", e[:2]+"\n"+e[2:]),
+		"n with CR at the end": withMember(pub, "n", n+"\r"),
+	} {
+		proof := d.proof(t, http.MethodPost, func(p *testissuer.Proof) { p.Header = map[string]any{"jwk": jwk} })
+		_, err := parseProof(proof, defaultMaxProofBytes, d.a.dpop.allowed)
+		assert.ErrorIs(t, err, ErrInvalidDPoPProof, name)
+		assert.Equal(t, "dpop_jwk", rejectReason(err), name)
+	}
+}

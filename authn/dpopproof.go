@@ -211,9 +211,9 @@ func (pr *dpopProof) readKey(jwkv jsonstrict.Value) error {
 		pr.key, pr.fam = ed25519.PublicKey(xb), famEd25519
 		sum = sha256.Sum256([]byte(`{"crv":"Ed25519","kty":"OKP","x":"` + x + `"}`))
 	case "RSA":
-		nb, err1 := b64.DecodeString(n)
-		eb, err2 := b64.DecodeString(e)
-		if err1 != nil || err2 != nil || len(nb) == 0 || nb[0] == 0 || len(eb) == 0 || len(eb) > 4 || eb[0] == 0 {
+		nb, ok1 := decodeB64URL(n)
+		eb, ok2 := decodeB64URL(e)
+		if !ok1 || !ok2 || len(nb) == 0 || nb[0] == 0 || len(eb) == 0 || len(eb) > 4 || eb[0] == 0 {
 			return errProofKey
 		}
 		pub := &rsa.PublicKey{N: new(big.Int).SetBytes(nb)}
@@ -242,6 +242,19 @@ func decodeFixed(s string, size int) ([]byte, bool) {
 	}
 	b, err := b64.DecodeString(s)
 	return b, err == nil && len(b) == size
+}
+
+// decodeB64URL decodes strict base64url made of the base64url alphabet
+// only: the decoder alone skips line breaks, which would give one key
+// several encodings and so several thumbprints.
+func decodeB64URL(s string) ([]byte, bool) {
+	for i := 0; i < len(s); i++ {
+		if !b64urlChar[s[i]] {
+			return nil, false
+		}
+	}
+	b, err := b64.DecodeString(s)
+	return b, err == nil
 }
 
 // keyOpsVerify: key_ops is an array of strings that contains "verify".
