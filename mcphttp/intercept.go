@@ -62,7 +62,12 @@ import (
 //
 // Origin and DNS-rebinding protection and the body limit apply to every
 // request. Forwarded requests are not authenticated by Intercept: protect
-// the legacy handler with its own middleware if it needs it.
+// the legacy handler with its own middleware if it needs it. The one
+// exception is a first tools/list page with the tools bridge: Intercept
+// authenticates it (to list the caller's bridge tools) and forwards it
+// with that principal in its context (authn.NewContext), so that the
+// legacy handler's authn middleware uses it instead of verifying the
+// request again, which a DPoP proof, good for one use, would fail.
 func Intercept(inv *inventory.Inventory, legacy http.Handler, opts Options) (http.Handler, error) {
 	if opts.Notifications != nil {
 		return nil, errors.New("mcphttp: Options.Notifications is not supported by Intercept: the legacy handler owns sessions and streams")

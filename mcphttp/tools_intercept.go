@@ -186,13 +186,22 @@ func (h *interceptor) mergesTools(msg jsonrpc.Message) bool {
 // other answer (an error, a refused session) passes unchanged.
 func (h *interceptor) serveToolsList(w http.ResponseWriter, r *http.Request, b *jsonrpc.Body) {
 	msg := b.Message
+	// The request is authenticated once, here, and the principal goes
+	// with it to the legacy handler and to serveOwned: a second
+	// Authenticate of the same request would find its DPoP proof used
+	// already (a replay) and lose the caller.
+	caller := h.e.softPrincipal(r)
+	if caller != nil {
+		if _, ok := authn.FromContext(r.Context()); !ok {
+			r = r.WithContext(authn.NewContext(r.Context(), *caller))
+		}
+	}
 	rec := &recorder{header: make(http.Header)}
 	h.forward(rec, r, b.Raw)
 	if code := errorCodeOf(rec, msg.ID.Raw()); code == jsonrpc.CodeMethodNotFound {
 		h.serveOwned(w, r, b)
 		return
 	}
-	caller := h.e.softPrincipal(r)
 	version, modern := requestVersion(r, msg)
 	defs, err := h.e.toolDefs(r.Context(), caller, version, nil)
 	if err != nil {
