@@ -37,8 +37,9 @@
 // opaque cursor. The callback must:
 //
 //   - query only the caller's records, with ownership in the query itself:
-//     req.Principal.Subject for a template owned by the subject (the
-//     default), req.Principal.ClientID for one declared
+//     req.Principal.Key() for a template owned by the subject (the
+//     default: the subject itself with one trusted issuer, issuer-qualified
+//     with several), req.Principal.ClientKey() for one declared
 //     Owner: OwnedByClient (a client-owned inventory; never ClientID for
 //     user-owned data). The kit never calls the template for a caller
 //     without that identity — a client-credentials token has no subject —
@@ -88,7 +89,7 @@
 //
 //	func listDocuments(db *sql.DB) inventory.ListFunc {
 //		return func(ctx context.Context, req inventory.ListRequest) (inventory.Page, error) {
-//			owner := req.Principal.Subject
+//			owner := req.Principal.Key() // the subject; issuer-qualified with several issuers
 //			if owner == "" {
 //				return inventory.Page{}, errors.New("documents: no subject") // never list everything
 //			}

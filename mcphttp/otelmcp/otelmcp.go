@@ -39,8 +39,10 @@ type Options struct {
 	// propagation.NewCompositeTextMapPropagator() (none), and its spans
 	// are then roots or children of its own HTTP middleware's.
 	Propagator propagation.TextMapPropagator
-	// RecordSubject adds the caller's subject to spans as enduser.id.
-	// False means no subject is exported.
+	// RecordSubject adds the caller's identity key to spans as enduser.id:
+	// the subject, qualified by its issuer when the verifier trusts several
+	// (authn.Principal.Key), so that equal subjects of two issuers are told
+	// apart. False means no subject is exported.
 	RecordSubject bool
 	// RecordURI adds the resource URI of reads, subscriptions and
 	// completions to spans as mcp.resource.uri, and makes it the span
@@ -193,7 +195,7 @@ func (o *Observer) annotate(span trace.Span, method string, tool bool, c *mcphtt
 		attrs = append(attrs, semconv.McpResourceURI(uri))
 	}
 	if o.opts.RecordSubject && c.Principal != nil && c.Principal.Subject != "" {
-		attrs = append(attrs, semconv.EnduserID(c.Principal.Subject))
+		attrs = append(attrs, semconv.EnduserID(c.Principal.Key()))
 	}
 	if c.ErrorType != "" {
 		attrs = append(attrs, semconv.ErrorTypeKey.String(c.ErrorType))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -13,9 +14,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/otelmcp"
 	"github.com/mcpkit/mcpkit/notify"
 )
@@ -390,4 +395,39 @@ func TestNoPrivateDataByDefault(t *testing.T) {
 	}
 	assert.Positive(t, seen, "subjects and URIs are exported when opted in")
 	assert.Contains(t, out, `span "resources/read docs://documents/`, "the URI is the span name's target")
+}
+
+// TestSubjectOfSeveralIssuers: with RecordSubject, enduser.id is the
+// caller's identity key, so alice of one issuer and alice of another are
+// two users in traces too; with one issuer (no Principal.Issuer) it is the
+// bare subject. Without RecordSubject neither is exported.
+func TestSubjectOfSeveralIssuers(t *testing.T) {
+	for _, record := range []bool{true, false} {
+		rec := tracetest.NewSpanRecorder()
+		o, err := otelmcp.New(otelmcp.Options{
+			TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)),
+			RecordSubject:  record,
+		})
+		require.NoError(t, err)
+		for _, iss := range []string{"https://a.example", "https://b.example", ""} {
+			c := &mcphttp.Call{
+				Method:    "resources/list",
+				Principal: &authn.Principal{Issuer: iss, Subject: "alice"},
+				Request:   httptest.NewRequest(http.MethodPost, "/mcp", nil),
+				Status:    http.StatusOK,
+			}
+			o.End(o.Start(context.Background(), c), c)
+		}
+		var ids []string
+		for _, s := range rec.Ended() {
+			if id, ok := attrs(s.Attributes())["enduser.id"]; ok {
+				ids = append(ids, id)
+			}
+		}
+		if !record {
+			assert.Empty(t, ids, "no subject without RecordSubject")
+			continue
+		}
+		assert.Equal(t, []string{"https://a.example#alice", "https://b.example#alice", "alice"}, ids)
+	}
 }
