@@ -1,6 +1,8 @@
 package mcphttp_test
 
 import (
+	"bufio"
+	"compress/gzip"
 	"context"
 	"net"
 	"net/http"
@@ -29,11 +31,22 @@ type detachFixture struct {
 
 func newDetachFixture(t *testing.T, http2 bool) *detachFixture {
 	t.Helper()
+	return newWrappedDetachFixture(t, http2, nil)
+}
+
+// newWrappedDetachFixture serves the endpoint behind wrap (a user's
+// middleware), nil for none.
+func newWrappedDetachFixture(t *testing.T, http2 bool, wrap func(http.Handler) http.Handler) *detachFixture {
+	t.Helper()
 	f := &detachFixture{fixture: newFixture(t, fixtureOptions{}), hub: notify.New(notify.Options{})}
 	ep, err := mcphttp.New(f.inv, mcphttp.Options{Authenticator: f.auth, Notifications: f.hub, KeepAlive: time.Hour})
 	require.NoError(t, err)
 	f.ep = ep
-	f.srv = httptest.NewUnstartedServer(ep)
+	var h http.Handler = ep
+	if wrap != nil {
+		h = wrap(ep)
+	}
+	f.srv = httptest.NewUnstartedServer(h)
 	f.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateHijacked {
 			f.hijacked.Add(1)
@@ -118,5 +131,113 @@ func TestShutdownCompletesDetachedStreams(t *testing.T) {
 	for i, s := range streams {
 		assert.Contains(t, s.next(t), `"resultType":"complete"`, "stream %d", i)
 		<-s.done // the stream ended
+	}
+}
+
+// gzipWriter is a user's compressing middleware's ResponseWriter: what
+// the handler writes goes through gzip (Flush flushes it), reachable by
+// http.ResponseController through Unwrap; with hijack, it also forwards
+// Hijack to the writer it wraps, as common gzip middleware does.
+type gzipWriter struct {
+	http.ResponseWriter
+	gz     *gzip.Writer
+	hijack bool
+}
+
+func (w *gzipWriter) WriteHeader(code int) {
+	w.Header().Set("Content-Encoding", "gzip")
+	w.Header().Del("Content-Length")
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *gzipWriter) Write(b []byte) (int, error) { return w.gz.Write(b) }
+
+func (w *gzipWriter) Flush() {
+	_ = w.gz.Flush()
+	http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+func (w *gzipWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// hijackingGzipWriter is gzipWriter with a Hijack of its own.
+type hijackingGzipWriter struct{ *gzipWriter }
+
+func (w hijackingGzipWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}
+
+func gzipMiddleware(hijack bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+				next.ServeHTTP(w, r)
+				return
+			}
+			gw := &gzipWriter{ResponseWriter: w, gz: gzip.NewWriter(w)}
+			defer func() { _ = gw.gz.Close() }()
+			if hijack {
+				next.ServeHTTP(hijackingGzipWriter{gw}, r)
+				return
+			}
+			next.ServeHTTP(gw, r)
+		})
+	}
+}
+
+// countingWriter is a logging middleware's ResponseWriter: it passes the
+// bytes through as they are, and lets ResponseController reach the
+// writer it wraps.
+type countingWriter struct {
+	http.ResponseWriter
+	n int
+}
+
+func (w *countingWriter) Write(b []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(b)
+	w.n += n
+	return n, err
+}
+
+func (w *countingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// A stream detaches only when what it writes to the connection is what
+// the client reads: a middleware that encodes the body (Content-Encoding)
+// would otherwise see the rest of the stream bypass it, and the client
+// would decode raw chunks as gzip. Behind such a middleware the stream
+// stays in its handler and goes on arriving intact; behind one that
+// passes bytes through, it still detaches.
+func TestStreamsDetachOnlyBehindPassThroughMiddleware(t *testing.T) {
+	for name, tc := range map[string]struct {
+		wrap   func(http.Handler) http.Handler
+		detach bool
+	}{
+		// attack: gzip with Unwrap; a Hijack through it skips the compressor
+		"gzip middleware with Unwrap": {wrap: gzipMiddleware(false)},
+		// attack: gzip forwarding Hijack to the writer it wraps
+		"gzip middleware forwarding Hijack": {wrap: gzipMiddleware(true)},
+		"pass-through logging middleware": {wrap: func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				next.ServeHTTP(&countingWriter{ResponseWriter: w}, r)
+			})
+		}, detach: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newWrappedDetachFixture(t, false, tc.wrap)
+			s := f.listen(t, 5)
+			defer s.close()
+			waitSubscribers(t, f.hub, "alice", 1)
+			if tc.detach {
+				require.Eventually(t, func() bool { return f.hijacked.Load() == 1 }, 5*time.Second, time.Millisecond)
+			} else {
+				assert.True(t, s.resp.Uncompressed, "the client decompressed the stream")
+			}
+			f.hub.ListChanged(context.Background(), "alice")
+			assert.Contains(t, s.next(t), "notifications/resources/list_changed")
+			f.hub.ListChanged(context.Background(), "alice")
+			assert.Contains(t, s.next(t), "notifications/resources/list_changed")
+			if !tc.detach {
+				assert.Zero(t, f.hijacked.Load(), "an encoded stream stays in its handler")
+			}
+		})
 	}
 }

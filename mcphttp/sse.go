@@ -20,8 +20,8 @@ import (
 // goroutine's stack, a background reader's, the connection's and the
 // response's buffers): an idle stream costs some 10 KiB instead of 30
 // (examples/bench -streams). Anything else (HTTP/2, a ResponseWriter of a
-// middleware that cannot hijack) keeps the stream in the handler, as
-// before.
+// middleware that cannot hijack, a response whose body a middleware
+// encodes: Content-Encoding) keeps the stream in the handler, as before.
 
 // sse writes Server-Sent Events to one stream.
 type sse struct {
@@ -96,6 +96,12 @@ func (s *sse) comment(text string) error {
 func (s *sse) detach(r *http.Request) (context.Context, bool) {
 	if r.ProtoMajor != 1 || r.ProtoMinor < 1 || r.Method == http.MethodHead {
 		return nil, false // only HTTP/1.1 responses are chunked
+	}
+	if h := s.w.Header(); len(h["Content-Encoding"]) > 0 || len(h["Content-Length"]) > 0 || len(h["Transfer-Encoding"]) > 0 {
+		// A middleware encodes or frames the body (gzip, say): what the
+		// client reads is not what the stream writes, so the rest of it
+		// must go through that middleware too.
+		return nil, false
 	}
 	if err := s.rc.Flush(); err != nil {
 		return nil, false
