@@ -125,6 +125,16 @@
 // new one with a fresh token. Each stream has a bounded queue: a client that
 // does not keep up is disconnected, it never makes the server buffer more. Streams lift the
 // server's WriteTimeout for themselves and bound each write instead.
+// On HTTP/1.1 a stream detaches from its handler once its first messages
+// are out (the connection is hijacked): the handler returns while the
+// stream goes on, so http.Server.Shutdown and Close neither wait for nor
+// end it, middleware around the endpoint sees no more of it, and the
+// checks it makes later (gate policies, grant stores) see the request's
+// context values after that middleware returned. Close the hub, then call
+// [Endpoint.WaitStreams] (see Options.Notifications). HTTP/2, HTTP/1.0,
+// a middleware's ResponseWriter that cannot hijack, and a response whose
+// body a middleware encodes (Content-Encoding) keep the stream in its
+// handler.
 // Intercept does not support notifications (the legacy handler owns
 // sessions and streams there).
 //
