@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"compress/gzip"
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -240,4 +241,35 @@ func TestStreamsDetachOnlyBehindPassThroughMiddleware(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A detached stream closes its connection when it ends, so its response
+// says so (Connection: close): otherwise a client takes the connection
+// back into its pool when the stream ends, and its next request (a POST,
+// which it does not retry) can go out on a connection the server has
+// just closed. Here the server ends each stream (a new GET replaces the
+// session's stream) and the client posts at once, 100 times: no request
+// fails.
+func TestDetachedStreamsCloseTheirConnection(t *testing.T) {
+	f := newNotifyFixture(t, 0)
+	alice := f.token(t, "alice")
+	session := f.initialize(t, alice)
+	old := openStream(t, f.get(t, alice, session))
+	assert.True(t, old.resp.Close, "an HTTP/1.1 stream's response has Connection: close")
+	for i := range 100 {
+		next := f.get(t, alice, session) // replaces old: the server ends it
+		<-old.done                       // old's body ended: a pooled connection would be reused now
+		rq, err := http.NewRequest(http.MethodPost, f.srv.URL, strings.NewReader(legacy(1, "resources/templates/list", nil)))
+		require.NoError(t, err)
+		rq.Header.Set("Content-Type", "application/json")
+		rq.Header.Set("Accept", "application/json, text/event-stream")
+		rq.Header.Set("Authorization", "Bearer "+alice)
+		resp, err := f.srv.Client().Do(rq)
+		require.NoError(t, err, "request %d after a stream the server ended", i)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		old = openStream(t, next)
+	}
+	old.close()
 }

@@ -35,12 +35,19 @@ type sse struct {
 
 // startSSE sends the stream's headers. The server's WriteTimeout would cut
 // a long-lived stream, so it is lifted and replaced by a deadline per write.
-func startSSE(w http.ResponseWriter, extra func(http.Header)) (*sse, error) {
+// A stream that may detach says that its connection closes when it ends
+// (a detached stream closes it): a client must not take the connection
+// back into its pool then, where its next request could go out on a
+// connection the server has just closed.
+func startSSE(w http.ResponseWriter, r *http.Request, extra func(http.Header)) (*sse, error) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	h.Add("Vary", "Authorization")
+	if chunked(r) {
+		h.Set("Connection", "close") // HTTP/1 only: on HTTP/2 it would shut the connection down
+	}
 	if extra != nil {
 		extra(h)
 	}
@@ -94,8 +101,8 @@ func (s *sse) comment(text string) error {
 // stream has no use for) and true; false when the stream must stay in the
 // handler. After a detach, close must end the stream.
 func (s *sse) detach(r *http.Request) (context.Context, bool) {
-	if r.ProtoMajor != 1 || r.ProtoMinor < 1 || r.Method == http.MethodHead {
-		return nil, false // only HTTP/1.1 responses are chunked
+	if !chunked(r) {
+		return nil, false
 	}
 	if h := s.w.Header(); len(h["Content-Encoding"]) > 0 || len(h["Content-Length"]) > 0 || len(h["Transfer-Encoding"]) > 0 {
 		// A middleware encodes or frames the body (gzip, say): what the
@@ -123,6 +130,12 @@ func (s *sse) detach(r *http.Request) (context.Context, bool) {
 		cancel()
 	}()
 	return ctx, true
+}
+
+// chunked reports whether the response to r is an HTTP/1.1 chunked one,
+// the only kind a stream detaches from.
+func chunked(r *http.Request) bool {
+	return r.ProtoMajor == 1 && r.ProtoMinor >= 1 && r.Method != http.MethodHead
 }
 
 // close ends a detached stream: the last chunk, then the connection.

@@ -80,7 +80,7 @@ func (e *Endpoint) streamGET(w http.ResponseWriter, r *http.Request) {
 		detach()
 		e.streams.release(owner)
 	}
-	out, err := startSSE(w, nil)
+	out, err := startSSE(w, r, nil)
 	if err != nil {
 		end()
 		return
@@ -280,7 +280,7 @@ func (e *Endpoint) runListen(w http.ResponseWriter, r *http.Request, id jsonrpc.
 		sub.Close()
 		release()
 	}
-	out, err := startSSE(w, nil)
+	out, err := startSSE(w, r, nil)
 	if err != nil {
 		end()
 		return
