@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/notify"
 )
@@ -272,4 +274,83 @@ func TestDetachedStreamsCloseTheirConnection(t *testing.T) {
 		old = openStream(t, next)
 	}
 	old.close()
+}
+
+// requestScoped is a value a service's middleware puts in the request's
+// context and releases when the request is over (a transaction, a pooled
+// router context).
+type requestScoped struct{ released atomic.Bool }
+
+type requestScopedKey struct{}
+
+// A detached stream outlives its request: the checks it makes later (here
+// a gate's policy, asked again before each resources/updated) get the
+// caller in their context and none of the request's values, which the
+// middleware has released by then. Before, they got the released value.
+func TestDetachedStreamDropsRequestValues(t *testing.T) {
+	base := newFixture(t, fixtureOptions{})
+	hub := notify.New(notify.Options{})
+	type seen struct {
+		scoped  *requestScoped
+		subject string
+	}
+	checks := make(chan seen, 16)
+	const uri = "docs://beta"
+	inv, err := inventory.New([]inventory.Resource{{
+		URI: uri, Name: "beta", Access: inventory.Public, Gates: []string{"beta"},
+		Read: inventory.TextReader("text/plain", "beta"),
+	}}, nil, inventory.Options{Notifier: hub, Gates: []inventory.Gate{{Name: "beta", Policy: func(ctx context.Context, p *authn.Principal) bool {
+		v, _ := ctx.Value(requestScopedKey{}).(*requestScoped)
+		from, _ := authn.FromContext(ctx)
+		select {
+		case checks <- seen{scoped: v, subject: from.Subject}:
+		default:
+		}
+		return p != nil && p.Subject == "alice"
+	}}}})
+	require.NoError(t, err)
+	ep, err := mcphttp.New(inv, mcphttp.Options{Authenticator: base.auth, Notifications: hub, KeepAlive: time.Hour})
+	require.NoError(t, err)
+	var hijacked atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v := &requestScoped{}
+		defer v.released.Store(true)
+		ep.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestScopedKey{}, v)))
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateHijacked {
+			hijacked.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(func() { hub.Close(); srv.Close() })
+
+	body, hdr := modern(1, "subscriptions/listen", map[string]any{"notifications": map[string]any{"resourceSubscriptions": []string{uri}}})
+	req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+base.token(t, "alice"))
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	s := openStream(t, resp)
+	defer s.close()
+	assert.Contains(t, s.next(t), "notifications/subscriptions/acknowledged")
+	require.Eventually(t, func() bool { return hijacked.Load() == 1 }, 5*time.Second, time.Millisecond, "the stream detached")
+	for len(checks) > 0 {
+		<-checks // the checks made while the request was still being served
+	}
+
+	hub.ResourceUpdated(context.Background(), "alice", uri)
+	assert.Contains(t, s.next(t), "notifications/resources/updated")
+	select {
+	case c := <-checks:
+		assert.Nil(t, c.scoped, "a detached stream's check never sees the finished request's values")
+		assert.Equal(t, "alice", c.subject, "it sees the caller")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the gate's policy was not asked again")
+	}
 }

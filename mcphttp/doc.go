@@ -129,8 +129,9 @@
 // are out (the connection is hijacked): the handler returns while the
 // stream goes on, so http.Server.Shutdown and Close neither wait for nor
 // end it, middleware around the endpoint sees no more of it, and the
-// checks it makes later (gate policies, grant stores) see the request's
-// context values after that middleware returned. Close the hub, then call
+// checks it makes later (gate policies, grant stores) get a context with
+// the caller (authn.FromContext) and none of the finished request's other
+// values, which that middleware may have released. Close the hub, then call
 // [Endpoint.WaitStreams] (see Options.Notifications). HTTP/2, HTTP/1.0,
 // a middleware's ResponseWriter that cannot hijack, and a response whose
 // body a middleware encodes (Content-Encoding) keep the stream in its

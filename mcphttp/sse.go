@@ -2,12 +2,13 @@ package mcphttp
 
 import (
 	"context"
-
 	"net"
 	"net/http"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/mcpkit/mcpkit/authn"
 )
 
 // The event streams' writer. A stream starts as an ordinary response:
@@ -96,11 +97,17 @@ func (s *sse) comment(text string) error {
 
 // detach takes the connection over from net/http when r is an HTTP/1.1
 // request whose ResponseWriter can hijack, so that the handler can return
-// while the stream goes on. It returns the stream's context (r's values;
-// done when the client closes the connection or sends anything, which a
-// stream has no use for) and true; false when the stream must stay in the
-// handler. After a detach, close must end the stream.
-func (s *sse) detach(r *http.Request) (context.Context, bool) {
+// while the stream goes on. It returns the stream's context and true;
+// false when the stream must stay in the handler. After a detach, close
+// must end the stream.
+//
+// The context carries the caller (authn.FromContext) and none of r's
+// other values: they belong to a request whose middleware has returned
+// and may have closed or recycled them (a transaction, a pooled router
+// context that already serves another request). It is done when the
+// client closes the connection or sends anything, which a stream has no
+// use for.
+func (s *sse) detach(r *http.Request, caller *authn.Principal) (context.Context, bool) {
 	if !chunked(r) {
 		return nil, false
 	}
@@ -117,7 +124,11 @@ func (s *sse) detach(r *http.Request) (context.Context, bool) {
 	if err != nil {
 		return nil, false // HTTP/2, or a ResponseWriter that cannot hijack
 	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	base := context.Background()
+	if caller != nil {
+		base = authn.NewContext(base, *caller)
+	}
+	ctx, cancel := context.WithCancel(base)
 	s.mu.Lock()
 	s.conn, s.w, s.rc = conn, nil, nil
 	s.mu.Unlock()
@@ -153,9 +164,11 @@ func (s *sse) close() {
 
 // keep runs loop, the rest of a stream whose headers and first messages
 // are out: in a goroutine of its own once the stream is detached (the
-// handler returns), else in the handler. end runs after loop either way.
-func (s *sse) keep(r *http.Request, loop func(ctx context.Context), end func()) {
-	if ctx, ok := s.detach(r); ok {
+// handler returns; loop's context then carries caller and nothing else of
+// r's), else in the handler, with r's context. end runs after loop either
+// way.
+func (s *sse) keep(r *http.Request, caller *authn.Principal, loop func(ctx context.Context), end func()) {
+	if ctx, ok := s.detach(r, caller); ok {
 		go func() {
 			defer end()
 			defer s.close()

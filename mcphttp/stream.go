@@ -86,7 +86,7 @@ func (e *Endpoint) streamGET(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	deadline := earliest(who.Expires, s.deadline(e.sessions.lim.Lifetime))
-	out.keep(r, func(ctx context.Context) {
+	out.keep(r, &who, func(ctx context.Context) {
 		ticker := time.NewTicker(e.keepAlive)
 		defer ticker.Stop()
 		expired, stopExpiry := until(deadline)
@@ -294,7 +294,7 @@ func (e *Endpoint) runListen(w http.ResponseWriter, r *http.Request, id jsonrpc.
 	}
 	listChanged := notification("notifications/resources/list_changed", append(append([]byte(`{"_meta":`), meta...), '}'))
 	toolsChanged := notification("notifications/tools/list_changed", append(append([]byte(`{"_meta":`), meta...), '}'))
-	out.keep(r, func(ctx context.Context) {
+	out.keep(r, caller, func(ctx context.Context) {
 		ticker := time.NewTicker(e.keepAlive)
 		defer ticker.Stop()
 		expired, stopExpiry := until(caller.Expires)
