@@ -165,7 +165,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (Principal, error) {
 	case scheme == schemeDPoP:
 		// The token's verification may come from a Cache; the proof is
 		// checked here, on every request, and never cached.
-		if err := a.dpop.check(r, proof, tok, p.DPoPThumbprint); err != nil {
+		if err := a.dpop.check(r, proof, tok, &p); err != nil {
 			return Principal{}, err
 		}
 	}

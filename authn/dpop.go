@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -92,13 +93,29 @@ type DPoPOptions struct {
 	NonceSecret []byte
 
 	// MaxReplayEntries bounds the proofs remembered for replay detection
-	// (in memory, per process). Zero means 100 000 (a few MB). When it is
-	// full of live entries, new proofs are refused with 503 and
-	// Retry-After rather than admitted unchecked. Proofs are remembered
-	// per process: behind a load balancer without affinity, a proof
-	// replayed to another instance is detected only by that instance's
-	// own memory; use nonces, short windows, or affinity.
+	// (in memory, per process). Zero means 100 000 (about 8 MB at most,
+	// counters included). When it is full of live entries, new proofs are
+	// refused with 503 and Retry-After rather than admitted unchecked.
+	// Proofs are remembered per process: behind a load balancer without
+	// affinity, a proof replayed to another instance is detected only by
+	// that instance's own memory; use nonces, short windows, or affinity.
 	MaxReplayEntries int
+
+	// MaxReplayEntriesPerCaller is each caller's share of MaxReplayEntries,
+	// so that no caller can fill the memory and lock the others out: a
+	// caller holding its share gets 503 and Retry-After (when its oldest
+	// proofs age out) for its new proofs, while everyone else's are still
+	// remembered and accepted. A caller is the token's identity, which an
+	// attacker cannot multiply by minting proof keys: its issuer and
+	// subject, else its issuer and client id, else the key it is bound to
+	// (cnf.jkt); only a proof that passed every other check, with its
+	// token, counts. A proof stays remembered between two and four
+	// ProofWindows, so a caller can make about MaxReplayEntriesPerCaller /
+	// (4 × ProofWindow) proofs a second, sustained, and its share at once.
+	// Zero means MaxReplayEntries / 50 (2 000 by default: 8 proofs a
+	// second with the default window, and 50 callers at their share to
+	// fill the memory); at most MaxReplayEntries, which turns shares off.
+	MaxReplayEntriesPerCaller int
 
 	// MaxProofBytes bounds the DPoP header; a longer proof is refused
 	// (invalid_dpop_proof) before it is decoded. Zero means 8 KiB.
@@ -118,6 +135,7 @@ const (
 	defaultNonceLifetime = 5 * time.Minute
 	maxNonceLifetime     = time.Hour
 	defaultMaxReplay     = 100_000
+	replayShares         = 50 // MaxReplayEntries / MaxReplayEntriesPerCaller by default
 	defaultMaxProofBytes = 8 << 10
 )
 
@@ -202,7 +220,14 @@ func newDPoPChecker(o DPoPOptions, resource string, log *slog.Logger) (*dpopChec
 	case maxReplay == 0:
 		maxReplay = defaultMaxReplay
 	}
-	c.replay = newReplayCache(maxReplay, 2*c.window+time.Second)
+	share := o.MaxReplayEntriesPerCaller
+	switch {
+	case share < 0 || share > maxReplay:
+		return nil, errors.New("authn: DPoPOptions.MaxReplayEntriesPerCaller must be from 0 to MaxReplayEntries")
+	case share == 0:
+		share = max(maxReplay/replayShares, 1)
+	}
+	c.replay = newReplayCache(maxReplay, share, 2*c.window+time.Second)
 	if o.RequireNonce {
 		life := o.NonceLifetime
 		switch {
@@ -236,12 +261,13 @@ func (c *dpopChecker) proofOf(r *http.Request) (*dpopProof, error) {
 	return parseProof(values[0], c.maxBytes, c.allowed)
 }
 
-// check verifies a parsed proof for request r carrying token, bound to
-// the key with thumbprint jkt (RFC 9449 §4.3 and §7.1): the signature by
-// the proof's own key, htm, htu, iat, ath, the key binding, the nonce, and
-// finally that the proof was not seen before (only a proof that passed
-// every other check is remembered).
-func (c *dpopChecker) check(r *http.Request, pr *dpopProof, token, jkt string) error {
+// check verifies a parsed proof for request r carrying token, whose
+// verified principal p is bound to the key with thumbprint p.DPoPThumbprint
+// (RFC 9449 §4.3 and §7.1): the signature by the proof's own key, htm,
+// htu, iat, ath, the key binding, the nonce, and finally that the proof
+// was not seen before (only a proof that passed every other check is
+// remembered, and charged to p's share of the replay memory).
+func (c *dpopChecker) check(r *http.Request, pr *dpopProof, token string, p *Principal) error {
 	if err := pr.verify(c.verifiers[pr.alg]); err != nil {
 		return err
 	}
@@ -261,20 +287,50 @@ func (c *dpopChecker) check(r *http.Request, pr *dpopProof, token, jkt string) e
 	if subtle.ConstantTimeCompare(want[:], []byte(pr.ath)) != 1 {
 		return errProofATH
 	}
-	if subtle.ConstantTimeCompare([]byte(pr.jkt), []byte(jkt)) != 1 {
+	if subtle.ConstantTimeCompare([]byte(pr.jkt), []byte(p.DPoPThumbprint)) != 1 {
 		return errKeyBinding
 	}
 	if c.nonces != nil && !c.nonces.valid(pr.nonce, now) {
 		return ErrUseDPoPNonce
 	}
-	switch c.replay.add(pr.replayKey(), now) {
+	res, retry, warn := c.replay.add(pr.replayKey(), c.identity(p), now)
+	switch res {
 	case replaySeen:
 		return errProofReplay
 	case replayFull:
-		c.log.Warn("authn: dpop: the replay cache is full of live proofs; refusing new ones until it rotates (raise DPoPOptions.MaxReplayEntries)")
-		return &UnavailableError{RetryAfter: c.replay.untilRotation(now)}
+		if warn { // once a rotation period, not on every refused request
+			c.log.Warn("authn: dpop: the replay cache is full of live proofs; refusing new ones until it rotates (raise DPoPOptions.MaxReplayEntries)")
+		}
+		return &UnavailableError{RetryAfter: retry}
+	case replayOverShare:
+		if warn {
+			c.log.Warn("authn: dpop: a caller holds its share of the replay cache; refusing its new proofs until they age out (DPoPOptions.MaxReplayEntriesPerCaller)")
+		}
+		return &UnavailableError{RetryAfter: retry}
 	}
 	return nil
+}
+
+// identity returns the replay-cache share p is charged to: a keyed hash
+// of p's issuer and subject, else its issuer and client id, else its
+// issuer and bound key. The kinds are told apart by a leading byte, and
+// the parts are separated by a NUL, which none of them contains.
+func (c *dpopChecker) identity(p *Principal) uint64 {
+	kind, who := byte('s'), p.Subject
+	switch {
+	case who != "":
+	case p.ClientID != "":
+		kind, who = 'c', p.ClientID
+	default:
+		kind, who = 'k', p.DPoPThumbprint
+	}
+	var h maphash.Hash
+	h.SetSeed(c.replay.seed)
+	_ = h.WriteByte(kind)
+	_, _ = h.WriteString(p.Issuer)
+	_ = h.WriteByte(0)
+	_, _ = h.WriteString(who)
+	return h.Sum64()
 }
 
 // htuOK compares a proof's htu with the URL of r (BaseURL and the

@@ -111,3 +111,9 @@ func (d *dpopEnv) verifyDirect(t *testing.T, token string) Principal {
 }
 
 func seconds(n int) time.Duration { return time.Duration(n) * time.Second }
+
+// replayLen is the number of proofs the replay cache remembers.
+func (d *dpopEnv) replayLen() int {
+	n, _ := d.a.dpop.replay.len()
+	return n
+}

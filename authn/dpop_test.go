@@ -239,21 +239,22 @@ func TestDPoPReplayRace(t *testing.T) {
 // The replay cache is bounded: full of live proofs, it refuses new ones
 // (503 and Retry-After, never admitting a proof unchecked); once its
 // older generation expires, proofs pass again, and a flood never holds
-// more than the bound.
+// more than the bound. (Shares are off here, so that one caller can fill
+// the cache: dpop_share_test.go has the shares.)
 func TestDPoPReplayCacheBounded(t *testing.T) {
-	d := newDPoPEnv(t, testissuer.Ed25519, func(o *DPoPOptions) { o.MaxReplayEntries = 50 })
+	d := newDPoPEnv(t, testissuer.Ed25519, func(o *DPoPOptions) { o.MaxReplayEntries = 50; o.MaxReplayEntriesPerCaller = 50 })
 	for i := range 50 {
 		require.Equal(t, http.StatusOK, d.send(http.MethodPost, d.url, "DPoP "+d.token, d.proof(t, http.MethodPost, nil)).Code, "proof %d", i)
 	}
 	w := d.send(http.MethodPost, d.url, "DPoP "+d.token, d.proof(t, http.MethodPost, nil))
 	assert.Equal(t, http.StatusServiceUnavailable, w.Code)
 	assert.NotEmpty(t, w.Header().Get("Retry-After"))
-	assert.LessOrEqual(t, d.a.dpop.replay.len(), 50)
+	assert.LessOrEqual(t, d.replayLen(), 50)
 	// Two periods (2 × 2 × window) later, everything remembered has aged out.
 	d.clock.Advance(2*(2*defaultProofWindow+seconds(1)) + seconds(1))
 	for range 200 {
 		d.send(http.MethodPost, d.url, "DPoP "+d.token, d.proof(t, http.MethodPost, nil))
-		assert.LessOrEqual(t, d.a.dpop.replay.len(), 50)
+		assert.LessOrEqual(t, d.replayLen(), 50)
 	}
 	// A remembered proof is still refused as long as it could be accepted:
 	// it is replayed just inside its window.
@@ -432,18 +433,21 @@ func TestDPoPCustomVerifierShape(t *testing.T) {
 
 func TestDPoPOptionsValidation(t *testing.T) {
 	for name, o := range map[string]DPoPOptions{
-		"mode":             {Mode: 7},
-		"HMAC alg":         {Mode: DPoPAllowed, Algorithms: []string{"HS256"}},
-		"none alg":         {Mode: DPoPAllowed, Algorithms: []string{"none"}},
-		"no algs":          {Mode: DPoPAllowed, Algorithms: []string{}},
-		"window":           {Mode: DPoPAllowed, ProofWindow: -1},
-		"window too large": {Mode: DPoPAllowed, ProofWindow: 11 * minute},
-		"base url http":    {Mode: DPoPAllowed, BaseURL: "http://public.example"},
-		"base url query":   {Mode: DPoPAllowed, BaseURL: "https://public.example/?x"},
-		"short secret":     {Mode: DPoPAllowed, RequireNonce: true, NonceSecret: []byte("short")},
-		"secret unused":    {Mode: DPoPAllowed, NonceSecret: make([]byte, 32)},
-		"negative replay":  {Mode: DPoPAllowed, MaxReplayEntries: -1},
-		"negative size":    {Mode: DPoPAllowed, MaxProofBytes: -1},
+		"mode":               {Mode: 7},
+		"HMAC alg":           {Mode: DPoPAllowed, Algorithms: []string{"HS256"}},
+		"none alg":           {Mode: DPoPAllowed, Algorithms: []string{"none"}},
+		"no algs":            {Mode: DPoPAllowed, Algorithms: []string{}},
+		"window":             {Mode: DPoPAllowed, ProofWindow: -1},
+		"window too large":   {Mode: DPoPAllowed, ProofWindow: 11 * minute},
+		"base url http":      {Mode: DPoPAllowed, BaseURL: "http://public.example"},
+		"base url query":     {Mode: DPoPAllowed, BaseURL: "https://public.example/?x"},
+		"short secret":       {Mode: DPoPAllowed, RequireNonce: true, NonceSecret: []byte("short")},
+		"secret unused":      {Mode: DPoPAllowed, NonceSecret: make([]byte, 32)},
+		"negative replay":    {Mode: DPoPAllowed, MaxReplayEntries: -1},
+		"negative share":     {Mode: DPoPAllowed, MaxReplayEntriesPerCaller: -1},
+		"share over max":     {Mode: DPoPAllowed, MaxReplayEntries: 10, MaxReplayEntriesPerCaller: 11},
+		"share over default": {Mode: DPoPAllowed, MaxReplayEntriesPerCaller: defaultMaxReplay + 1},
+		"negative size":      {Mode: DPoPAllowed, MaxProofBytes: -1},
 	} {
 		_, err := NewAuthenticator(nil, Options{Resource: testResource, DPoP: o})
 		assert.Error(t, err, name)
