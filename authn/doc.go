@@ -158,7 +158,9 @@
 // nonce when RequireNonce is set (stateless HMAC nonces, use_dpop_nonce and
 // DPoP-Nonce); and a jti not seen in twice the window (a bounded memory of
 // two rotating generations that refuses new proofs with 503 when full,
-// rather than forgetting live ones). A DPoP-bound token sent as Bearer is
+// rather than forgetting live ones; each caller, the token's identity,
+// holds at most a share of it, so a caller at its share is refused while
+// the others' proofs are still accepted). A DPoP-bound token sent as Bearer is
 // refused in every mode, DPoPOff included (RFC 9449 §7.2), and a token sent
 // as DPoP must be bound. Challenges follow RFC 9449 §7.1 (see
 // [Authenticator.WriteError]); publish [Authenticator.DPoPAlgorithms] and
