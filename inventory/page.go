@@ -99,6 +99,28 @@ type TemplatePage struct {
 	NextCursor string
 }
 
+// JSONLen returns the length of what AppendJSON appends.
+func (p *TemplatePage) JSONLen() int {
+	n := max(len(p.Templates)-1, 0)
+	for i := range p.Templates {
+		n += len(p.Templates[i].JSON)
+	}
+	return n
+}
+
+// AppendJSON appends the templates' JSON, comma-separated (the elements
+// of a JSON array, without the brackets), to dst and returns the extended
+// slice, as ResourcePage.AppendJSON does for resources.
+func (p *TemplatePage) AppendJSON(dst []byte) []byte {
+	for i := range p.Templates {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, p.Templates[i].JSON...)
+	}
+	return dst
+}
+
 type span struct{ item, start, end int }
 
 // reset empties the page, keeping its storage.

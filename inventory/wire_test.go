@@ -70,11 +70,16 @@ func templatesWire(ctx context.Context, inv *inventory.Inventory, caller *authn.
 		return nil, err
 	}
 	out := append(append([]byte(nil), env.Head...), `{"resourceTemplates":[`...)
+	start := len(out)
 	for i, it := range page.Templates {
 		if i > 0 {
 			out = append(out, ',')
 		}
 		out = append(out, it.JSON...)
+	}
+	// As for resources: AppendJSON and JSONLen against the items.
+	if joined := page.AppendJSON(nil); !bytes.Equal(joined, out[start:]) || page.JSONLen() != len(joined) {
+		return nil, fmt.Errorf("AppendJSON gives %q (JSONLen %d), the items %q", joined, page.JSONLen(), out[start:])
 	}
 	out = append(out, ']')
 	if page.NextCursor != "" {

@@ -58,28 +58,36 @@ func (e *Endpoint) list(ctx context.Context, c *call) (reply, error) {
 	if c.caller == nil && e.inv.HasListSources() {
 		return reply{}, inventory.ErrUnauthenticated // before looking at params
 	}
-	cursor, err := cursorOf(c.params)
-	if err != nil {
-		return reply{}, err
-	}
-	buf := getResp()
-	buf.head = jsonrpc.AppendResultHead(buf.head[:0], c.id)
-	meta := e.meta(c)
-	page := &buf.page
-	req := inventory.PageRequest{Cursor: cursor, Reserve: reserve(buf.head, meta)}
-	if err := e.inv.List(ctx, c.caller, req, page); err != nil {
-		release(buf, nil)
-		return reply{}, err
-	}
-	body, err := assemble(buf, "resources", page.JSONLen(), page.AppendJSON, page.NextCursor, meta, e.inv.MaxBytes())
-	if err != nil {
-		release(buf, nil)
-		return reply{}, e.assemblyFailed(c, err)
-	}
-	return reply{body: body, pooled: buf, entries: len(page.Resources)}, nil
+	return e.servePage(ctx, c, "resources", func(buf *respBuf, req inventory.PageRequest) (listPage, error) {
+		p := &buf.page
+		err := e.inv.List(ctx, c.caller, req, p)
+		return listPage{p, p.NextCursor, len(p.Resources)}, err
+	})
 }
 
 func (e *Endpoint) templates(ctx context.Context, c *call) (reply, error) {
+	return e.servePage(ctx, c, "resourceTemplates", func(buf *respBuf, req inventory.PageRequest) (listPage, error) {
+		p := &buf.templates
+		err := e.inv.Templates(ctx, c.caller, req, p)
+		return listPage{p, p.NextCursor, len(p.Templates)}, err
+	})
+}
+
+// listPage is what servePage needs of a filled inventory page
+// (inventory.ResourcePage or TemplatePage).
+type listPage struct {
+	items interface {
+		JSONLen() int
+		AppendJSON([]byte) []byte
+	}
+	next    string
+	entries int
+}
+
+// servePage answers a paginated list method: the params' cursor, fill's
+// page (filled into buf under the byte limit less what the envelope takes),
+// assembled as {"member":[…],"nextCursor":…} in buf.
+func (e *Endpoint) servePage(ctx context.Context, c *call, member string, fill func(*respBuf, inventory.PageRequest) (listPage, error)) (reply, error) {
 	cursor, err := cursorOf(c.params)
 	if err != nil {
 		return reply{}, err
@@ -87,31 +95,17 @@ func (e *Endpoint) templates(ctx context.Context, c *call) (reply, error) {
 	buf := getResp()
 	buf.head = jsonrpc.AppendResultHead(buf.head[:0], c.id)
 	meta := e.meta(c)
-	page := &buf.templates
-	req := inventory.PageRequest{Cursor: cursor, Reserve: reserve(buf.head, meta)}
-	if err := e.inv.Templates(ctx, c.caller, req, page); err != nil {
+	pg, err := fill(buf, inventory.PageRequest{Cursor: cursor, Reserve: reserve(buf.head, meta)})
+	if err != nil {
 		release(buf, nil)
 		return reply{}, err
 	}
-	items := func(dst []byte) []byte {
-		for i := range page.Templates {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, page.Templates[i].JSON...)
-		}
-		return dst
-	}
-	n := max(len(page.Templates)-1, 0)
-	for i := range page.Templates {
-		n += len(page.Templates[i].JSON)
-	}
-	body, err := assemble(buf, "resourceTemplates", n, items, page.NextCursor, meta, e.inv.MaxBytes())
+	body, err := assemble(buf, member, pg.items.JSONLen(), pg.items.AppendJSON, pg.next, meta, e.inv.MaxBytes())
 	if err != nil {
 		release(buf, nil)
 		return reply{}, e.assemblyFailed(c, err)
 	}
-	return reply{body: body, pooled: buf, entries: len(page.Templates)}, nil
+	return reply{body: body, pooled: buf, entries: pg.entries}, nil
 }
 
 func (e *Endpoint) read(ctx context.Context, c *call) (reply, error) {
