@@ -94,7 +94,7 @@ func (l Limits) ReadBody(w http.ResponseWriter, r *http.Request) (b *Body, ok bo
 		WriteHTTPError(w, http.StatusUnsupportedMediaType, ID{}, NewError(CodeInvalidRequest, "Content-Type must be application/json"))
 		return nil, false
 	}
-	max := l.bodyLimit()
+	max := l.maxBytes()
 	raw, err := readLimited(r, max)
 	if err != nil {
 		if errors.Is(err, errTooLarge) {
@@ -218,13 +218,6 @@ func readLimited(r *http.Request, max int64) (*rawBuf, error) {
 		return nil, errTooLarge
 	}
 	return rb, nil
-}
-
-func (l Limits) bodyLimit() int64 {
-	if l.MaxBytes <= 0 {
-		return DefaultMaxBytes
-	}
-	return l.MaxBytes
 }
 
 // firstValue is the first of a header's values, "" without one: Get for
