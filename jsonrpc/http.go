@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Body is the decoded body of one JSON-RPC POST request: one message, or a
@@ -94,12 +95,15 @@ func (l Limits) ReadBody(w http.ResponseWriter, r *http.Request) (b *Body, ok bo
 		WriteHTTPError(w, http.StatusUnsupportedMediaType, ID{}, NewError(CodeInvalidRequest, "Content-Type must be application/json"))
 		return nil, false
 	}
-	max := l.maxBytes()
-	raw, err := readLimited(r, max)
+	raw, err := l.read(w, r)
 	if err != nil {
-		if errors.Is(err, errTooLarge) {
+		switch {
+		case errors.Is(err, errTooLarge):
 			WriteHTTPError(w, http.StatusRequestEntityTooLarge, ID{}, NewError(CodeInvalidRequest, "Request body too large"))
-		} else {
+		case errors.Is(err, errBusy):
+			w.Header().Set("Retry-After", "1")
+			WriteHTTPError(w, http.StatusServiceUnavailable, ID{}, NewError(CodeInternalError, "Server busy"))
+		default:
 			WriteHTTPError(w, http.StatusBadRequest, ID{}, NewError(CodeInvalidRequest, "Cannot read request body"))
 		}
 		return nil, false
@@ -121,6 +125,26 @@ func (l Limits) ReadBody(w http.ResponseWriter, r *http.Request) (b *Body, ok bo
 		return nil, false
 	}
 	return b, true
+}
+
+// read reads r's body under l's byte limit, budget and read timeout.
+func (l Limits) read(w http.ResponseWriter, r *http.Request) (*rawBuf, error) {
+	timeout := l.readTimeout()
+	if timeout <= 0 {
+		return readLimited(r, l.maxBytes(), l.budget())
+	}
+	// The connection's read deadline for the body alone. A ResponseWriter
+	// that cannot set one leaves the server's deadlines.
+	rc := http.NewResponseController(w)
+	set := rc.SetReadDeadline(time.Now().Add(timeout)) == nil
+	rb, err := readLimited(r, l.maxBytes(), l.budget())
+	if set && err == nil {
+		// Read to the end: an event stream may follow on this request.
+		// After a failure the deadline stays, so that net/http does not
+		// wait for the rest of a trickling body before it answers.
+		_ = rc.SetReadDeadline(time.Time{})
+	}
+	return rb, err
 }
 
 // Release returns the Body's storage for reuse. The Body, its Raw bytes
@@ -164,60 +188,120 @@ func WriteHTTPError(w http.ResponseWriter, status int, id ID, e *Error) {
 	_, _ = w.Write(body)
 }
 
-// rawBuf is pooled body storage.
-type rawBuf struct{ b []byte }
+// rawBuf is pooled body storage, charged to the BodyBudget it came from.
+type rawBuf struct {
+	b      []byte
+	budget *BodyBudget
+	held   int64 // bytes of budget charged for b's capacity
+}
 
-var rawPool = sync.Pool{New: func() any { return &rawBuf{b: make([]byte, 0, 4096)} }}
+// Body storage starts at initialBodyBytes, pooled, and doubles as bytes
+// arrive. Only storage of the initial size is pooled: a body that grew
+// leaves its storage to the collector, so that every body starts with
+// (and is charged) the same small amount.
+const initialBodyBytes = 4 << 10
+
+var rawPool = sync.Pool{New: func() any { return &rawBuf{b: make([]byte, 0, initialBodyBytes)} }}
 
 func putRaw(rb *rawBuf) {
-	if cap(rb.b) > 64<<10 {
-		return // do not keep the occasional huge body alive
+	rb.budget.release(rb.held)
+	rb.budget, rb.held = nil, 0
+	if cap(rb.b) != initialBodyBytes {
+		return
 	}
 	rb.b = rb.b[:0]
 	rawPool.Put(rb)
 }
 
-var errTooLarge = errors.New("jsonrpc: body too large")
+var (
+	errTooLarge = errors.New("jsonrpc: body too large")
+	errBusy     = errors.New("jsonrpc: body budget exhausted")
+)
 
 // readLimited reads the body into pooled storage, reading at most max+1
-// bytes: a larger body is errTooLarge.
-func readLimited(r *http.Request, max int64) (*rawBuf, error) {
+// bytes: a larger body is errTooLarge. Storage follows the bytes that
+// arrive, never the Content-Length a client declares: it starts at
+// initialBodyBytes and doubles when full and more bytes arrive (a
+// declared length only caps the growth, so that a body of the length
+// declared fits exactly), each step charged to budget first: errBusy
+// when the budget has no room.
+func readLimited(r *http.Request, max int64, budget *BodyBudget) (*rawBuf, error) {
 	if r.ContentLength > max {
-		return nil, errTooLarge
+		return nil, errTooLarge // declared too large: refused before anything is read
+	}
+	if !budget.reserve(initialBodyBytes) {
+		return nil, errBusy
 	}
 	rb := rawPool.Get().(*rawBuf)
-	buf := rb.b[:0]
-	if r.ContentLength > 0 && int64(cap(buf)) < r.ContentLength+1 {
-		buf = make([]byte, 0, r.ContentLength+1) // +1: room to see the end
-	}
-	for {
-		if len(buf) == cap(buf) {
-			if int64(len(buf)) > max {
-				break
-			}
-			buf = append(buf, 0)[:len(buf)] // grow
-		}
-		room := buf[len(buf):int(min(int64(cap(buf)), max+1))]
-		n, err := r.Body.Read(room)
-		buf = buf[:len(buf)+n]
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			rb.b = buf
-			putRaw(rb)
-			return nil, err
-		}
-		if int64(len(buf)) > max {
-			break
-		}
-	}
+	rb.budget, rb.held = budget, initialBodyBytes
+	buf, err := readInto(r, rb, max)
 	rb.b = buf
-	if int64(len(buf)) > max {
+	if err == nil && int64(len(buf)) > max {
+		err = errTooLarge
+	}
+	if err != nil {
 		putRaw(rb)
-		return nil, errTooLarge
+		return nil, err
 	}
 	return rb, nil
+}
+
+// readInto reads r's body into rb's storage, growing it (and rb.held)
+// as bytes arrive, until the end or until more than max bytes arrived.
+func readInto(r *http.Request, rb *rawBuf, max int64) ([]byte, error) {
+	buf := rb.b[:0]
+	for {
+		var n int
+		var err error
+		if len(buf) < cap(buf) {
+			n, err = r.Body.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+n]
+		} else {
+			// Full: grow only when more bytes come.
+			var probe [512]byte
+			if n, err = r.Body.Read(probe[:]); n > 0 {
+				if buf, err = grow(buf, rb, n, r.ContentLength, max); err != nil {
+					return buf, err
+				}
+				buf = append(buf, probe[:n]...)
+			}
+		}
+		switch {
+		case errors.Is(err, io.EOF):
+			return buf, nil
+		case err != nil:
+			return buf, err
+		case int64(len(buf)) > max:
+			return buf, nil // too large: the caller refuses it
+		}
+	}
+}
+
+// grow returns buf with room for at least n more bytes: twice its
+// capacity, up to the declared length while the body is within it, and
+// up to max+1 (enough to see that a body is too large) after. The growth
+// is charged to rb's budget first.
+func grow(buf []byte, rb *rawBuf, n int, declared, max int64) ([]byte, error) {
+	limit := max + 1
+	if int64(len(buf)) < declared {
+		limit = declared
+	}
+	size := max64(int64(len(buf)+n), min(2*int64(cap(buf)), limit))
+	more := size - int64(cap(buf))
+	if !rb.budget.reserve(more) {
+		return buf, errBusy
+	}
+	rb.held += more
+	grown := make([]byte, len(buf), size)
+	copy(grown, buf)
+	return grown, nil
+}
+
+func max64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
 }
 
 // firstValue is the first of a header's values, "" without one: Get for

@@ -1,12 +1,15 @@
 package jsonrpc_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -179,4 +182,133 @@ func TestBodyRelease(t *testing.T) {
 	b.Release() // harmless
 	var nilBody *jsonrpc.Body
 	nilBody.Release()
+}
+
+// slowBody is a request body whose bytes arrive when the test sends them.
+type slowBody struct{ ch chan []byte }
+
+func (s *slowBody) Read(p []byte) (int, error) {
+	b, ok := <-s.ch
+	if !ok {
+		return 0, io.EOF
+	}
+	return copy(p, b), nil
+}
+
+// Storage follows the bytes received, never the Content-Length declared:
+// a client declaring the maximum and sending 70 bytes holds 4 KiB of the
+// budget, not 4 MiB (issue 19).
+func TestReadBodyMemoryFollowsBytesReceived(t *testing.T) {
+	budget := jsonrpc.NewBodyBudget(1 << 30)
+	body := &slowBody{ch: make(chan []byte)}
+	r := httptest.NewRequest(http.MethodPost, "/mcp", body)
+	r.Header.Set("Content-Type", "application/json")
+	r.ContentLength = jsonrpc.DefaultMaxBytes
+	done := make(chan *httptest.ResponseRecorder)
+	go func() {
+		w := httptest.NewRecorder()
+		if b, ok := (jsonrpc.Limits{Budget: budget}).ReadBody(w, r); ok {
+			b.Release()
+		}
+		done <- w
+	}()
+	body.ch <- []byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"`)
+	body.ch <- []byte(strings.Repeat("y", 14))
+	assert.Equal(t, int64(4<<10), budget.InUse(), "got %d bytes charged, want the initial 4 KiB", budget.InUse())
+	// Growing with the bytes: 64 KiB received take at most twice that.
+	for range 16 {
+		body.ch <- []byte(strings.Repeat("y", 4<<10))
+	}
+	assert.LessOrEqual(t, budget.InUse(), int64(2*(64<<10+100)))
+	body.ch <- []byte(`"}}`)
+	close(body.ch)
+	w := <-done
+	assert.Equal(t, http.StatusOK, w.Code, "the whole message arrived: got %d", w.Code)
+	assert.Zero(t, budget.InUse(), "released")
+}
+
+// A body of any size is read whole, whatever its declared length (none,
+// the right one), across the growth steps; the budget is returned.
+func TestReadBodyGrows(t *testing.T) {
+	budget := jsonrpc.NewBodyBudget(0)
+	for _, n := range []int{0, 1, 4000, 4096, 4097, 8191, 8192, 100_000, 1 << 20} {
+		msg := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("y", n) + `"}}`
+		for _, known := range []bool{true, false} {
+			r := post(msg, "application/json")
+			if !known {
+				r.ContentLength = -1
+			}
+			w := httptest.NewRecorder()
+			b, ok := (jsonrpc.Limits{Budget: budget}).ReadBody(w, r)
+			require.True(t, ok, "%d bytes, length known %v: %d %s", len(msg), known, w.Code, w.Body)
+			assert.Equal(t, msg, string(b.Raw))
+			assert.Positive(t, budget.InUse())
+			b.Release()
+			assert.Zero(t, budget.InUse(), "%d bytes: budget returned", len(msg))
+		}
+	}
+}
+
+// A body longer than it declared (a reader that is not net/http's) is
+// still bounded by the byte limit.
+func TestReadBodyLongerThanDeclared(t *testing.T) {
+	r := post(`{"jsonrpc":"2.0","id":1,"method":"`+strings.Repeat("p", 10_000)+`"}`, "application/json")
+	r.ContentLength = 10
+	w := httptest.NewRecorder()
+	_, ok := (jsonrpc.Limits{MaxBytes: 5000}).ReadBody(w, r)
+	assert.False(t, ok)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, w.Code)
+}
+
+// With the budget taken, a new request gets 503 and Retry-After instead
+// of memory; once bodies are released, requests are served again.
+func TestReadBodyBudgetExhausted(t *testing.T) {
+	budget := jsonrpc.NewBodyBudget(12 << 10)
+	var held []*jsonrpc.Body
+	for range 3 {
+		w := httptest.NewRecorder()
+		b, ok := (jsonrpc.Limits{Budget: budget}).ReadBody(w, post(`{"jsonrpc":"2.0","id":1,"method":"ping"}`, "application/json"))
+		require.True(t, ok)
+		held = append(held, b)
+	}
+	w := httptest.NewRecorder()
+	_, ok := (jsonrpc.Limits{Budget: budget}).ReadBody(w, post(`{"jsonrpc":"2.0","id":1,"method":"ping"}`, "application/json"))
+	require.False(t, ok)
+	assert.Equal(t, http.StatusServiceUnavailable, w.Code)
+	assert.Equal(t, "1", w.Header().Get("Retry-After"))
+	assert.Contains(t, w.Body.String(), `"code":-32603`)
+
+	// A body that outgrows the room left is refused the same way.
+	held[2].Release()
+	held[1].Release()
+	w = httptest.NewRecorder()
+	_, ok = (jsonrpc.Limits{Budget: budget}).ReadBody(w, post(`{"jsonrpc":"2.0","id":1,"method":"`+strings.Repeat("p", 20<<10)+`"}`, "application/json"))
+	require.False(t, ok)
+	assert.Equal(t, http.StatusServiceUnavailable, w.Code)
+	assert.Equal(t, int64(4<<10), budget.InUse(), "only the body still held is charged")
+	held[0].Release()
+	assert.Zero(t, budget.InUse())
+}
+
+// A body that trickles in is cut off at the read timeout, over a real
+// connection, and the server goes on serving others.
+func TestReadBodyTimeout(t *testing.T) {
+	srv := httptest.NewServer(jsonrpc.Decoder(jsonrpc.Limits{ReadTimeout: 300 * time.Millisecond})(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+	})))
+	defer srv.Close()
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\"")
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second))) // bounds the test, not the server
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err, "the server answers the trickling body instead of waiting for it")
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+
+	ok, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusNoContent, ok.StatusCode)
+	ok.Body.Close()
 }

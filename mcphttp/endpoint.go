@@ -66,6 +66,17 @@ type Options struct {
 	// already is served as that Decoder decided.
 	MaxBodyBytes int64
 
+	// BodyBudget bounds the memory of the request bodies being read and
+	// served at once (see [jsonrpc.BodyBudget]): past it a request gets
+	// 503 with Retry-After. Nil means the process-wide default budget of
+	// jsonrpc.DefaultBodyBudget (64 MiB).
+	BodyBudget *jsonrpc.BodyBudget
+
+	// BodyReadTimeout bounds the time a request body may take to arrive
+	// (see jsonrpc.Limits.ReadTimeout). Zero means
+	// jsonrpc.DefaultReadTimeout (10 s); negative means none.
+	BodyReadTimeout time.Duration
+
 	// Logger receives operator records (internal errors, contract
 	// violations). It never receives tokens or request bodies. Nil means
 	// slog.Default().
@@ -182,7 +193,7 @@ func newEndpoint(inv *inventory.Inventory, opts Options, only string, stateless 
 		inv:     inv,
 		auth:    opts.Authenticator,
 		origins: origins,
-		limits:  jsonrpc.Limits{MaxBytes: opts.MaxBodyBytes},
+		limits:  jsonrpc.Limits{MaxBytes: opts.MaxBodyBytes, Budget: opts.BodyBudget, ReadTimeout: opts.BodyReadTimeout},
 		log:     opts.Logger,
 		only:    only,
 		obs:     opts.Observer,

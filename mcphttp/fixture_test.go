@@ -92,6 +92,7 @@ type fixtureOptions struct {
 	pageSize     int
 	observer     mcphttp.Observer
 	limiter      *mcphttp.RateLimiter
+	throttle     authn.Throttle
 	maxPageBytes int
 }
 
@@ -106,7 +107,7 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = v.Close() })
 	auth, err := authn.NewAuthenticator(authn.NewCache(v, authn.CacheOptions{}), authn.Options{
-		Resource: testResource, Scopes: []string{"docs:read"},
+		Resource: testResource, Scopes: []string{"docs:read"}, Throttle: fo.throttle,
 	})
 	require.NoError(t, err)
 
