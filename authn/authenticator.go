@@ -39,6 +39,30 @@ type Options struct {
 	// server (a DPoP-bound token is refused as a bearer token in every
 	// mode). See [DPoPOptions].
 	DPoP DPoPOptions
+
+	// Throttle limits refused credentials per remote address, before
+	// the expensive part of a check (a signature, an introspection
+	// call): see [Throttle]. A *mcphttp.RateLimiter with a Refused rate
+	// is one. Nil means none: every token offered is checked.
+	Throttle Throttle
+}
+
+// Throttle limits how many refused credentials a remote address may
+// present: the guard that keeps a flood of forged tokens from costing a
+// signature check each. Authenticate asks Admit before it checks the
+// credentials a request offers (a request without any is never asked
+// about), answers [ErrThrottled] when Admit says no, and tells Refused
+// about every credential it refuses except those it could not check now
+// ([ErrUnavailable]). Implementations key by the remote address (the
+// address a trusted proxy vouches for), never by anything in the
+// credentials, so that one address's failures never limit another's
+// callers, and must be safe for concurrent use and quick.
+type Throttle interface {
+	// Admit reports whether r's credentials may be checked now; when
+	// not, retry is how long until they may.
+	Admit(r *http.Request) (ok bool, retry time.Duration)
+	// Refused records that r's credentials were refused.
+	Refused(r *http.Request)
 }
 
 // Authenticator authenticates requests with bearer tokens. Authenticate is
@@ -55,7 +79,8 @@ type Authenticator struct {
 	chNoCreds, chInvalidToken, chInvalidRequest string
 	metadataURL                                 string
 
-	dpop *dpopChecker // nil when DPoP is off
+	dpop     *dpopChecker // nil when DPoP is off
+	throttle Throttle     // nil: none
 	// Pre-rendered DPoP challenges (DPoP on only).
 	dpNoCreds, dpInvalidToken, dpInvalidRequest, dpInvalidProof, dpUseNonce string
 }
@@ -87,7 +112,7 @@ func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Authenticator{v: v, maxToken: maxTok, resource: opts.Resource, log: opts.Logger, metadataURL: mdURL}
+	a := &Authenticator{v: v, maxToken: maxTok, resource: opts.Resource, log: opts.Logger, metadataURL: mdURL, throttle: opts.Throttle}
 	if a.log == nil {
 		a.log = slog.Default()
 	}
@@ -134,6 +159,25 @@ func (a *Authenticator) Authenticate(r *http.Request) (Principal, error) {
 		return p, nil
 	}
 	scheme, tok, err := credentials(r, a.maxToken, a.dpop != nil)
+	if err == ErrNoCredentials {
+		return Principal{}, err
+	}
+	if a.throttle == nil {
+		return a.check(r, scheme, tok, err)
+	}
+	if ok, retry := a.throttle.Admit(r); !ok {
+		return Principal{}, &ThrottledError{RetryAfter: retry}
+	}
+	p, err := a.check(r, scheme, tok, err)
+	if err != nil && !errors.Is(err, ErrUnavailable) {
+		a.throttle.Refused(r)
+	}
+	return p, err
+}
+
+// check is Authenticate for the credentials r offers: tok in scheme, or
+// err when they could not be read.
+func (a *Authenticator) check(r *http.Request, scheme authScheme, tok string, err error) (Principal, error) {
 	if err != nil {
 		return Principal{}, err
 	}
@@ -274,7 +318,14 @@ var (
 	bodyInternal       = []byte(`{"error":"server_error"}`)
 	bodyInvalidProof   = []byte(`{"error":"invalid_dpop_proof"}`)
 	bodyUseNonce       = []byte(`{"error":"use_dpop_nonce"}`)
+	bodyThrottled      = []byte(`{"error":"too_many_requests"}`)
 )
+
+// retryAfterSeconds is a Retry-After value: d in whole seconds, rounded
+// up, at least 1.
+func retryAfterSeconds(d time.Duration) string {
+	return strconv.FormatInt(int64(max((d+time.Second-1)/time.Second, 1)), 10)
+}
 
 const defaultRetryAfter = 5 * time.Second
 
@@ -285,6 +336,7 @@ const defaultRetryAfter = 5 * time.Second
 //	ErrInvalidRequest  400  Bearer error="invalid_request", error_description="…", resource_metadata="…"
 //	*ScopeError        403  Bearer error="insufficient_scope", scope="<all required>", resource_metadata="…", error_description="…"
 //	ErrUnavailable     503  Retry-After (from *UnavailableError, else 5 s)
+//	ErrThrottled       429  Retry-After (from *ThrottledError, else 1 s)
 //	anything else      500
 //
 // With DPoP on: a request without credentials gets the Bearer challenge
@@ -352,7 +404,15 @@ func (a *Authenticator) WriteError(w http.ResponseWriter, r *http.Request, err e
 		if errors.As(err, &ue) && ue.RetryAfter > 0 {
 			retry = ue.RetryAfter
 		}
-		h.Set("Retry-After", strconv.FormatInt(int64(max((retry+time.Second-1)/time.Second, 1)), 10))
+		h.Set("Retry-After", retryAfterSeconds(retry))
+	case errors.Is(err, ErrThrottled):
+		status, body = http.StatusTooManyRequests, bodyThrottled
+		var te *ThrottledError
+		retry := time.Second
+		if errors.As(err, &te) && te.RetryAfter > 0 {
+			retry = te.RetryAfter
+		}
+		h.Set("Retry-After", retryAfterSeconds(retry))
 	}
 	if status == http.StatusUnauthorized && a.dpop != nil && a.dpop.nonces != nil {
 		// Every 401 hands out a nonce, so a client's next proof can carry

@@ -43,6 +43,11 @@ var (
 	// error="use_dpop_nonce" challenge and a fresh DPoP-Nonce header; the
 	// client retries with it (RFC 9449 §9).
 	ErrUseDPoPNonce = errors.New("authn: DPoP nonce required")
+
+	// ErrThrottled means the request's remote address had too many
+	// credentials refused lately (see [Throttle]): 429 with Retry-After,
+	// before its credentials are checked.
+	ErrThrottled = errors.New("authn: too many refused credentials")
 )
 
 // proofError is an ErrInvalidDPoPProof that remembers, for debug logs and
@@ -95,6 +100,16 @@ func (e *UnavailableError) Error() string { return ErrUnavailable.Error() }
 // Is reports whether target is [ErrUnavailable].
 func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
 
+// ThrottledError is an [ErrThrottled] that says when to retry.
+type ThrottledError struct {
+	RetryAfter time.Duration
+}
+
+func (e *ThrottledError) Error() string { return ErrThrottled.Error() }
+
+// Is reports whether target is [ErrThrottled].
+func (e *ThrottledError) Is(target error) bool { return target == ErrThrottled }
+
 // tokenError is an ErrInvalidToken that remembers, for debug logs and tests
 // only, which check failed. Its text is always the text of ErrInvalidToken.
 type tokenError struct{ reason string }
@@ -122,6 +137,8 @@ func rejectReason(err error) string {
 		return "no_credentials"
 	case errors.Is(err, ErrUnavailable):
 		return "unavailable"
+	case errors.Is(err, ErrThrottled):
+		return "throttled"
 	default:
 		return "other"
 	}

@@ -3,6 +3,9 @@ package mcphttp
 import (
 	"context"
 	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -33,6 +36,16 @@ type AuditRecord struct {
 	SessionID string
 	// Duration is how long serving the call took.
 	Duration time.Duration
+
+	// Remote is the remote address (without port) of a refusal — a call
+	// refused as unauthenticated or rate-limited; empty for other calls,
+	// and "*" for refusals counted together when too many addresses were
+	// refused in one interval (see AuditOptions.RefusalInterval).
+	Remote string
+	// Count is how many calls the record stands for: 1, or for the
+	// summary of an interval's refusals, how many were not recorded on
+	// their own (Time is then the interval's start, Duration zero).
+	Count int
 }
 
 // MaxAuditURIBytes bounds the URI of an audit record: a client could send
@@ -57,7 +70,28 @@ type AuditOptions struct {
 	// database, a queue). It runs on the request path: it must be safe for
 	// concurrent use and quick.
 	Record func(ctx context.Context, rec AuditRecord)
+
+	// RefusalInterval aggregates refusals — calls refused as
+	// unauthenticated or rate-limited, which a flood can make at any rate
+	// — so that they cannot flood the trail: for each remote address,
+	// caller, method and outcome, the first refusal of an interval is
+	// recorded as it happens and the others are counted, then recorded
+	// as one record with their Count once the interval is over (at the
+	// next audited call, or at [Audit.Flush]). At most
+	// MaxAuditRefusalKeys such groups are kept an interval; refusals
+	// beyond them are counted together (Remote "*"). Every other call
+	// is recorded on its own. Zero means DefaultAuditRefusalInterval;
+	// negative records every refusal on its own.
+	RefusalInterval time.Duration
 }
+
+// DefaultAuditRefusalInterval is the interval over which an [Audit]
+// aggregates refusals when AuditOptions.RefusalInterval is zero.
+const DefaultAuditRefusalInterval = 10 * time.Second
+
+// MaxAuditRefusalKeys bounds the groups of refusals an [Audit] counts in
+// one interval.
+const MaxAuditRefusalKeys = 1024
 
 // Audit is an [Observer] that writes one record per call that touched the
 // inventory — resources/list, resources/read, resources/templates/list,
@@ -70,9 +104,28 @@ type AuditOptions struct {
 //
 //	method template uri uri_truncated outcome cursor_reason status code issuer subject client session duration
 //
-// (empty ones left out). It is safe for concurrent use.
+// (empty ones left out), and for refusals remote and count (see
+// AuditOptions.RefusalInterval). It is safe for concurrent use.
 type Audit struct {
 	opts AuditOptions
+
+	counting atomic.Bool // groups holds some: an interval is being counted
+	mu       sync.Mutex
+	started  time.Time // the current refusal interval
+	groups   map[refusalKey]*refusalGroup
+}
+
+// refusalKey groups refusals: who, from where, what, how it ended.
+type refusalKey struct {
+	remote, issuer, subject, client, method string
+	outcome                                 Outcome
+}
+
+// refusalGroup is one key's refusals of an interval: the first, recorded,
+// and how many followed it.
+type refusalGroup struct {
+	first AuditRecord
+	more  int
 }
 
 var _ Observer = (*Audit)(nil)
@@ -82,7 +135,80 @@ func NewAudit(opts AuditOptions) *Audit {
 	if opts.Logger == nil && opts.Record == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Audit{opts: opts}
+	if opts.RefusalInterval == 0 {
+		opts.RefusalInterval = DefaultAuditRefusalInterval
+	}
+	return &Audit{opts: opts, groups: map[refusalKey]*refusalGroup{}}
+}
+
+// Flush records the refusals counted and not yet recorded (see
+// AuditOptions.RefusalInterval): call it when the server stops.
+func (a *Audit) Flush(ctx context.Context) {
+	a.mu.Lock()
+	due := a.takeGroups(time.Time{})
+	a.mu.Unlock()
+	for _, rec := range due {
+		a.write(ctx, rec)
+	}
+}
+
+// takeGroups ends the current interval: it returns the summaries of its
+// groups with refusals not yet recorded, and starts a new interval at now.
+// a.mu is held.
+func (a *Audit) takeGroups(now time.Time) []AuditRecord {
+	var due []AuditRecord
+	for _, g := range a.groups {
+		if g.more > 0 {
+			rec := g.first
+			rec.Time, rec.Duration, rec.Count = a.started, 0, g.more
+			due = append(due, rec)
+		}
+	}
+	clear(a.groups)
+	a.counting.Store(false)
+	a.started = now
+	return due
+}
+
+// refusal reports whether rec is a refusal that the interval's counts
+// take: false when it is to be recorded now. due holds the summaries of
+// an interval that ended.
+func (a *Audit) refusal(rec *AuditRecord, now time.Time) (counted bool, due []AuditRecord) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if now.Sub(a.started) >= a.opts.RefusalInterval || now.Before(a.started) {
+		due = a.takeGroups(now)
+	}
+	if !refused(rec.Outcome) {
+		return false, due
+	}
+	k := refusalKey{rec.Remote, rec.Issuer, rec.Subject, rec.ClientID, rec.Method, rec.Outcome}
+	g, ok := a.groups[k]
+	if !ok && len(a.groups) >= MaxAuditRefusalKeys {
+		k = refusalKey{remote: "*", method: rec.Method, outcome: rec.Outcome}
+		g, ok = a.groups[k]
+		rec.Remote, rec.Issuer, rec.Subject, rec.ClientID = "*", "", "", ""
+	}
+	if ok {
+		g.more++
+		return true, due
+	}
+	// A new group: within the bound, or a "*" group (one per method and
+	// outcome, so bounded too).
+	a.groups[k] = &refusalGroup{first: *rec}
+	a.counting.Store(true)
+	return false, due
+}
+
+// refused reports whether an outcome is one a flood can make at any rate.
+func refused(o Outcome) bool { return o == OutcomeUnauthenticated || o == OutcomeRateLimited }
+
+// remoteHost is r's remote address without its port.
+func remoteHost(addr string) string {
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return host
+	}
+	return addr
 }
 
 // Start returns ctx: the audit needs nothing before the call.
@@ -96,7 +222,7 @@ func (a *Audit) End(ctx context.Context, c *Call) {
 	rec := AuditRecord{
 		Time: c.Start, Method: c.Method, Template: c.Target, URI: c.URI,
 		Outcome: c.Outcome, CursorReason: c.CursorReason, Status: c.Status, Code: c.Code,
-		SessionID: c.SessionID, Duration: c.Duration,
+		SessionID: c.SessionID, Duration: c.Duration, Count: 1,
 	}
 	if p := c.Principal; p != nil {
 		rec.Issuer, rec.Subject, rec.ClientID = issuerOf(p), p.Subject, p.ClientID
@@ -105,6 +231,26 @@ func (a *Audit) End(ctx context.Context, c *Call) {
 		rec.URI = ""
 	}
 	rec.URI, rec.URITruncated = clip(rec.URI, MaxAuditURIBytes)
+	if refused(rec.Outcome) {
+		rec.Remote = "-" // no address to tell
+		if c.Request != nil && c.Request.RemoteAddr != "" {
+			rec.Remote = remoteHost(c.Request.RemoteAddr)
+		}
+	}
+	if a.opts.RefusalInterval > 0 && (rec.Remote != "" || a.counting.Load()) {
+		counted, due := a.refusal(&rec, time.Now())
+		for _, d := range due {
+			a.write(ctx, d)
+		}
+		if counted {
+			return
+		}
+	}
+	a.write(ctx, rec)
+}
+
+// write records rec.
+func (a *Audit) write(ctx context.Context, rec AuditRecord) {
 	if a.opts.Record != nil {
 		a.opts.Record(ctx, rec)
 		return
@@ -135,6 +281,10 @@ func (a *Audit) End(ctx context.Context, c *Call) {
 	str("subject", rec.Subject)
 	str("client", rec.ClientID)
 	str("session", rec.SessionID)
+	str("remote", rec.Remote)
+	if rec.Count != 1 {
+		r.AddAttrs(slog.Int("count", rec.Count))
+	}
 	r.AddAttrs(slog.Duration("duration", rec.Duration))
 	_ = h.Handle(ctx, r)
 }

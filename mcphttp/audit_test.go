@@ -68,7 +68,7 @@ func TestAuditOutcomes(t *testing.T) {
 		Read: mcphttp.Rate{PerSecond: 1, Burst: 1}, Now: func() time.Time { return now },
 	})
 	require.NoError(t, err)
-	f := newFixture(t, fixtureOptions{observer: mcphttp.NewAudit(mcphttp.AuditOptions{Logger: log.logger()}), limiter: limiter})
+	f := newFixture(t, fixtureOptions{observer: mcphttp.NewAudit(mcphttp.AuditOptions{Logger: log.logger(), RefusalInterval: -1}), limiter: limiter})
 	alice, carol := f.token(t, "alice"), f.token(t, "carol")
 	noScope := f.token(t, "dave", "other:scope")
 	lh := map[string]string{"MCP-Protocol-Version": "2025-11-25"}

@@ -226,6 +226,8 @@ func challengeStatus(err error) (int, Outcome) {
 		return http.StatusBadRequest, OutcomeInvalid
 	case errors.Is(err, authn.ErrUnavailable):
 		return http.StatusServiceUnavailable, OutcomeUnavailable
+	case errors.Is(err, authn.ErrThrottled):
+		return http.StatusTooManyRequests, OutcomeRateLimited
 	}
 	return http.StatusInternalServerError, OutcomeError
 }

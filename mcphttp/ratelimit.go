@@ -40,6 +40,15 @@ type RateLimits struct {
 	// sessions. Notifications and client responses are never limited:
 	// they are answered 202 without work.
 	Other Rate
+	// Refused limits the credentials refused per remote address (the
+	// anonymous key: see Key): past its burst, a request from that
+	// address that offers credentials gets 429 with Retry-After before
+	// they are checked, so that a flood of forged tokens costs no
+	// signature checks, while callers at other addresses are served as
+	// before. It applies where the limiter is the Authenticator's
+	// Throttle (authn.Options.Throttle). Only refusals are counted: a
+	// caller whose token verifies takes nothing from it.
+	Refused Rate
 
 	// Key returns the rate key of a call. Nil, or an empty result, means
 	// the default: the principal's issuer and subject; else, for a token
@@ -87,6 +96,8 @@ type RateLimiter struct {
 	table  bucketTable
 }
 
+var _ authn.Throttle = (*RateLimiter)(nil)
+
 // rate is a class's Rate in the units the buckets use.
 type rate struct {
 	perNano float64 // tokens per nanosecond; 0: not limited
@@ -100,6 +111,7 @@ const (
 	classRead
 	classSearch
 	classOther
+	classRefused // refused credentials, by remote address
 	numClasses
 )
 
@@ -110,7 +122,7 @@ func NewRateLimiter(l RateLimits) (*RateLimiter, error) {
 	if rl.now == nil {
 		rl.now = time.Now
 	}
-	for i, r := range [numClasses]Rate{l.List, l.Read, l.Search, l.Other} {
+	for i, r := range [numClasses]Rate{l.List, l.Read, l.Search, l.Other, l.Refused} {
 		if r.PerSecond < 0 || math.IsNaN(r.PerSecond) || math.IsInf(r.PerSecond, 0) || r.Burst < 0 {
 			return nil, errors.New("mcphttp: rate limits must be finite and not negative")
 		}
@@ -146,6 +158,27 @@ func (l *RateLimiter) Allow(r *http.Request, caller *authn.Principal, method str
 		return true, 0
 	}
 	return l.table.take(l.hash(r, caller), class, l.now().UnixNano(), l)
+}
+
+// Admit reports whether r's remote address may have credentials checked
+// now: whether its bucket of refused credentials (RateLimits.Refused) has
+// room for one more refusal. It takes nothing; see [RateLimiter.Refused].
+// With Refused unlimited it always admits. Admit and Refused make a
+// RateLimiter an authn.Throttle.
+func (l *RateLimiter) Admit(r *http.Request) (ok bool, retryAfter time.Duration) {
+	if l == nil || l.rates[classRefused].perNano == 0 {
+		return true, 0
+	}
+	return l.table.peek(l.hash(r, nil), classRefused, l.now().UnixNano(), l)
+}
+
+// Refused takes one refusal from r's remote address's bucket of refused
+// credentials (see [RateLimiter.Admit]).
+func (l *RateLimiter) Refused(r *http.Request) {
+	if l == nil || l.rates[classRefused].perNano == 0 {
+		return
+	}
+	l.table.take(l.hash(r, nil), classRefused, l.now().UnixNano(), l)
 }
 
 // Len returns the number of callers tracked now.

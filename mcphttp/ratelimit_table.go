@@ -81,6 +81,24 @@ func (t *bucketTable) take(key uint64, class int, now int64, l *RateLimiter) (bo
 	return true, 0
 }
 
+// peek reports whether the caller hashed to key has a token of class at
+// now, taking nothing (an unknown caller has a full bucket).
+func (t *bucketTable) peek(key uint64, class int, now int64, l *RateLimiter) (bool, time.Duration) {
+	s := &t.shards[key>>(64-6)]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, ok := s.m[key]
+	if !ok {
+		return true, 0
+	}
+	b.refill(now, l)
+	s.m[key] = b
+	if b.tokens[class] < 1 {
+		return false, time.Duration(float64(1-b.tokens[class]) / l.rates[class].perNano)
+	}
+	return true, 0
+}
+
 // refill brings b up to date at now.
 func (b *buckets) refill(now int64, l *RateLimiter) {
 	elapsed := now - b.last

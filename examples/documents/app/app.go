@@ -54,6 +54,7 @@ type App struct {
 	// unless -audit-log names one).
 	tel       *telemetry
 	auditFile *os.File
+	audit     *mcphttp.Audit // nil when the audit trail is off
 
 	runOnce, closeOnce sync.Once
 	closeErr           error
@@ -100,9 +101,18 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	limiter, err := a.newRateLimiter()
+	if err != nil {
+		return nil, err
+	}
+	var throttle authn.Throttle // refused tokens per address, before signatures
+	if limiter != nil {
+		throttle = limiter
+	}
 	auth, err := authn.NewAuthenticator(subjectRecorder{verifier}, authn.Options{
 		Resource: a.resource, Scopes: []string{ScopeRead}, Logger: a.log,
-		DPoP: authn.DPoPOptions{Mode: cfg.DPoP, RequireNonce: cfg.DPoPNonce},
+		DPoP:     authn.DPoPOptions{Mode: cfg.DPoP, RequireNonce: cfg.DPoPNonce},
+		Throttle: throttle,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("authenticator: %w", err)
@@ -112,10 +122,6 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	audit, err := a.newAudit()
-	if err != nil {
-		return nil, err
-	}
-	limiter, err := a.newRateLimiter()
 	if err != nil {
 		return nil, err
 	}

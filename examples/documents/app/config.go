@@ -151,6 +151,11 @@ type Config struct {
 	// token's subject, else anonymous callers their address. Empty means
 	// no limit; the flags' defaults are DefaultRateList and the others.
 	RateList, RateRead, RateSearch, RateOther string
+	// RateRefused limits the credentials refused per remote address
+	// (-rate-refused), checked before a token's signature is: past it,
+	// that address's requests with a token get 429. Same syntax; the
+	// flag's default is DefaultRateRefused.
+	RateRefused string
 
 	// LogLevel is the minimum level of the default logger (-log-level).
 	LogLevel slog.Level

@@ -118,6 +118,7 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Co
 	str(&c.RateRead, "rate-read", DefaultRateRead, "per-caller limit of resources/read: PERSECOND[:BURST] or off")
 	str(&c.RateSearch, "rate-search", DefaultRateSearch, "per-caller limit of completion/complete and tools/call: PERSECOND[:BURST] or off")
 	str(&c.RateOther, "rate-other", DefaultRateOther, "per-caller limit of every other MCP request: PERSECOND[:BURST] or off")
+	str(&c.RateRefused, "rate-refused", DefaultRateRefused, "per-address limit of refused tokens, checked before any signature: PERSECOND[:BURST] or off")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", DefaultShutdownTimeout, "how long shutdown waits for requests in flight (env "+EnvName("shutdown-timeout")+")")
 	fs.TextVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env "+EnvName("log-level")+")")
 	fs.Usage = func() { fmt.Fprintln(output, "run with -h for help") } // after a flag error

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -22,6 +23,10 @@ const (
 	DefaultRateRead   = "50:200"
 	DefaultRateSearch = "20:100"
 	DefaultRateOther  = "20:100"
+	// DefaultRateRefused limits refused credentials per remote address
+	// (forged or expired tokens): 20 at once, then one a second, before
+	// any signature is checked (see mcphttp.RateLimits.Refused).
+	DefaultRateRefused = "1:20"
 )
 
 // AuditStdout is the -audit-log value that writes audit records to
@@ -54,13 +59,14 @@ func parseRate(s string) (mcphttp.Rate, error) {
 func (c Config) rateFlags() []struct{ flag, value string } {
 	return []struct{ flag, value string }{
 		{"rate-list", c.RateList}, {"rate-read", c.RateRead}, {"rate-search", c.RateSearch}, {"rate-other", c.RateOther},
+		{"rate-refused", c.RateRefused},
 	}
 }
 
 // newRateLimiter returns the per-caller rate limiter, or nil when no
 // class is limited.
 func (a *App) newRateLimiter() (*mcphttp.RateLimiter, error) {
-	var rates [4]mcphttp.Rate
+	var rates [5]mcphttp.Rate
 	limited := false
 	for i, f := range a.cfg.rateFlags() {
 		r, err := parseRate(f.value)
@@ -72,7 +78,7 @@ func (a *App) newRateLimiter() (*mcphttp.RateLimiter, error) {
 	if !limited {
 		return nil, nil
 	}
-	return mcphttp.NewRateLimiter(mcphttp.RateLimits{List: rates[0], Read: rates[1], Search: rates[2], Other: rates[3]})
+	return mcphttp.NewRateLimiter(mcphttp.RateLimits{List: rates[0], Read: rates[1], Search: rates[2], Other: rates[3], Refused: rates[4]})
 }
 
 // newAudit returns the audit trail's Observer, on its own stream (never
@@ -97,11 +103,16 @@ func (a *App) newAudit() (mcphttp.Observer, error) {
 		}
 		a.auditFile, w = f, f
 	}
-	return mcphttp.NewAudit(mcphttp.AuditOptions{Logger: slog.New(slog.NewJSONHandler(w, nil))}), nil
+	a.audit = mcphttp.NewAudit(mcphttp.AuditOptions{Logger: slog.New(slog.NewJSONHandler(w, nil))})
+	return a.audit, nil
 }
 
-// closeAudit closes the audit file, if there is one.
+// closeAudit records the refusals the audit counted and not yet
+// recorded, and closes the audit file, if there is one.
 func (a *App) closeAudit() error {
+	if a.audit != nil {
+		a.audit.Flush(context.Background())
+	}
 	if a.auditFile == nil {
 		return nil
 	}

@@ -139,7 +139,7 @@ func TestOperationsFlags(t *testing.T) {
 	c, _, err := ParseFlags(nil, func(string) string { return "" }, io.Discard)
 	require.NoError(t, err)
 	assert.Equal(t, AuditStdout, c.AuditLog)
-	assert.Equal(t, []string{DefaultRateList, DefaultRateRead, DefaultRateSearch, DefaultRateOther}, []string{c.RateList, c.RateRead, c.RateSearch, c.RateOther})
+	assert.Equal(t, []string{DefaultRateList, DefaultRateRead, DefaultRateSearch, DefaultRateOther, DefaultRateRefused}, []string{c.RateList, c.RateRead, c.RateSearch, c.RateOther, c.RateRefused})
 	assert.Empty(t, c.OTLPEndpoint)
 	assert.Empty(t, c.MetricsAddr)
 
@@ -168,4 +168,29 @@ func TestOperationsFlags(t *testing.T) {
 		assert.Equal(t, []string{tc.flag}, flagsOf(tc.cfg.Validate()), "%+v", tc.cfg)
 	}
 	assert.NoError(t, Config{RateList: "2.5", RateRead: "10:20", RateSearch: "off", RateOther: "0", OTLPEndpoint: "https://otel.example.com", MetricsAddr: ":9464"}.Validate())
+}
+
+// Attack (issue 19): forged tokens from one address. With the default
+// -rate-refused the address gets 20 × 401 and then 429 with Retry-After,
+// before any signature is checked, and the audit trail holds a handful
+// of lines with a count, not one line per forged token.
+func TestForgedTokenFloodDefaults(t *testing.T) {
+	var audit syncBuffer
+	s := start(t, func(c *Config) { c.RateRefused = DefaultRateRefused; c.AuditWriter = &audit })
+	alice := s.token(t, "alice")
+	forged := alice[:len(alice)-4] + "AAAA"
+	codes := map[int]int{}
+	for range 300 {
+		res, _ := s.post(t, forged, "resources/list", nil)
+		codes[res.StatusCode]++
+		if res.StatusCode == http.StatusTooManyRequests {
+			assert.NotEmpty(t, res.Header.Get("Retry-After"))
+		}
+	}
+	assert.Equal(t, 20, codes[http.StatusUnauthorized], "the burst: got %v", codes)
+	assert.GreaterOrEqual(t, codes[http.StatusTooManyRequests], 270, "then 429: got %v", codes)
+	require.NoError(t, s.app.Close()) // flushes the counted refusals
+	lines := strings.Count(audit.String(), "\n")
+	assert.LessOrEqual(t, lines, 6, "audit lines for 300 refusals: %d\n%s", lines, audit.String())
+	assert.Contains(t, audit.String(), `"count":`)
 }
