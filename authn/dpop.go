@@ -107,11 +107,13 @@ type DPoPOptions struct {
 	// so that no caller can fill the memory and lock the others out: a
 	// caller holding its share gets 503 and Retry-After (when its oldest
 	// proofs age out) for its new proofs, while everyone else's are still
-	// remembered and accepted. A caller is the token's identity, which an
-	// attacker cannot multiply by minting proof keys: its issuer and
-	// subject, else its issuer and client id, else the key it is bound to
-	// (cnf.jkt); only a proof that passed every other check, with its
-	// token, counts. A proof stays remembered between two and four
+	// remembered and accepted. A caller is the token's identity together
+	// with the key the token is bound to (cnf.jkt): its issuer and
+	// subject, else its issuer and client id, and the key. A proof's key
+	// must be the token's, so an attacker cannot multiply shares by
+	// minting proof keys, while instances of one client holding tokens
+	// bound to keys of their own have shares of their own. Only a proof
+	// that passed every other check, with its token, counts. A proof stays remembered between two and four
 	// ProofWindows, so a caller can make about MaxReplayEntriesPerCaller /
 	// (4 × ProofWindow) proofs a second, sustained, and its share at once.
 	// Zero means MaxReplayEntries / 50 (2 000 by default: 8 proofs a
@@ -314,9 +316,15 @@ func (c *dpopChecker) check(r *http.Request, pr *dpopProof, token string, p *Pri
 }
 
 // identity returns the replay-cache share p is charged to: a keyed hash
-// of p's issuer and subject, else its issuer and client id, else its
-// issuer and bound key. The kinds are told apart by a leading byte, and
-// the parts are separated by a NUL, which none of them contains.
+// of p's issuer, its subject (else its client id, else nothing) and its
+// bound key (cnf.jkt, which every accepted proof's key equals). Each
+// bound key of an identity has a share of its own, so that instances of
+// one client (client-credentials tokens, whose subject is often the
+// client id) with keys of their own never exhaust each other's share,
+// while one token holder still cannot fill the memory: its proofs all
+// come from the token's one key. The kinds are told apart by a leading
+// byte, and the parts are separated by a NUL, which none of them
+// contains.
 func (c *dpopChecker) identity(p *Principal) uint64 {
 	kind, who := byte('s'), p.Subject
 	switch {
@@ -324,7 +332,7 @@ func (c *dpopChecker) identity(p *Principal) uint64 {
 	case p.ClientID != "":
 		kind, who = 'c', p.ClientID
 	default:
-		kind, who = 'k', p.DPoPThumbprint
+		kind = 'k'
 	}
 	var h maphash.Hash
 	h.SetSeed(c.replay.seed)
@@ -332,6 +340,8 @@ func (c *dpopChecker) identity(p *Principal) uint64 {
 	_, _ = h.WriteString(p.Issuer)
 	_ = h.WriteByte(0)
 	_, _ = h.WriteString(who)
+	_ = h.WriteByte(0)
+	_, _ = h.WriteString(p.DPoPThumbprint)
 	return h.Sum64()
 }
 

@@ -27,6 +27,12 @@ func (d *dpopEnv) newCaller(t *testing.T, sub, client string) dpopCaller {
 	t.Helper()
 	k, err := testissuer.NewProofKey(testissuer.Ed25519)
 	require.NoError(t, err)
+	return d.callerWithKey(t, k, sub, client)
+}
+
+// callerWithKey mints a token for sub and client bound to the proof key k.
+func (d *dpopEnv) callerWithKey(t *testing.T, k *testissuer.ProofKey, sub, client string) dpopCaller {
+	t.Helper()
 	jkt, err := k.Thumbprint()
 	require.NoError(t, err)
 	c := testissuer.Claims{Subject: sub, ClientID: client, Scopes: []string{"read"}, DPoPThumbprint: jkt}
@@ -83,36 +89,51 @@ func shareOptions(o *DPoPOptions) {
 
 // One caller floods the replay cache: it is refused (503, Retry-After)
 // once it holds its share, its replays are still refused as replays in
-// both generations, and every other identity's fresh proofs are still
-// remembered and accepted. Before shares, the flooder filled the whole
-// cache and every DPoP caller got 503.
+// both generations, and every other caller's fresh proofs are still
+// remembered and accepted. A caller is an identity with its bound key:
+// instances of one client with keys of their own (client-credentials
+// tokens, whose subject is the client id) have shares of their own
+// (issue 19), while other tokens bound to the flooder's key share its
+// share. Before shares, the flooder filled the whole cache and every DPoP
+// caller got 503.
 func TestDPoPReplayShare(t *testing.T) {
 	type who struct{ sub, client string }
 	for _, tc := range []struct {
 		name     string
 		flooder  who
-		refused  []who // other tokens (each with a new proof key) of the flooder's identity
-		accepted []who // other identities
+		refused  []who // other tokens of the flooder's identity bound to its key
+		accepted []who // other identities, and the flooder's identity with other keys
 	}{
 		{
 			name:    "subject",
 			flooder: who{"mallory", "client-1"},
-			// Attack: minting proof keys (and tokens for them) or using
-			// another client does not buy the same user a new share.
-			refused:  []who{{"mallory", "client-1"}, {"mallory", "client-2"}},
-			accepted: []who{{"alice", "client-1"}, {"bob", "client-1"}, {"", "client-1"}, {"", "mallory"}},
+			// Attack: another token for the same key, or another client
+			// of the same user with it, does not buy a new share.
+			refused: []who{{"mallory", "client-1"}, {"mallory", "client-2"}},
+			accepted: []who{{"alice", "client-1"}, {"bob", "client-1"}, {"", "client-1"}, {"", "mallory"},
+				{"mallory", "client-1"}}, // a token of the AS bound to another key
+		},
+		{
+			// Two instances of one client (oidc-provider's client
+			// credentials: sub is the client id), each with its own key:
+			// one at its share does not lock the other out.
+			name:     "client credentials, two instances",
+			flooder:  who{"svc-1", "svc-1"},
+			refused:  []who{{"svc-1", "svc-1"}},
+			accepted: []who{{"svc-1", "svc-1"}, {"svc-1", "svc-1"}, {"", "svc-2"}, {"alice", "client-1"}},
 		},
 		{
 			name:     "client without subject",
 			flooder:  who{"", "svc-1"},
 			refused:  []who{{"", "svc-1"}},
-			accepted: []who{{"svc-1", "svc-1"}, {"", "svc-2"}, {"alice", "client-1"}},
+			accepted: []who{{"svc-1", "svc-1"}, {"", "svc-1"}, {"", "svc-2"}, {"alice", "client-1"}},
 		},
 		{
 			// A token with neither subject nor client id is charged to its
 			// bound key: a new key needs a new token from the issuer.
 			name:     "neither subject nor client",
 			flooder:  who{"", ""},
+			refused:  []who{{"", ""}},
 			accepted: []who{{"", ""}, {"alice", "client-1"}},
 		},
 	} {
@@ -134,7 +155,7 @@ func TestDPoPReplayShare(t *testing.T) {
 			// Attack: a replay is a replay, share or not.
 			assert.Equal(t, "invalid_dpop_proof", challengeError(d.sendBy(flooder, first), "DPoP"))
 			for _, o := range tc.refused {
-				c := d.newCaller(t, o.sub, o.client)
+				c := d.callerWithKey(t, flooder.key, o.sub, o.client)
 				assert.Equal(t, http.StatusServiceUnavailable, d.sendBy(c, d.proofBy(t, c)).Code, "%+v", o)
 			}
 			for _, o := range tc.accepted {
@@ -346,17 +367,18 @@ func TestDPoPReplayWarningRateLimited(t *testing.T) {
 	}
 }
 
-// The identity a proof is charged to: issuer-qualified, the subject's,
-// else the client's, else the bound key's, the kinds never meeting.
+// The share a proof is charged to: issuer-qualified, the subject's, else
+// the client's, with the bound key, the kinds never meeting.
 func TestDPoPReplayIdentity(t *testing.T) {
 	d := newDPoPEnv(t, testissuer.Ed25519, nil)
 	id := func(p Principal) uint64 { return d.a.dpop.identity(&p) }
 	const jktA, jktB = "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs", "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"
 	alice := Principal{Subject: "alice", ClientID: "c1", DPoPThumbprint: jktA}
-	// The same identity: another proof key or client of the same user.
-	assert.Equal(t, id(alice), id(Principal{Subject: "alice", ClientID: "c2", DPoPThumbprint: jktB}))
-	assert.Equal(t, id(Principal{ClientID: "c1", DPoPThumbprint: jktA}), id(Principal{ClientID: "c1", DPoPThumbprint: jktB}))
+	// The same share: another client of the same user with the same key.
+	assert.Equal(t, id(alice), id(Principal{Subject: "alice", ClientID: "c2", DPoPThumbprint: jktA}))
 	for name, p := range map[string]Principal{
+		"another key of the user":   {Subject: "alice", ClientID: "c1", DPoPThumbprint: jktB},
+		"another key of the client": {ClientID: "alice", DPoPThumbprint: jktB},
 		"another subject":           {Subject: "bob", ClientID: "c1", DPoPThumbprint: jktA},
 		"another issuer":            {Issuer: "https://b.example", Subject: "alice", ClientID: "c1", DPoPThumbprint: jktA},
 		"the subject as a client":   {ClientID: "alice", DPoPThumbprint: jktA},
@@ -366,5 +388,6 @@ func TestDPoPReplayIdentity(t *testing.T) {
 		assert.NotEqual(t, id(alice), id(p), name)
 	}
 	assert.NotEqual(t, id(Principal{Issuer: "https://a.example#", Subject: "alice"}), id(Principal{Issuer: "https://a.example", Subject: "#alice"}))
+	assert.NotEqual(t, id(Principal{ClientID: "c1", DPoPThumbprint: jktA}), id(Principal{ClientID: "c1", DPoPThumbprint: jktB}))
 	assert.NotEqual(t, id(Principal{DPoPThumbprint: jktA}), id(Principal{DPoPThumbprint: jktB}))
 }
