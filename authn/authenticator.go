@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // Options configures an [Authenticator]. Resource is required.
@@ -88,7 +90,7 @@ type Authenticator struct {
 // NewAuthenticator returns an Authenticator that verifies tokens with v.
 //
 // A nil v makes an Authenticator for a service whose own middleware
-// authenticates and stores the Principal with [NewContext]: it verifies
+// authenticates and stores the principal.Principal with [NewContext]: it verifies
 // nothing itself, takes the principal from the request context, and still
 // writes the challenges (so clients learn the resource metadata). A
 // request without a principal is then anonymous when it offers no token,
@@ -103,7 +105,7 @@ func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
 		return nil, errors.New("authn: resource metadata URL cannot be used in a challenge")
 	}
 	for _, s := range opts.Scopes {
-		if !validScopeToken(s) {
+		if !principal.ValidScope(s) {
 			return nil, fmt.Errorf("authn: Options.Scopes: invalid scope %q", s)
 		}
 	}
@@ -152,21 +154,21 @@ func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
 // It returns [ErrNoCredentials] when the request offers no token,
 // [ErrInvalidRequest], [ErrInvalidToken], [ErrInvalidDPoPProof],
 // [ErrUseDPoPNonce], [ErrUnavailable], or another error from the Verifier. A principal whose Audience is not this
-// resource, or whose Subject breaks the rules of [Principal], is rejected
+// resource, or whose Subject breaks the rules of [principal.Principal], is rejected
 // as [ErrInvalidToken] whatever the Verifier said.
-func (a *Authenticator) Authenticate(r *http.Request) (Principal, error) {
-	if p, ok := FromContext(r.Context()); ok {
+func (a *Authenticator) Authenticate(r *http.Request) (principal.Principal, error) {
+	if p, ok := principal.FromContext(r.Context()); ok {
 		return p, nil
 	}
 	scheme, tok, err := credentials(r, a.maxToken, a.dpop != nil)
 	if err == ErrNoCredentials {
-		return Principal{}, err
+		return principal.Principal{}, err
 	}
 	if a.throttle == nil {
 		return a.check(r, scheme, tok, err)
 	}
 	if ok, retry := a.throttle.Admit(r); !ok {
-		return Principal{}, &ThrottledError{RetryAfter: retry}
+		return principal.Principal{}, &ThrottledError{RetryAfter: retry}
 	}
 	p, err := a.check(r, scheme, tok, err)
 	if err != nil && !errors.Is(err, ErrUnavailable) {
@@ -177,44 +179,40 @@ func (a *Authenticator) Authenticate(r *http.Request) (Principal, error) {
 
 // check is Authenticate for the credentials r offers: tok in scheme, or
 // err when they could not be read.
-func (a *Authenticator) check(r *http.Request, scheme authScheme, tok string, err error) (Principal, error) {
+func (a *Authenticator) check(r *http.Request, scheme authScheme, tok string, err error) (principal.Principal, error) {
 	if err != nil {
-		return Principal{}, err
+		return principal.Principal{}, err
 	}
 	if a.v == nil {
-		return Principal{}, ErrInvalidToken // the service's middleware did not accept it
+		return principal.Principal{}, ErrInvalidToken // the service's middleware did not accept it
 	}
 	var proof *dpopProof
 	switch {
 	case scheme == schemeDPoP:
 		if proof, err = a.dpop.proofOf(r); err != nil {
-			return Principal{}, err
+			return principal.Principal{}, err
 		}
 	case a.dpop != nil && a.dpop.mode == DPoPRequired:
-		return Principal{}, errBearerRefused
+		return principal.Principal{}, errBearerRefused
 	}
 	p, exp, err := a.v.Verify(r.Context(), tok)
 	if err != nil {
-		return Principal{}, err
+		return principal.Principal{}, err
 	}
-	if p.Audience != a.resource || (p.Subject != "" && !validIdentifier(p.Subject)) || (p.ClientID != "" && !validIdentifier(p.ClientID)) ||
-		(p.DPoPThumbprint != "" && !validThumbprint(p.DPoPThumbprint)) {
-		return Principal{}, errVerifierShape
+	if p, err = principal.New(p); err != nil || p.Audience != a.resource {
+		return principal.Principal{}, errVerifierShape
 	}
 	switch {
 	case scheme == schemeBearer && p.DPoPThumbprint != "":
-		return Principal{}, errBoundAsBearer // RFC 9449 §7.2: no downgrade
+		return principal.Principal{}, errBoundAsBearer // RFC 9449 §7.2: no downgrade
 	case scheme == schemeDPoP && p.DPoPThumbprint == "":
-		return Principal{}, errUnboundAsDPoP
+		return principal.Principal{}, errUnboundAsDPoP
 	case scheme == schemeDPoP:
 		// The token's verification may come from a Cache; the proof is
 		// checked here, on every request, and never cached.
 		if err := a.dpop.check(r, proof, tok, &p); err != nil {
-			return Principal{}, err
+			return principal.Principal{}, err
 		}
-	}
-	if !slices.IsSorted(p.Scopes) {
-		p.Scopes = normalizeScopes(slices.Clone(p.Scopes))
 	}
 	p.Expires = exp
 	return p, nil
@@ -239,7 +237,7 @@ func (a *Authenticator) DPoPAlgorithms() []string {
 
 // Handler requires a valid token: it answers errors with [WriteError] and
 // otherwise calls next with the principal in the request context (see
-// [FromContext]) and the response marked private ([SetPrivate]).
+// [principal.FromContext]) and the response marked private ([SetPrivate]).
 func (a *Authenticator) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := a.Authenticate(r)
@@ -247,8 +245,13 @@ func (a *Authenticator) Handler(next http.Handler) http.Handler {
 			a.WriteError(w, r, err)
 			return
 		}
+		ctx, err := principal.NewContext(r.Context(), p)
+		if err != nil { // never: Authenticate's principals obey the rules
+			a.WriteError(w, r, ErrInvalidToken)
+			return
+		}
 		SetPrivate(w.Header())
-		next.ServeHTTP(w, r.WithContext(NewContext(r.Context(), p)))
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
@@ -261,8 +264,13 @@ func (a *Authenticator) Optional(next http.Handler) http.Handler {
 		p, err := a.Authenticate(r)
 		switch {
 		case err == nil:
+			ctx, err := principal.NewContext(r.Context(), p)
+			if err != nil { // never: Authenticate's principals obey the rules
+				a.WriteError(w, r, ErrInvalidToken)
+				return
+			}
 			SetPrivate(w.Header())
-			next.ServeHTTP(w, r.WithContext(NewContext(r.Context(), p)))
+			next.ServeHTTP(w, r.WithContext(ctx))
 		case errors.Is(err, ErrNoCredentials):
 			addVary(w.Header())
 			next.ServeHTTP(w, r)
@@ -281,7 +289,7 @@ func (a *Authenticator) RequireScopes(scopes ...string) func(http.Handler) http.
 	required := normalizeScopes(slices.Clone(scopes))
 	valid := true
 	for _, s := range required {
-		if !validScopeToken(s) {
+		if !principal.ValidScope(s) {
 			valid = false
 		}
 	}
@@ -294,13 +302,13 @@ func (a *Authenticator) RequireScopes(scopes ...string) func(http.Handler) http.
 				a.WriteError(w, r, errors.New("authn: invalid required scope"))
 				return
 			}
-			p, ok := FromContext(r.Context())
+			p, ok := principal.FromContext(r.Context())
 			if !ok {
 				a.WriteError(w, r, ErrNoCredentials)
 				return
 			}
 			if !p.HasScopes(required...) {
-				a.WriteError(w, r, &ScopeError{Required: required})
+				a.WriteError(w, r, &principal.ScopeError{Required: required})
 				return
 			}
 			next.ServeHTTP(w, r)
@@ -356,7 +364,7 @@ const defaultRetryAfter = 5 * time.Second
 // character rules are left out of the challenge.
 func (a *Authenticator) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	h := w.Header()
-	var se *ScopeError
+	var se *principal.ScopeError
 	var ue *UnavailableError
 	// With DPoP on, an error about a request that used the DPoP scheme
 	// (or any request, when DPoP is required) is a DPoP challenge.
@@ -461,7 +469,7 @@ func usesDPoP(r *http.Request) bool {
 func joinValidScopes(scopes []string) string {
 	valid := make([]string, 0, len(scopes))
 	for _, s := range scopes {
-		if validScopeToken(s) {
+		if principal.ValidScope(s) {
 			valid = append(valid, s)
 		}
 	}

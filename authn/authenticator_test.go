@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -19,28 +21,28 @@ const testMetadataURL = "https://mcp.example.com/.well-known/oauth-protected-res
 
 // stubVerifier accepts "good-<subject>" tokens and fails others as told.
 func stubVerifier() Verifier {
-	return VerifierFunc(func(ctx context.Context, tok string) (Principal, time.Time, error) {
+	return VerifierFunc(func(ctx context.Context, tok string) (principal.Principal, time.Time, error) {
 		switch {
 		case strings.HasPrefix(tok, "good-"):
-			return Principal{Subject: strings.TrimPrefix(tok, "good-"), ClientID: "app", Scopes: []string{"read", "write"}, Audience: testResource}, time.Now().Add(time.Hour), nil
+			return principal.Principal{Subject: strings.TrimPrefix(tok, "good-"), ClientID: "app", Scopes: []string{"read", "write"}, Audience: testResource}, time.Now().Add(time.Hour), nil
 		case tok == "unsorted":
-			return Principal{Subject: "u", Scopes: []string{"write", "read", "read"}, Audience: testResource}, time.Time{}, nil
+			return principal.Principal{Subject: "u", Scopes: []string{"write", "read", "read"}, Audience: testResource}, time.Time{}, nil
 		case tok == "otheraud":
-			return Principal{Subject: "u", Audience: "https://other.example"}, time.Time{}, nil
+			return principal.Principal{Subject: "u", Audience: "https://other.example"}, time.Time{}, nil
 		case tok == "noaud":
-			return Principal{Subject: "u"}, time.Time{}, nil
+			return principal.Principal{Subject: "u"}, time.Time{}, nil
 		case tok == "badsub":
-			return Principal{Subject: "a\nb", Audience: testResource}, time.Time{}, nil
+			return principal.Principal{Subject: "a\nb", Audience: testResource}, time.Time{}, nil
 		case tok == "emptysub":
-			return Principal{Audience: testResource}, time.Time{}, nil
+			return principal.Principal{Audience: testResource}, time.Time{}, nil
 		case tok == "down":
-			return Principal{}, time.Time{}, &UnavailableError{RetryAfter: 1500 * time.Millisecond}
+			return principal.Principal{}, time.Time{}, &UnavailableError{RetryAfter: 1500 * time.Millisecond}
 		case tok == "downplain":
-			return Principal{}, time.Time{}, ErrUnavailable
+			return principal.Principal{}, time.Time{}, ErrUnavailable
 		case tok == "weird":
-			return Principal{}, time.Time{}, errors.New("db password is hunter2 for " + tok)
+			return principal.Principal{}, time.Time{}, errors.New("db password is hunter2 for " + tok)
 		}
-		return Principal{}, time.Time{}, ErrInvalidToken
+		return principal.Principal{}, time.Time{}, ErrInvalidToken
 	})
 }
 
@@ -65,7 +67,7 @@ func serve(h http.Handler, auth ...string) *httptest.ResponseRecorder {
 
 // okHandler echoes the principal's subject and scopes.
 var okHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-	p, ok := FromContext(r.Context())
+	p, ok := principal.FromContext(r.Context())
 	if !ok {
 		_, _ = w.Write([]byte("anonymous"))
 		return
@@ -194,13 +196,13 @@ func TestWriteErrorScopeFromElsewhere(t *testing.T) {
 	w := httptest.NewRecorder()
 	r := httptest.NewRequest(http.MethodGet, "/", nil)
 	w.Header().Set("Vary", "Origin")
-	a.WriteError(w, r, errors.Join(errors.New("wrapped"), &ScopeError{Required: []string{"b", `in"valid`, "a"}}))
+	a.WriteError(w, r, errors.Join(errors.New("wrapped"), &principal.ScopeError{Required: []string{"b", `in"valid`, "a"}}))
 	assert.Equal(t, http.StatusForbidden, w.Code)
 	p, err := parseChallenge(w.Header().Get("WWW-Authenticate"))
 	require.NoError(t, err)
 	assert.Equal(t, "a b", p["scope"], "invalid scope names left out")
 	assert.Equal(t, []string{"Origin", "Authorization"}, w.Header().Values("Vary"))
-	assert.True(t, errors.Is(&ScopeError{}, ErrInsufficientScope))
+	assert.True(t, errors.Is(&principal.ScopeError{}, principal.ErrInsufficientScope))
 }
 
 func TestSetPrivate(t *testing.T) {
@@ -229,18 +231,18 @@ func TestNewAuthenticatorValidation(t *testing.T) {
 	assert.Equal(t, `Bearer resource_metadata="http://127.0.0.1:8080/.well-known/oauth-protected-resource"`, a.chNoCreds)
 }
 
-// S4: the Principal type holds only its seven fields, none of which can
+// S4: the principal.Principal type holds only its seven fields, none of which can
 // carry the token; the handler sees no token through the principal.
 func TestPrincipalIsolation(t *testing.T) {
-	typ := reflect.TypeOf(Principal{})
+	typ := reflect.TypeOf(principal.Principal{})
 	var fields []string
 	for i := range typ.NumField() {
 		f := typ.Field(i)
 		fields = append(fields, f.Name+" "+f.Type.String())
 	}
-	assert.Equal(t, []string{"Subject string", "ClientID string", "Scopes []string", "Audience string", "Expires time.Time",
-		"Issuer string", "DPoPThumbprint string"}, fields,
-		"a new Principal field needs a review: it must never hold the raw token or claims")
+	assert.Equal(t, []string{"Issuer string", "Subject string", "ClientID string", "Scopes []string", "Audience string",
+		"Expires time.Time", "DPoPThumbprint string"}, fields,
+		"a new principal.Principal field needs a review: it must never hold the raw token or claims")
 
 	e := newEnv(t)
 	v := e.verifier(t, nil)
@@ -249,7 +251,7 @@ func TestPrincipalIsolation(t *testing.T) {
 	tok := e.is.Token(t, claims("alice", "read"))
 	exposures := 0
 	h := a.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, ok := FromContext(r.Context())
+		p, ok := principal.FromContext(r.Context())
 		require.True(t, ok)
 		for _, s := range append([]string{p.Subject, p.ClientID, p.Audience, p.Issuer, p.DPoPThumbprint}, p.Scopes...) {
 			for _, frag := range tokenFragments(tok) {
@@ -318,16 +320,16 @@ func TestAuthenticateSetsExpires(t *testing.T) {
 // is: the token is not verified again (here it would not verify at all).
 func TestAuthenticateUsesTheContextPrincipal(t *testing.T) {
 	calls := 0
-	v := VerifierFunc(func(context.Context, string) (Principal, time.Time, error) {
+	v := VerifierFunc(func(context.Context, string) (principal.Principal, time.Time, error) {
 		calls++
-		return Principal{}, time.Time{}, ErrInvalidToken
+		return principal.Principal{}, time.Time{}, ErrInvalidToken
 	})
 	a, err := NewAuthenticator(v, Options{Resource: "https://mcp.example.com/mcp"})
 	require.NoError(t, err)
-	set := Principal{Subject: "carol", Scopes: []string{"a"}, Audience: "https://mcp.example.com/mcp"}
+	set := principal.Principal{Subject: "carol", Scopes: []string{"a"}, Audience: "https://mcp.example.com/mcp"}
 	r := httptest.NewRequest(http.MethodGet, "/", nil)
 	r.Header.Set("Authorization", "Bearer anything")
-	r = r.WithContext(NewContext(r.Context(), set))
+	r = withPrincipal(t, r, set)
 	p, err := a.Authenticate(r)
 	require.NoError(t, err)
 	assert.Equal(t, set, p)
@@ -335,11 +337,11 @@ func TestAuthenticateUsesTheContextPrincipal(t *testing.T) {
 
 	// Handler and Optional pass it on unchanged, also without a token.
 	r = httptest.NewRequest(http.MethodGet, "/", nil)
-	r = r.WithContext(NewContext(r.Context(), set))
+	r = withPrincipal(t, r, set)
 	for name, mw := range map[string]func(http.Handler) http.Handler{"Handler": a.Handler, "Optional": a.Optional} {
-		var got Principal
+		var got principal.Principal
 		rec := httptest.NewRecorder()
-		mw(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got, _ = FromContext(r.Context()) })).ServeHTTP(rec, r)
+		mw(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got, _ = principal.FromContext(r.Context()) })).ServeHTTP(rec, r)
 		assert.Equal(t, http.StatusOK, rec.Code, name)
 		assert.Equal(t, set, got, name)
 	}
@@ -365,8 +367,8 @@ func TestContextOnlyAuthenticator(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, rec.Code)
 	assert.Contains(t, rec.Header().Get("WWW-Authenticate"), `resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"`)
 
-	set := Principal{Subject: "dave", Audience: "https://mcp.example.com/mcp"}
-	p, err := a.Authenticate(r.WithContext(NewContext(r.Context(), set)))
+	set := principal.Principal{Subject: "dave", Audience: "https://mcp.example.com/mcp"}
+	p, err := a.Authenticate(withPrincipal(t, r, set))
 	require.NoError(t, err)
 	assert.Equal(t, "dave", p.Subject)
 }

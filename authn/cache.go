@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // CacheOptions configures a [Cache]. The zero value is valid.
@@ -41,7 +43,7 @@ type Cache struct {
 }
 
 type cacheEntry struct {
-	p      Principal
+	p      principal.Principal
 	exp    time.Time // the token's expiry, returned to callers
 	expire time.Time // when this entry stops being used
 }
@@ -72,7 +74,7 @@ const maxCachedToken = 256 << 10
 // Verify returns the cached verification of token when there is a live
 // one, and otherwise asks the underlying Verifier and caches a success.
 // The returned principal's Scopes is a fresh copy.
-func (c *Cache) Verify(ctx context.Context, token string) (Principal, time.Time, error) {
+func (c *Cache) Verify(ctx context.Context, token string) (principal.Principal, time.Time, error) {
 	if len(token) > maxCachedToken { // not worth hashing; the verifier rejects it
 		return c.v.Verify(ctx, token)
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -21,12 +23,12 @@ type countingVerifier struct {
 	err   error
 }
 
-func (c *countingVerifier) Verify(ctx context.Context, tok string) (Principal, time.Time, error) {
+func (c *countingVerifier) Verify(ctx context.Context, tok string) (principal.Principal, time.Time, error) {
 	c.calls.Add(1)
 	if c.err != nil {
-		return Principal{}, time.Time{}, c.err
+		return principal.Principal{}, time.Time{}, c.err
 	}
-	return Principal{Subject: tok, Scopes: []string{"a", "b"}, Audience: testResource}, c.exp, nil
+	return principal.Principal{Subject: tok, Scopes: []string{"a", "b"}, Audience: testResource}, c.exp, nil
 }
 
 func TestCacheHitAndExpiry(t *testing.T) {

@@ -1,5 +1,7 @@
 package authn
 
+import "github.com/mcpkit/mcpkit/principal"
+
 // WWW-Authenticate challenges (RFC 6750 §3, RFC 9728 §5.1). Values are
 // emitted as quoted-strings and are checked against RFC 6750's character
 // rules, which exclude '"' and '\', so no escaping is ever needed and a
@@ -38,7 +40,7 @@ func validParamValue(name, v string) bool {
 		start := 0
 		for i := 0; i <= len(v); i++ {
 			if i == len(v) || v[i] == ' ' {
-				if !validScopeToken(v[start:i]) {
+				if !principal.ValidScope(v[start:i]) {
 					return false
 				}
 				start = i + 1
@@ -46,7 +48,7 @@ func validParamValue(name, v string) bool {
 		}
 		return true
 	default:
-		return validScopeToken(v) // same character class as a URI here
+		return principal.ValidScope(v) // same character class as a URI here
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 )
 
@@ -153,34 +155,34 @@ func (r *claimRules) read(data []byte, cv *claimValues) error {
 }
 
 // check applies the claim rules at time now and builds the principal.
-func (r *claimRules) check(cv *claimValues, now time.Time) (Principal, time.Time, error) {
+func (r *claimRules) check(cv *claimValues, now time.Time) (principal.Principal, time.Time, error) {
 	if r.requireActive {
 		if active, ok := cv.v[slotActive].Bool(); !ok || !active {
-			return Principal{}, time.Time{}, errInactive
+			return principal.Principal{}, time.Time{}, errInactive
 		}
 	}
 	// iss: exact, code-point equality (RFC 9068 §4 step 3).
 	if iss := cv.v[slotIss]; r.issuer != "" {
 		if !iss.EqualStr(r.issuer) {
-			return Principal{}, time.Time{}, errIssuer
+			return principal.Principal{}, time.Time{}, errIssuer
 		}
 	} else if k := iss.Kind(); k != jsonstrict.None && k != jsonstrict.String {
-		return Principal{}, time.Time{}, errIssuer
+		return principal.Principal{}, time.Time{}, errIssuer
 	}
 	if !r.audienceOK(cv.v[slotAud]) {
-		return Principal{}, time.Time{}, errAudience
+		return principal.Principal{}, time.Time{}, errAudience
 	}
 	// exp is required; nbf and iat are honoured when present. All three
 	// may have fractions and are compared to the nanosecond.
 	if cv.v[slotExp].Kind() == jsonstrict.None {
-		return Principal{}, time.Time{}, errExpired
+		return principal.Principal{}, time.Time{}, errExpired
 	}
 	exp, ok := numericDate(cv.v[slotExp])
 	if !ok {
-		return Principal{}, time.Time{}, errClaims
+		return principal.Principal{}, time.Time{}, errClaims
 	}
 	if !now.Before(exp.Add(r.leeway)) {
-		return Principal{}, time.Time{}, errExpired
+		return principal.Principal{}, time.Time{}, errExpired
 	}
 	for _, slot := range [...]int{slotNbf, slotIat} {
 		if cv.v[slot].Kind() == jsonstrict.None {
@@ -188,10 +190,10 @@ func (r *claimRules) check(cv *claimValues, now time.Time) (Principal, time.Time
 		}
 		t, ok := numericDate(cv.v[slot])
 		if !ok {
-			return Principal{}, time.Time{}, errClaims
+			return principal.Principal{}, time.Time{}, errClaims
 		}
 		if t.After(now.Add(r.leeway)) {
-			return Principal{}, time.Time{}, errNotYet
+			return principal.Principal{}, time.Time{}, errNotYet
 		}
 	}
 	// The subject is optional (client-credentials and service tokens have
@@ -199,23 +201,23 @@ func (r *claimRules) check(cv *claimValues, now time.Time) (Principal, time.Time
 	// is never called without a subject), but a present one must follow the
 	// rules, and a member named like it in another case, with no subject
 	// beside it, is a parser differential: refused.
-	p := Principal{Audience: r.resource}
+	p := principal.Principal{Audience: r.resource}
 	switch sv := cv.v[slotSub]; {
 	case sv.Kind() == jsonstrict.None:
 		if cv.subVariant {
-			return Principal{}, time.Time{}, errSubject
+			return principal.Principal{}, time.Time{}, errSubject
 		}
 	default:
 		sub, ok := sv.Str()
-		if !ok || !validIdentifier(sub) {
-			return Principal{}, time.Time{}, errSubject
+		if !ok || !principal.ValidIdentifier(sub) {
+			return principal.Principal{}, time.Time{}, errSubject
 		}
 		p.Subject = sub
 	}
 	if cnf := cv.v[slotCnf]; cnf.Kind() != jsonstrict.None {
 		jkt, ok := confirmationThumbprint(cnf)
 		if !ok {
-			return Principal{}, time.Time{}, errConfirmation
+			return principal.Principal{}, time.Time{}, errConfirmation
 		}
 		p.DPoPThumbprint = jkt
 	}
@@ -225,8 +227,8 @@ func (r *claimRules) check(cv *claimValues, now time.Time) (Principal, time.Time
 			continue
 		}
 		cid, ok := v.Str()
-		if !ok || (cid != "" && !validIdentifier(cid)) {
-			return Principal{}, time.Time{}, errClientID
+		if !ok || (cid != "" && !principal.ValidIdentifier(cid)) {
+			return principal.Principal{}, time.Time{}, errClientID
 		}
 		p.ClientID = cid
 		break
@@ -238,7 +240,7 @@ func (r *claimRules) check(cv *claimValues, now time.Time) (Principal, time.Time
 		}
 		scopes, ok := parseScopes(v)
 		if !ok {
-			return Principal{}, time.Time{}, errScope
+			return principal.Principal{}, time.Time{}, errScope
 		}
 		p.Scopes = scopes
 		break
@@ -326,7 +328,7 @@ func parseScopes(v jsonstrict.Value) ([]string, bool) {
 		return nil, false
 	}
 	for _, s := range list {
-		if !validScopeToken(s) {
+		if !principal.ValidScope(s) {
 			return nil, false
 		}
 	}
@@ -342,40 +344,4 @@ func normalizeScopes(s []string) []string {
 		slices.Sort(s)
 	}
 	return slices.Compact(s)
-}
-
-// validIdentifier: a subject or client id is valid UTF-8, non-empty, at most
-// 256 characters counted as UTF-16 code units (the length of a JavaScript
-// string, as the inventory counts) and free of control characters.
-func validIdentifier(s string) bool {
-	if s == "" || len(s) > 4*maxIdentifierLen {
-		return false
-	}
-	n := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c < 0x20 || c == 0x7f {
-				return false
-			}
-			i++
-		} else {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				return false
-			}
-			if unicode.IsControl(r) {
-				return false
-			}
-			if r >= 0x10000 {
-				n++ // a surrogate pair in UTF-16
-			}
-			i += size
-		}
-		n++
-		if n > maxIdentifierLen {
-			return false
-		}
-	}
-	return true
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 	"github.com/mcpkit/mcpkit/internal/testissuer"
 	"github.com/stretchr/testify/assert"
@@ -53,10 +55,10 @@ func TestSubjectRules(t *testing.T) {
 	ok := []string{"a", "alice@example.com", "550e8400-e29b-41d4-a716-446655440000", "ユーザー", "x y", stringOf('é', 256), stringOf('😀', 128)}
 	bad := []string{"", stringOf('a', 257), stringOf('é', 257), stringOf('😀', 129), "a\x00", "a\nb", "a\tb", "a\x7f", "a\u0085", "a\u009f", "\xff"}
 	for _, s := range ok {
-		assert.True(t, validIdentifier(s), "%q", s)
+		assert.True(t, principal.ValidIdentifier(s), "%q", s)
 	}
 	for _, s := range bad {
-		assert.False(t, validIdentifier(s), "%q", s)
+		assert.False(t, principal.ValidIdentifier(s), "%q", s)
 	}
 }
 

@@ -18,9 +18,9 @@
 //	})
 //	path, _ := authn.WellKnownPath("https://mcp.example.com/mcp")
 //	mux.Handle(path, md)                      // /.well-known/oauth-protected-resource/mcp
-//	mux.Handle("/mcp", a.Handler(mcpHandler)) // handlers read authn.FromContext
+//	mux.Handle("/mcp", a.Handler(mcpHandler)) // handlers read principal.FromContext
 //
-// Handlers get a [Principal]: subject, client id, sorted scopes and
+// Handlers get a [principal.Principal]: subject, client id, sorted scopes and
 // audience; never the raw token, never other claims. (The request's
 // Authorization header is left in place: never forward it to another
 // service; MCP forbids token passthrough.)
@@ -110,14 +110,14 @@
 //
 // # Subject and ClientID
 //
-// Principal.Subject identifies the user; Principal.ClientID identifies the
+// principal.Principal.Subject identifies the user; principal.Principal.ClientID identifies the
 // client application, which many users share. Data owned by a user must be
 // keyed on Subject (with the issuer, if several are trusted), never on
 // ClientID: keying on the client id would hand one user's records to every
 // other user of the same application.
 //
 // The subject is optional. A verified token without one (client
-// credentials, a service account) gives a Principal with an empty Subject;
+// credentials, a service account) gives a principal.Principal with an empty Subject;
 // a present subject must follow the rules (non-empty, at most 256
 // characters counted as UTF-16 code units, no control characters), and a
 // claim named like it in another case ("Sub" alone) is refused, being read
@@ -185,7 +185,7 @@
 // # Custom verifiers
 //
 // Any [Verifier] can be plugged in. It must check that the token was issued
-// for this resource and set Principal.Audience to the Authenticator's
+// for this resource and set principal.Principal.Audience to the Authenticator's
 // Resource; the Authenticator rejects principals with another audience or
 // with a subject that breaks the rules above.
 package authn

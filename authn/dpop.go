@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jws"
 )
@@ -271,7 +273,7 @@ func (c *dpopChecker) proofOf(r *http.Request) (*dpopProof, error) {
 // htu, iat, ath, the key binding, the nonce, and finally that the proof
 // was not seen before (only a proof that passed every other check is
 // remembered, and charged to p's share of the replay memory).
-func (c *dpopChecker) check(r *http.Request, pr *dpopProof, token string, p *Principal) error {
+func (c *dpopChecker) check(r *http.Request, pr *dpopProof, token string, p *principal.Principal) error {
 	if err := pr.verify(c.verifiers[pr.alg]); err != nil {
 		return err
 	}
@@ -325,7 +327,7 @@ func (c *dpopChecker) check(r *http.Request, pr *dpopProof, token string, p *Pri
 // come from the token's one key. The kinds are told apart by a leading
 // byte, and the parts are separated by a NUL, which none of them
 // contains.
-func (c *dpopChecker) identity(p *Principal) uint64 {
+func (c *dpopChecker) identity(p *principal.Principal) uint64 {
 	kind, who := byte('s'), p.Subject
 	switch {
 	case who != "":

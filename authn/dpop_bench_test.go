@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/internal/testissuer"
 )
 
@@ -154,9 +156,9 @@ func BenchmarkReplayShareInterleaved(b *testing.B) {
 	step := period / perGen
 	c := &dpopChecker{replay: newReplayCache(defaultMaxReplay, defaultMaxReplay/replayShares, period)}
 	pre := &preShareReplayCache{max: defaultMaxReplay, period: period, cur: map[[16]byte]struct{}{}, prev: map[[16]byte]struct{}{}}
-	ps := make([]Principal, callers)
+	ps := make([]principal.Principal, callers)
 	for i := range ps {
-		ps[i] = Principal{Issuer: "https://issuer.example", Subject: fmt.Sprintf("user-%04d@example.com", i), ClientID: "client-1",
+		ps[i] = principal.Principal{Issuer: "https://issuer.example", Subject: fmt.Sprintf("user-%04d@example.com", i), ClientID: "client-1",
 			DPoPThumbprint: "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs"}
 	}
 	base := time.Unix(1_800_000_000, 0)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/internal/testissuer"
 	"github.com/stretchr/testify/require"
 )
@@ -78,7 +80,7 @@ func (d *dpopEnv) send(method, target, authz string, proofs ...string) *httptest
 	}
 	w := httptest.NewRecorder()
 	d.a.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, _ := FromContext(r.Context())
+		p, _ := principal.FromContext(r.Context())
 		w.Header().Set("X-Subject", p.Subject)
 		w.Header().Set("X-Jkt", p.DPoPThumbprint)
 	})).ServeHTTP(w, r)
@@ -103,7 +105,7 @@ func challengeError(w *httptest.ResponseRecorder, scheme string) string {
 }
 
 // verifyDirect verifies token with the env's verifier (test shortcut).
-func (d *dpopEnv) verifyDirect(t *testing.T, token string) Principal {
+func (d *dpopEnv) verifyDirect(t *testing.T, token string) principal.Principal {
 	t.Helper()
 	p, _, err := d.cache.Verify(context.Background(), token)
 	require.NoError(t, err)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/internal/testissuer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -371,12 +373,12 @@ func TestDPoPReplayWarningRateLimited(t *testing.T) {
 // the client's, with the bound key, the kinds never meeting.
 func TestDPoPReplayIdentity(t *testing.T) {
 	d := newDPoPEnv(t, testissuer.Ed25519, nil)
-	id := func(p Principal) uint64 { return d.a.dpop.identity(&p) }
+	id := func(p principal.Principal) uint64 { return d.a.dpop.identity(&p) }
 	const jktA, jktB = "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs", "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"
-	alice := Principal{Subject: "alice", ClientID: "c1", DPoPThumbprint: jktA}
+	alice := principal.Principal{Subject: "alice", ClientID: "c1", DPoPThumbprint: jktA}
 	// The same share: another client of the same user with the same key.
-	assert.Equal(t, id(alice), id(Principal{Subject: "alice", ClientID: "c2", DPoPThumbprint: jktA}))
-	for name, p := range map[string]Principal{
+	assert.Equal(t, id(alice), id(principal.Principal{Subject: "alice", ClientID: "c2", DPoPThumbprint: jktA}))
+	for name, p := range map[string]principal.Principal{
 		"another key of the user":   {Subject: "alice", ClientID: "c1", DPoPThumbprint: jktB},
 		"another key of the client": {ClientID: "alice", DPoPThumbprint: jktB},
 		"another subject":           {Subject: "bob", ClientID: "c1", DPoPThumbprint: jktA},
@@ -387,7 +389,7 @@ func TestDPoPReplayIdentity(t *testing.T) {
 	} {
 		assert.NotEqual(t, id(alice), id(p), name)
 	}
-	assert.NotEqual(t, id(Principal{Issuer: "https://a.example#", Subject: "alice"}), id(Principal{Issuer: "https://a.example", Subject: "#alice"}))
-	assert.NotEqual(t, id(Principal{ClientID: "c1", DPoPThumbprint: jktA}), id(Principal{ClientID: "c1", DPoPThumbprint: jktB}))
-	assert.NotEqual(t, id(Principal{DPoPThumbprint: jktA}), id(Principal{DPoPThumbprint: jktB}))
+	assert.NotEqual(t, id(principal.Principal{Issuer: "https://a.example#", Subject: "alice"}), id(principal.Principal{Issuer: "https://a.example", Subject: "#alice"}))
+	assert.NotEqual(t, id(principal.Principal{ClientID: "c1", DPoPThumbprint: jktA}), id(principal.Principal{ClientID: "c1", DPoPThumbprint: jktB}))
+	assert.NotEqual(t, id(principal.Principal{DPoPThumbprint: jktA}), id(principal.Principal{DPoPThumbprint: jktB}))
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/internal/testissuer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -421,8 +423,8 @@ func TestConfirmationClaim(t *testing.T) {
 
 // A custom Verifier's thumbprint is checked like the others'.
 func TestDPoPCustomVerifierShape(t *testing.T) {
-	a, err := NewAuthenticator(VerifierFunc(func(_ context.Context, tok string) (Principal, time.Time, error) {
-		return Principal{Subject: "u", Audience: testResource, DPoPThumbprint: "not a thumbprint"}, time.Time{}, nil
+	a, err := NewAuthenticator(VerifierFunc(func(_ context.Context, tok string) (principal.Principal, time.Time, error) {
+		return principal.Principal{Subject: "u", Audience: testResource, DPoPThumbprint: "not a thumbprint"}, time.Time{}, nil
 	}), Options{Resource: testResource})
 	require.NoError(t, err)
 	r, _ := http.NewRequest(http.MethodGet, dpopURL, nil)

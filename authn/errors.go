@@ -28,9 +28,6 @@ var (
 	// yet, introspection endpoint down): 503 with Retry-After, never 401.
 	ErrUnavailable = errors.New("authn: cannot check token now")
 
-	// ErrInsufficientScope is matched by every [*ScopeError].
-	ErrInsufficientScope = errors.New("authn: insufficient scope")
-
 	// ErrInvalidDPoPProof means the request's DPoP proof (RFC 9449) is
 	// missing, repeated, malformed, oversized, badly signed, made for
 	// another method or URL, stale, for another token, or replayed: 401
@@ -74,20 +71,6 @@ var (
 	errProofReplay    = &proofError{"dpop_replay"}      // jti seen before
 	errKeyBinding     = &tokenError{"dpop_key_binding"} // proof key is not the token's cnf.jkt (invalid_token, RFC 9449 §7.1)
 )
-
-// ScopeError reports that the caller lacks scopes: 403 insufficient_scope.
-// Required lists every scope the operation needs (not only the missing
-// ones), as MCP asks servers to name all of them in one challenge.
-type ScopeError struct {
-	Required []string
-}
-
-func (e *ScopeError) Error() string {
-	return "authn: insufficient scope"
-}
-
-// Is reports whether target is [ErrInsufficientScope].
-func (e *ScopeError) Is(target error) bool { return target == ErrInsufficientScope }
 
 // UnavailableError is a [ErrUnavailable] that suggests when to retry.
 // A zero RetryAfter lets [Authenticator.WriteError] choose.
@@ -162,29 +145,13 @@ var (
 	errClientID      = &tokenError{"client_id"}            // client id breaks the rules
 	errScope         = &tokenError{"scope"}                // scope value breaks RFC 6749 §3.3
 	errInactive      = &tokenError{"inactive"}             // introspection said active=false
-	errVerifierShape = &tokenError{"verifier_result"}      // a custom Verifier returned an unusable Principal
+	errVerifierShape = &tokenError{"verifier_result"}      // a custom Verifier returned an unusable principal.Principal
 	errConfirmation  = &tokenError{"cnf"}                  // cnf is not an object, or its jkt is no thumbprint
 	errBoundAsBearer = &tokenError{"dpop_bound_as_bearer"} // a DPoP-bound token sent with the Bearer scheme
 	errUnboundAsDPoP = &tokenError{"unbound_as_dpop"}      // a token without cnf.jkt sent with the DPoP scheme
 	errBearerRefused = &tokenError{"bearer_refused"}       // Bearer scheme while DPoP is required
 	errUnknownIssuer = &tokenError{"issuer_unknown"}       // no trusted issuer has the token's iss
 )
-
-// validScopeToken reports whether s is a scope-token of RFC 6749 §3.3:
-// 1*( %x21 / %x23-5B / %x5D-7E ). The same characters are the ones RFC 6750
-// §3 allows inside the scope attribute of a challenge.
-func validScopeToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return true
-}
 
 // joinScopes renders scopes space-separated.
 func joinScopes(scopes []string) string { return strings.Join(scopes, " ") }

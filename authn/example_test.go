@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/internal/testissuer"
 )
@@ -47,7 +49,7 @@ func ExampleNewAuthenticator() {
 		panic(err)
 	}
 	mcp := a.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, _ := authn.FromContext(r.Context())
+		p, _ := principal.FromContext(r.Context())
 		fmt.Fprintf(w, "hello %s %v", p.Subject, p.Scopes)
 	}))
 
@@ -76,11 +78,11 @@ func ExampleNewAuthenticator() {
 }
 
 func ExampleAuthenticator_RequireScopes() {
-	v := authn.VerifierFunc(func(ctx context.Context, token string) (authn.Principal, time.Time, error) {
+	v := authn.VerifierFunc(func(ctx context.Context, token string) (principal.Principal, time.Time, error) {
 		if token != "demo" {
-			return authn.Principal{}, time.Time{}, authn.ErrInvalidToken
+			return principal.Principal{}, time.Time{}, authn.ErrInvalidToken
 		}
-		return authn.Principal{Subject: "alice", Scopes: []string{"docs:read"}, Audience: resource}, time.Time{}, nil
+		return principal.Principal{Subject: "alice", Scopes: []string{"docs:read"}, Audience: resource}, time.Time{}, nil
 	})
 	a, err := authn.NewAuthenticator(v, authn.Options{Resource: resource, Logger: quiet})
 	if err != nil {

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/lestrrat-go/jwx/v2/jwk"
 	"github.com/mcpkit/mcpkit/internal/testissuer"
 	"github.com/stretchr/testify/require"
@@ -183,4 +185,13 @@ func randBytes(n int) []byte {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return b
+}
+
+// withPrincipal returns r with p in its context, as a service's own
+// middleware would put it there.
+func withPrincipal(t testing.TB, r *http.Request, p principal.Principal) *http.Request {
+	t.Helper()
+	ctx, err := principal.NewContext(r.Context(), p)
+	require.NoError(t, err)
+	return r.WithContext(ctx)
 }

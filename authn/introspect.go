@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // IntrospectionOptions configures an [IntrospectionVerifier]. Endpoint,
@@ -145,9 +147,9 @@ func NewIntrospectionVerifier(opts IntrospectionOptions) (*IntrospectionVerifier
 
 // Verify introspects token. Tokens that break RFC 6750's b64token syntax or
 // exceed MaxTokenBytes are rejected without a call.
-func (iv *IntrospectionVerifier) Verify(ctx context.Context, token string) (Principal, time.Time, error) {
+func (iv *IntrospectionVerifier) Verify(ctx context.Context, token string) (principal.Principal, time.Time, error) {
 	if len(token) > iv.maxToken || !validB64Token(token) {
-		return Principal{}, time.Time{}, errMalformed
+		return principal.Principal{}, time.Time{}, errMalformed
 	}
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, iv.timeout)
@@ -155,7 +157,7 @@ func (iv *IntrospectionVerifier) Verify(ctx context.Context, token string) (Prin
 	form := "token=" + url.QueryEscape(token) + "&token_type_hint=access_token"
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, iv.endpoint, strings.NewReader(form))
 	if err != nil {
-		return Principal{}, time.Time{}, iv.unavailable("request")
+		return principal.Principal{}, time.Time{}, iv.unavailable("request")
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
@@ -163,22 +165,22 @@ func (iv *IntrospectionVerifier) Verify(ctx context.Context, token string) (Prin
 	resp, err := iv.client.Do(req)
 	if err != nil {
 		if parent.Err() != nil { // the caller gave up: not the endpoint's fault
-			return Principal{}, time.Time{}, &UnavailableError{RetryAfter: time.Second}
+			return principal.Principal{}, time.Time{}, &UnavailableError{RetryAfter: time.Second}
 		}
-		return Principal{}, time.Time{}, iv.unavailable("unreachable")
+		return principal.Principal{}, time.Time{}, iv.unavailable("unreachable")
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-		return Principal{}, time.Time{}, iv.unavailable("status")
+		return principal.Principal{}, time.Time{}, iv.unavailable("status")
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, iv.maxBytes+1))
 	if err != nil || int64(len(body)) > iv.maxBytes {
-		return Principal{}, time.Time{}, iv.unavailable("body")
+		return principal.Principal{}, time.Time{}, iv.unavailable("body")
 	}
 	var cv claimValues
 	if err := iv.rules.read(body, &cv); err != nil {
-		return Principal{}, time.Time{}, iv.unavailable("malformed response")
+		return principal.Principal{}, time.Time{}, iv.unavailable("malformed response")
 	}
 	return iv.rules.check(&cv, iv.now())
 }

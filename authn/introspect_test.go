@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/internal/testissuer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -39,7 +41,7 @@ func TestIntrospectionVerifier(t *testing.T) {
 	tok := opaque(testissuer.Claims{Subject: "alice", ClientID: "app", Scopes: []string{"write", "read"}}, true)
 	p, exp, err := iv.Verify(context.Background(), tok)
 	require.NoError(t, err)
-	assert.Equal(t, Principal{Subject: "alice", ClientID: "app", Scopes: []string{"read", "write"}, Audience: testResource}, p)
+	assert.Equal(t, principal.Principal{Subject: "alice", ClientID: "app", Scopes: []string{"read", "write"}, Audience: testResource}, p)
 	assert.Equal(t, e.clock.Now().Add(time.Hour).Unix(), exp.Unix())
 
 	// A client-credentials token has a client id and no subject.

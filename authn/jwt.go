@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jws"
 )
@@ -251,33 +253,33 @@ var b64 = base64.RawURLEncoding.Strict()
 // b64), key (by kid; its type and alg must fit the header alg), signature
 // (jws verifier for that one alg and key), claims (strict JSON decoded by
 // this package, never by jwx).
-func (v *JWTVerifier) Verify(ctx context.Context, token string) (Principal, time.Time, error) {
+func (v *JWTVerifier) Verify(ctx context.Context, token string) (principal.Principal, time.Time, error) {
 	d1, d2, ok := splitCompact(token, v.maxToken)
 	if !ok {
-		return Principal{}, time.Time{}, errMalformed
+		return principal.Principal{}, time.Time{}, errMalformed
 	}
 	tb := []byte(token) // one copy; every segment below is a slice of it
 	var hbuf [256]byte
 	hdr, err := decodeSegment(hbuf[:0], tb[:d1])
 	if err != nil {
-		return Principal{}, time.Time{}, errMalformed
+		return principal.Principal{}, time.Time{}, errMalformed
 	}
 	h, err := parseHeader(hdr)
 	if err != nil {
-		return Principal{}, time.Time{}, err
+		return principal.Principal{}, time.Time{}, err
 	}
 	if !containsString(v.allowed, h.alg) {
-		return Principal{}, time.Time{}, errAlg
+		return principal.Principal{}, time.Time{}, errAlg
 	}
 	if !v.typeOK(h) {
-		return Principal{}, time.Time{}, errType
+		return principal.Principal{}, time.Time{}, errType
 	}
 	if h.kid == "" || len(h.kid) > maxKeyIDBytes {
-		return Principal{}, time.Time{}, errKeyID
+		return principal.Principal{}, time.Time{}, errKeyID
 	}
 	keys, err := v.keys.lookup(ctx, h.kid)
 	if err != nil {
-		return Principal{}, time.Time{}, err
+		return principal.Principal{}, time.Time{}, err
 	}
 	var key *publicKey
 	for i := range keys {
@@ -287,23 +289,23 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (Principal, time
 		}
 	}
 	if key == nil {
-		return Principal{}, time.Time{}, errAlg
+		return principal.Principal{}, time.Time{}, errAlg
 	}
 	var sbuf [512]byte
 	sig, err := decodeSegment(sbuf[:0], tb[d2+1:])
 	if err != nil {
-		return Principal{}, time.Time{}, errMalformed
+		return principal.Principal{}, time.Time{}, errMalformed
 	}
 	if err := v.verifiers[h.alg].Verify(tb[:d2], sig, key.key); err != nil {
-		return Principal{}, time.Time{}, errSignature
+		return principal.Principal{}, time.Time{}, errSignature
 	}
 	payload, err := decodeSegment(nil, tb[d1+1:d2])
 	if err != nil {
-		return Principal{}, time.Time{}, errMalformed
+		return principal.Principal{}, time.Time{}, errMalformed
 	}
 	var cv claimValues
 	if err := v.rules.read(payload, &cv); err != nil {
-		return Principal{}, time.Time{}, err
+		return principal.Principal{}, time.Time{}, err
 	}
 	return v.rules.check(&cv, v.now())
 }

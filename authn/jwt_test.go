@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/internal/testissuer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -59,13 +61,13 @@ func TestJWTVerifierPrincipalFields(t *testing.T) {
 	tok := e.is.Token(t, testissuer.Claims{Subject: "alice", ClientID: "app", Scopes: []string{"write", "read", "write"}})
 	p, _, err := v.Verify(context.Background(), tok)
 	require.NoError(t, err)
-	assert.Equal(t, Principal{Subject: "alice", ClientID: "app", Scopes: []string{"read", "write"}, Audience: testResource}, p)
+	assert.Equal(t, principal.Principal{Subject: "alice", ClientID: "app", Scopes: []string{"read", "write"}, Audience: testResource}, p)
 
 	// azp is the fallback client id; scp the fallback scopes.
 	tok = e.is.Token(t, testissuer.Claims{Subject: "bob", Extra: map[string]any{"azp": "web", "scp": "x y"}})
 	p, _, err = v.Verify(context.Background(), tok)
 	require.NoError(t, err)
-	assert.Equal(t, Principal{Subject: "bob", ClientID: "web", Scopes: []string{"x", "y"}, Audience: testResource}, p)
+	assert.Equal(t, principal.Principal{Subject: "bob", ClientID: "web", Scopes: []string{"x", "y"}, Audience: testResource}, p)
 
 	// Custom claim names.
 	v2 := e.verifier(t, func(o *JWTOptions) {
@@ -74,5 +76,5 @@ func TestJWTVerifierPrincipalFields(t *testing.T) {
 	tok = e.is.Token(t, testissuer.Claims{Subject: "ignored", Extra: map[string]any{"oid": "u-1", "appid": "a-1", "roles": []string{"admin"}}})
 	p, _, err = v2.Verify(context.Background(), tok)
 	require.NoError(t, err)
-	assert.Equal(t, Principal{Subject: "u-1", ClientID: "a-1", Scopes: []string{"admin"}, Audience: testResource}, p)
+	assert.Equal(t, principal.Principal{Subject: "u-1", ClientID: "a-1", Scopes: []string{"admin"}, Audience: testResource}, p)
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // WellKnownPrefix is the RFC 9728 well-known path of protected resource
@@ -73,7 +75,7 @@ func NewMetadataHandler(m Metadata) (http.Handler, error) {
 		}
 	}
 	for _, s := range m.ScopesSupported {
-		if !validScopeToken(s) {
+		if !principal.ValidScope(s) {
 			return nil, fmt.Errorf("authn: Metadata.ScopesSupported: invalid scope %q", s)
 		}
 	}

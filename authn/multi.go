@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 )
 
@@ -144,23 +146,23 @@ func (m *MultiIssuerVerifier) Issuers() []string { return slices.Clone(m.issuers
 // Verify routes the token to its issuer's verifier and returns the
 // principal with Issuer set. Every failure is [ErrInvalidToken] (or the
 // issuer's [ErrUnavailable]).
-func (m *MultiIssuerVerifier) Verify(ctx context.Context, token string) (Principal, time.Time, error) {
+func (m *MultiIssuerVerifier) Verify(ctx context.Context, token string) (principal.Principal, time.Time, error) {
 	var v Verifier
 	iss, isJWT, err := issuerOf(token, m.maxToken)
 	switch {
 	case err != nil:
-		return Principal{}, time.Time{}, err
+		return principal.Principal{}, time.Time{}, err
 	case isJWT:
 		v = m.byIssuer[iss]
 	default:
 		v, iss = m.opaque, m.opaqueIs
 	}
 	if v == nil {
-		return Principal{}, time.Time{}, errUnknownIssuer
+		return principal.Principal{}, time.Time{}, errUnknownIssuer
 	}
 	p, exp, err := v.Verify(ctx, token)
 	if err != nil {
-		return Principal{}, time.Time{}, err
+		return principal.Principal{}, time.Time{}, err
 	}
 	p.Issuer = iss
 	return p, exp, nil

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -44,7 +46,7 @@ func (c *countingThrottle) Refused(r *http.Request) {
 // 429 with Retry-After that costs the verifier nothing (issue 19).
 func TestAuthenticateThrottle(t *testing.T) {
 	var calls int
-	counting := VerifierFunc(func(ctx context.Context, tok string) (Principal, time.Time, error) {
+	counting := VerifierFunc(func(ctx context.Context, tok string) (principal.Principal, time.Time, error) {
 		calls++
 		return stubVerifier().Verify(ctx, tok)
 	})
@@ -97,7 +99,20 @@ func TestAuthenticateThrottle(t *testing.T) {
 	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
 	r.RemoteAddr = "192.0.2.1:1"
 	r.Header.Set("Authorization", "Bearer forged")
-	_, err = a.Authenticate(r.WithContext(NewContext(r.Context(), Principal{Subject: "carol", Audience: testResource})))
+	_, err = a.Authenticate(withPrincipal(t, r, principal.Principal{Subject: "carol", Audience: testResource}))
 	require.NoError(t, err)
 	assert.Equal(t, admits, th.admits)
+}
+
+// RequireScopes grants a caller whose scopes came in claim order (issue
+// 20: HasScopes binary-searched an unsorted slice and refused it).
+func TestRequireScopesAnyOrder(t *testing.T) {
+	a, err := NewAuthenticator(nil, Options{Resource: testResource, Logger: discardLogger()})
+	require.NoError(t, err)
+	h := a.RequireScopes("notes:read")(okHandler)
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r = withPrincipal(t, r, principal.Principal{Subject: "alice", Scopes: []string{"notes:write", "notes:read"}, Audience: testResource})
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	assert.Equal(t, http.StatusOK, w.Code)
 }

@@ -3,6 +3,8 @@ package authn
 import (
 	"context"
 	"time"
+
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // Verifier checks a bearer token. It returns the token's principal and its
@@ -11,19 +13,19 @@ import (
 // when it cannot be checked now. Any other error becomes a generic 500.
 //
 // A Verifier must check that the token was issued for this resource (MCP
-// requires audience validation) and must set Principal.Audience to the
+// requires audience validation) and must set principal.Principal.Audience to the
 // Authenticator's resource; [Authenticator] rejects principals whose
-// Audience differs or whose Subject breaks the rules in [Principal].
+// Audience differs or whose Subject breaks the rules in [principal.Principal].
 // Implementations must be safe for concurrent use and must not keep or log
 // the token.
 type Verifier interface {
-	Verify(ctx context.Context, token string) (Principal, time.Time, error)
+	Verify(ctx context.Context, token string) (principal.Principal, time.Time, error)
 }
 
 // VerifierFunc adapts a function to the [Verifier] interface.
-type VerifierFunc func(ctx context.Context, token string) (Principal, time.Time, error)
+type VerifierFunc func(ctx context.Context, token string) (principal.Principal, time.Time, error)
 
 // Verify calls f(ctx, token).
-func (f VerifierFunc) Verify(ctx context.Context, token string) (Principal, time.Time, error) {
+func (f VerifierFunc) Verify(ctx context.Context, token string) (principal.Principal, time.Time, error) {
 	return f(ctx, token)
 }

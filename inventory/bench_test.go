@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/inventory/inventorytest"
 	"github.com/mcpkit/mcpkit/sealedcursor"
@@ -40,7 +41,7 @@ func benchSource(n int) *inventorytest.MemorySource {
 	return src
 }
 
-func benchInventory(b *testing.B, n int) (*inventory.Inventory, *authn.Principal) {
+func benchInventory(b *testing.B, n int) (*inventory.Inventory, *principal.Principal) {
 	b.Helper()
 	// Both collections live in the heap before any timing, so that the
 	// garbage collector's marking of a million in-memory records (an

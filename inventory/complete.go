@@ -5,7 +5,7 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 const methodComplete = "completion/complete"
@@ -21,11 +21,10 @@ const MaxCompletionValues = 100
 //
 // Errors: *ParamsError (unknown template, or one hidden from the caller by
 // gates or overrides, or arg not a variable of it), ErrUnauthenticated and
-// *authn.ScopeError (as for Read on a protected template), ErrInternal
+// *principal.ScopeError (as for Read on a protected template), ErrInternal
 // (the callback or the grant store failed; logged). A variable without a
 // completion callback gets an empty Completion.
-func (inv *Inventory) Complete(ctx context.Context, caller *authn.Principal, ref, arg, value string, args map[string]string) (Completion, error) {
-	caller = normalize(caller)
+func (inv *Inventory) Complete(ctx context.Context, caller *principal.Principal, ref, arg, value string, args map[string]string) (Completion, error) {
 	rt := inv.byTemplate[ref]
 	if rt == nil {
 		rt, _ = inv.matchTemplate(ref)

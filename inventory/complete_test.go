@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 )
 
@@ -44,7 +45,7 @@ func TestComplete(t *testing.T) {
 	var got inventory.CompleteRequest
 	inv := completeFixture(t, &got)
 	assert.True(t, inv.Completes())
-	caller := &authn.Principal{Subject: "alice", Scopes: []string{"repo:read"}}
+	caller := &principal.Principal{Subject: "alice", Scopes: []string{"repo:read"}}
 	ctx := context.Background()
 
 	c, err := inv.Complete(ctx, caller, "repo://{owner}/{name}", "name", "kit", map[string]string{"owner": "me", "other": "dropped", "name": "kit"})
@@ -75,7 +76,7 @@ func TestCompleteErrors(t *testing.T) {
 	var got inventory.CompleteRequest
 	inv := completeFixture(t, &got)
 	ctx := context.Background()
-	caller := &authn.Principal{Subject: "alice", Scopes: []string{"repo:read"}}
+	caller := &principal.Principal{Subject: "alice", Scopes: []string{"repo:read"}}
 	var pe *inventory.ParamsError
 
 	_, err := inv.Complete(ctx, caller, "nope://{x}", "x", "", nil)
@@ -86,8 +87,8 @@ func TestCompleteErrors(t *testing.T) {
 	assert.NotContains(t, pe.Error(), "branch")
 	_, err = inv.Complete(ctx, nil, "repo://{owner}/{name}", "name", "", nil)
 	assert.ErrorIs(t, err, inventory.ErrUnauthenticated)
-	_, err = inv.Complete(ctx, &authn.Principal{Subject: "eve"}, "repo://{owner}/{name}", "name", "", nil)
-	assert.ErrorIs(t, err, authn.ErrInsufficientScope)
+	_, err = inv.Complete(ctx, &principal.Principal{Subject: "eve"}, "repo://{owner}/{name}", "name", "", nil)
+	assert.ErrorIs(t, err, principal.ErrInsufficientScope)
 	_, err = inv.Complete(ctx, caller, "repo://{owner}/{name}", "owner", "fail", nil)
 	assert.Same(t, inventory.ErrInternal, err)
 }

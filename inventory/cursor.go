@@ -3,10 +3,10 @@ package inventory
 import (
 	"encoding/binary"
 	"errors"
-	"slices"
 	"time"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
 
@@ -103,7 +103,7 @@ func uvarintLen(v uint64) int {
 // and, in a gated inventory, the caller's visibility vector (what the
 // traversal may show, not the grants behind it), each field
 // length-prefixed. Scopes must be sorted (see normalize).
-func (inv *Inventory) appendBinding(dst []byte, purpose string, caller *authn.Principal, vis []byte) []byte {
+func (inv *Inventory) appendBinding(dst []byte, purpose string, caller *principal.Principal, vis []byte) []byte {
 	str := func(s string) {
 		dst = binary.AppendUvarint(dst, uint64(len(s)))
 		dst = append(dst, s...)
@@ -112,15 +112,7 @@ func (inv *Inventory) appendBinding(dst []byte, purpose string, caller *authn.Pr
 	if caller == nil {
 		dst = append(dst, 0)
 	} else {
-		dst = append(dst, 1)
-		str(caller.Issuer) // "" with one issuer: the binding is as it was
-		str(caller.ClientID)
-		str(caller.Subject)
-		dst = binary.AppendUvarint(dst, uint64(len(caller.Scopes)))
-		for _, s := range caller.Scopes {
-			str(s)
-		}
-		str(caller.Audience)
+		dst = caller.AppendBinding(append(dst, 1))
 	}
 	dst = append(dst, inv.fp[:]...)
 	if inv.gated {
@@ -133,7 +125,7 @@ func (inv *Inventory) appendBinding(dst []byte, purpose string, caller *authn.Pr
 // openCursor opens a cursor for this caller and purpose and returns its
 // payload, in sc.payload (valid until the next page is sealed), and
 // first-page time; failures are *CursorError.
-func (inv *Inventory) openCursor(sc *scratch, purpose string, caller *authn.Principal, vis []byte, cursor string) ([]byte, time.Time, error) {
+func (inv *Inventory) openCursor(sc *scratch, purpose string, caller *principal.Principal, vis []byte, cursor string) ([]byte, time.Time, error) {
 	sc.bind = inv.appendBinding(sc.bind[:0], purpose, caller, vis)
 	payload, first, err := inv.sealer.AppendOpen(sc.payload[:0], sc.bind, cursor)
 	switch {
@@ -143,27 +135,4 @@ func (inv *Inventory) openCursor(sc *scratch, purpose string, caller *authn.Prin
 		return nil, time.Time{}, &CursorError{Reason: ReasonInvalid}
 	}
 	return payload, first, nil
-}
-
-// normalize returns the caller with sorted, de-duplicated scopes (a copy
-// only when needed): bindings and scope checks rely on the order.
-func normalize(caller *authn.Principal) *authn.Principal {
-	if caller == nil {
-		return nil
-	}
-	sorted := true
-	for i := 1; i < len(caller.Scopes); i++ {
-		if caller.Scopes[i-1] >= caller.Scopes[i] {
-			sorted = false
-			break
-		}
-	}
-	if sorted {
-		return caller
-	}
-	c := *caller
-	c.Scopes = slices.Clone(caller.Scopes)
-	slices.Sort(c.Scopes)
-	c.Scopes = slices.Compact(c.Scopes)
-	return &c
 }

@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
@@ -81,13 +82,13 @@ func TestCursorTampering(t *testing.T) {
 func TestCursorReplayByAnotherCaller(t *testing.T) {
 	f := newFixture(t, inventory.Options{PageSize: 3})
 	c := secondPageCursor(t, f)
-	for name, mutate := range map[string]func(p *authn.Principal){
-		"subject":      func(p *authn.Principal) { p.Subject = "bob" },
-		"client":       func(p *authn.Principal) { p.ClientID = "client-2" },
-		"audience":     func(p *authn.Principal) { p.Audience = "https://other.example.com/mcp" },
-		"no client id": func(p *authn.Principal) { p.ClientID = "" },
+	for name, mutate := range map[string]func(p *principal.Principal){
+		"subject":      func(p *principal.Principal) { p.Subject = "bob" },
+		"client":       func(p *principal.Principal) { p.ClientID = "client-2" },
+		"audience":     func(p *principal.Principal) { p.Audience = "https://other.example.com/mcp" },
+		"no client id": func(p *principal.Principal) { p.ClientID = "" },
 		// length-prefixed fields: moving bytes between fields changes the binding
-		"shifted fields": func(p *authn.Principal) { p.ClientID, p.Subject = "client-1a", "lice" },
+		"shifted fields": func(p *principal.Principal) { p.ClientID, p.Subject = "client-1a", "lice" },
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := alice()

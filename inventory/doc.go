@@ -156,7 +156,7 @@
 // Once a list source is registered, every resources/list needs an
 // authenticated caller ([ErrUnauthenticated]); sources whose
 // RequiredScopes the caller lacks are skipped, and a caller who may use
-// none gets an [*authn.ScopeError] naming the scopes of the first source
+// none gets an [*principal.ScopeError] naming the scopes of the first source
 // that misses the fewest. Without list sources, anonymous callers see the
 // public static resources. Gates (below) hide statics and sources too.
 //
@@ -296,7 +296,7 @@
 //     same.
 //   - [ErrUnauthenticated]: HTTP 401 with a Bearer challenge (resources/list
 //     with list sources, or a protected resource or template, and no caller).
-//   - [*authn.ScopeError]: HTTP 403 insufficient_scope naming Required (all
+//   - [*principal.ScopeError]: HTTP 403 insufficient_scope naming Required (all
 //     the scopes of the resource, template or closest list source).
 //   - [*CursorError]: -32602 with data.reason "invalid" or "expired".
 //   - [*ParamsError]: -32602; Problems name variables, never values.

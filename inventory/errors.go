@@ -7,7 +7,7 @@ import (
 )
 
 // Errors the transport maps to responses. Everything Inventory returns is
-// one of these, an [*authn.ScopeError], a [*CursorError], a [*ParamsError],
+// one of these, an [*principal.ScopeError], a [*CursorError], a [*ParamsError],
 // or [ErrInternal].
 var (
 	// ErrNotFound: no such resource, or the caller may not see it (the two

@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/inventory"
 )
 
@@ -26,7 +27,7 @@ func ExampleInventory_Search() {
 	if err != nil {
 		panic(err)
 	}
-	alice := &authn.Principal{Subject: "alice", Scopes: []string{"docs:read"}}
+	alice := &principal.Principal{Subject: "alice", Scopes: []string{"docs:read"}}
 	hits, err := inv.Search(context.Background(), alice, "quarterly", 10)
 	fmt.Println(hits, err)
 	_, err = inv.Search(context.Background(), nil, "quarterly", 10)

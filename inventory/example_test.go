@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/inventory/inventorytest"
 )
@@ -37,7 +38,7 @@ func Example() {
 		panic(err)
 	}
 
-	alice := &authn.Principal{Subject: "alice", ClientID: "app", Scopes: []string{"documents:read"}}
+	alice := &principal.Principal{Subject: "alice", ClientID: "app", Scopes: []string{"documents:read"}}
 	var page inventory.ResourcePage // reused from page to page
 	req := inventory.PageRequest{}
 	for n := 1; ; n++ {
@@ -74,11 +75,11 @@ func ExampleInventory_List_errors() {
 	err := inv.List(ctx, nil, inventory.PageRequest{}, &page)
 	fmt.Println(errors.Is(err, inventory.ErrUnauthenticated)) // 401
 
-	err = inv.List(ctx, &authn.Principal{Subject: "alice"}, inventory.PageRequest{}, &page)
-	var se *authn.ScopeError
+	err = inv.List(ctx, &principal.Principal{Subject: "alice"}, inventory.PageRequest{}, &page)
+	var se *principal.ScopeError
 	fmt.Println(errors.As(err, &se), se.Required) // 403 insufficient_scope
 
-	err = inv.List(ctx, &authn.Principal{Subject: "alice", Scopes: []string{"documents:read"}}, inventory.PageRequest{Cursor: "forged"}, &page)
+	err = inv.List(ctx, &principal.Principal{Subject: "alice", Scopes: []string{"documents:read"}}, inventory.PageRequest{Cursor: "forged"}, &page)
 	var ce *inventory.CursorError
 	fmt.Println(errors.As(err, &ce), ce.Reason) // -32602, data.reason
 	// Output:

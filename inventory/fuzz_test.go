@@ -8,7 +8,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/budget"
 )
 
@@ -223,7 +224,7 @@ func FuzzInventoryCursor(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	caller := &authn.Principal{Subject: "alice"}
+	caller := &principal.Principal{Subject: "alice"}
 	valid := map[*Inventory]string{} // the one cursor each issued
 	for _, i := range []*Inventory{inv, gated} {
 		c, _ := i.SealListPositionForTest(caller, 0, 0, "k1", i.sealer.Now())

@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // maxGateNameBytes is the longest gate name.
@@ -16,7 +16,7 @@ const maxGateNameBytes = 128
 // the principal and values already in ctx, and leave lookups that need
 // I/O to the [GrantStore]. A policy that panics makes the request fail
 // with [ErrInternal] (logged).
-type Policy func(ctx context.Context, p *authn.Principal) bool
+type Policy func(ctx context.Context, p *principal.Principal) bool
 
 // Gate is a named policy. Attached to a static resource or a template (or
 // globally, with Options.GlobalGates), it hides what it guards from every
@@ -38,7 +38,7 @@ type Gate struct {
 // nobody, and AllOf() with no policies passes nobody either (fail closed).
 func AllOf(policies ...Policy) Policy {
 	ps := slices.Clone(policies)
-	return func(ctx context.Context, p *authn.Principal) bool {
+	return func(ctx context.Context, p *principal.Principal) bool {
 		for _, f := range ps {
 			if f == nil || !f(ctx, p) {
 				return false
@@ -52,7 +52,7 @@ func AllOf(policies ...Policy) Policy {
 // nobody). AnyOf() with no policies passes nobody.
 func AnyOf(policies ...Policy) Policy {
 	ps := slices.Clone(policies)
-	return func(ctx context.Context, p *authn.Principal) bool {
+	return func(ctx context.Context, p *principal.Principal) bool {
 		for _, f := range ps {
 			if f != nil && f(ctx, p) {
 				return true
@@ -65,19 +65,19 @@ func AnyOf(policies ...Policy) Policy {
 // Not passes a caller that policy does not pass. Not(nil) passes nobody
 // (fail closed: a forgotten policy never opens a gate to everyone).
 func Not(policy Policy) Policy {
-	return func(ctx context.Context, p *authn.Principal) bool {
+	return func(ctx context.Context, p *principal.Principal) bool {
 		return policy != nil && !policy(ctx, p)
 	}
 }
 
 // Authenticated is a Policy that passes every authenticated caller.
-func Authenticated(_ context.Context, p *authn.Principal) bool { return p != nil }
+func Authenticated(_ context.Context, p *principal.Principal) bool { return p != nil }
 
 // HasScopes passes an authenticated caller granted every one of scopes
 // (with no scopes: every authenticated caller).
 func HasScopes(scopes ...string) Policy {
 	want := slices.Clone(scopes)
-	return func(_ context.Context, p *authn.Principal) bool {
+	return func(_ context.Context, p *principal.Principal) bool {
 		if p == nil {
 			return false
 		}
@@ -91,8 +91,8 @@ func HasScopes(scopes ...string) Policy {
 }
 
 // Subjects passes an authenticated caller whose identity key
-// ([authn.Principal.Key]) is one of subjects: the bare subject with one
-// trusted issuer, [authn.SubjectKey](issuer, subject) with several (so
+// ([principal.Principal.Key]) is one of subjects: the bare subject with one
+// trusted issuer, [principal.SubjectKey](issuer, subject) with several (so
 // that "alice" of another issuer never passes). A caller without a
 // subject never passes.
 func Subjects(subjects ...string) Policy {
@@ -102,7 +102,7 @@ func Subjects(subjects ...string) Policy {
 			set[s] = struct{}{}
 		}
 	}
-	return func(_ context.Context, p *authn.Principal) bool {
+	return func(_ context.Context, p *principal.Principal) bool {
 		if p == nil || p.Subject == "" {
 			return false
 		}

@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
@@ -112,12 +113,12 @@ func BenchmarkReadGates(b *testing.B) {
 func BenchmarkGatesRatio(b *testing.B) {
 	plain, gated := benchUngatedInventory(b), benchGatedInventory(b)
 	caller, ctx := alice(), context.Background()
-	for name, op := range map[string]func(*inventory.Inventory, *authn.Principal) error{
-		"list": func(inv *inventory.Inventory, p *authn.Principal) error {
+	for name, op := range map[string]func(*inventory.Inventory, *principal.Principal) error{
+		"list": func(inv *inventory.Inventory, p *principal.Principal) error {
 			_, err := listWire(ctx, inv, p, "", benchEnv)
 			return err
 		},
-		"read": func(inv *inventory.Inventory, p *authn.Principal) error {
+		"read": func(inv *inventory.Inventory, p *principal.Principal) error {
 			_, err := inv.Read(ctx, p, "docs://documents/d7")
 			return err
 		},

@@ -6,10 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 )
 
@@ -134,7 +135,7 @@ func TestGatesCursorPolicyChange(t *testing.T) {
 		{URI: "a://1", Name: "One", Access: inventory.Public, Read: readEcho},
 		{URI: "a://2", Name: "Two", Access: inventory.Public, Read: readEcho},
 		{URI: "a://3", Name: "Three", Access: inventory.Public, Gates: []string{"net"}, Read: readEcho},
-	}, nil, inventory.Options{PageSize: 1, Gates: []inventory.Gate{{Name: "net", Policy: func(ctx context.Context, _ *authn.Principal) bool {
+	}, nil, inventory.Options{PageSize: 1, Gates: []inventory.Gate{{Name: "net", Policy: func(ctx context.Context, _ *principal.Principal) bool {
 		return ctx.Value(key{}) != nil
 	}}}})
 	require.NoError(t, err)
@@ -192,7 +193,7 @@ func TestGatesPolicyPanic(t *testing.T) {
 	log := &logBuffer{}
 	inv, err := inventory.New([]inventory.Resource{
 		{URI: "a://1", Name: "One", Access: inventory.Public, Gates: []string{"bad"}, Read: readEcho},
-	}, nil, inventory.Options{Logger: log.logger(), Gates: []inventory.Gate{{Name: "bad", Policy: func(context.Context, *authn.Principal) bool {
+	}, nil, inventory.Options{Logger: log.logger(), Gates: []inventory.Gate{{Name: "bad", Policy: func(context.Context, *principal.Principal) bool {
 		panic("policy bug")
 	}}}})
 	require.NoError(t, err)

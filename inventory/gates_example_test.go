@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/inventory"
 )
 
 // templateNames returns the names in a resources/templates/list result.
-func templateNames(inv *inventory.Inventory, p *authn.Principal) []string {
+func templateNames(inv *inventory.Inventory, p *principal.Principal) []string {
 	var page inventory.TemplatePage
 	if err := inv.Templates(context.Background(), p, inventory.PageRequest{}, &page); err != nil {
 		panic(err)
@@ -23,7 +24,7 @@ func templateNames(inv *inventory.Inventory, p *authn.Principal) []string {
 }
 
 // resourceURIs returns the URIs of the first resources/list page.
-func resourceURIs(inv *inventory.Inventory, p *authn.Principal) []string {
+func resourceURIs(inv *inventory.Inventory, p *principal.Principal) []string {
 	var page inventory.ResourcePage
 	if err := inv.List(context.Background(), p, inventory.PageRequest{}, &page); err != nil {
 		panic(err)
@@ -66,9 +67,9 @@ func Example_gates() {
 		panic(err)
 	}
 	ctx := context.Background()
-	alice := &authn.Principal{Subject: "alice", Scopes: []string{"docs:read"}}
-	bob := &authn.Principal{Subject: "bob", Scopes: []string{"docs:read"}}
-	show := func(who string, p *authn.Principal) {
+	alice := &principal.Principal{Subject: "alice", Scopes: []string{"docs:read"}}
+	bob := &principal.Principal{Subject: "bob", Scopes: []string{"docs:read"}}
+	show := func(who string, p *principal.Principal) {
 		_, err := inv.Read(ctx, p, "docs://reports/q3")
 		fmt.Printf("%s: templates %v, resources %v, read report: %v\n", who, templateNames(inv, p), resourceURIs(inv, p), err == nil)
 	}
@@ -107,7 +108,7 @@ func ExampleInventory_CanRead() {
 			Gates: []string{"staff"}, Read: inventory.TextReader("text/plain", "…")},
 	}, nil, inventory.Options{Gates: []inventory.Gate{{Name: "staff", Policy: inventory.Subjects("carol")}}})
 	ctx := context.Background()
-	for _, p := range []*authn.Principal{
+	for _, p := range []*principal.Principal{
 		nil,
 		{Subject: "alice", Scopes: []string{"docs:read"}},
 		{Subject: "carol"},
@@ -115,7 +116,7 @@ func ExampleInventory_CanRead() {
 	} {
 		can, _ := inv.CanRead(ctx, p, "docs://staff/handbook")
 		_, err := inv.Read(ctx, p, "docs://staff/handbook")
-		var se *authn.ScopeError
+		var se *principal.ScopeError
 		switch {
 		case err == nil:
 			fmt.Println(can, "read")
@@ -140,7 +141,7 @@ func ExampleAllOf() {
 		inventory.Not(inventory.Subjects("mallory")),
 	)
 	ctx := context.Background()
-	for _, p := range []*authn.Principal{
+	for _, p := range []*principal.Principal{
 		nil,
 		{Subject: "alice"},
 		{Subject: "bob"},

@@ -7,9 +7,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/inventory/inventorytest"
 	"github.com/mcpkit/mcpkit/sealedcursor"
@@ -180,12 +181,12 @@ func (f *gatedFixture) universe() []string {
 	return out
 }
 
-func carol() *authn.Principal {
-	return &authn.Principal{Subject: "carol", ClientID: "client-1", Scopes: []string{"docs:read", "notes:read"}, Audience: "https://mcp.example.com/mcp"}
+func carol() *principal.Principal {
+	return &principal.Principal{Subject: "carol", ClientID: "client-1", Scopes: []string{"docs:read", "notes:read"}, Audience: "https://mcp.example.com/mcp"}
 }
 
-func dave() *authn.Principal {
-	return &authn.Principal{Subject: "dave", ClientID: "client-1", Scopes: []string{"docs:read", "staff"}, Audience: "https://mcp.example.com/mcp"}
+func dave() *principal.Principal {
+	return &principal.Principal{Subject: "dave", ClientID: "client-1", Scopes: []string{"docs:read", "staff"}, Audience: "https://mcp.example.com/mcp"}
 }
 
 // isHidden reports an error that says "no such resource".

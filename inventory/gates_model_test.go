@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/inventory/inventorytest"
 	"github.com/mcpkit/mcpkit/sealedcursor"
@@ -39,7 +40,7 @@ type propWorld struct {
 	statics  []propStatic
 	sources  []propSource
 	reports  propSource // a template without List, with a completer
-	policies map[string]func(p *authn.Principal) bool
+	policies map[string]func(p *principal.Principal) bool
 	global   []string
 	subjects []string
 	scopes   map[string][]string
@@ -65,12 +66,12 @@ func newPropWorld(rng *rand.Rand, global bool) *propWorld {
 		subjects: []string{"u0", "u1", "u2", "u3", "u4", "u5", "u6", "u7"},
 		scopes:   map[string][]string{},
 	}
-	w.policies = map[string]func(p *authn.Principal) bool{
+	w.policies = map[string]func(p *principal.Principal) bool{
 		"g0": nil, // grants only
-		"g1": func(p *authn.Principal) bool { return p != nil && (p.Subject == "u0" || p.Subject == "u1") },
-		"g2": func(p *authn.Principal) bool { return p != nil && slices.Contains(p.Scopes, "x") },
+		"g1": func(p *principal.Principal) bool { return p != nil && (p.Subject == "u0" || p.Subject == "u1") },
+		"g2": func(p *principal.Principal) bool { return p != nil && slices.Contains(p.Scopes, "x") },
 		"g3": nil,
-		"g4": func(p *authn.Principal) bool { return p == nil || p.Subject != "u7" }, // global in some runs
+		"g4": func(p *principal.Principal) bool { return p == nil || p.Subject != "u7" }, // global in some runs
 	}
 	if global {
 		w.global = []string{"g4"}
@@ -102,7 +103,7 @@ func (w *propWorld) gates() []inventory.Gate {
 		f := w.policies[name]
 		g := inventory.Gate{Name: name}
 		if f != nil {
-			g.Policy = func(_ context.Context, p *authn.Principal) bool { return f(p) }
+			g.Policy = func(_ context.Context, p *principal.Principal) bool { return f(p) }
 		}
 		out = append(out, g)
 	}
@@ -134,11 +135,11 @@ func (w *propWorld) inventory(t testing.TB, pageSize int, store inventory.GrantS
 	return inv
 }
 
-func (w *propWorld) principal(s string) *authn.Principal {
+func (w *propWorld) principal(s string) *principal.Principal {
 	if s == "" {
 		return nil
 	}
-	return &authn.Principal{Subject: s, ClientID: "c", Scopes: slices.Clone(w.scopes[s])}
+	return &principal.Principal{Subject: s, ClientID: "c", Scopes: slices.Clone(w.scopes[s])}
 }
 
 // propGrants is the model of one subject's grants.
@@ -234,7 +235,7 @@ func (w *propWorld) expectRead(s string, g *propGrants, uri string) error {
 			case s == "":
 				return inventory.ErrUnauthenticated
 			case !w.admits(s, false, st.scopes):
-				return authn.ErrInsufficientScope
+				return principal.ErrInsufficientScope
 			}
 			return nil
 		}
@@ -247,7 +248,7 @@ func (w *propWorld) expectRead(s string, g *propGrants, uri string) error {
 			case s == "":
 				return inventory.ErrUnauthenticated
 			case !w.admits(s, false, src.scopes):
-				return authn.ErrInsufficientScope
+				return principal.ErrInsufficientScope
 			case !strings.HasPrefix(uri, src.prefix+s+"-"):
 				return inventory.ErrNotFound // ownership
 			}

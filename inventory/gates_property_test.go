@@ -10,10 +10,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 )
 
@@ -121,7 +122,7 @@ func (a *propAgent) fetch() {
 		scopeOnly = scopeOnly || open && !w.admits(s, false, src.scopes)
 	}
 	if !usable && scopeOnly {
-		var se *authn.ScopeError
+		var se *principal.ScopeError
 		require.ErrorAs(a.t, err, &se)
 		a.stats.denied++
 		a.trav = nil

@@ -5,10 +5,11 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 )
 
@@ -67,13 +68,13 @@ func TestGatesNewRejects(t *testing.T) {
 
 func TestPolicyHelpers(t *testing.T) {
 	ctx := context.Background()
-	yes := func(context.Context, *authn.Principal) bool { return true }
-	no := func(context.Context, *authn.Principal) bool { return false }
-	p := &authn.Principal{Subject: "alice", Scopes: []string{"a", "b"}}
+	yes := func(context.Context, *principal.Principal) bool { return true }
+	no := func(context.Context, *principal.Principal) bool { return false }
+	p := &principal.Principal{Subject: "alice", Scopes: []string{"a", "b"}}
 	for _, tc := range []struct {
 		name   string
 		policy inventory.Policy
-		caller *authn.Principal
+		caller *principal.Principal
 		want   bool
 	}{
 		{"AllOf yes yes", inventory.AllOf(yes, yes), p, true},
@@ -97,7 +98,7 @@ func TestPolicyHelpers(t *testing.T) {
 		{"Subjects in", inventory.Subjects("bob", "alice"), p, true},
 		{"Subjects out", inventory.Subjects("bob"), p, false},
 		{"Subjects anonymous", inventory.Subjects("alice"), nil, false},
-		{"Subjects empty subject", inventory.Subjects(""), &authn.Principal{}, false},
+		{"Subjects empty subject", inventory.Subjects(""), &principal.Principal{}, false},
 		{"composed", inventory.AllOf(inventory.Authenticated, inventory.AnyOf(inventory.Subjects("bob"), inventory.HasScopes("b"))), p, true},
 	} {
 		assert.Equal(t, tc.want, tc.policy(ctx, tc.caller), tc.name)

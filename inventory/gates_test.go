@@ -6,10 +6,11 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 )
 
@@ -50,7 +51,7 @@ func TestGatesScenarios(t *testing.T) {
 	n := func(i int) string { return "docs://notes/n" + string(rune('0'+i)) }
 	for _, tc := range []struct {
 		name      string
-		caller    *authn.Principal
+		caller    *principal.Principal
 		steps     []grantStep
 		list      []string
 		templates []string
@@ -123,7 +124,7 @@ func TestGatesScenarios(t *testing.T) {
 // readable exactly when listed, CanRead must hold for every listed URI
 // (and for statics exactly then), and a URI that is not readable answers
 // not found, or needs scopes.
-func assertListReadAgree(t *testing.T, f *gatedFixture, caller *authn.Principal, listed []string) {
+func assertListReadAgree(t *testing.T, f *gatedFixture, caller *principal.Principal, listed []string) {
 	t.Helper()
 	ctx := context.Background()
 	statics := []string{uriReadme, uriPolicy, uriBetaNotes, uriHandbook}
@@ -134,7 +135,7 @@ func assertListReadAgree(t *testing.T, f *gatedFixture, caller *authn.Principal,
 			assert.NoError(t, err, "listed %s must be readable", uri)
 			assert.Len(t, cs, 1)
 		} else {
-			var se *authn.ScopeError
+			var se *principal.ScopeError
 			assert.True(t, isHidden(err) || errors.As(err, &se), "unlisted %s: %v", uri, err)
 		}
 		can, err := f.inv.CanRead(ctx, caller, uri)
@@ -196,10 +197,10 @@ func TestGatesScopeErrorOnlyForScopes(t *testing.T) {
 	inv, err := inventory.New(statics(), tmpls, inventory.Options{Gates: []inventory.Gate{{Name: "g"}}})
 	require.NoError(t, err)
 	ctx := context.Background()
-	eve := &authn.Principal{Subject: "eve"}
+	eve := &principal.Principal{Subject: "eve"}
 
 	_, err = listWire(ctx, inv, eve, "", testEnv)
-	var se *authn.ScopeError
+	var se *principal.ScopeError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, []string{"b1", "b2"}, se.Required, "a is closer but hidden: its scopes would not help")
 
@@ -254,7 +255,7 @@ func TestGatesAnonymous(t *testing.T) {
 	assert.Zero(t, f.store.reads.Load(), "anonymous callers have no grants: the store is not asked")
 
 	// A caller without a subject (client credentials) has no grants either.
-	svc := &authn.Principal{ClientID: "svc", Scopes: []string{"docs:read"}}
+	svc := &principal.Principal{ClientID: "svc", Scopes: []string{"docs:read"}}
 	_, err = f.inv.Read(ctx, svc, uriPolicy)
 	assert.NoError(t, err)
 	_, err = f.inv.Read(ctx, svc, uriBetaNotes)
@@ -386,12 +387,13 @@ func TestGatesNotifier(t *testing.T) {
 	}
 }
 
-// Policies see the request context and the normalized caller.
+// Policies see the request context and the caller as principal.New made
+// it (scopes sorted once, where principals are made: never repaired here).
 func TestGatesPolicyContext(t *testing.T) {
 	type key struct{}
-	fromCtx := func(ctx context.Context, p *authn.Principal) bool { return ctx.Value(key{}) == "admin-network" }
+	fromCtx := func(ctx context.Context, p *principal.Principal) bool { return ctx.Value(key{}) == "admin-network" }
 	var seen []string
-	spy := func(_ context.Context, p *authn.Principal) bool {
+	spy := func(_ context.Context, p *principal.Principal) bool {
 		seen = append(seen, p.Scopes...)
 		return true
 	}
@@ -404,7 +406,9 @@ func TestGatesPolicyContext(t *testing.T) {
 	assert.True(t, isHidden(err))
 	_, err = inv.Read(context.WithValue(context.Background(), key{}, "admin-network"), nil, "a://internal")
 	assert.NoError(t, err)
-	_, err = inv.Read(context.Background(), &authn.Principal{Subject: "s", Scopes: []string{"b", "a", "b"}}, "a://spied")
+	caller, err := principal.New(principal.Principal{Subject: "s", Scopes: []string{"b", "a", "b"}})
+	require.NoError(t, err)
+	_, err = inv.Read(context.Background(), &caller, "a://spied")
 	assert.NoError(t, err)
 	assert.Equal(t, []string{"a", "b"}, seen, "sorted, de-duplicated scopes")
 }

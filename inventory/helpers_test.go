@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/inventory/inventorytest"
 	"github.com/mcpkit/mcpkit/sealedcursor"
@@ -74,12 +75,12 @@ func (l *logBuffer) records(t testing.TB) []map[string]any {
 func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewJSONHandler(l, nil)) }
 
 // Principals of the tests. Scopes are sorted, as authn makes them.
-func alice() *authn.Principal {
-	return &authn.Principal{Subject: "alice", ClientID: "client-1", Scopes: []string{"docs:read", "notes:read"}, Audience: "https://mcp.example.com/mcp"}
+func alice() *principal.Principal {
+	return &principal.Principal{Subject: "alice", ClientID: "client-1", Scopes: []string{"docs:read", "notes:read"}, Audience: "https://mcp.example.com/mcp"}
 }
 
-func bob() *authn.Principal {
-	return &authn.Principal{Subject: "bob", ClientID: "client-1", Scopes: []string{"docs:read"}, Audience: "https://mcp.example.com/mcp"}
+func bob() *principal.Principal {
+	return &principal.Principal{Subject: "bob", ClientID: "client-1", Scopes: []string{"docs:read"}, Audience: "https://mcp.example.com/mcp"}
 }
 
 // fixture is an Inventory over two MemorySources.
@@ -165,7 +166,7 @@ func (l listed) uris() []string {
 var testEnv = envelope{Head: []byte(`{"jsonrpc":"2.0","id":1,"result":`), Tail: []byte(`}`)}
 
 // page lists one page and decodes its result.
-func page(t testing.TB, inv *inventory.Inventory, caller *authn.Principal, cursor string) (listed, []byte) {
+func page(t testing.TB, inv *inventory.Inventory, caller *principal.Principal, cursor string) (listed, []byte) {
 	t.Helper()
 	out, err := listWire(context.Background(), inv, caller, cursor, testEnv)
 	require.NoError(t, err)
@@ -180,7 +181,7 @@ func page(t testing.TB, inv *inventory.Inventory, caller *authn.Principal, curso
 }
 
 // walkAll lists every page and returns all URIs and the number of pages.
-func walkAll(t testing.TB, inv *inventory.Inventory, caller *authn.Principal) ([]string, int) {
+func walkAll(t testing.TB, inv *inventory.Inventory, caller *principal.Principal) ([]string, int) {
 	t.Helper()
 	var all []string
 	cursor := ""

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // Errors of a filler, never returned by the package.
@@ -25,13 +25,12 @@ var (
 // the caller may see (see the package documentation).
 //
 // Errors: ErrUnauthenticated (list sources exist and caller is nil),
-// *authn.ScopeError (the caller may use no list source, and some source is
+// *principal.ScopeError (the caller may use no list source, and some source is
 // held back by scopes alone), *CursorError, ErrInternal (a callback or the
 // grant store failed, a callback broke the contract, or req.Reserve leaves
 // no room for an empty page; logged). On error page is empty.
-func (inv *Inventory) List(ctx context.Context, caller *authn.Principal, req PageRequest, page *ResourcePage) error {
+func (inv *Inventory) List(ctx context.Context, caller *principal.Principal, req PageRequest, page *ResourcePage) error {
 	page.reset()
-	caller = normalize(caller)
 	if len(inv.sources) > 0 && caller == nil {
 		return ErrUnauthenticated
 	}
@@ -89,7 +88,7 @@ var errNoRoom = errors.New("inventory: no room for an empty page")
 
 // seal seals a cursor payload with this caller's binding.
 // vis is the caller's visibility vector (nil without gates).
-func (inv *Inventory) seal(sc *scratch, purpose string, caller *authn.Principal, vis, payload []byte, first time.Time) (string, error) {
+func (inv *Inventory) seal(sc *scratch, purpose string, caller *principal.Principal, vis, payload []byte, first time.Time) (string, error) {
 	sc.payload = payload
 	sc.bind = inv.appendBinding(sc.bind[:0], purpose, caller, vis)
 	t, err := inv.sealer.AppendSeal(sc.trailer[:0], sc.bind, payload, first)
@@ -102,7 +101,7 @@ func (inv *Inventory) seal(sc *scratch, purpose string, caller *authn.Principal,
 
 // fill adds the items from pos on and returns the position after the last
 // one and whether more may follow.
-func (inv *Inventory) fill(ctx context.Context, sc *scratch, f *filler, caller *authn.Principal, vis *visibility, pos position) (position, bool, error) {
+func (inv *Inventory) fill(ctx context.Context, sc *scratch, f *filler, caller *principal.Principal, vis *visibility, pos position) (position, bool, error) {
 	if pos.source < 0 {
 		seen, full, err := inv.fillStatics(ctx, f, caller, vis, pos.offset)
 		switch {
@@ -141,7 +140,7 @@ func (inv *Inventory) fill(ctx context.Context, sc *scratch, f *filler, caller *
 // offset-th on, and returns how many shown statics the page has then
 // covered and whether it filled up before their end. Runs of consecutive
 // statics are copied into the page at once.
-func (inv *Inventory) fillStatics(ctx context.Context, f *filler, caller *authn.Principal, vis *visibility, offset int) (seen int, full bool, err error) {
+func (inv *Inventory) fillStatics(ctx context.Context, f *filler, caller *principal.Principal, vis *visibility, offset int) (seen int, full bool, err error) {
 	defer f.flushStatics(inv)
 	for i := range inv.statics {
 		if !inv.staticShown(i, caller, vis) {
@@ -165,7 +164,7 @@ func (inv *Inventory) fillStatics(ctx context.Context, f *filler, caller *authn.
 // fillSource adds entries of source si after key after until the source
 // ends (full false: hand over to the next source) or the page is full
 // (full true, next = the position after the last entry added).
-func (inv *Inventory) fillSource(ctx context.Context, f *filler, caller *authn.Principal, si int, after string) (position, bool, error) {
+func (inv *Inventory) fillSource(ctx context.Context, f *filler, caller *principal.Principal, si int, after string) (position, bool, error) {
 	src := inv.sources[si]
 	name := src.tmpl.Name
 	for f.room > 0 {
@@ -200,7 +199,7 @@ func (inv *Inventory) fillSource(ctx context.Context, f *filler, caller *authn.P
 
 // nextSource returns the index of the first list source from i on that the
 // caller may use, or -1.
-func (inv *Inventory) nextSource(i int, caller *authn.Principal, vis *visibility) int {
+func (inv *Inventory) nextSource(i int, caller *principal.Principal, vis *visibility) int {
 	for ; i < len(inv.sources); i++ {
 		if inv.sourceShown(i, caller, vis) {
 			return i
@@ -210,7 +209,7 @@ func (inv *Inventory) nextSource(i int, caller *authn.Principal, vis *visibility
 }
 
 // staticShown reports whether resources/list shows static i to caller.
-func (inv *Inventory) staticShown(i int, caller *authn.Principal, vis *visibility) bool {
+func (inv *Inventory) staticShown(i int, caller *principal.Principal, vis *visibility) bool {
 	if vis.on {
 		return bitOf(vis.bits, i)
 	}
@@ -220,7 +219,7 @@ func (inv *Inventory) staticShown(i int, caller *authn.Principal, vis *visibilit
 
 // sourceShown reports whether resources/list calls list source i for
 // caller.
-func (inv *Inventory) sourceShown(i int, caller *authn.Principal, vis *visibility) bool {
+func (inv *Inventory) sourceShown(i int, caller *principal.Principal, vis *visibility) bool {
 	if vis.on {
 		return bitOf(vis.bits, len(inv.statics)+i)
 	}
@@ -229,18 +228,18 @@ func (inv *Inventory) sourceShown(i int, caller *authn.Principal, vis *visibilit
 
 // usable reports whether caller may call source s: the identity the
 // source keys on, and its scopes.
-func usable(s *registered, caller *authn.Principal) bool {
+func usable(s *registered, caller *principal.Principal) bool {
 	return s.tmpl.Owner.has(caller) && caller.HasScopes(s.scopes...)
 }
 
 // visible reports whether caller may see a resource of this access.
-func visible(a Access, scopes []string, caller *authn.Principal) bool {
+func visible(a Access, scopes []string, caller *principal.Principal) bool {
 	return a == Public || caller != nil && caller.HasScopes(scopes...)
 }
 
 // validPosition reports whether an authentic position makes sense for this
 // registry and caller.
-func (inv *Inventory) validPosition(p position, caller *authn.Principal, vis *visibility) bool {
+func (inv *Inventory) validPosition(p position, caller *principal.Principal, vis *visibility) bool {
 	if p.source < 0 {
 		n := 0
 		for i := range inv.statics {
@@ -254,11 +253,11 @@ func (inv *Inventory) validPosition(p position, caller *authn.Principal, vis *vi
 }
 
 // anySource returns nil if caller may use some list source, else a
-// *authn.ScopeError naming the scopes of the first-registered source with
+// *principal.ScopeError naming the scopes of the first-registered source with
 // the fewest scopes missing. Sources hidden by gates or overrides are left
 // out (more scopes would not help); when all are, the caller gets the
 // static resources only, without an error.
-func (inv *Inventory) anySource(caller *authn.Principal, vis *visibility) error {
+func (inv *Inventory) anySource(caller *principal.Principal, vis *visibility) error {
 	best, bestMissing := -1, 0
 	for i, s := range inv.sources {
 		if vis.on && !bitOf(vis.open, i) || !s.tmpl.Owner.has(caller) {
@@ -280,5 +279,5 @@ func (inv *Inventory) anySource(caller *authn.Principal, vis *visibility) error 
 	if best < 0 {
 		return nil
 	}
-	return &authn.ScopeError{Required: append([]string(nil), inv.sources[best].scopes...)}
+	return &principal.ScopeError{Required: append([]string(nil), inv.sources[best].scopes...)}
 }

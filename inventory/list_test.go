@@ -8,10 +8,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 )
 
@@ -61,10 +62,10 @@ func TestListScopeErrorNamesTheClosestSource(t *testing.T) {
 		{[]string{"c1"}, []string{"c1", "c2"}},             // c misses 1
 		{[]string{"a1", "a2"}, []string{"a1", "a2", "a3"}}, // a misses 1, first registered
 	} {
-		_, err := listWire(context.Background(), inv, &authn.Principal{Subject: "s", Scopes: tc.scopes}, "", testEnv)
-		var se *authn.ScopeError
+		_, err := listWire(context.Background(), inv, &principal.Principal{Subject: "s", Scopes: tc.scopes}, "", testEnv)
+		var se *principal.ScopeError
 		require.ErrorAs(t, err, &se)
-		assert.ErrorIs(t, err, authn.ErrInsufficientScope)
+		assert.ErrorIs(t, err, principal.ErrInsufficientScope)
 		assert.Equal(t, tc.want, se.Required, "scopes %v", tc.scopes)
 	}
 }
@@ -81,7 +82,7 @@ func TestListWithoutSources(t *testing.T) {
 	assert.Equal(t, []string{"docs://readme"}, anon, "anonymous callers see public statics only")
 	signed, _ := walkAll(t, inv, bob())
 	assert.Equal(t, []string{"docs://readme", "docs://policy"}, signed)
-	none, _ := walkAll(t, inv, &authn.Principal{Subject: "eve"})
+	none, _ := walkAll(t, inv, &principal.Principal{Subject: "eve"})
 	assert.Equal(t, []string{"docs://readme"}, none, "protected statics need their scopes")
 
 	empty, err := inventory.New(nil, nil, inventory.Options{})

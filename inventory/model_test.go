@@ -10,10 +10,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/inventory/inventorytest"
 	"github.com/mcpkit/mcpkit/sealedcursor"
@@ -113,8 +114,8 @@ func newModel(t *testing.T, seed uint64) *model {
 	return m
 }
 
-func (m *model) principal(subject string) *authn.Principal {
-	return &authn.Principal{Subject: subject, ClientID: "client-1", Scopes: slices.Clone(m.scopes[subject]), Audience: "https://mcp.example.com/mcp"}
+func (m *model) principal(subject string) *principal.Principal {
+	return &principal.Principal{Subject: subject, ClientID: "client-1", Scopes: slices.Clone(m.scopes[subject]), Audience: "https://mcp.example.com/mcp"}
 }
 
 func (m *model) may(subject, scope string) bool { return slices.Contains(m.scopes[subject], scope) }
@@ -181,7 +182,7 @@ func (m *model) fetch() {
 	p := m.principal(s)
 	out, err := listWire(context.Background(), tr.cfg.inv, p, tr.cursor, tr.cfg.env)
 	if len(m.scopes[s]) == 0 {
-		var se *authn.ScopeError
+		var se *principal.ScopeError
 		require.ErrorAs(m.t, err, &se, "a caller who may use no source")
 		m.stats.denied++
 		delete(m.trav, s)
@@ -303,7 +304,7 @@ func TestConcurrentListing(t *testing.T) {
 		}
 	}()
 	var readers sync.WaitGroup
-	for _, p := range []*authn.Principal{alice(), bob(), alice(), bob()} {
+	for _, p := range []*principal.Principal{alice(), bob(), alice(), bob()} {
 		readers.Add(1)
 		go func() {
 			defer readers.Done()

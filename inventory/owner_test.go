@@ -7,10 +7,11 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 )
 
@@ -71,7 +72,7 @@ func ownerFixture(t *testing.T) (*inventory.Inventory, *atomic.Int64) {
 	return inv, &calls
 }
 
-func uris(t *testing.T, inv *inventory.Inventory, p *authn.Principal) ([]string, error) {
+func uris(t *testing.T, inv *inventory.Inventory, p *principal.Principal) ([]string, error) {
 	t.Helper()
 	var page inventory.ResourcePage
 	err := inv.List(context.Background(), p, inventory.PageRequest{}, &page)
@@ -89,7 +90,7 @@ func TestTemplateOwner(t *testing.T) {
 	ctx := context.Background()
 	both := []string{"docs:read", "ws:read"}
 
-	user := &authn.Principal{Subject: "alice", ClientID: "app", Scopes: both}
+	user := &principal.Principal{Subject: "alice", ClientID: "app", Scopes: both}
 	got, err := uris(t, inv, user)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"docs://about", "docs://documents/alice/0", "docs://documents/alice/1", "ws://app/0", "ws://app/1", "ws://app/2"}, got)
@@ -97,7 +98,7 @@ func TestTemplateOwner(t *testing.T) {
 	// A client-credentials token: a client id, no subject. The
 	// client-owned workspace is listed; the user-owned documents are not
 	// called at all, and their URIs look unknown.
-	service := &authn.Principal{ClientID: "batch-job", Scopes: both}
+	service := &principal.Principal{ClientID: "batch-job", Scopes: both}
 	got, err = uris(t, inv, service)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"docs://about", "ws://batch-job/0", "ws://batch-job/1", "ws://batch-job/2"}, got)
@@ -114,14 +115,14 @@ func TestTemplateOwner(t *testing.T) {
 
 	// Neither identity: only the statics, without an error (more scopes
 	// would not help).
-	nobody := &authn.Principal{Scopes: both}
+	nobody := &principal.Principal{Scopes: both}
 	got, err = uris(t, inv, nobody)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"docs://about"}, got)
 
 	// Missing scopes still answer 403 for a source the caller could use.
-	got, err = uris(t, inv, &authn.Principal{ClientID: "batch-job", Scopes: []string{"docs:read"}})
-	var se *authn.ScopeError
+	got, err = uris(t, inv, &principal.Principal{ClientID: "batch-job", Scopes: []string{"docs:read"}})
+	var se *principal.ScopeError
 	require.ErrorAs(t, err, &se, "got %v", got)
 	assert.Equal(t, []string{"ws:read"}, se.Required, "the workspace is the source this caller could use")
 }
@@ -135,9 +136,9 @@ func TestTemplateOwnerProperty(t *testing.T) {
 	for _, s := range subjects {
 		for _, c := range clients {
 			for _, sc := range scopeSets {
-				p := &authn.Principal{Subject: s, ClientID: c, Scopes: sc}
+				p := &principal.Principal{Subject: s, ClientID: c, Scopes: sc}
 				got, err := uris(t, inv, p)
-				var se *authn.ScopeError
+				var se *principal.ScopeError
 				if err != nil && !errors.As(err, &se) {
 					t.Fatalf("%+v: %v", p, err)
 				}

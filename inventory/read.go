@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 const methodRead = "resources/read"
@@ -17,15 +17,14 @@ const methodRead = "resources/read"
 // a resource or template hidden from the caller by gates or overrides is
 // ErrNotFound, as if it did not exist (also for an anonymous caller); a
 // protected resource needs an authenticated caller (ErrUnauthenticated)
-// holding its scopes (*authn.ScopeError); then the template's Validate
+// holding its scopes (*principal.ScopeError); then the template's Validate
 // rules run (*ParamsError naming the rejected variables); then the handler,
 // which must apply record ownership. No match, and a handler returning
 // ErrNotFound, are ErrNotFound. Anything else the handler returns, and
 // contents that break the rules (no item, empty or long URI, bad MIME type,
 // text that is not UTF-8, more bytes than the limit), and a failing grant
 // store, are logged and reported as ErrInternal.
-func (inv *Inventory) Read(ctx context.Context, caller *authn.Principal, uri string) ([]Contents, error) {
-	caller = normalize(caller)
+func (inv *Inventory) Read(ctx context.Context, caller *principal.Principal, uri string) ([]Contents, error) {
 	if i, ok := inv.staticIndex[uri]; ok {
 		st := &inv.statics[i]
 		if inv.gated {
@@ -71,7 +70,7 @@ func (inv *Inventory) matchTemplate(uri string) (*registered, map[string]string)
 }
 
 // checkCaller applies an access mode to the caller.
-func checkCaller(a Access, scopes []string, caller *authn.Principal) error {
+func checkCaller(a Access, scopes []string, caller *principal.Principal) error {
 	if a == Public {
 		return nil
 	}
@@ -79,7 +78,7 @@ func checkCaller(a Access, scopes []string, caller *authn.Principal) error {
 		return ErrUnauthenticated
 	}
 	if !caller.HasScopes(scopes...) {
-		return &authn.ScopeError{Required: append([]string(nil), scopes...)}
+		return &principal.ScopeError{Required: append([]string(nil), scopes...)}
 	}
 	return nil
 }
@@ -87,7 +86,7 @@ func checkCaller(a Access, scopes []string, caller *authn.Principal) error {
 // checkTemplate applies a template's access mode and owner to the caller:
 // a protected template's callbacks never see a caller without the
 // identity they key on (ErrNotFound: such a caller has no records here).
-func checkTemplate(rt *registered, caller *authn.Principal) error {
+func checkTemplate(rt *registered, caller *principal.Principal) error {
 	if err := checkCaller(rt.tmpl.Access, rt.scopes, caller); err != nil {
 		return err
 	}

@@ -8,10 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 )
 
@@ -59,19 +60,19 @@ func TestRead(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name   string
-		caller *authn.Principal
+		caller *principal.Principal
 		uri    string
 		want   string // text or blob as string; "" when an error is expected
 		err    error
 	}{
 		{"public static, anonymous", nil, "docs://readme", "hello", nil},
 		{"protected static, anonymous", nil, "docs://policy", "", inventory.ErrUnauthenticated},
-		{"protected static, no scope", &authn.Principal{Subject: "eve"}, "docs://policy", "", authn.ErrInsufficientScope},
+		{"protected static, no scope", &principal.Principal{Subject: "eve"}, "docs://policy", "", principal.ErrInsufficientScope},
 		{"protected static, scope", bob(), "docs://policy", "policy", nil},
 		{"template, owner", alice(), "docs://documents/d1", "alice's document", nil},
 		{"template, not the owner", bob(), "docs://documents/d1", "", inventory.ErrNotFound},
 		{"template, anonymous", nil, "docs://documents/d1", "", inventory.ErrUnauthenticated},
-		{"template, no scope", &authn.Principal{Subject: "alice"}, "docs://documents/d1", "", authn.ErrInsufficientScope},
+		{"template, no scope", &principal.Principal{Subject: "alice"}, "docs://documents/d1", "", principal.ErrInsufficientScope},
 		{"template, missing record", alice(), "docs://documents/d2", "", inventory.ErrNotFound},
 		{"no match", alice(), "docs://nothing/here", "", inventory.ErrNotFound},
 		{"no match: '/' in {id}", alice(), "docs://documents/d1/x", "", inventory.ErrNotFound},
@@ -99,8 +100,8 @@ func TestReadScopeErrorNamesAllRequiredScopes(t *testing.T) {
 	tmpl := inventory.Template{Name: "x", URITemplate: "x://{id}", RequiredScopes: []string{"b", "a", "c"}, Read: readEcho}
 	inv, err := inventory.New(nil, []inventory.Template{tmpl}, inventory.Options{})
 	require.NoError(t, err)
-	_, err = inv.Read(context.Background(), &authn.Principal{Subject: "s", Scopes: []string{"a"}}, "x://1")
-	var se *authn.ScopeError
+	_, err = inv.Read(context.Background(), &principal.Principal{Subject: "s", Scopes: []string{"a"}}, "x://1")
+	var se *principal.ScopeError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, []string{"a", "b", "c"}, se.Required)
 }

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // Errors of the grant methods ([Inventory.Authorize] and the others).
@@ -26,8 +26,8 @@ var (
 // store. It reports whether the grants changed; when they did, it tells
 // Options.Notifier that subject's list may have changed.
 //
-// subject is the caller's identity key, [authn.Principal.Key]: the bare
-// subject with one trusted issuer, [authn.SubjectKey](issuer, subject)
+// subject is the caller's identity key, [principal.Principal.Key]: the bare
+// subject with one trusted issuer, [principal.SubjectKey](issuer, subject)
 // with several, so that a grant to alice of one issuer is not alice's of
 // another.
 //
@@ -61,7 +61,7 @@ func (inv *Inventory) Disable(ctx context.Context, subject, resource string) (bo
 }
 
 // maxGrantKey bounds a grant's subject key: a subject of 256 characters
-// qualified by an issuer URL of up to 1023 ([authn.SubjectKey]).
+// qualified by an issuer URL of up to 1023 ([principal.SubjectKey]).
 const maxGrantKey = 1280
 
 func (inv *Inventory) apply(ctx context.Context, subject string, c Change) (bool, error) {
@@ -115,8 +115,7 @@ func (inv *Inventory) hasResource(name string) bool {
 // it to decide who may subscribe to uri and receive its updates.
 //
 // Errors: ErrInternal (the grant store or a gate policy failed; logged).
-func (inv *Inventory) CanRead(ctx context.Context, caller *authn.Principal, uri string) (bool, error) {
-	caller = normalize(caller)
+func (inv *Inventory) CanRead(ctx context.Context, caller *principal.Principal, uri string) (bool, error) {
 	var (
 		access Access
 		scopes []string

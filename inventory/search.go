@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 const methodSearch = "search"
@@ -30,7 +30,7 @@ type SearchRequest struct {
 	// Principal is the authenticated caller. Search only records it may
 	// see, with ownership in the query itself, as in a ListFunc. The
 	// identity the template's Owner names is never empty here.
-	Principal authn.Principal
+	Principal principal.Principal
 }
 
 // SearchFunc returns at most Limit records of the caller that match the
@@ -58,12 +58,11 @@ func (inv *Inventory) HasSearch() bool { return len(inv.searchers) > 0 }
 //
 // Errors: ErrUnauthenticated (caller is nil), *ParamsError (a query that
 // is empty, too long or holds control characters; a limit outside
-// 1..MaxSearchLimit), *authn.ScopeError (the caller may use no source, and
+// 1..MaxSearchLimit), *principal.ScopeError (the caller may use no source, and
 // some source is held back by scopes alone), ErrInternal (a callback or
 // the grant store failed, or a callback broke the contract; logged).
 // Without search sources, Search returns no hits and no error.
-func (inv *Inventory) Search(ctx context.Context, caller *authn.Principal, query string, limit int) ([]SearchHit, error) {
-	caller = normalize(caller)
+func (inv *Inventory) Search(ctx context.Context, caller *principal.Principal, query string, limit int) ([]SearchHit, error) {
 	if len(inv.searchers) == 0 {
 		return nil, nil
 	}
@@ -115,9 +114,9 @@ func (inv *Inventory) Search(ctx context.Context, caller *authn.Principal, query
 }
 
 // searchSources returns the search sources the caller may use, in
-// registration order, or a *authn.ScopeError when there is none and some
+// registration order, or a *principal.ScopeError when there is none and some
 // source is held back by its scopes alone.
-func (inv *Inventory) searchSources(ctx context.Context, caller *authn.Principal) ([]*registered, error) {
+func (inv *Inventory) searchSources(ctx context.Context, caller *principal.Principal) ([]*registered, error) {
 	v := inv.newGateView(ctx, methodSearch, caller)
 	var out []*registered
 	var closest *registered
@@ -148,7 +147,7 @@ func (inv *Inventory) searchSources(ctx context.Context, caller *authn.Principal
 		}
 	}
 	if len(out) == 0 && closest != nil {
-		return nil, &authn.ScopeError{Required: append([]string(nil), closest.scopes...)}
+		return nil, &principal.ScopeError{Required: append([]string(nil), closest.scopes...)}
 	}
 	return out, nil
 }
@@ -173,8 +172,7 @@ type Reach struct {
 // Reach decides what caller (nil: anonymous) may use, loading its grants
 // at most once. Errors: ErrInternal (the grant store or a gate policy
 // failed; logged).
-func (inv *Inventory) Reach(ctx context.Context, caller *authn.Principal) (Reach, error) {
-	caller = normalize(caller)
+func (inv *Inventory) Reach(ctx context.Context, caller *principal.Principal) (Reach, error) {
 	var r Reach
 	v := inv.newGateView(ctx, "reach", caller)
 	open := func(key string, gates []int) (bool, error) {
@@ -233,7 +231,7 @@ func (inv *Inventory) Reach(ctx context.Context, caller *authn.Principal) (Reach
 	}
 	if caller != nil && len(inv.searchers) > 0 {
 		usable, err := inv.searchSources(ctx, caller)
-		var scopeErr *authn.ScopeError
+		var scopeErr *principal.ScopeError
 		if err != nil && !errors.As(err, &scopeErr) {
 			return Reach{}, err
 		}

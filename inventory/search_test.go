@@ -6,10 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/inventory/inventorytest"
 )
@@ -113,10 +114,10 @@ func TestSearchRefusals(t *testing.T) {
 	inv, _ := searchFixture(t, docs, nil, inventory.Options{})
 	ctx := context.Background()
 	var pe *inventory.ParamsError
-	var se *authn.ScopeError
+	var se *principal.ScopeError
 	for _, tc := range []struct {
 		name   string
-		caller *authn.Principal
+		caller *principal.Principal
 		query  string
 		limit  int
 		check  func(t *testing.T, err error)
@@ -136,8 +137,8 @@ func TestSearchRefusals(t *testing.T) {
 		{"limit over the maximum", alice(), "x", inventory.MaxSearchLimit + 1, func(t *testing.T, err error) { assert.ErrorAs(t, err, &pe) }},
 		// A service token without a subject never reaches a subject-owned
 		// source: no hits, and no unrestricted query.
-		{"no subject", &authn.Principal{ClientID: "svc", Scopes: []string{"docs:read"}}, "x", 10, func(t *testing.T, err error) { assert.NoError(t, err) }},
-		{"missing scope", &authn.Principal{Subject: "carol"}, "x", 10, func(t *testing.T, err error) {
+		{"no subject", &principal.Principal{ClientID: "svc", Scopes: []string{"docs:read"}}, "x", 10, func(t *testing.T, err error) { assert.NoError(t, err) }},
+		{"missing scope", &principal.Principal{Subject: "carol"}, "x", 10, func(t *testing.T, err error) {
 			require.ErrorAs(t, err, &se)
 			assert.Equal(t, []string{"docs:read"}, se.Required)
 		}},
@@ -248,7 +249,7 @@ func TestReach(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name   string
-		caller *authn.Principal
+		caller *principal.Principal
 		want   inventory.Reach
 	}{
 		// Anonymous: the public README is readable; resources/list needs a
@@ -258,10 +259,10 @@ func TestReach(t *testing.T) {
 		{"bob", bob(), inventory.Reach{List: true, Read: true, Search: true, Templates: []string{"documents"}}},
 		// No scopes: resources/list would answer 403; the public README
 		// stays readable.
-		{"no scopes", &authn.Principal{Subject: "carol"}, inventory.Reach{Read: true}},
+		{"no scopes", &principal.Principal{Subject: "carol"}, inventory.Reach{Read: true}},
 		// A client-credentials token: no subject, so no subject-owned
 		// template, but the scoped static resource.
-		{"no subject", &authn.Principal{ClientID: "svc", Scopes: []string{"docs:read"}}, inventory.Reach{List: true, Read: true}},
+		{"no subject", &principal.Principal{ClientID: "svc", Scopes: []string{"docs:read"}}, inventory.Reach{List: true, Read: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := inv.Reach(ctx, tc.caller)

@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"time"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // Templates serves resources/templates/list: the templates that are not
@@ -17,10 +17,9 @@ import (
 //
 // Errors: *CursorError, ErrInternal (req.Reserve leaves no room, or the
 // grant store failed; logged). On error page is empty.
-func (inv *Inventory) Templates(ctx context.Context, caller *authn.Principal, req PageRequest, page *TemplatePage) error {
+func (inv *Inventory) Templates(ctx context.Context, caller *principal.Principal, req PageRequest, page *TemplatePage) error {
 	clear(page.Templates)
 	page.Templates, page.NextCursor = page.Templates[:0], ""
-	caller = normalize(caller)
 	sc := getScratch()
 	defer putScratch(sc)
 	var vis []byte // gated: one bit per template, shown or not
@@ -86,7 +85,7 @@ func (inv *Inventory) Templates(ctx context.Context, caller *authn.Principal, re
 }
 
 // discoverable reports whether resources/templates/list shows rt to caller.
-func (inv *Inventory) discoverable(rt *registered, caller *authn.Principal) bool {
+func (inv *Inventory) discoverable(rt *registered, caller *principal.Principal) bool {
 	if rt.tmpl.Hidden {
 		return false
 	}

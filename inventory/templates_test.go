@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 )
 
@@ -30,7 +31,7 @@ type templatesResult struct {
 	NextCursor        *string             `json:"nextCursor"`
 }
 
-func templatesWalk(t *testing.T, inv *inventory.Inventory, caller *authn.Principal) ([]string, []templatesResult) {
+func templatesWalk(t *testing.T, inv *inventory.Inventory, caller *principal.Principal) ([]string, []templatesResult) {
 	t.Helper()
 	var names []string
 	var pages []templatesResult
@@ -56,7 +57,7 @@ func templatesWalk(t *testing.T, inv *inventory.Inventory, caller *authn.Princip
 
 func TestTemplatesDiscovery(t *testing.T) {
 	open := templatesFixture(t, inventory.Options{})
-	for _, caller := range []*authn.Principal{nil, bob(), alice()} {
+	for _, caller := range []*principal.Principal{nil, bob(), alice()} {
 		names, _ := templatesWalk(t, open, caller)
 		assert.Equal(t, []string{"documents", "files", "notes"}, names, "open discovery: every discoverable template, hidden ones never")
 	}

@@ -3,7 +3,7 @@ package inventory
 import (
 	"context"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // Access says who may list and read a resource or template.
@@ -73,7 +73,7 @@ func (o Owner) String() string {
 }
 
 // has reports whether caller carries the identity o keys on.
-func (o Owner) has(caller *authn.Principal) bool {
+func (o Owner) has(caller *principal.Principal) bool {
 	if caller == nil {
 		return false
 	}
@@ -168,7 +168,7 @@ type ReadRequest struct {
 	Params map[string]string
 	// Principal is the caller; nil means anonymous (possible only for a
 	// Public resource or template).
-	Principal *authn.Principal
+	Principal *principal.Principal
 }
 
 // ReadFunc returns the contents of a resource. Returning [ErrNotFound] (or
@@ -198,7 +198,7 @@ type ListRequest struct {
 	// Principal is the authenticated caller. Query only records it may
 	// see. The identity the template's Owner names (Subject by default,
 	// or ClientID) is never empty here.
-	Principal authn.Principal
+	Principal principal.Principal
 }
 
 // ListFunc returns the next at most Limit records of the caller, in
@@ -236,7 +236,7 @@ type CompleteRequest struct {
 	// (only names of the template's variables are passed on).
 	Context map[string]string
 	// Principal is the caller; nil means anonymous.
-	Principal *authn.Principal
+	Principal *principal.Principal
 }
 
 // CompleteFunc suggests values for one variable of a template.

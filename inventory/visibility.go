@@ -8,7 +8,7 @@ import (
 	"runtime/debug"
 	"slices"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // Registry side: gate definitions and attachments, checked by New.
@@ -117,7 +117,7 @@ type gateView struct {
 	inv    *Inventory
 	ctx    context.Context
 	method string
-	caller *authn.Principal
+	caller *principal.Principal
 
 	loaded bool
 	err    error
@@ -126,7 +126,7 @@ type gateView struct {
 	granted, decided, passed gateBits
 }
 
-func (inv *Inventory) newGateView(ctx context.Context, method string, caller *authn.Principal) gateView {
+func (inv *Inventory) newGateView(ctx context.Context, method string, caller *principal.Principal) gateView {
 	return gateView{inv: inv, ctx: ctx, method: method, caller: caller}
 }
 
@@ -201,7 +201,7 @@ func (v *gateView) open(key string, gates []int) (bool, error) {
 	return true, nil
 }
 
-func runPolicy(ctx context.Context, p Policy, caller *authn.Principal) (ok bool, err error) {
+func runPolicy(ctx context.Context, p Policy, caller *principal.Principal) (ok bool, err error) {
 	if p == nil {
 		return false, nil
 	}
@@ -254,7 +254,7 @@ func zeroed(buf []byte, n int) []byte {
 
 // listVisibility decides, for a gated inventory, every static resource and
 // list source for this caller, loading the grants once.
-func (inv *Inventory) listVisibility(ctx context.Context, sc *scratch, caller *authn.Principal, vis *visibility) error {
+func (inv *Inventory) listVisibility(ctx context.Context, sc *scratch, caller *principal.Principal, vis *visibility) error {
 	v := inv.newGateView(ctx, purposeList, caller)
 	n := len(inv.statics)
 	sc.vis = zeroed(sc.vis, (n+len(inv.sources)+7)/8)
@@ -290,7 +290,7 @@ func (inv *Inventory) listVisibility(ctx context.Context, sc *scratch, caller *a
 
 // templatesVisibility decides, for a gated inventory, which templates
 // resources/templates/list shows this caller; cursors are bound to it.
-func (inv *Inventory) templatesVisibility(ctx context.Context, sc *scratch, caller *authn.Principal) ([]byte, error) {
+func (inv *Inventory) templatesVisibility(ctx context.Context, sc *scratch, caller *principal.Principal) ([]byte, error) {
 	v := inv.newGateView(ctx, purposeTemplates, caller)
 	sc.vis = zeroed(sc.vis, (len(inv.templates)+7)/8)
 	for i, rt := range inv.templates {
@@ -311,7 +311,7 @@ func (inv *Inventory) templatesVisibility(ctx context.Context, sc *scratch, call
 // reveal answers, for one request on one resource or template of a gated
 // inventory, whether gates and overrides let the caller see it: nil, or
 // ErrNotFound (hidden), or ErrInternal (logged).
-func (inv *Inventory) reveal(ctx context.Context, method string, caller *authn.Principal, key string, gates []int) error {
+func (inv *Inventory) reveal(ctx context.Context, method string, caller *principal.Principal, key string, gates []int) error {
 	v := inv.newGateView(ctx, method, caller)
 	ok, err := v.open(key, gates)
 	switch {

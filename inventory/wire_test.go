@@ -7,7 +7,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/budget"
 	"github.com/mcpkit/mcpkit/inventory"
 )
@@ -39,7 +40,7 @@ func (env envelope) close(dst []byte) []byte {
 }
 
 // listWire lists one page and returns the whole response.
-func listWire(ctx context.Context, inv *inventory.Inventory, caller *authn.Principal, cursor string, env envelope) ([]byte, error) {
+func listWire(ctx context.Context, inv *inventory.Inventory, caller *principal.Principal, cursor string, env envelope) ([]byte, error) {
 	var page inventory.ResourcePage
 	if err := inv.List(ctx, caller, inventory.PageRequest{Cursor: cursor, Reserve: env.reserve()}, &page); err != nil {
 		return nil, err
@@ -64,7 +65,7 @@ func listWire(ctx context.Context, inv *inventory.Inventory, caller *authn.Princ
 }
 
 // templatesWire lists one page of templates and returns the whole response.
-func templatesWire(ctx context.Context, inv *inventory.Inventory, caller *authn.Principal, cursor string, env envelope) ([]byte, error) {
+func templatesWire(ctx context.Context, inv *inventory.Inventory, caller *principal.Principal, cursor string, env envelope) ([]byte, error) {
 	var page inventory.TemplatePage
 	if err := inv.Templates(ctx, caller, inventory.PageRequest{Cursor: cursor, Reserve: env.reserve()}, &page); err != nil {
 		return nil, err
@@ -93,7 +94,7 @@ var errTooLarge = errors.New("read response over the byte limit")
 
 // readWire reads a resource and returns the whole response, encoded as
 // mcphttp encodes it.
-func readWire(ctx context.Context, inv *inventory.Inventory, caller *authn.Principal, uri string, env envelope) ([]byte, error) {
+func readWire(ctx context.Context, inv *inventory.Inventory, caller *principal.Principal, uri string, env envelope) ([]byte, error) {
 	contents, err := inv.Read(ctx, caller, uri)
 	if err != nil {
 		return nil, err

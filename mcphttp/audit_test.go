@@ -121,7 +121,7 @@ func TestAuditOutcomes(t *testing.T) {
 			at, err := time.Parse(time.RFC3339Nano, rec["time"].(string))
 			require.NoError(t, err)
 			assert.False(t, at.Before(before.Truncate(time.Millisecond)), "the time the call was received")
-			assert.NotContains(t, rec, "issuer", "no issuer until authn.Principal has one")
+			assert.NotContains(t, rec, "issuer", "no issuer until principal.Principal has one")
 		})
 	}
 

@@ -4,7 +4,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -16,7 +17,7 @@ import (
 // needs an authentication or scope challenge, or is over the caller's
 // rate limit, the whole batch gets that answer: HTTP has one status per
 // response.
-func (e *Endpoint) serveBatch(w http.ResponseWriter, r *http.Request, items []jsonrpc.BatchItem, caller *authn.Principal, received time.Time) {
+func (e *Endpoint) serveBatch(w http.ResponseWriter, r *http.Request, items []jsonrpc.BatchItem, caller *principal.Principal, received time.Time) {
 	if v := r.Header.Get(headerProtocolVersion); v != "" && v != Version20250326 {
 		e.write(w, r, e.failure(&call{}, errBatchVersion))
 		return

@@ -5,6 +5,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -26,7 +28,7 @@ func TestChallengeStatusIsTheResponses(t *testing.T) {
 		"invalid token":      authn.ErrInvalidToken,
 		"invalid request":    authn.ErrInvalidRequest,
 		"unavailable":        authn.ErrUnavailable,
-		"insufficient scope": &authn.ScopeError{Required: []string{"read"}},
+		"insufficient scope": &principal.ScopeError{Required: []string{"read"}},
 		"invalid DPoP proof": authn.ErrInvalidDPoPProof,
 		"use DPoP nonce":     authn.ErrUseDPoPNonce,
 	} {

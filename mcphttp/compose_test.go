@@ -1,11 +1,14 @@
 package mcphttp_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/mcpkit/mcpkit/principal"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,12 +20,17 @@ import (
 
 // serviceAuth is a service's own authentication middleware: it accepts
 // "Bearer user:<name>" and puts the principal in the context with
-// authn.NewContext, and lets everything else through untouched.
+// principal.NewContext, and lets everything else through untouched.
 func serviceAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if name, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer user:"); ok {
-			p := authn.Principal{Subject: name, ClientID: "client-1", Scopes: []string{"docs:read"}, Audience: testResource}
-			r = r.WithContext(authn.NewContext(r.Context(), p))
+			p := principal.Principal{Subject: name, ClientID: "client-1", Scopes: []string{"docs:read"}, Audience: testResource}
+			ctx, err := principal.NewContext(r.Context(), p)
+			if err != nil {
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+				return
+			}
+			r = r.WithContext(ctx)
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -238,4 +246,23 @@ func resultOf(t *testing.T, w *httptest.ResponseRecorder) rawPage {
 	var res rawPage
 	require.NoError(t, json.Unmarshal(r.Result, &res))
 	return res
+}
+
+// Attack (issue 20): a principal from the service's own middleware obeys
+// the verifier's rules. A subject of 257 UTF-16 units or with a control
+// character never reaches a List callback: the middleware's NewContext
+// refuses it, and the request is answered 401.
+func TestServiceMiddlewarePrincipalRules(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	reached := false
+	f.store.seen = func(context.Context) { reached = true }
+	ep, err := mcphttp.New(f.inv, mcphttp.Options{Authenticator: challengeOnly(t)})
+	require.NoError(t, err)
+	h := serviceAuth(ep)
+	for _, name := range []string{strings.Repeat("a", 257), "al\x01ice", "al\u0085ice"} {
+		w := post(t, h, legacy(1, "resources/list", nil), "Bearer user:"+name, nil)
+		assert.Equal(t, http.StatusUnauthorized, w.Code, "%q", name)
+	}
+	assert.False(t, reached, "no callback saw the principal")
+	assert.Equal(t, http.StatusOK, post(t, h, legacy(1, "resources/list", nil), "Bearer user:"+strings.Repeat("a", 256), nil).Code)
 }

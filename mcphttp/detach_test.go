@@ -13,10 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/notify"
@@ -299,9 +300,9 @@ func TestDetachedStreamDropsRequestValues(t *testing.T) {
 	inv, err := inventory.New([]inventory.Resource{{
 		URI: uri, Name: "beta", Access: inventory.Public, Gates: []string{"beta"},
 		Read: inventory.TextReader("text/plain", "beta"),
-	}}, nil, inventory.Options{Notifier: hub, Gates: []inventory.Gate{{Name: "beta", Policy: func(ctx context.Context, p *authn.Principal) bool {
+	}}, nil, inventory.Options{Notifier: hub, Gates: []inventory.Gate{{Name: "beta", Policy: func(ctx context.Context, p *principal.Principal) bool {
 		v, _ := ctx.Value(requestScopedKey{}).(*requestScoped)
-		from, _ := authn.FromContext(ctx)
+		from, _ := principal.FromContext(ctx)
 		select {
 		case checks <- seen{scoped: v, subject: from.Subject}:
 		default:

@@ -94,8 +94,8 @@
 // to the open streams of the principal they concern, and to no one else;
 // the application calls hub.ListChanged(ctx, key) when a caller's records
 // change, and the inventory does when a grant changes. The key is the
-// principal's identity key, authn.Principal.Key: the bare subject with
-// one trusted issuer, authn.SubjectKey(issuer, subject) with several, so
+// principal's identity key, principal.Principal.Key: the bare subject with
+// one trusted issuer, principal.SubjectKey(issuer, subject) with several, so
 // that a change for alice of one issuer never reaches alice of another.
 //
 // Legacy clients get an optional session mode: initialize mints an
@@ -130,7 +130,7 @@
 // stream goes on, so http.Server.Shutdown and Close neither wait for nor
 // end it, middleware around the endpoint sees no more of it, and the
 // checks it makes later (gate policies, grant stores) get a context with
-// the caller (authn.FromContext) and none of the finished request's other
+// the caller (principal.FromContext) and none of the finished request's other
 // values, which that middleware may have released. Close the hub, then call
 // [Endpoint.WaitStreams] (see Options.Notifications). HTTP/2, HTTP/1.0,
 // a middleware's ResponseWriter that cannot hijack, and a response whose

@@ -43,7 +43,7 @@ type Options struct {
 	// a request without a token is anonymous, which is enough for
 	// initialize, ping, server/discover and public resources. A Principal
 	// that an earlier middleware put in the request context
-	// (authn.NewContext: the Authenticator's own Handler or Optional, or
+	// (principal.NewContext: the Authenticator's own Handler or Optional, or
 	// the service's middleware) is used as it is, and nothing is verified
 	// again; a service that authenticates with middleware of its own gives
 	// an Authenticator without a Verifier (authn.NewAuthenticator(nil, …)),

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -148,7 +150,7 @@ func (e *Endpoint) classify(c *call, err error) (status int, rpc *jsonrpc.Error,
 		rpcErr    *jsonrpc.Error
 		cursorErr *inventory.CursorError
 		paramsErr *inventory.ParamsError
-		scopeErr  *authn.ScopeError
+		scopeErr  *principal.ScopeError
 		ue        *uriError
 	)
 	switch {
@@ -217,7 +219,7 @@ func (c *call) noteOutcome(o Outcome, reason string) {
 // err with (authn.Authenticator.WriteError's table), for the Observer.
 func challengeStatus(err error) (int, Outcome) {
 	switch {
-	case errors.Is(err, authn.ErrInsufficientScope):
+	case errors.Is(err, principal.ErrInsufficientScope):
 		return http.StatusForbidden, OutcomeDenied
 	case errors.Is(err, authn.ErrNoCredentials), errors.Is(err, authn.ErrInvalidToken),
 		errors.Is(err, authn.ErrInvalidDPoPProof), errors.Is(err, authn.ErrUseDPoPNonce):

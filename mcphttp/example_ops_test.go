@@ -9,7 +9,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
 )
@@ -32,8 +33,13 @@ func postAs(h http.Handler, subject, uri string) *httptest.ResponseRecorder {
 	body := `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"` + uri + `"}}`
 	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
-	r = r.WithContext(authn.NewContext(r.Context(), authn.Principal{Subject: subject, ClientID: "notes-app"}))
 	w := httptest.NewRecorder()
+	ctx, err := principal.NewContext(r.Context(), principal.Principal{Subject: subject, ClientID: "notes-app"})
+	if err != nil {
+		w.WriteHeader(http.StatusUnauthorized)
+		return w
+	}
+	r = r.WithContext(ctx)
 	h.ServeHTTP(w, r)
 	return w
 }

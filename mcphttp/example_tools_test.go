@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"strings"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
@@ -50,13 +52,17 @@ func ExampleToolOptions() {
 	if err != nil {
 		panic(err)
 	}
-	alice := authn.Principal{Subject: "alice", Scopes: []string{"notes:read"}}
+	alice := principal.Principal{Subject: "alice", Scopes: []string{"notes:read"}}
 	call := func(body string) {
 		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("MCP-Protocol-Version", "2025-11-25")
 		w := httptest.NewRecorder()
-		ep.ServeHTTP(w, r.WithContext(authn.NewContext(r.Context(), alice))) // as authentication middleware would
+		ctx, err := principal.NewContext(r.Context(), alice) // as authentication middleware would
+		if err != nil {
+			panic(err)
+		}
+		ep.ServeHTTP(w, r.WithContext(ctx))
 		fmt.Println(w.Body.String())
 	}
 	call(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"query":"lentils"}}}`)

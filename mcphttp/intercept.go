@@ -65,7 +65,7 @@ import (
 // the legacy handler with its own middleware if it needs it. The one
 // exception is a first tools/list page with the tools bridge: Intercept
 // authenticates it (to list the caller's bridge tools) and forwards it
-// with that principal in its context (authn.NewContext), so that the
+// with that principal in its context (principal.NewContext), so that the
 // legacy handler's authn middleware uses it instead of verifying the
 // request again, which a DPoP proof, good for one use, would fail.
 func Intercept(inv *inventory.Inventory, legacy http.Handler, opts Options) (http.Handler, error) {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -55,7 +57,7 @@ func newMultiFixture(t *testing.T) *multiFixture {
 
 	store := newDocStore()
 	for _, is := range []*testissuer.Issuer{f.a, f.b} {
-		f.keyAlice[is] = authn.SubjectKey(is.ID(), "alice")
+		f.keyAlice[is] = principal.SubjectKey(is.ID(), "alice")
 	}
 	store.addNamed(f.keyAlice[f.a], "a-alice", 7) // alice of A: 7 documents
 	store.addNamed(f.keyAlice[f.b], "b-alice", 3) // alice of B: 3
@@ -260,8 +262,8 @@ func TestSameSubjectOfTwoIssuers(t *testing.T) {
 	assert.Contains(t, f.walk(t, f.a, false), "test://beta")
 	assert.NotContains(t, f.walk(t, f.b, false), "test://beta")
 	// inventory.Subjects policies compare identity keys too.
-	pa := authn.Principal{Subject: "alice", Issuer: f.a.ID()}
-	pb := authn.Principal{Subject: "alice", Issuer: f.b.ID()}
+	pa := principal.Principal{Subject: "alice", Issuer: f.a.ID()}
+	pb := principal.Principal{Subject: "alice", Issuer: f.b.ID()}
 	pol := inventory.Subjects(ka)
 	assert.True(t, pol(ctx, &pa))
 	assert.False(t, pol(ctx, &pb))

@@ -7,9 +7,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/tidwall/gjson"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -60,7 +61,7 @@ type Call struct {
 	SessionID string
 	// Principal is the authenticated caller; nil for an anonymous call or
 	// one refused by authentication. It holds no token.
-	Principal *authn.Principal
+	Principal *principal.Principal
 	// Request is the HTTP request that carried the call. Its Authorization
 	// header holds the bearer token: read the headers you need (trace
 	// context), never all of them.

@@ -6,10 +6,11 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
 )
@@ -23,13 +24,13 @@ func TestObserverTools(t *testing.T) {
 	var audited []mcphttp.AuditRecord
 	audit := mcphttp.NewAudit(mcphttp.AuditOptions{Record: func(_ context.Context, r mcphttp.AuditRecord) { audited = append(audited, r) }})
 	f := newToolsFixture(t, toolsFixtureOptions{observer: mcphttp.Observers(obs, audit)})
-	noScope := &authn.Principal{Subject: "dave", ClientID: "client-1", Audience: testResource}
+	noScope := &principal.Principal{Subject: "dave", ClientID: "client-1", Audience: testResource}
 	call := func(name string, args map[string]any) map[string]any {
 		return map[string]any{"name": name, "arguments": args}
 	}
 	for _, tc := range []struct {
 		name      string
-		caller    *authn.Principal
+		caller    *principal.Principal
 		e         era
 		params    map[string]any
 		status    int

@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/authn"
 )
 
@@ -61,7 +63,7 @@ type RateLimits struct {
 	// callers, and "" otherwise. Keys are compared by a keyed 64-bit hash
 	// (hash/maphash, a random seed per limiter): two callers share a
 	// bucket only on a collision, about 3·10⁻¹⁰ likely among 100,000.
-	Key func(r *http.Request, caller *authn.Principal) string
+	Key func(r *http.Request, caller *principal.Principal) string
 
 	// MaxCallers bounds how many callers are tracked at once. Zero means
 	// DefaultMaxCallers. Callers whose buckets have refilled are forgotten
@@ -90,7 +92,7 @@ type RateLimiter struct {
 	rates  [numClasses]rate
 	active bool  // some class is limited
 	fill   int64 // nanoseconds in which every bucket refills from empty
-	key    func(*http.Request, *authn.Principal) string
+	key    func(*http.Request, *principal.Principal) string
 	now    func() time.Time
 	seed   maphash.Seed
 	table  bucketTable
@@ -149,7 +151,7 @@ func NewRateLimiter(l RateLimits) (*RateLimiter, error) {
 // proceed; when it may not, retryAfter is how long until it may. r and
 // caller give the rate key (see RateLimits.Key); caller is nil for an
 // anonymous call. A refused call takes nothing.
-func (l *RateLimiter) Allow(r *http.Request, caller *authn.Principal, method string) (ok bool, retryAfter time.Duration) {
+func (l *RateLimiter) Allow(r *http.Request, caller *principal.Principal, method string) (ok bool, retryAfter time.Duration) {
 	if l == nil || !l.active {
 		return true, 0
 	}
@@ -185,7 +187,7 @@ func (l *RateLimiter) Refused(r *http.Request) {
 func (l *RateLimiter) Len() int { return l.table.len() }
 
 // check is Allow as an error of the error table.
-func (l *RateLimiter) check(r *http.Request, caller *authn.Principal, method string) error {
+func (l *RateLimiter) check(r *http.Request, caller *principal.Principal, method string) error {
 	if ok, wait := l.Allow(r, caller, method); !ok {
 		return errRateLimited(max(1, int(math.Ceil(wait.Seconds()))))
 	}
@@ -206,7 +208,7 @@ func classOf(method string) int {
 }
 
 // hash returns the caller's key, hashed with the limiter's seed.
-func (l *RateLimiter) hash(r *http.Request, caller *authn.Principal) uint64 {
+func (l *RateLimiter) hash(r *http.Request, caller *principal.Principal) uint64 {
 	var h maphash.Hash
 	h.SetSeed(l.seed)
 	if l.key != nil {

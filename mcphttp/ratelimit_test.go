@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/mcphttp"
 )
 
@@ -167,27 +168,27 @@ func TestRateLimitKeys(t *testing.T) {
 		r.RemoteAddr = addr
 		return r
 	}
-	alice := &authn.Principal{Subject: "alice", ClientID: "app-1"}
+	alice := &principal.Principal{Subject: "alice", ClientID: "app-1"}
 	for _, tc := range []struct {
 		name     string
-		key      func(*http.Request, *authn.Principal) string
+		key      func(*http.Request, *principal.Principal) string
 		a, b     *http.Request
-		pa, pb   *authn.Principal
+		pa, pb   *principal.Principal
 		together bool
 	}{
 		{name: "one subject through two clients", a: req("192.0.2.1:1"), b: req("192.0.2.2:2"),
-			pa: alice, pb: &authn.Principal{Subject: "alice", ClientID: "app-2"}, together: true},
+			pa: alice, pb: &principal.Principal{Subject: "alice", ClientID: "app-2"}, together: true},
 		// Several issuers: alice of one is not alice of another (Principal.Issuer).
 		{name: "one subject of two issuers", a: req("192.0.2.1:1"), b: req("192.0.2.1:1"),
-			pa: &authn.Principal{Subject: "alice", Issuer: "https://a.example"}, pb: &authn.Principal{Subject: "alice", Issuer: "https://b.example"}},
+			pa: &principal.Principal{Subject: "alice", Issuer: "https://a.example"}, pb: &principal.Principal{Subject: "alice", Issuer: "https://b.example"}},
 		{name: "one subject of one issuer", a: req("192.0.2.1:1"), b: req("192.0.2.2:1"), together: true,
-			pa: &authn.Principal{Subject: "alice", Issuer: "https://a.example"}, pb: &authn.Principal{Subject: "alice", Issuer: "https://a.example"}},
+			pa: &principal.Principal{Subject: "alice", Issuer: "https://a.example"}, pb: &principal.Principal{Subject: "alice", Issuer: "https://a.example"}},
 		{name: "two subjects from one address", a: req("192.0.2.1:1"), b: req("192.0.2.1:1"),
-			pa: alice, pb: &authn.Principal{Subject: "bob", ClientID: "app-1"}},
+			pa: alice, pb: &principal.Principal{Subject: "bob", ClientID: "app-1"}},
 		{name: "a token without subject is keyed on its client", a: req("192.0.2.1:1"), b: req("192.0.2.9:1"),
-			pa: &authn.Principal{ClientID: "svc"}, pb: &authn.Principal{ClientID: "svc"}, together: true},
+			pa: &principal.Principal{ClientID: "svc"}, pb: &principal.Principal{ClientID: "svc"}, together: true},
 		{name: "a client id is not a subject", a: req("192.0.2.1:1"), b: req("192.0.2.1:1"),
-			pa: &authn.Principal{ClientID: "alice"}, pb: &authn.Principal{Subject: "alice"}},
+			pa: &principal.Principal{ClientID: "alice"}, pb: &principal.Principal{Subject: "alice"}},
 		{name: "anonymous: one address, two ports", a: req("192.0.2.1:1000"), b: req("192.0.2.1:2000"), together: true},
 		{name: "anonymous: two addresses", a: req("192.0.2.1:1000"), b: req("192.0.2.2:1000")},
 		{name: "anonymous: an IPv4-mapped IPv6 address is the IPv4 one", a: req("192.0.2.1:1"), b: req("[::ffff:192.0.2.1]:2"), together: true},
@@ -197,14 +198,14 @@ func TestRateLimitKeys(t *testing.T) {
 		{name: "anonymous: not host:port", a: req("@unix"), b: req("@unix"), together: true},
 		{name: "an authenticated caller is not its address", a: req("192.0.2.1:1"), b: req("192.0.2.1:1"), pa: alice},
 		{name: "a Key (behind a proxy)", a: req("10.0.0.1:1"), b: req("10.0.0.1:1"),
-			key: func(r *http.Request, p *authn.Principal) string {
+			key: func(r *http.Request, p *principal.Principal) string {
 				if p != nil {
 					return ""
 				}
 				return r.Header.Get("X-Forwarded-For")
 			}},
 		{name: "a Key's empty result is the default key", a: req("10.0.0.1:1"), b: req("10.0.0.2:1"), pa: alice, pb: alice, together: true,
-			key: func(*http.Request, *authn.Principal) string { return "" }},
+			key: func(*http.Request, *principal.Principal) string { return "" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := newLimiter(t, mcphttp.RateLimits{Read: one, Key: tc.key, Now: clock.Now})
@@ -337,7 +338,7 @@ func TestNewRateLimiterErrors(t *testing.T) {
 func BenchmarkRateLimiterAllow(b *testing.B) {
 	l := newLimiter(b, mcphttp.RateLimits{Read: mcphttp.Rate{PerSecond: 1e9, Burst: 1 << 30}})
 	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
-	p := &authn.Principal{Subject: "alice", ClientID: "app"}
+	p := &principal.Principal{Subject: "alice", ClientID: "app"}
 	b.Run("one-caller", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -348,7 +349,7 @@ func BenchmarkRateLimiterAllow(b *testing.B) {
 		var n atomic.Int64
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
-			me := &authn.Principal{Subject: fmt.Sprintf("user-%d", n.Add(1))}
+			me := &principal.Principal{Subject: fmt.Sprintf("user-%d", n.Add(1))}
 			for pb.Next() {
 				l.Allow(r, me, "resources/read")
 			}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpkit/mcpkit/authn"
@@ -20,7 +22,7 @@ type call struct {
 	params  []byte
 	modern  bool   // 2026-07-28: stateless, results carry resultType and caching hints
 	version string // the protocol version the call is served under
-	caller  *authn.Principal
+	caller  *principal.Principal
 	session *session // the legacy session named by Mcp-Session-Id, if any
 	obs     *Call    // what the Observer is told; nil without one (see observe.go)
 }
@@ -61,7 +63,7 @@ func (e *Endpoint) serveBody(w http.ResponseWriter, r *http.Request, b *jsonrpc.
 
 // principal is authenticate, answering a refused token (401, or 503 when
 // it cannot be checked now).
-func (e *Endpoint) principal(w http.ResponseWriter, r *http.Request) (*authn.Principal, bool) {
+func (e *Endpoint) principal(w http.ResponseWriter, r *http.Request) (*principal.Principal, bool) {
 	p, err := e.authenticate(r)
 	if err != nil {
 		e.auth.WriteError(w, r, err)
@@ -74,8 +76,8 @@ func (e *Endpoint) principal(w http.ResponseWriter, r *http.Request) (*authn.Pri
 // Principal an earlier middleware put in the context, else the one the
 // Authenticator verifies. The error is that of a token that is present
 // but does not verify, for the Authenticator to answer.
-func (e *Endpoint) authenticate(r *http.Request) (*authn.Principal, error) {
-	if p, ok := authn.FromContext(r.Context()); ok {
+func (e *Endpoint) authenticate(r *http.Request) (*principal.Principal, error) {
+	if p, ok := principal.FromContext(r.Context()); ok {
 		return &p, nil
 	}
 	if e.auth == nil {
@@ -95,7 +97,7 @@ func (e *Endpoint) authenticate(r *http.Request) (*authn.Principal, error) {
 // serveMessage serves one decoded message. inBatch is set for the elements
 // of a 2025-03-26 batch; received is when the body arrived, for the
 // Observer (zero without one).
-func (e *Endpoint) serveMessage(r *http.Request, msg jsonrpc.Message, caller *authn.Principal, inBatch bool, received time.Time) reply {
+func (e *Endpoint) serveMessage(r *http.Request, msg jsonrpc.Message, caller *principal.Principal, inBatch bool, received time.Time) reply {
 	c := call{id: msg.ID, method: msg.Method, params: msg.Params, caller: caller}
 	if e.obs != nil {
 		return e.serveObserved(r, msg, &c, inBatch, received)

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // Legacy session mode (Options.Notifications set): initialize mints an
@@ -108,7 +108,7 @@ type session struct {
 // another audience, is someone else. The DPoP key is not part of it: a
 // session continues with a refreshed token of the same identity, whatever
 // key that token is bound to, and never with another identity.
-func ownerKey(p *authn.Principal) string {
+func ownerKey(p *principal.Principal) string {
 	if p == nil {
 		return ""
 	}
@@ -130,7 +130,7 @@ func newSessionStore(lim SessionLimits) *sessionStore {
 
 // create mints a session for caller, who must not be nil. ok is false when
 // the store is full of live sessions of other principals.
-func (st *sessionStore) create(caller *authn.Principal) (*session, bool) {
+func (st *sessionStore) create(caller *principal.Principal) (*session, bool) {
 	var raw [32]byte
 	_, _ = rand.Read(raw[:]) // crypto/rand never fails (Go 1.24+)
 	now := st.now()
@@ -158,7 +158,7 @@ func (st *sessionStore) create(caller *authn.Principal) (*session, bool) {
 // or ended session, or one created by another principal, is not found. A
 // later token expiry of the caller extends the session up to its
 // lifetime.
-func (st *sessionStore) get(id string, caller *authn.Principal) *session {
+func (st *sessionStore) get(id string, caller *principal.Principal) *session {
 	if caller == nil {
 		return nil
 	}

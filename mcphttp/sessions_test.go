@@ -4,10 +4,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/mcpkit/mcpkit/authn"
 )
 
 type fakeClock struct{ t time.Time }
@@ -26,7 +26,7 @@ func newTestStore(lim SessionLimits) (*sessionStore, *fakeClock) {
 // a steady flow of requests.
 func TestSessionLifetime(t *testing.T) {
 	st, clk := newTestStore(SessionLimits{Lifetime: time.Hour, IdleTimeout: time.Minute})
-	alice := &authn.Principal{Subject: "alice", Expires: clk.t.Add(48 * time.Hour)}
+	alice := &principal.Principal{Subject: "alice", Expires: clk.t.Add(48 * time.Hour)}
 	s, ok := st.create(alice)
 	require.True(t, ok)
 	_, detach := s.attachStream() // an open stream never idles out, but still ends
@@ -45,11 +45,11 @@ func TestSessionLifetime(t *testing.T) {
 func TestSessionEndsWithItsToken(t *testing.T) {
 	st, clk := newTestStore(SessionLimits{})
 	exp := clk.t.Add(10 * time.Minute)
-	alice := &authn.Principal{Subject: "alice", Expires: exp}
+	alice := &principal.Principal{Subject: "alice", Expires: exp}
 	s, _ := st.create(alice)
 	assert.Equal(t, exp, s.deadline(DefaultSessionLifetime))
 	clk.t = exp.Add(-time.Second)
-	fresh := &authn.Principal{Subject: "alice", Expires: clk.t.Add(10 * time.Minute)}
+	fresh := &principal.Principal{Subject: "alice", Expires: clk.t.Add(10 * time.Minute)}
 	require.NotNil(t, st.get(s.id, fresh), "a refreshed token extends it")
 	clk.t = exp.Add(time.Second)
 	require.NotNil(t, st.get(s.id, alice))
@@ -57,13 +57,13 @@ func TestSessionEndsWithItsToken(t *testing.T) {
 	assert.Nil(t, st.get(s.id, fresh), "ended when the latest token expired")
 
 	// A token without an expiry leaves only the lifetime and idle limits.
-	s2, _ := st.create(&authn.Principal{Subject: "bob"})
+	s2, _ := st.create(&principal.Principal{Subject: "bob"})
 	assert.Equal(t, s2.created.Add(DefaultSessionLifetime), s2.deadline(DefaultSessionLifetime))
 }
 
 func TestSessionIdle(t *testing.T) {
 	st, clk := newTestStore(SessionLimits{IdleTimeout: time.Minute})
-	alice := &authn.Principal{Subject: "alice"}
+	alice := &principal.Principal{Subject: "alice"}
 	s, _ := st.create(alice)
 	clk.t = clk.t.Add(59 * time.Second)
 	require.NotNil(t, st.get(s.id, alice))
@@ -76,7 +76,7 @@ func TestSessionIdle(t *testing.T) {
 // and a full table is swept of ended sessions before it refuses.
 func TestSessionEvictionAndSweep(t *testing.T) {
 	st, clk := newTestStore(SessionLimits{MaxSessions: 4, MaxSessionsPerPrincipal: 2, IdleTimeout: time.Minute})
-	alice, bob := &authn.Principal{Subject: "alice"}, &authn.Principal{Subject: "bob"}
+	alice, bob := &principal.Principal{Subject: "alice"}, &principal.Principal{Subject: "bob"}
 	a1, _ := st.create(alice)
 	a2, _ := st.create(alice)
 	a3, _ := st.create(alice)
@@ -87,14 +87,14 @@ func TestSessionEvictionAndSweep(t *testing.T) {
 	assert.Equal(t, 2, st.len())
 	b1, _ := st.create(bob)
 	_, _ = st.create(bob)
-	_, ok := st.create(&authn.Principal{Subject: "carol"})
+	_, ok := st.create(&principal.Principal{Subject: "carol"})
 	assert.False(t, ok, "full of live sessions")
 	clk.t = clk.t.Add(2 * time.Minute) // everyone idles out
-	c1, ok := st.create(&authn.Principal{Subject: "carol"})
+	c1, ok := st.create(&principal.Principal{Subject: "carol"})
 	require.True(t, ok, "the sweep makes room")
 	assert.Equal(t, 1, st.len())
 	assert.True(t, b1.ended)
-	assert.NotNil(t, st.get(c1.id, &authn.Principal{Subject: "carol"}))
+	assert.NotNil(t, st.get(c1.id, &principal.Principal{Subject: "carol"}))
 }
 
 func TestStreamCounter(t *testing.T) {

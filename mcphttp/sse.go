@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // The event streams' writer. A stream starts as an ordinary response:
@@ -101,13 +101,13 @@ func (s *sse) comment(text string) error {
 // false when the stream must stay in the handler. After a detach, close
 // must end the stream.
 //
-// The context carries the caller (authn.FromContext) and none of r's
+// The context carries the caller (principal.FromContext) and none of r's
 // other values: they belong to a request whose middleware has returned
 // and may have closed or recycled them (a transaction, a pooled router
 // context that already serves another request). It is done when the
 // client closes the connection or sends anything, which a stream has no
 // use for.
-func (s *sse) detach(r *http.Request, caller *authn.Principal) (context.Context, bool) {
+func (s *sse) detach(r *http.Request, caller *principal.Principal) (context.Context, bool) {
 	if !chunked(r) {
 		return nil, false
 	}
@@ -126,7 +126,7 @@ func (s *sse) detach(r *http.Request, caller *authn.Principal) (context.Context,
 	}
 	base := context.Background()
 	if caller != nil {
-		base = authn.NewContext(base, *caller)
+		base, _ = principal.NewContext(base, *caller) // a verified caller: it obeys the rules
 	}
 	ctx, cancel := context.WithCancel(base)
 	s.mu.Lock()
@@ -167,7 +167,7 @@ func (s *sse) close() {
 // handler returns; loop's context then carries caller and nothing else of
 // r's), else in the handler, with r's context. end runs after loop either
 // way.
-func (s *sse) keep(r *http.Request, caller *authn.Principal, loop func(ctx context.Context), end func()) {
+func (s *sse) keep(r *http.Request, caller *principal.Principal, loop func(ctx context.Context), end func()) {
 	if ctx, ok := s.detach(r, caller); ok {
 		go func() {
 			defer end()

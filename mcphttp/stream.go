@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/budget"
 	"github.com/mcpkit/mcpkit/inventory"
@@ -147,7 +149,7 @@ func (e *Endpoint) deleteSession(w http.ResponseWriter, r *http.Request) {
 // sessionOf returns the session named by the request's Mcp-Session-Id for
 // caller: errNoSessionHeader without the header, errSessionNotFound for an
 // unknown session or one of another principal.
-func (e *Endpoint) sessionOf(r *http.Request, caller *authn.Principal) (*session, error) {
+func (e *Endpoint) sessionOf(r *http.Request, caller *principal.Principal) (*session, error) {
 	id := r.Header.Get(headerSessionID)
 	if id == "" {
 		return nil, errNoSessionHeader
@@ -159,9 +161,9 @@ func (e *Endpoint) sessionOf(r *http.Request, caller *authn.Principal) (*session
 }
 
 // subjectOf is the hub key of a caller's streams: its identity key,
-// issuer-qualified with several issuers (authn.Principal.Key), which is
+// issuer-qualified with several issuers (principal.Principal.Key), which is
 // what the application publishes to.
-func subjectOf(p *authn.Principal) string {
+func subjectOf(p *principal.Principal) string {
 	if p == nil {
 		return ""
 	}
@@ -171,7 +173,7 @@ func subjectOf(p *authn.Principal) string {
 // canRead reports whether caller may read uri now (visibility, access,
 // scopes; not the application's record check, which the publisher of a
 // ResourceUpdated event applies by addressing it to its subject).
-func (e *Endpoint) canRead(ctx context.Context, caller *authn.Principal, uri string) bool {
+func (e *Endpoint) canRead(ctx context.Context, caller *principal.Principal, uri string) bool {
 	ok, err := e.inv.CanRead(ctx, caller, uri)
 	return err == nil && ok
 }
@@ -267,7 +269,7 @@ func (e *Endpoint) challenge(w http.ResponseWriter, r *http.Request) {
 
 // runListen serves the stream of a listen request; release runs when it
 // ends.
-func (e *Endpoint) runListen(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, caller *authn.Principal, agreed listenFilter, release func()) {
+func (e *Endpoint) runListen(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, caller *principal.Principal, agreed listenFilter, release func()) {
 	if !acceptsType(r.Header["Accept"], "text/event-stream", "text/*") {
 		release()
 		writeTransportError(w, errNotAcceptableSSE)
@@ -341,12 +343,12 @@ func (e *Endpoint) runListen(w http.ResponseWriter, r *http.Request, id jsonrpc.
 // notifications/tools/list_changed only when it changed those.
 type toolWatch struct {
 	e      *Endpoint
-	caller *authn.Principal
+	caller *principal.Principal
 	on     bool
 	seen   string
 }
 
-func (e *Endpoint) watchTools(ctx context.Context, caller *authn.Principal, on bool) *toolWatch {
+func (e *Endpoint) watchTools(ctx context.Context, caller *principal.Principal, on bool) *toolWatch {
 	w := &toolWatch{e: e, caller: caller, on: on && e.tools != nil}
 	if w.on {
 		w.seen, _ = e.toolSignature(ctx, caller)
@@ -369,7 +371,7 @@ func (w *toolWatch) changed(ctx context.Context) bool {
 }
 
 // toolSignature names the set of bridge tools the caller may use.
-func (e *Endpoint) toolSignature(ctx context.Context, caller *authn.Principal) (string, bool) {
+func (e *Endpoint) toolSignature(ctx context.Context, caller *principal.Principal) (string, bool) {
 	reach, err := e.inv.Reach(ctx, caller)
 	if err != nil {
 		return "", false

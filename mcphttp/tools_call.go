@@ -11,7 +11,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
@@ -44,7 +45,7 @@ func (e *Endpoint) toolsList(ctx context.Context, c *call) (reply, error) {
 
 // toolDefs returns the comma-separated Tool objects the caller may use,
 // for the protocol version, leaving out those skip names.
-func (e *Endpoint) toolDefs(ctx context.Context, caller *authn.Principal, version string, skip func(string) bool) ([]byte, error) {
+func (e *Endpoint) toolDefs(ctx context.Context, caller *principal.Principal, version string, skip func(string) bool) ([]byte, error) {
 	reach, err := e.inv.Reach(ctx, caller)
 	if err != nil {
 		return nil, err
@@ -138,7 +139,7 @@ func (e *Endpoint) toolFailure(c *call, err error) (reply, error) {
 		paramsErr *inventory.ParamsError
 	)
 	switch {
-	case errors.Is(err, inventory.ErrUnauthenticated), errors.As(err, new(*authn.ScopeError)):
+	case errors.Is(err, inventory.ErrUnauthenticated), errors.As(err, new(*principal.ScopeError)):
 		return reply{}, err // the challenge, as for resources/list and resources/read
 	case errors.Is(err, inventory.ErrNotFound):
 		c.noteOutcome(OutcomeNotFound, "")

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/authn"
@@ -60,8 +62,8 @@ type toolsFixtureOptions struct {
 }
 
 var (
-	alicePrincipal = &authn.Principal{Subject: "alice", ClientID: "client-1", Scopes: []string{"docs:read"}, Audience: testResource}
-	bobPrincipal   = &authn.Principal{Subject: "bob", ClientID: "client-1", Scopes: []string{"docs:read"}, Audience: testResource}
+	alicePrincipal = &principal.Principal{Subject: "alice", ClientID: "client-1", Scopes: []string{"docs:read"}, Audience: testResource}
+	bobPrincipal   = &principal.Principal{Subject: "bob", ClientID: "client-1", Scopes: []string{"docs:read"}, Audience: testResource}
 )
 
 func newToolsFixture(t testing.TB, o toolsFixtureOptions) *toolsFixture {
@@ -164,7 +166,7 @@ const (
 var bothEras = []era{eraModern, eraLegacy}
 
 // post sends one request as caller (nil: anonymous) in era.
-func (f *toolsFixture) post(t testing.TB, caller *authn.Principal, e era, method string, params map[string]any) *httptest.ResponseRecorder {
+func (f *toolsFixture) post(t testing.TB, caller *principal.Principal, e era, method string, params map[string]any) *httptest.ResponseRecorder {
 	t.Helper()
 	var body string
 	hdr := map[string]string{}
@@ -180,7 +182,7 @@ func (f *toolsFixture) post(t testing.TB, caller *authn.Principal, e era, method
 	return f.raw(t, caller, body, hdr)
 }
 
-func (f *toolsFixture) raw(t testing.TB, caller *authn.Principal, body string, hdr map[string]string) *httptest.ResponseRecorder {
+func (f *toolsFixture) raw(t testing.TB, caller *principal.Principal, body string, hdr map[string]string) *httptest.ResponseRecorder {
 	t.Helper()
 	r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8080/mcp", strings.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
@@ -189,7 +191,9 @@ func (f *toolsFixture) raw(t testing.TB, caller *authn.Principal, body string, h
 		r.Header.Set(k, v)
 	}
 	if caller != nil {
-		r = r.WithContext(authn.NewContext(r.Context(), *caller))
+		ctx, err := principal.NewContext(r.Context(), *caller)
+		require.NoError(t, err)
+		r = r.WithContext(ctx)
 	}
 	w := httptest.NewRecorder()
 	f.ep.ServeHTTP(w, r)
@@ -216,7 +220,7 @@ type toolResult struct {
 
 // callTool calls a tool and returns its result; the call must not be a
 // protocol error.
-func (f *toolsFixture) callTool(t testing.TB, caller *authn.Principal, e era, name string, args any) toolResult {
+func (f *toolsFixture) callTool(t testing.TB, caller *principal.Principal, e era, name string, args any) toolResult {
 	t.Helper()
 	params := map[string]any{"name": name}
 	if args != nil {
@@ -232,7 +236,7 @@ func (f *toolsFixture) callTool(t testing.TB, caller *authn.Principal, e era, na
 }
 
 // listTools returns the tool names tools/list shows caller.
-func (f *toolsFixture) listTools(t testing.TB, caller *authn.Principal, e era) ([]string, json.RawMessage) {
+func (f *toolsFixture) listTools(t testing.TB, caller *principal.Principal, e era) ([]string, json.RawMessage) {
 	t.Helper()
 	w := f.post(t, caller, e, "tools/list", nil)
 	require.Equal(t, 200, w.Code, w.Body.String())
@@ -260,7 +264,7 @@ type listPage struct {
 }
 
 // walkTools calls list_resources to the end and returns the URIs.
-func (f *toolsFixture) walkTools(t testing.TB, caller *authn.Principal, e era) []string {
+func (f *toolsFixture) walkTools(t testing.TB, caller *principal.Principal, e era) []string {
 	t.Helper()
 	var uris []string
 	cursor := ""
@@ -289,7 +293,7 @@ func (f *toolsFixture) walkTools(t testing.TB, caller *authn.Principal, e era) [
 }
 
 // walkResources lists resources/list to the end and returns the URIs.
-func (f *toolsFixture) walkResources(t testing.TB, caller *authn.Principal, e era) []string {
+func (f *toolsFixture) walkResources(t testing.TB, caller *principal.Principal, e era) []string {
 	t.Helper()
 	var uris []string
 	cursor := ""

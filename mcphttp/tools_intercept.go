@@ -12,9 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/tidwall/gjson"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -192,8 +193,10 @@ func (h *interceptor) serveToolsList(w http.ResponseWriter, r *http.Request, b *
 	// already (a replay) and lose the caller.
 	caller := h.e.softPrincipal(r)
 	if caller != nil {
-		if _, ok := authn.FromContext(r.Context()); !ok {
-			r = r.WithContext(authn.NewContext(r.Context(), *caller))
+		if _, ok := principal.FromContext(r.Context()); !ok {
+			if ctx, err := principal.NewContext(r.Context(), *caller); err == nil { // a verified caller: it obeys the rules
+				r = r.WithContext(ctx)
+			}
 		}
 	}
 	rec := &recorder{header: make(http.Header)}
@@ -324,8 +327,8 @@ func requestVersion(r *http.Request, msg jsonrpc.Message) (string, bool) {
 // softPrincipal is the caller for a merged answer: the context principal,
 // else the Authenticator's, else anonymous — never a refusal, since the
 // request belongs to the legacy handler, which answers it as it does.
-func (e *Endpoint) softPrincipal(r *http.Request) *authn.Principal {
-	if p, ok := authn.FromContext(r.Context()); ok {
+func (e *Endpoint) softPrincipal(r *http.Request) *principal.Principal {
+	if p, ok := principal.FromContext(r.Context()); ok {
 		return &p
 	}
 	if e.auth == nil {

@@ -12,10 +12,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
 )
@@ -152,11 +153,11 @@ func TestToolsReachEqualsResources(t *testing.T) {
 	}
 }
 
-func randomPrincipal(rng *rand.Rand, subjects []string) *authn.Principal {
+func randomPrincipal(rng *rand.Rand, subjects []string) *principal.Principal {
 	if rng.IntN(6) == 0 {
 		return nil
 	}
-	p := &authn.Principal{ClientID: "c"}
+	p := &principal.Principal{ClientID: "c"}
 	if rng.IntN(6) > 0 {
 		p.Subject = subjects[rng.IntN(len(subjects))]
 	}
@@ -170,7 +171,7 @@ func randomPrincipal(rng *rand.Rand, subjects []string) *authn.Principal {
 
 // checkReach compares what one caller reaches both ways, and counts the
 // candidates it may and may not read.
-func checkReach(t *testing.T, f *toolsFixture, caller *authn.Principal, e era, candidates []string) (yes, no int) {
+func checkReach(t *testing.T, f *toolsFixture, caller *principal.Principal, e era, candidates []string) (yes, no int) {
 	t.Helper()
 	who := "anonymous"
 	if caller != nil {
@@ -222,7 +223,7 @@ func checkReach(t *testing.T, f *toolsFixture, caller *authn.Principal, e era, c
 
 // walkOrStatus walks resources/list (or list_resources) to the end; ok is
 // false when it was refused (401/403), with nothing listed.
-func walkOrStatus(t *testing.T, f *toolsFixture, caller *authn.Principal, e era, tools bool) ([]string, bool) {
+func walkOrStatus(t *testing.T, f *toolsFixture, caller *principal.Principal, e era, tools bool) ([]string, bool) {
 	t.Helper()
 	var uris []string
 	cursor := ""
@@ -268,7 +269,7 @@ func walkOrStatus(t *testing.T, f *toolsFixture, caller *authn.Principal, e era,
 
 // toolOK reports whether a tool call succeeded (not a challenge, a
 // protocol error or a tool error).
-func toolOK(t *testing.T, f *toolsFixture, caller *authn.Principal, e era, name string, args map[string]any) bool {
+func toolOK(t *testing.T, f *toolsFixture, caller *principal.Principal, e era, name string, args map[string]any) bool {
 	t.Helper()
 	w := f.post(t, caller, e, "tools/call", map[string]any{"name": name, "arguments": args})
 	if w.Code != http.StatusOK {

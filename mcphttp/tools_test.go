@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -62,20 +64,20 @@ func TestToolsListVisibility(t *testing.T) {
 	all := []string{"list_resources", "read_resource", "search", "fetch", "read_document", "read_report"}
 	for _, tc := range []struct {
 		name   string
-		caller *authn.Principal
+		caller *principal.Principal
 		want   []string
 	}{
 		// Anonymous: public statics are readable; resources/list needs a
 		// token, search a subject.
 		{"anonymous", nil, []string{"read_resource"}},
 		{"alice", alicePrincipal, []string{"list_resources", "read_resource", "search", "fetch", "read_document"}},
-		{"reports reader", &authn.Principal{Subject: "carol", Scopes: []string{"docs:read", "reports:read"}}, all},
+		{"reports reader", &principal.Principal{Subject: "carol", Scopes: []string{"docs:read", "reports:read"}}, all},
 		// A token without docs:read: resources/list would be a 403, so
 		// list_resources is not offered; nor search or read_document.
-		{"no scopes", &authn.Principal{Subject: "dave"}, []string{"read_resource"}},
+		{"no scopes", &principal.Principal{Subject: "dave"}, []string{"read_resource"}},
 		// A service token has no subject: subject-owned templates are not
 		// its records.
-		{"no subject", &authn.Principal{ClientID: "svc", Scopes: []string{"docs:read", "reports:read"}}, []string{"list_resources", "read_resource"}},
+		{"no subject", &principal.Principal{ClientID: "svc", Scopes: []string{"docs:read", "reports:read"}}, []string{"list_resources", "read_resource"}},
 	} {
 		for _, e := range bothEras {
 			t.Run(tc.name+"/"+string(e), func(t *testing.T) {
@@ -129,7 +131,7 @@ func TestToolDefinitions(t *testing.T) {
 		} `json:"annotations"`
 	}
 	defs := func(e era) map[string]def {
-		_, result := f.listTools(t, &authn.Principal{Subject: "carol", Scopes: []string{"docs:read", "reports:read"}}, e)
+		_, result := f.listTools(t, &principal.Principal{Subject: "carol", Scopes: []string{"docs:read", "reports:read"}}, e)
 		var res struct{ Tools []def }
 		require.NoError(t, json.Unmarshal(result, &res))
 		out := map[string]def{}
@@ -303,7 +305,7 @@ func TestToolsAuthentication(t *testing.T) {
 	for _, e := range bothEras {
 		for _, call := range []struct {
 			name   string
-			caller *authn.Principal
+			caller *principal.Principal
 			tool   string
 			args   map[string]any
 			status int
@@ -312,8 +314,8 @@ func TestToolsAuthentication(t *testing.T) {
 			{"anonymous read of a protected URI", nil, "read_resource", map[string]any{"uri": "docs://documents/alice-0001"}, 401},
 			{"anonymous search", nil, "search", map[string]any{"query": "x"}, 401},
 			{"anonymous typed read", nil, "read_document", map[string]any{"id": "alice-0001"}, 401},
-			{"list without the scope", &authn.Principal{Subject: "dave"}, "list_resources", nil, 403},
-			{"read without the scope", &authn.Principal{Subject: "dave"}, "read_report", map[string]any{"year": "2026", "id": "1"}, 403},
+			{"list without the scope", &principal.Principal{Subject: "dave"}, "list_resources", nil, 403},
+			{"read without the scope", &principal.Principal{Subject: "dave"}, "read_report", map[string]any{"year": "2026", "id": "1"}, 403},
 			{"anonymous read of a public URI", nil, "read_resource", map[string]any{"uri": "test://about"}, 200},
 		} {
 			t.Run(call.name+"/"+string(e), func(t *testing.T) {

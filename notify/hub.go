@@ -23,8 +23,8 @@ const (
 // Event is one change, addressed to one principal.
 type Event struct {
 	// Subject is the principal whose streams receive the event: its
-	// identity key, authn.Principal.Key (the bare subject with one trusted
-	// issuer, authn.SubjectKey(issuer, subject) with several), which is
+	// identity key, principal.Principal.Key (the bare subject with one trusted
+	// issuer, principal.SubjectKey(issuer, subject) with several), which is
 	// what the transport subscribes its streams with.
 	Subject string
 	Kind    Kind

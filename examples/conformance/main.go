@@ -13,7 +13,7 @@
 // resources-unsubscribe scenarios pass there. The suite sends no tokens,
 // and the kit mints the session that resources/subscribe needs only for a
 // signed-in caller, so in endpoint mode a middleware serves every request
-// as the fixture's principal "conformance" (authn.NewContext, as a
+// as the fixture's principal "conformance" (principal.NewContext, as a
 // service's authentication middleware would). Intercept mode has no
 // notifications: the legacy handler owns the sessions there, and mcpkit
 // advertises subscribe false.
@@ -37,9 +37,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/notify"
@@ -89,7 +90,7 @@ func run(addr, mode string) error {
 }
 
 // fixturePrincipal is who every request is in endpoint mode.
-var fixturePrincipal = authn.Principal{Subject: "conformance", ClientID: "conformance-suite"}
+var fixturePrincipal = principal.Principal{Subject: "conformance", ClientID: "conformance-suite"}
 
 // newHandler builds the fixture server, and in endpoint mode the hub of its
 // notifications (nil in intercept mode).
@@ -112,7 +113,12 @@ func newHandler(mode string) (http.Handler, *notify.Hub, error) {
 			return nil, nil, err
 		}
 		signedIn := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ep.ServeHTTP(w, r.WithContext(authn.NewContext(r.Context(), fixturePrincipal)))
+			ctx, err := principal.NewContext(r.Context(), fixturePrincipal)
+			if err != nil {
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+				return
+			}
+			ep.ServeHTTP(w, r.WithContext(ctx))
 		})
 		return signedIn, hub, nil
 	case "intercept":

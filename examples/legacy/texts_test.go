@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/inventory/inventorytest"
 )
@@ -25,7 +26,7 @@ func TestTextsListContract(t *testing.T) {
 	}
 	for _, sub := range []string{"alice", "bob", "carol", "dave"} {
 		t.Run(sub, func(t *testing.T) {
-			inventorytest.CheckList(t, s.template(), authn.Principal{Subject: sub}, inventorytest.Options{})
+			inventorytest.CheckList(t, s.template(), principal.Principal{Subject: sub}, inventorytest.Options{})
 		})
 	}
 	assert.Len(t, s.uris("alice"), aliceTexts)
@@ -44,11 +45,11 @@ func TestTextsOwnership(t *testing.T) {
 	_, err := tmpl.List(ctx, inventory.ListRequest{Limit: 100}) // no subject
 	assert.Error(t, err)
 
-	read := func(p *authn.Principal, id string) error {
+	read := func(p *principal.Principal, id string) error {
 		_, err := tmpl.Read(ctx, inventory.ReadRequest{URI: "texts://texts/" + id, Params: map[string]string{"id": id}, Principal: p})
 		return err
 	}
-	alice, bob := &authn.Principal{Subject: "alice"}, &authn.Principal{Subject: "bob"}
+	alice, bob := &principal.Principal{Subject: "alice"}, &principal.Principal{Subject: "bob"}
 	assert.NoError(t, read(alice, "t001"))
 	assert.ErrorIs(t, read(bob, "t001"), inventory.ErrNotFound, "alice's text to bob")
 	assert.ErrorIs(t, read(alice, "t999"), inventory.ErrNotFound, "a missing text")

@@ -7,7 +7,8 @@ import (
 	"runtime/debug"
 	"testing"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/inventory"
 )
 
@@ -51,7 +52,7 @@ func (v Violation) String() string {
 // CheckList runs Check and reports every violation, and any error, as a
 // test failure. Call it from your application's tests with your template
 // (its List callback) and a principal that owns records.
-func CheckList(t testing.TB, tmpl inventory.Template, p authn.Principal, opts Options) {
+func CheckList(t testing.TB, tmpl inventory.Template, p principal.Principal, opts Options) {
 	t.Helper()
 	vs, err := Check(context.Background(), tmpl, p, opts)
 	if err != nil {
@@ -69,7 +70,7 @@ func CheckList(t testing.TB, tmpl inventory.Template, p authn.Principal, opts Op
 // MaxPages, and every walk yields the same key and URI sequence. A walk
 // stops at its first violation. The error reports what prevents checking:
 // no List, an invalid template, a callback error or a done ctx.
-func Check(ctx context.Context, tmpl inventory.Template, p authn.Principal, opts Options) ([]Violation, error) {
+func Check(ctx context.Context, tmpl inventory.Template, p principal.Principal, opts Options) ([]Violation, error) {
 	if tmpl.List == nil {
 		return nil, errors.New("template has no List callback")
 	}
@@ -113,7 +114,7 @@ func Check(ctx context.Context, tmpl inventory.Template, p authn.Principal, opts
 }
 
 // walk traverses the collection with one page size.
-func walk(ctx context.Context, tmpl *inventory.Template, p authn.Principal, size, maxPages int) ([]inventory.Entry, *Violation, error) {
+func walk(ctx context.Context, tmpl *inventory.Template, p principal.Principal, size, maxPages int) ([]inventory.Entry, *Violation, error) {
 	var seq []inventory.Entry
 	seen := make(map[string]int)
 	after := ""

@@ -8,14 +8,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 )
 
-var alice = authn.Principal{Subject: "alice", Scopes: []string{"docs:read"}}
+var alice = principal.Principal{Subject: "alice", Scopes: []string{"docs:read"}}
 
 func rec(i int) inventory.Entry {
 	return inventory.Entry{Key: fmt.Sprintf("k%03d", i), URI: fmt.Sprintf("docs://documents/%d", i), Name: fmt.Sprintf("Doc %d", i)}

@@ -13,7 +13,7 @@
 //
 //	func TestDocumentsSource(t *testing.T) {
 //		db := openTestDB(t) // seeded with records of several owners
-//		inventorytest.CheckList(t, documentsTemplate(db), authn.Principal{Subject: "alice"}, inventorytest.Options{})
+//		inventorytest.CheckList(t, documentsTemplate(db), principal.Principal{Subject: "alice"}, inventorytest.Options{})
 //	}
 //
 // [Check] returns the same findings as values, for tools that are not tests.

@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/inventory/inventorytest"
 )
@@ -23,7 +24,7 @@ func ExampleCheck() {
 	documents := inventory.Template{Name: "documents", URITemplate: "docs://documents/{id}", List: buggy,
 		Read: inventory.TextReader("text/plain", "")}
 
-	vs, err := inventorytest.Check(context.Background(), documents, authn.Principal{Subject: "alice"}, inventorytest.Options{PageSizes: []int{7}})
+	vs, err := inventorytest.Check(context.Background(), documents, principal.Principal{Subject: "alice"}, inventorytest.Options{PageSizes: []int{7}})
 	if err != nil {
 		panic(err)
 	}
@@ -32,7 +33,7 @@ func ExampleCheck() {
 	}
 
 	documents.List = store.List
-	vs, _ = inventorytest.Check(context.Background(), documents, authn.Principal{Subject: "alice"}, inventorytest.Options{})
+	vs, _ = inventorytest.Check(context.Background(), documents, principal.Principal{Subject: "alice"}, inventorytest.Options{})
 	fmt.Println(len(vs), "violations")
 	// Output:
 	// 7 0 too-many-entries
@@ -44,9 +45,9 @@ func ExampleMemorySource() {
 	store.Insert("alice", inventory.Entry{Key: "b", URI: "docs://documents/2", Name: "Two"})
 	store.Insert("alice", inventory.Entry{Key: "a", URI: "docs://documents/1", Name: "One"})
 	store.Insert("bob", inventory.Entry{Key: "a", URI: "docs://documents/9", Name: "Bob's"})
-	p, _ := store.List(context.Background(), inventory.ListRequest{Limit: 1, Principal: authn.Principal{Subject: "alice"}})
+	p, _ := store.List(context.Background(), inventory.ListRequest{Limit: 1, Principal: principal.Principal{Subject: "alice"}})
 	fmt.Println(p.Entries[0].Name, p.HasMore)
-	p, _ = store.List(context.Background(), inventory.ListRequest{After: "a", Limit: 1, Principal: authn.Principal{Subject: "alice"}})
+	p, _ = store.List(context.Background(), inventory.ListRequest{After: "a", Limit: 1, Principal: principal.Principal{Subject: "alice"}})
 	fmt.Println(p.Entries[0].Name, p.HasMore)
 	// Output:
 	// One true

@@ -6,10 +6,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 )
 
@@ -41,7 +42,7 @@ func TestMemorySource(t *testing.T) {
 	assert.Empty(t, p.Entries)
 	assert.False(t, p.HasMore)
 
-	_, err = m.List(ctx, inventory.ListRequest{Limit: 2, Principal: authn.Principal{ClientID: "app"}})
+	_, err = m.List(ctx, inventory.ListRequest{Limit: 2, Principal: principal.Principal{ClientID: "app"}})
 	assert.ErrorIs(t, err, ErrNoSubject, "never an unrestricted query")
 	assert.Equal(t, []inventory.Entry{rec(2)}, m.Records("bob"))
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
@@ -72,13 +74,17 @@ func BenchmarkAdapterCost(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	alice := authn.Principal{Subject: "alice", ClientID: "app", Scopes: []string{"docs:read"}, Audience: testResource}
+	alice := principal.Principal{Subject: "alice", ClientID: "app", Scopes: []string{"docs:read"}, Audience: testResource}
 	body := `{"jsonrpc":"2.0","id":1,"method":"resources/list"}`
 	serve := func(h http.Handler) {
 		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8080/mcp", strings.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("MCP-Protocol-Version", "2025-11-25")
-		r = r.WithContext(authn.NewContext(r.Context(), alice))
+		ctx, err := principal.NewContext(r.Context(), alice)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r = r.WithContext(ctx)
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		if w.Code != http.StatusOK {

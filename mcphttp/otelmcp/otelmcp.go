@@ -41,7 +41,7 @@ type Options struct {
 	Propagator propagation.TextMapPropagator
 	// RecordSubject adds the caller's identity key to spans as enduser.id:
 	// the subject, qualified by its issuer when the verifier trusts several
-	// (authn.Principal.Key), so that equal subjects of two issuers are told
+	// (principal.Principal.Key), so that equal subjects of two issuers are told
 	// apart. False means no subject is exported.
 	RecordSubject bool
 	// RecordURI adds the resource URI of reads, subscriptions and

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/codes"
@@ -18,7 +20,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/otelmcp"
@@ -412,7 +413,7 @@ func TestSubjectOfSeveralIssuers(t *testing.T) {
 		for _, iss := range []string{"https://a.example", "https://b.example", ""} {
 			c := &mcphttp.Call{
 				Method:    "resources/list",
-				Principal: &authn.Principal{Issuer: iss, Subject: "alice"},
+				Principal: &principal.Principal{Issuer: iss, Subject: "alice"},
 				Request:   httptest.NewRequest(http.MethodPost, "/mcp", nil),
 				Status:    http.StatusOK,
 			}

@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/go-chi/chi/v5"
 
 	"github.com/mcpkit/mcpkit/authn"
@@ -96,7 +98,7 @@ func (a *App) apiShare(w http.ResponseWriter, r *http.Request) {
 	}
 	// The grantee is a user of the sharer's own issuer (with several
 	// issuers trusted, users of different issuers never share).
-	grantee := authn.SubjectKey(issuerOf(r), *in.With)
+	grantee := principal.SubjectKey(issuerOf(r), *in.With)
 	if grantee == caller {
 		a.refuseSelf(w, r, id)
 		return
@@ -127,7 +129,7 @@ func (a *App) apiUnshare(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, errBadUser)
 		return
 	}
-	user := authn.SubjectKey(issuerOf(r), name) // a user of the caller's own issuer
+	user := principal.SubjectKey(issuerOf(r), name) // a user of the caller's own issuer
 	if user == caller {
 		a.refuseSelf(w, r, id)
 		return
@@ -222,15 +224,15 @@ func notifyContext(r *http.Request) (context.Context, context.CancelFunc) {
 // callerOf returns the identity key of the authenticated caller
 // (auth.Handler put the principal in the context; the store refuses an
 // empty key): the subject, issuer-qualified when several issuers are
-// trusted (authn.Principal.Key).
+// trusted (principal.Principal.Key).
 func callerOf(r *http.Request) string {
-	p, _ := authn.FromContext(r.Context())
+	p, _ := principal.FromContext(r.Context())
 	return p.Key()
 }
 
 // issuerOf returns the caller's issuer: empty with one trusted issuer.
 func issuerOf(r *http.Request) string {
-	p, _ := authn.FromContext(r.Context())
+	p, _ := principal.FromContext(r.Context())
 	return p.Issuer
 }
 

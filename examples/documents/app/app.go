@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/mcpkit/mcpkit/authn"
@@ -289,7 +291,7 @@ func (a *App) openStore(ctx context.Context) error {
 			if len(a.cfg.MoreIssuers) == 0 {
 				break
 			}
-			if err := store.SeedOwners(ctx, db, func(s string) string { return authn.SubjectKey(iss, s) }); err != nil {
+			if err := store.SeedOwners(ctx, db, func(s string) string { return principal.SubjectKey(iss, s) }); err != nil {
 				return fmt.Errorf("seed: %w", err)
 			}
 		}
@@ -378,7 +380,7 @@ func describeDB(dsn string) string {
 // log (see requestLog).
 type subjectRecorder struct{ v authn.Verifier }
 
-func (s subjectRecorder) Verify(ctx context.Context, token string) (authn.Principal, time.Time, error) {
+func (s subjectRecorder) Verify(ctx context.Context, token string) (principal.Principal, time.Time, error) {
 	p, exp, err := s.v.Verify(ctx, token)
 	if err == nil {
 		if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {

@@ -85,7 +85,7 @@ type Config struct {
 	// MoreIssuers are trusted besides Issuer (-issuer and -jwks-url given
 	// again: the n-th -jwks-url belongs to the n-th -issuer). With any, the
 	// server verifies with an authn.MultiIssuerVerifier, every identity is
-	// issuer-qualified (authn.Principal.Key: documents, shares and
+	// issuer-qualified (principal.Principal.Key: documents, shares and
 	// notifications of alice of one issuer are never alice's of another;
 	// shares name users of the sharer's own issuer), and the metadata
 	// lists every issuer. JWT access tokens only.

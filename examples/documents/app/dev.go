@@ -13,6 +13,8 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/examples/devissuer"
 	"github.com/mcpkit/mcpkit/inventory"
@@ -206,7 +208,7 @@ func (a *App) walkthrough(ctx context.Context, inv *inventory.Inventory) (string
 // tamperedCursor returns a real cursor of alice's first page with one
 // character changed, or a made-up one when alice has a single page.
 func (a *App) tamperedCursor(ctx context.Context, inv *inventory.Inventory) string {
-	alice := authn.Principal{Subject: "alice", ClientID: devissuer.DefaultClientID, Scopes: []string{ScopeRead}, Audience: a.resource}
+	alice := principal.Principal{Subject: "alice", ClientID: devissuer.DefaultClientID, Scopes: []string{ScopeRead}, Audience: a.resource}
 	var page inventory.ResourcePage
 	if err := inv.List(ctx, &alice, inventory.PageRequest{}, &page); err != nil || len(page.NextCursor) < 2 {
 		return "AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"

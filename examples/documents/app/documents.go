@@ -120,7 +120,7 @@ func listDocuments(st store.Store) inventory.ListFunc {
 			return inventory.Page{}, errNoSubject // never list without an owner
 		}
 		// Records are owned by identity key: the subject, or with several
-		// issuers the issuer-qualified subject (authn.Principal.Key).
+		// issuers the issuer-qualified subject (principal.Principal.Key).
 		rows, err := st.List(ctx, req.Principal.Key(), req.After, req.Limit+1)
 		if err != nil {
 			return inventory.Page{}, err

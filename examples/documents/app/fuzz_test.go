@@ -11,9 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/go-chi/chi/v5"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/examples/documents/store"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/notify"
@@ -82,8 +83,13 @@ func FuzzDocumentsAPIRequest(f *testing.F) {
 	r := chi.NewRouter()
 	r.Use(func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-			p := authn.Principal{Subject: "alice", Scopes: []string{ScopeRead, ScopeShare}}
-			next.ServeHTTP(w, req.WithContext(authn.NewContext(req.Context(), p)))
+			p := principal.Principal{Subject: "alice", Scopes: []string{ScopeRead, ScopeShare}}
+			ctx, err := principal.NewContext(req.Context(), p)
+			if err != nil {
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+				return
+			}
+			next.ServeHTTP(w, req.WithContext(ctx))
 		})
 	})
 	r.Post("/api/documents/{id}/shares", a.apiShare)

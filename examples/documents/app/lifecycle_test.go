@@ -14,10 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/examples/documents/store"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/inventory/inventorytest"
@@ -153,7 +154,7 @@ func TestDocumentsTemplateContract(t *testing.T) {
 	require.NoError(t, store.Seed(ctx, db))
 	require.NoError(t, store.SeedMany(ctx, db, "dave", 260))
 	for _, subject := range []string{"alice", "bob", "dave", "nobody"} {
-		inventorytest.CheckList(t, DocumentsTemplate(db), authn.Principal{Subject: subject, Scopes: []string{ScopeRead}}, inventorytest.Options{})
+		inventorytest.CheckList(t, DocumentsTemplate(db), principal.Principal{Subject: subject, Scopes: []string{ScopeRead}}, inventorytest.Options{})
 	}
 	_, err = listDocuments(db)(ctx, inventoryRequestWithoutSubject())
 	assert.ErrorIs(t, err, errNoSubject, "never list without an owner")
@@ -183,7 +184,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func inventoryRequestWithoutSubject() inventory.ListRequest {
-	return inventory.ListRequest{Limit: 5, Principal: authn.Principal{Scopes: []string{ScopeRead}}}
+	return inventory.ListRequest{Limit: 5, Principal: principal.Principal{Scopes: []string{ScopeRead}}}
 }
 
 // Shutdown with notification streams open (a legacy GET and a modern

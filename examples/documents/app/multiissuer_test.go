@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -46,7 +48,7 @@ func TestSeveralIssuers(t *testing.T) {
 	assert.Nil(t, s.read(t, aliceA, docsA[0]).Error)
 
 	// A share by alice of A goes to bob of A; bob of B hears nothing.
-	keyBobA, keyBobB := authn.SubjectKey(idpA.url, "bob"), authn.SubjectKey(idpB.url, "bob")
+	keyBobA, keyBobB := principal.SubjectKey(idpA.url, "bob"), principal.SubjectKey(idpB.url, "bob")
 	stA := s.listen(t, bobA, keyBobA, []string{AboutURI}, 1)
 	defer stA.close()
 	stB := s.listen(t, bobB, keyBobB, []string{AboutURI}, 1)

@@ -9,10 +9,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/inventory/inventorytest"
 )
@@ -79,13 +80,13 @@ func TestInventoryContract(t *testing.T) {
 		tmpl := documentsTemplate(st)
 		for _, subject := range []string{"alice", "bob", "carol", "dave"} {
 			t.Run(subject, func(t *testing.T) {
-				inventorytest.CheckList(t, tmpl, authn.Principal{Subject: subject, Scopes: []string{"documents:read"}}, inventorytest.Options{})
+				inventorytest.CheckList(t, tmpl, principal.Principal{Subject: subject, Scopes: []string{"documents:read"}}, inventorytest.Options{})
 			})
 		}
 
 		// Every URI alice lists is readable by her and by nobody else.
-		alice := &authn.Principal{Subject: "alice"}
-		bob := &authn.Principal{Subject: "bob"}
+		alice := &principal.Principal{Subject: "alice"}
+		bob := &principal.Principal{Subject: "bob"}
 		page, err := tmpl.List(ctx, inventory.ListRequest{Limit: inventory.MaxLimit, Principal: *alice})
 		require.NoError(t, err)
 		require.True(t, page.HasMore)
@@ -172,7 +173,7 @@ func TestInventoryContractWhileChanging(t *testing.T) {
 					}
 					return page, err
 				}
-				vs, err := inventorytest.Check(ctx, tmpl, authn.Principal{Subject: "alice"}, inventorytest.Options{PageSizes: []int{size}})
+				vs, err := inventorytest.Check(ctx, tmpl, principal.Principal{Subject: "alice"}, inventorytest.Options{PageSizes: []int{size}})
 				require.NoError(t, err)
 				assert.Empty(t, vs)
 				for _, id := range stable {

@@ -31,7 +31,7 @@ func Seed(ctx context.Context, st Store) error {
 
 // SeedOwners is Seed with the owner keys that owner gives each demo user:
 // on a server that trusts several issuers, the users of one issuer are
-// authn.SubjectKey(issuer, subject).
+// principal.SubjectKey(issuer, subject).
 func SeedOwners(ctx context.Context, st Store, owner func(subject string) string) error {
 	for _, name := range seedSubjects {
 		subject := owner(name)

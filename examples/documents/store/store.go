@@ -33,7 +33,7 @@ const (
 	MaxSubjectLen = 256
 	// MaxOwnerLen bounds an owner or grantee key in UTF-16 code units: on
 	// a server that trusts several issuers, a subject qualified by its
-	// issuer (authn.SubjectKey: issuer + "#" + subject; see checkSubject).
+	// issuer (principal.SubjectKey: issuer + "#" + subject; see checkSubject).
 	MaxOwnerLen      = 1280
 	MaxKeyBytes      = 256     // an inventory entry key
 	MaxIDBytes       = 64      // caller-chosen ids; generated ids have 22

@@ -35,7 +35,7 @@ func dbTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 // above all the empty one: no query ever runs without an owner to
 // restrict it. A key is a subject of at most MaxSubjectLen UTF-16 code
 // units, or, on a server that trusts several issuers, such a subject
-// qualified by its issuer (authn.SubjectKey: issuer + "#" + subject, the
+// qualified by its issuer (principal.SubjectKey: issuer + "#" + subject, the
 // issuer a URL of printable ASCII without "#"), at most MaxOwnerLen code
 // units in all.
 func checkSubject(what, s string) error {

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/examples/mount/kit"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/inventory/inventorytest"
@@ -26,7 +27,7 @@ func TestNotesListContract(t *testing.T) {
 	}
 	for _, sub := range []string{"alice", "bob", "carol", "dave"} {
 		t.Run(sub, func(t *testing.T) {
-			inventorytest.CheckList(t, n.Template(), authn.Principal{Subject: sub}, inventorytest.Options{})
+			inventorytest.CheckList(t, n.Template(), principal.Principal{Subject: sub}, inventorytest.Options{})
 		})
 	}
 	assert.Len(t, n.URIs("alice"), kit.AliceNotes)
@@ -48,7 +49,7 @@ func TestNotesOwnership(t *testing.T) {
 
 	read := func(sub, id string) error {
 		uri := "notes://notes/" + id
-		_, err := tmpl.Read(ctx, inventory.ReadRequest{URI: uri, Params: map[string]string{"id": id}, Principal: &authn.Principal{Subject: sub}})
+		_, err := tmpl.Read(ctx, inventory.ReadRequest{URI: uri, Params: map[string]string{"id": id}, Principal: &principal.Principal{Subject: sub}})
 		return err
 	}
 	assert.NoError(t, read("alice", "n001"))
