@@ -68,6 +68,7 @@ func newHarness(t *testing.T, mutate func(*ServerOptions)) *harness {
 	h.is = is
 	h.s, err = is.NewServer(opts)
 	require.NoError(t, err)
+	h.s.docs.lookup = testLookup // no real DNS: see TestClientMetadataDocumentAttacks
 	srv.Start()
 	t.Cleanup(srv.Close)
 	h.verifier, err = authn.NewJWTVerifier(context.Background(), authn.JWTOptions{
