@@ -5,6 +5,8 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -30,7 +32,7 @@ type documentHost struct {
 func startDocumentHost(t *testing.T) *documentHost {
 	t.Helper()
 	d := &documentHost{routes: map[string]http.HandlerFunc{}}
-	d.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	d.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d.fetches.Add(1)
 		d.mu.Lock()
 		h := d.routes[r.URL.Path]
@@ -41,6 +43,8 @@ func startDocumentHost(t *testing.T) *documentHost {
 		}
 		h(w, r)
 	}))
+	d.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused certificate's handshake errors
+	d.srv.StartTLS()
 	t.Cleanup(d.srv.Close)
 	return d
 }
@@ -196,11 +200,8 @@ func TestClientMetadataDocumentAttacks(t *testing.T) {
 	assert.Zero(t, h.s.pending.Len())
 	assert.Zero(t, h.s.docs.cache.Len(), "no failure cached")
 	// The lookups above resolved through the test's resolver only.
-	assert.Equal(t, []string{"mixed.test", "private.test"}, resolved.names())
+	assert.Equal(t, []string{"mixed.test", "private.test"}, h.names.names())
 }
-
-// resolved records the names the test resolver was asked for.
-var resolved = &nameLog{}
 
 type nameLog struct {
 	mu sync.Mutex
@@ -225,16 +226,22 @@ func (l *nameLog) names() []string {
 	return out
 }
 
-// testLookup resolves the test's names without DNS: private.test to a
-// private address, mixed.test to a public and a private one, anything
-// else not at all; localhost to loopback.
-func testLookup(_ context.Context, host string) ([]netip.Addr, error) {
+// testLookup resolves the test's names without DNS, recording them in
+// log: private.test to a private address, mixed.test to a public and a
+// private one, anything else not at all; localhost to loopback.
+func testLookup(log *nameLog) func(context.Context, string) ([]netip.Addr, error) {
+	return func(_ context.Context, host string) ([]netip.Addr, error) {
+		return lookupIn(log, host)
+	}
+}
+
+func lookupIn(log *nameLog, host string) ([]netip.Addr, error) {
 	switch host {
 	case "private.test":
-		resolved.add(host)
+		log.add(host)
 		return []netip.Addr{netip.MustParseAddr("10.1.2.3")}, nil
 	case "mixed.test":
-		resolved.add(host)
+		log.add(host)
 		return []netip.Addr{netip.MustParseAddr("93.184.215.14"), netip.MustParseAddr("192.168.0.7")}, nil
 	case "localhost":
 		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil

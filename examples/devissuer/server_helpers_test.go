@@ -49,6 +49,7 @@ type harness struct {
 	url      string // http://ADDR
 	clock    *clock
 	verifier *authn.JWTVerifier
+	names    *nameLog // the names the metadata fetcher resolved
 }
 
 var testScopes = []Scope{{"documents:read", "list and read your documents"}, {"documents:share", "share your documents"}}
@@ -68,7 +69,8 @@ func newHarness(t *testing.T, mutate func(*ServerOptions)) *harness {
 	h.is = is
 	h.s, err = is.NewServer(opts)
 	require.NoError(t, err)
-	h.s.docs.lookup = testLookup // no real DNS: see TestClientMetadataDocumentAttacks
+	h.names = &nameLog{}
+	h.s.docs.lookup = testLookup(h.names) // no real DNS: see TestClientMetadataDocumentAttacks
 	srv.Start()
 	t.Cleanup(srv.Close)
 	h.verifier, err = authn.NewJWTVerifier(context.Background(), authn.JWTOptions{
