@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/examples/documents/app"
+	"github.com/mcpkit/mcpkit/examples/documents/store"
 )
 
 // signInSummary is what tsclient/signin.mjs prints.
@@ -359,4 +361,69 @@ func TestSignInWithTypeScriptSDKs(t *testing.T) {
 	}
 	assert.NotContains(t, logs.String(), "code=", "no code in the server log")
 	assert.Contains(t, logs.String(), "sign-in approved")
+}
+
+// TestSignInWithOIDCProvider: the same client flow against a real
+// authorization server, to show the kit needs nothing of its own
+// development server. oidc-provider (oidcprovider/provider.mjs with a
+// login form) issues the tokens; the documents server trusts it as its
+// issuer (development mode off); the TypeScript SDK v2 client, with a
+// pre-registered client id, discovers it from the resource metadata, and
+// headless Chromium signs alice in through oidc-provider's login page
+// (typing her name); the SDK exchanges the code and lists alice's
+// documents, none of bob's.
+func TestSignInWithOIDCProvider(t *testing.T) {
+	node, sdkDir := tsSDK(t)
+	playwright(t, sdkDir)
+	providerDir := oidcProviderDir(t)
+	browser := chromium(t)
+	port := freePort(t)
+	resource := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+	issuer, jwksURL := startOIDCProvider(t, node, providerDir, resource, "http://127.0.0.1/callback", "MCPKIT_LOGIN=form")
+
+	dir := t.TempDir()
+	dsn := "sqlite:" + filepath.Join(dir, "documents.db")
+	ctx := context.Background()
+	db, err := store.Open(ctx, dsn)
+	require.NoError(t, err)
+	require.NoError(t, store.Seed(ctx, db))
+	ids := func(subject string) []string {
+		rows, err := db.List(ctx, subject, "", 100)
+		require.NoError(t, err)
+		var out []string
+		for _, r := range rows {
+			out = append(out, documentPrefix+r.ID)
+		}
+		return out
+	}
+	alices, bobs := ids("alice"), ids("bob")
+	require.NoError(t, db.Close())
+	a := startApp(t, app.Config{
+		Addr: fmt.Sprintf("127.0.0.1:%d", port), DataDir: dir, DB: dsn, Seed: app.SeedNever,
+		Issuer: issuer, JWKSURL: jwksURL, Resource: resource, Logger: slog.New(slog.DiscardHandler),
+	})
+	res, err := http.Get(a.URL() + "/dev/authorize")
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusNotFound, res.StatusCode, "no development authorization server with a real issuer")
+
+	s := runSignIn(t, node, sdkDir, browser, resource, map[string]any{
+		"sdk": "v2", "registration": "pre-registered", "clientId": "mcp-interop", "user": "alice", "login": "oidc-provider",
+		"foreign": bobs[:1],
+	})
+	require.Len(t, s.SignIns, 1)
+	si := s.SignIns[0]
+	assert.True(t, strings.HasPrefix(si.Authorization.Endpoint, issuer), "oidc-provider's authorization endpoint: %s", si.Authorization.Endpoint)
+	assert.Equal(t, resource, si.Authorization.Resource)
+	assert.Equal(t, "S256", si.Authorization.CodeChallengeMethod)
+	assert.Contains(t, si.Page.Title, "oidc-provider")
+	assert.True(t, si.Callback.StateMatches)
+	assert.Equal(t, issuer, si.Callback.ISS)
+	assert.Equal(t, "alice", s.Token.Sub)
+	assert.Equal(t, issuer, s.Token.Iss)
+	assert.Equal(t, resource, s.Token.Aud)
+	assert.Equal(t, "at+jwt", s.Token.Typ)
+	assert.Equal(t, append([]string{app.AboutURI}, alices...), s.Listed)
+	require.Len(t, s.ForeignRead, 1)
+	assert.True(t, s.ForeignRead[0].Rejected)
 }
