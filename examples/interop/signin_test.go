@@ -145,7 +145,7 @@ func runSignIn(t *testing.T, node, sdkDir, browser, mcpURL string, cfg map[strin
 	}
 	b, err := json.Marshal(cfg)
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a hang guard, not a timing assertion
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hang guard, not a timing assertion
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join("tsclient", "signin.mjs"), mcpURL)
 	cmd.Env = append(os.Environ(), "MCPKIT_TS_SDK_DIR="+sdkDir, "MCPKIT_SIGNIN="+string(b))

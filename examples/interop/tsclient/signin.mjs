@@ -93,7 +93,7 @@ const callbackServer = createServer((req, res) => {
 await new Promise((resolve) => callbackServer.listen(cfg.callbackPort ?? 0, '127.0.0.1', resolve));
 const redirectUrl = `http://127.0.0.1:${callbackServer.address().port}/callback`;
 const nextCallback = () => new Promise((resolve, reject) => {
-  const timer = setTimeout(() => reject(new Error('no callback within 60 s')), 60_000); // a hang guard
+  const timer = setTimeout(() => reject(new Error("no callback within 120 s")), 120_000); // a hang guard
   callbackWaiter = (q) => { clearTimeout(timer); callbackWaiter = undefined; resolve(q); };
 });
 
@@ -253,7 +253,7 @@ try {
   // Wait for the GET stream's attempt, and leave the authorization it
   // started unanswered, as a person closes a second tab: the sign-in goes
   // through the POST's 401 and its scope.
-  await Promise.race([streamAttempt, new Promise((resolve) => setTimeout(resolve, 15_000))]); // a hang guard
+  await Promise.race([streamAttempt, new Promise((resolve) => setTimeout(resolve, 60_000))]); // a hang guard
   summary.streamAuthorizations = provider.authorizationURLs.length;
   provider.authorizationURLs = [];
   summary.listed = [];
