@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# .ci/chromium.sh: a headless browser for the browser CORS test
-# (examples/interop/browser_test.go).
+# .ci/chromium.sh: a headless browser for the browser CORS test and the
+# sign-in tests
+# (examples/interop/browser_test.go, signin_test.go).
 #
 # Source it, then call chromium_ensure:
 #

@@ -22,11 +22,90 @@
 // scope, iat, exp and a random jti, which is what authn.JWTVerifier checks.
 //
 // The issuer publishes its JWK Set ([Issuer.JWKSHandler], at
-// [Issuer.JWKSPath]) and its RFC 8414 authorization server metadata
+// [Issuer.JWKSPath]) and RFC 8414 metadata without endpoints
 // ([Issuer.MetadataHandler], at [Issuer.MetadataPath]) under the server's
-// own origin, so the protected resource metadata can name it. It has no
-// authorization or token endpoint: clients cannot obtain tokens from it
-// with OAuth flows, only from the operator who runs [Issuer.Sign].
+// own origin: enough for a server whose tokens come from [Issuer.Sign].
+//
+// # Signing in from a real MCP client
+//
+// [Issuer.NewServer] makes the issuer a small OAuth 2.1 authorization
+// server, so that MCP clients (MCP Inspector, VS Code, Claude, an app on
+// the TypeScript SDK) connect and sign in through the browser. Mount it on
+// every path of [Server.Paths]; for the issuer http://127.0.0.1:8080/dev:
+//
+//	/.well-known/oauth-authorization-server/dev   RFC 8414 metadata, also at the two
+//	/.well-known/openid-configuration/dev         OpenID discovery locations MCP
+//	/dev/.well-known/openid-configuration         clients try
+//	/dev/authorize   the authorization endpoint: the login page (GET)
+//	/dev/consent     the login page's form (POST)
+//	/dev/token       the token endpoint: authorization_code, refresh_token
+//	/dev/register    RFC 7591 dynamic client registration
+//	/dev/jwks.json   the JWK Set
+//
+// What it does, and the rules it holds to:
+//
+//   - Clients are public (token_endpoint_auth_method "none"; no secrets),
+//     known in two ways. A client ID metadata document
+//     (draft-ietf-oauth-client-id-metadata-document): the client_id is an
+//     https URL with a path and without query, fragment or userinfo, the
+//     server fetches it (5 s at most, 5 KiB at most, no redirects
+//     followed, 200 and a JSON type only, at most 4 fetches at once,
+//     cached up to its max-age, at most an hour), and the document must
+//     name itself as client_id, list its redirect URIs and hold no secret.
+//     It is never fetched from an address of RFC 6890's special-use blocks
+//     (private, link-local, shared, documentation, multicast…), checked on
+//     every address the name resolves to and again on the socket; a proxy
+//     is never used. The development rules for loopback: documents on
+//     loopback hosts (127.0.0.0/8, ::1, localhost) are fetched, since
+//     the draft allows it when the authorization server runs on loopback,
+//     as a development server always does; and on a loopback host plain
+//     http is accepted, so that a client on the same machine can serve
+//     its document without a certificate. Or RFC 7591 registration: in
+//     memory, at most ServerOptions.MaxClients (a flood replaces clients
+//     never used in an approved sign-in, and is refused with 503 when
+//     every client has been), forgotten at restart.
+//   - Redirect URIs: https; http on loopback hosts only; private-use
+//     schemes of native apps (no javascript:, data:, file: and the like);
+//     no fragment or userinfo. An authorization request's redirect_uri
+//     (required) must be one of the client's byte for byte, except the
+//     port of an http loopback one (RFC 8252 §7.3). A request whose client
+//     or redirect URI is wrong gets an error page: nothing is sent to an
+//     unverified redirect URI.
+//   - The authorization code grant with PKCE S256 required (plain is
+//     refused, and so is a missing challenge); response_mode query only;
+//     state echoed; iss in every response (RFC 9207). The resource
+//     parameter (RFC 8707) may name only the issuer's audience; anything
+//     else is invalid_target, at both endpoints. The requested scopes
+//     (unknown ones are invalid_scope; none means
+//     ServerOptions.DefaultScopes) are shown on the page and granted.
+//   - The login page: plain HTML without scripts, labelled as development
+//     mode, showing the client (its name, and the host of its metadata
+//     document), where it sends the person back, and the scopes; choose a
+//     listed user or type any other, then Approve or Deny. It is never
+//     framed (CSP frame-ancestors 'none', X-Frame-Options DENY), loads
+//     nothing but its own style, and its form carries a CSRF token bound
+//     to an HttpOnly, SameSite=Strict cookie and to the sign-in; a
+//     cross-site post is refused (http.CrossOriginProtection) and each
+//     sign-in is answered once, within 10 minutes.
+//   - Codes are single-use and short-lived (ServerOptions.CodeTTL, one
+//     minute): any redemption uses one up, a wrong code_verifier included,
+//     and a replay revokes the refresh tokens the first redemption got
+//     (RFC 6749 §4.1.2). Clients that registered the refresh_token grant
+//     get refresh tokens, rotated on every use; a rotated-out one used
+//     again revokes the whole sign-in. A refresh may narrow the scopes,
+//     never widen them. Codes and refresh tokens are kept as SHA-256
+//     digests, bounded in number, in memory only.
+//   - Access tokens are the issuer's RFC 9068 JWTs (see above), with the
+//     client's id as client_id. Errors are RFC 6749's (§4.1.2.1 and §5.2),
+//     with fixed descriptions that never repeat what the client sent.
+//   - Every request must name the issuer's host (Host): a page elsewhere
+//     that rebinds its name to 127.0.0.1 gets 421. Metadata, JWK Set,
+//     token and registration answers allow any origin (CORS), for
+//     browser-based clients; they involve no cookie.
+//
+// It is for development only: there are no passwords, and anyone who can
+// reach the server can sign in as any user. Serve it on loopback only,
+// never where others can reach it, and never in production.
 //
 // # The JWK Set before the server listens
 //

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"net/http"
 	"os"
+	"sort"
 	"time"
 
 	"github.com/mcpkit/mcpkit/authn"
@@ -43,4 +45,40 @@ func Example() {
 	// Output:
 	// alice mcpkit-dev [documents:read] http://127.0.0.1:8080/mcp <nil>
 	// /dev/jwks.json /.well-known/oauth-authorization-server/dev
+}
+
+// Make the issuer an authorization server and mount it: MCP clients then
+// discover it from the resource metadata, register, and sign in through
+// its login page.
+func ExampleIssuer_NewServer() {
+	iss, err := devissuer.New("http://127.0.0.1:8080/dev", "http://127.0.0.1:8080/mcp", devissuer.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	as, err := iss.NewServer(devissuer.ServerOptions{
+		Scopes: []devissuer.Scope{
+			{Name: "documents:read", Description: "list and read your documents"},
+			{Name: "documents:share", Description: "share your documents"},
+		},
+		ResourceName: "my documents",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	paths := as.Paths()
+	sort.Strings(paths)
+	for _, p := range paths {
+		mux.Handle(p, as)
+		fmt.Println(p)
+	}
+	// Output:
+	// /.well-known/oauth-authorization-server/dev
+	// /.well-known/openid-configuration/dev
+	// /dev/.well-known/openid-configuration
+	// /dev/authorize
+	// /dev/consent
+	// /dev/jwks.json
+	// /dev/register
+	// /dev/token
 }

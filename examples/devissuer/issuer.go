@@ -168,16 +168,33 @@ type claims struct {
 }
 
 // Sign mints a compact JWS access token (typ "at+jwt", ES256) for subject
-// with the given scopes, valid for ttl (at most MaxTTL).
+// with the given scopes, valid for ttl (at most MaxTTL). Its client_id is
+// Options.ClientID.
 func (is *Issuer) Sign(subject string, scopes []string, ttl time.Duration) (string, error) {
-	// 256 UTF-16 code units at most, as authn and the inventory count a
-	// subject (not bytes: a subject in any script fits).
+	return is.mint(subject, is.opts.ClientID, scopes, ttl)
+}
+
+// checkSubject reports whether subject is one a token may carry: 1–256
+// UTF-16 code units of UTF-8 without control characters, as authn and the
+// inventory count a subject (not bytes: a subject in any script fits).
+func checkSubject(subject string) error {
 	if subject == "" || len(subject) > 3*256 || !utf8.ValidString(subject) || len(utf16.Encode([]rune(subject))) > 256 ||
 		strings.IndexFunc(subject, unicode.IsControl) >= 0 {
-		return "", errors.New("devissuer: subject must be 1–256 UTF-16 code units of UTF-8 without control characters")
+		return errors.New("devissuer: subject must be 1–256 UTF-16 code units of UTF-8 without control characters")
+	}
+	return nil
+}
+
+// mint signs an access token for subject and clientID.
+func (is *Issuer) mint(subject, clientID string, scopes []string, ttl time.Duration) (string, error) {
+	if err := checkSubject(subject); err != nil {
+		return "", err
 	}
 	if ttl <= 0 || ttl > MaxTTL {
 		return "", fmt.Errorf("devissuer: ttl must be in (0, %v]", MaxTTL)
+	}
+	if checkSubject(clientID) != nil { // authn's rule for a client id is a subject's
+		return "", errors.New("devissuer: invalid client id")
 	}
 	for _, s := range scopes {
 		if !isScopeToken(s) {
@@ -188,7 +205,7 @@ func (is *Issuer) Sign(subject string, scopes []string, ttl time.Duration) (stri
 	_, _ = rand.Read(jti[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
 	now := is.opts.Now()
 	payload, err := json.Marshal(claims{
-		Issuer: is.issuer, Audience: is.audience, Subject: subject, ClientID: is.opts.ClientID,
+		Issuer: is.issuer, Audience: is.audience, Subject: subject, ClientID: clientID,
 		Scope: strings.Join(scopes, " "), IssuedAt: now.Unix(), Expires: now.Add(ttl).Unix(),
 		ID: base64.RawURLEncoding.EncodeToString(jti[:]),
 	})
@@ -207,21 +224,6 @@ func (is *Issuer) Sign(subject string, scopes []string, ttl time.Duration) (stri
 		return "", fmt.Errorf("devissuer: sign: %w", err)
 	}
 	return string(tok), nil
-}
-
-// isScopeToken reports whether s is an RFC 6749 scope-token:
-// 1*( %x21 / %x23-5B / %x5D-7E ).
-func isScopeToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return true
 }
 
 // readKey loads the key file of dir, refusing one that others may read.

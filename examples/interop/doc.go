@@ -70,6 +70,32 @@
 // origin gets nothing (its preflight and its no-cors POST get 403). It
 // skips without Chromium, and fails under CI=true.
 //
+// # Signing in from real clients, in a real browser
+//
+// TestSignInWithTypeScriptSDKs runs tsclient/signin.mjs: the TypeScript
+// SDK v1 and v2 clients' own OAuth support (an OAuthClientProvider with a
+// loopback redirect URI) against the documents server in development mode,
+// whose development authorization server (examples/devissuer) signs people
+// in. Each client registers once by a client ID metadata document (served
+// over https by the test) and once dynamically; headless Chromium, driven
+// by playwright-core (pinned in tsclient/package.json beside the SDK, no
+// browser of its own: it starts Debian's chromium), shows the login page,
+// chooses alice or bob and approves; the SDK exchanges the code and lists
+// that user's documents only. Alice's flows also step up (a read that
+// needs documents:share: 403 insufficient_scope, a second sign-in, and on),
+// bob's v2 flow refreshes (rotation, and reuse revoking the sign-in), and
+// one flow checks that the page cannot be framed. The test writes
+// screenshots of the login page to its artifact directory:
+//
+//	go test -run SignIn -v -artifacts -outputdir /tmp/signin ./examples/interop/
+//
+// TestSignInWithOIDCProvider runs the same client flow against
+// oidc-provider with a login form (provider.mjs with MCPKIT_LOGIN=form),
+// which the documents server trusts as its real issuer: the kit needs
+// nothing of its own development server. Both need the SDK (with
+// playwright-core), Chromium, and for the second oidc-provider, and skip
+// without them (fail under CI=true).
+//
 // # Intercept in front of real SDK servers
 //
 // The package also tests mcphttp.Intercept wrapping real servers of the

@@ -52,12 +52,14 @@ func oidcProviderDir(t *testing.T) string {
 }
 
 // startOIDCProvider runs oidcprovider/provider.mjs for resource and returns
-// its issuer and JWK Set URL; it stops with the test.
-func startOIDCProvider(t *testing.T, node, dir, resource, redirectURI string) (issuer, jwksURL string) {
+// its issuer and JWK Set URL; it stops with the test. env adds variables
+// (MCPKIT_LOGIN=form: a person signs in through its login form).
+func startOIDCProvider(t *testing.T, node, dir, resource, redirectURI string, env ...string) (issuer, jwksURL string) {
 	t.Helper()
 	cmd := exec.Command(node, filepath.Join("oidcprovider", "provider.mjs"))
 	cmd.Env = append(os.Environ(), "MCPKIT_OIDC_PROVIDER_DIR="+dir, "MCPKIT_RESOURCE="+resource,
 		"MCPKIT_ACCOUNT=alice", "MCPKIT_REDIRECT_URI="+redirectURI)
+	cmd.Env = append(cmd.Env, env...)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -164,6 +165,12 @@ type Config struct {
 	Logger *slog.Logger
 	// Stdout receives the development-mode walk-through. Nil discards it.
 	Stdout io.Writer
+	// DevClientMetadataRoots are the certificate authorities the
+	// development authorization server trusts when it fetches an https
+	// client ID metadata document (no flag: for tests, and clients that
+	// serve their document from a development host). Nil means the
+	// system's.
+	DevClientMetadataRoots *x509.CertPool
 
 	// wrap, when set by tests, wraps the router.
 	wrap func(http.Handler) http.Handler

@@ -115,7 +115,7 @@ func (a *App) startDevelopment() error {
 		a.log.Warn("development issuer: cannot record this server in the data directory; \"documents token USER\" will need -addr",
 			"data_dir", a.cfg.DataDir, "error", err)
 	}
-	a.log.Warn("DEVELOPMENT MODE: a built-in token issuer signs tokens for any user with a key kept in the data directory; never use this mode in production (configure -issuer and -jwks-url, or -introspection-url)",
+	a.log.Warn("DEVELOPMENT MODE: a built-in token issuer signs tokens for any user with a key kept in the data directory, and its login page signs anyone in as anyone; never use this mode in production (configure -issuer and -jwks-url, or -introspection-url)",
 		"issuer", issuer, "data_dir", a.cfg.DataDir)
 	return nil
 }
@@ -227,12 +227,18 @@ func (a *App) tamperedCursor(ctx context.Context, inv *inventory.Inventory) stri
 const walkthroughText = `
 ================================================================================
  mcpkit documents server: DEVELOPMENT MODE
- A built-in issuer signs tokens for any user. Never use this in production:
+ A built-in issuer signs tokens for any user, and its login page signs
+ anyone in as anyone, without a password. Never use this in production:
  configure -issuer and -jwks-url (or -introspection-url) and -resource.
 ================================================================================
 
 MCP endpoint:       {{.MCP}}
 Resource metadata:  {{.Metadata}}
+
+Sign in from an MCP client: connect it to {{.MCP}} (the MCP Inspector:
+"npx @modelcontextprotocol/inspector", transport Streamable HTTP, that URL,
+then Connect). It opens this server's login page in your browser: choose
+alice (or bob, carol, anyone), Approve, and the client lists her documents.
 
 Paste these into a shell (tokens valid for 1 hour; get more with
 "go run ./examples/documents token alice"):

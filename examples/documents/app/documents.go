@@ -50,7 +50,8 @@ their **own** documents and those shared with them, and nobody else's:
   subscribed document changes; nobody else hears of it.
 
 Listing and reading need a bearer token for this server (its audience) with
-the scope ` + "`" + ScopeRead + "`" + `. Owners share, unshare and edit their documents
+the scope ` + "`" + ScopeRead + "`" + `; who may read one of your documents is
+` + "`" + ReadersTemplate + "`" + ` (scope ` + "`" + ScopeShare + "`" + ` too). Owners share, unshare and edit their documents
 through the REST API under /api (scope ` + "`" + ScopeShare + "`" + `). This page is public.
 `
 
@@ -99,7 +100,7 @@ func (a *App) newInventory() (*inventory.Inventory, error) {
 	if err != nil {
 		return nil, err
 	}
-	inv, err := inventory.New([]inventory.Resource{AboutResource()}, []inventory.Template{DocumentsTemplate(a.mcpStore())},
+	inv, err := inventory.New([]inventory.Resource{AboutResource()}, []inventory.Template{DocumentsTemplate(a.mcpStore()), DocumentReadersTemplate(a.mcpStore())},
 		inventory.Options{PageSize: a.cfg.PageSize, Sealer: sealer, Logger: a.log, Notifier: a.hub})
 	if err != nil {
 		return nil, fmt.Errorf("inventory: %w", err)

@@ -188,7 +188,8 @@ const usageHeader = `Usage:
                                  or, with -addr, for the one on that address
 
 Without -issuer, -jwks-url or -introspection-url the server runs in
-development mode, with a built-in token issuer: never in production.
+development mode, with a built-in token issuer and a sign-in page for MCP
+clients (anyone who can reach it signs in as anyone): never in production.
 Every flag can also be set by its environment variable; a flag wins.
 
 Flags:

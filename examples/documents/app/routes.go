@@ -27,7 +27,7 @@ const healthSubject = "mcpkit-healthz"
 //	/.well-known/oauth-protected-resource[/mcp]   RFC 9728 metadata (the path follows -resource)
 //	/api/documents/…                              the REST API (see apiRoutes)
 //	/healthz                                      200 "ok" when the database answers
-//	/dev/jwks.json, /.well-known/oauth-authorization-server/dev   development mode only
+//	/dev/…, /.well-known/oauth-authorization-server/dev, …        development mode only: the sign-in (see mountSignIn)
 func (a *App) routes(ep http.Handler, auth *authn.Authenticator) (http.Handler, error) {
 	servers := []string{a.cfg.AuthorizationServer}
 	switch {
@@ -64,8 +64,9 @@ func (a *App) routes(ep http.Handler, auth *authn.Authenticator) (http.Handler, 
 	r.Get("/healthz", a.health)
 	r.Head("/healthz", a.health)
 	if a.dev != nil {
-		r.Handle(a.dev.JWKSPath(), a.dev.JWKSHandler())
-		r.Handle(a.dev.MetadataPath(), a.dev.MetadataHandler())
+		if err := a.mountSignIn(r); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
 }

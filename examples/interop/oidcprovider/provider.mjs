@@ -17,7 +17,10 @@
 // DPoP-bound token (token_type DPoP, cnf.jkt). The signing key is
 // generated at start. Logins are automatic: the interaction endpoint signs
 // in MCPKIT_ACCOUNT and grants what the client asked for, so a test can
-// drive the authorization code flow with plain HTTP requests.
+// drive the authorization code flow with plain HTTP requests. With
+// MCPKIT_LOGIN=form, a person signs in instead: the interaction endpoint
+// shows a login form (a "User name" field and a "Sign in" button) and
+// signs in whoever is typed there; consent stays automatic.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
@@ -31,6 +34,7 @@ const dir = process.env.MCPKIT_OIDC_PROVIDER_DIR;
 const resource = process.env.MCPKIT_RESOURCE;
 const account = process.env.MCPKIT_ACCOUNT || 'alice';
 const redirectURI = process.env.MCPKIT_REDIRECT_URI || 'http://127.0.0.1/callback';
+const loginForm = process.env.MCPKIT_LOGIN === 'form';
 if (!dir) fail('MCPKIT_OIDC_PROVIDER_DIR is not set (run examples/interop/oidcprovider/install.sh)');
 if (!resource) fail('MCPKIT_RESOURCE is not set');
 
@@ -92,7 +96,24 @@ provider.use(async (ctx, next) => {
   if (!m) return next();
   const details = await provider.interactionDetails(ctx.req, ctx.res);
   let result;
-  if (details.prompt.name === 'login') {
+  if (details.prompt.name === 'login' && loginForm && ctx.method === 'GET') {
+    ctx.type = 'html';
+    ctx.set('cache-control', 'no-store');
+    ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign in (oidc-provider)</title></head>
+<body><h1>Sign in</h1><form method="post" action="${ctx.path}"><label for="login">User name</label>
+<input id="login" name="login" autocomplete="off" required><button type="submit">Sign in</button></form></body></html>`;
+    return;
+  }
+  if (details.prompt.name === 'login' && loginForm) {
+    let body = '';
+    for await (const chunk of ctx.req) {
+      body += chunk;
+      if (body.length > 4096) ctx.throw(413);
+    }
+    const login = new URLSearchParams(body).get('login') ?? '';
+    if (!/^[a-z0-9_-]{1,64}$/.test(login)) ctx.throw(400, 'invalid user name');
+    result = { login: { accountId: login } };
+  } else if (details.prompt.name === 'login') {
     result = { login: { accountId: account } };
   } else {
     const grant = details.grantId

@@ -1,0 +1,320 @@
+package devissuer
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Bounds of a client ID metadata document fetch: the JWK Set fetch's time
+// bound (authn.JWTOptions.FetchTimeout, 5 s, body included), the size the
+// draft recommends (5 kilobytes; a JWK Set may be 1 MiB, a client's
+// description is a few hundred bytes), no redirects (the draft: "MUST NOT
+// automatically follow HTTP redirects").
+const (
+	DefaultClientMetadataTimeout = 5 * time.Second
+	MaxClientMetadataBytes       = 5 << 10
+	// clientMetadataFetches bounds the fetches in flight: a flood of
+	// authorization requests naming slow documents waits for no more.
+	clientMetadataFetches = 4
+	// Cache lifetimes of a fetched document: its max-age, at most
+	// maxMetadataCache; defaultMetadataCache without one; never for
+	// no-store or no-cache.
+	defaultMetadataCache = 5 * time.Minute
+	maxMetadataCache     = time.Hour
+	maxCachedDocuments   = 256
+)
+
+// errClientID is a client_id that is no client ID metadata document URL
+// this server fetches.
+var errClientID = errors.New("devissuer: not a client ID metadata document URL")
+
+// errFetch is any failure to get a usable metadata document: unreachable,
+// refused address, slow, redirected, not 200, too large, not JSON, not a
+// valid description of the client.
+var errFetch = errors.New("devissuer: client ID metadata document unusable")
+
+// errBusy: too many documents are being fetched right now.
+var errBusy = errors.New("devissuer: too many client ID metadata documents being fetched")
+
+// checkClientIDURL validates a client_id that is a URL before anything is
+// fetched. The draft's rules: an https URL with a path, without dot
+// segments, fragment, userinfo (and, here, without a query, which it
+// advises against). The development exception: http is allowed for
+// loopback hosts (127.0.0.1, [::1], localhost), as for redirect URIs; a
+// client on the same machine can serve its document without a
+// certificate. An IP literal must be an address the fetch may reach (see
+// allowedAddr). At most maxClientIDLen characters: the id goes into
+// tokens.
+func checkClientIDURL(raw string) (*url.URL, error) {
+	if len(raw) > maxClientIDLen || !printable(raw) || strings.ContainsAny(raw, "#?\\") {
+		return nil, errClientID
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.User != nil || u.Opaque != "" || u.Host == "" || u.String() != raw {
+		return nil, errClientID
+	}
+	switch u.Scheme {
+	case "https":
+	case "http":
+		if !loopbackHost(u.Hostname()) {
+			return nil, errClientID
+		}
+	default:
+		return nil, errClientID
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || port[0] == '0' {
+			return nil, errClientID
+		}
+	}
+	if u.Path == "" || u.Path == "/" {
+		return nil, errClientID
+	}
+	for seg := range strings.SplitSeq(u.EscapedPath(), "/") {
+		if d, err := url.PathUnescape(seg); err != nil || d == "." || d == ".." {
+			return nil, errClientID
+		}
+	}
+	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil && !allowedAddr(ip) {
+		return nil, errClientID
+	}
+	return u, nil
+}
+
+// isClientIDURL reports whether a client_id is meant as a metadata
+// document URL (and so never a registered client's id).
+func isClientIDURL(id string) bool {
+	return strings.HasPrefix(id, "https://") || strings.HasPrefix(id, "http://")
+}
+
+// specialUse are the special-use address blocks of RFC 6890 (and its
+// updates) and multicast: a metadata document is never fetched from them,
+// so that a client_id cannot make the server call into a private network
+// (the draft's SSRF rule). Loopback is the exception (see allowedAddr).
+var specialUse = func() []netip.Prefix {
+	var out []netip.Prefix
+	for _, s := range []string{
+		"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "169.254.0.0/16", "172.16.0.0/12",
+		"192.0.0.0/24", "192.0.2.0/24", "192.31.196.0/24", "192.52.193.0/24", "192.88.99.0/24",
+		"192.168.0.0/16", "192.175.48.0/24", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24",
+		"224.0.0.0/4", "240.0.0.0/4",
+		"::/128", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001::/23", "2001:db8::/32",
+		"2002::/16", "3fff::/20", "5f00::/16", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
+	} {
+		out = append(out, netip.MustParsePrefix(s))
+	}
+	return out
+}()
+
+// allowedAddr reports whether a metadata document may be fetched from ip:
+// a loopback address (the draft allows it when the authorization server
+// itself runs on loopback, which a development server always does), or an
+// address outside every special-use block. IPv4-mapped IPv6 addresses are
+// judged as the IPv4 address they map.
+func allowedAddr(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	if !ip.IsValid() || ip.Zone() != "" {
+		return false
+	}
+	if ip.IsLoopback() {
+		return true
+	}
+	for _, p := range specialUse {
+		if p.Contains(ip) {
+			return false
+		}
+	}
+	return true
+}
+
+// metadataFetcher fetches client ID metadata documents, bounded in time,
+// size and concurrency, from allowed addresses only, and caches the
+// valid ones.
+type metadataFetcher struct {
+	client  *http.Client
+	timeout time.Duration
+	sem     chan struct{}
+	cache   *memory[client]
+	now     func() time.Time
+	// lookup resolves a host name (net.DefaultResolver.LookupNetIP);
+	// tests replace it, so that no name resolves to a private address for
+	// real.
+	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
+}
+
+func newMetadataFetcher(roots *x509.CertPool, timeout time.Duration, now func() time.Time) *metadataFetcher {
+	f := &metadataFetcher{
+		timeout: timeout, sem: make(chan struct{}, clientMetadataFetches),
+		cache: newMemory[client](maxCachedDocuments, now), now: now,
+		lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		},
+	}
+	dialer := &net.Dialer{
+		Timeout: timeout,
+		// The last line of defence: whatever was resolved, the socket
+		// connects to an allowed address or not at all.
+		Control: func(_, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil || !allowedAddr(ap.Addr()) {
+				return errFetch
+			}
+			return nil
+		},
+	}
+	f.client = &http.Client{
+		Transport: &http.Transport{
+			Proxy: nil, // a proxy would hide the address actually reached
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				return f.dial(ctx, dialer, network, addr)
+			},
+			TLSClientConfig:        &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
+			TLSHandshakeTimeout:    timeout,
+			ResponseHeaderTimeout:  timeout,
+			MaxResponseHeaderBytes: 16 << 10,
+			MaxIdleConns:           4,
+			IdleConnTimeout:        30 * time.Second,
+			DisableCompression:     true, // the size bound is on the bytes received
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return f
+}
+
+// dial resolves addr's host itself, refuses it unless every address is
+// allowed, and connects to those addresses only: a name cannot resolve to
+// a public address for the check and a private one for the connection.
+func (f *metadataFetcher) dial(ctx context.Context, d *net.Dialer, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, errFetch
+	}
+	var ips []netip.Addr
+	if ip, err := netip.ParseAddr(host); err == nil {
+		ips = []netip.Addr{ip}
+	} else if ips, err = f.lookup(ctx, host); err != nil || len(ips) == 0 {
+		return nil, errFetch
+	}
+	for _, ip := range ips {
+		if !allowedAddr(ip) {
+			return nil, errFetch
+		}
+	}
+	var last error = errFetch
+	for _, ip := range ips {
+		c, err := d.DialContext(ctx, network, net.JoinHostPort(ip.Unmap().String(), port))
+		if err == nil {
+			return c, nil
+		}
+		last = err
+	}
+	return nil, last
+}
+
+// get returns the client a metadata document URL describes: from the
+// cache, or fetched now.
+func (f *metadataFetcher) get(ctx context.Context, id string) (client, error) {
+	u, err := checkClientIDURL(id)
+	if err != nil {
+		return client{}, err
+	}
+	if c, ok := f.cache.Get(id); ok {
+		return c, nil
+	}
+	select {
+	case f.sem <- struct{}{}:
+		defer func() { <-f.sem }()
+	default:
+		return client{}, errBusy
+	}
+	c, ttl, err := f.fetch(ctx, u)
+	if err != nil {
+		return client{}, err
+	}
+	if ttl > 0 {
+		f.cache.Put(id, c, f.now().Add(ttl))
+	}
+	return c, nil
+}
+
+// fetch GETs the document once and validates it.
+func (f *metadataFetcher) fetch(ctx context.Context, u *url.URL) (client, time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return client{}, 0, errFetch
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return client{}, 0, errFetch
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK { // redirects included: never followed
+		return client{}, 0, errFetch
+	}
+	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" && !(strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {
+		return client{}, 0, errFetch
+	}
+	if resp.ContentLength > MaxClientMetadataBytes {
+		return client{}, 0, errFetch
+	}
+	var body bytes.Buffer
+	if _, err := body.ReadFrom(io.LimitReader(resp.Body, MaxClientMetadataBytes+1)); err != nil || body.Len() > MaxClientMetadataBytes {
+		return client{}, 0, errFetch
+	}
+	obj, err := decodeObject(body.Bytes())
+	if err != nil {
+		return client{}, 0, errFetch
+	}
+	var docID string
+	if member(obj, "client_id", &docID) != nil || docID != u.String() {
+		return client{}, 0, errFetch // the draft: it must name itself, compared as strings
+	}
+	if _, ok := obj["client_secret_expires_at"]; ok {
+		return client{}, 0, errFetch
+	}
+	c, err := parseClientMetadata(obj)
+	if err != nil {
+		return client{}, 0, fmt.Errorf("%w: %w", errFetch, err)
+	}
+	c.id, c.fromDocument = docID, true
+	return c, cacheLifetime(resp.Header.Get("Cache-Control")), nil
+}
+
+// cacheLifetime reads the Cache-Control of a document: max-age (at most
+// maxMetadataCache), 0 for no-store or no-cache, defaultMetadataCache
+// without either.
+func cacheLifetime(cc string) time.Duration {
+	ttl := defaultMetadataCache
+	for d := range strings.SplitSeq(cc, ",") {
+		d = strings.ToLower(strings.TrimSpace(d))
+		switch {
+		case d == "no-store" || d == "no-cache":
+			return 0
+		case strings.HasPrefix(d, "max-age="):
+			n, err := strconv.Atoi(strings.Trim(strings.TrimPrefix(d, "max-age="), `"`))
+			if err != nil || n < 0 {
+				return 0
+			}
+			ttl = time.Duration(min(n, int(maxMetadataCache/time.Second))) * time.Second
+		}
+	}
+	return ttl
+}
