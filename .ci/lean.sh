@@ -4,13 +4,14 @@
 # authn, inventory and mcphttp; its module graph (go list -m all) must
 # hold none of the examples' dependencies: pgx, modernc sqlite,
 # gorilla, the go-sdk, mcp-go, chi, and nothing of OpenTelemetry or
-# Prometheus (the otelmcp adapter is a module of its own). Prints the graph.
+# Prometheus (the otelmcp adapter is a module of its own), nor go-redis
+# (redisstore is one too). Prints the graph.
 #
 # Run from anywhere in the checkout: bash .ci/lean.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-forbidden='^(github\.com/jackc/pgx|modernc\.org/sqlite|github\.com/gorilla/|github\.com/modelcontextprotocol/|github\.com/mark3labs/|github\.com/go-chi/|go\.opentelemetry\.io/|github\.com/prometheus/)'
+forbidden='^(github\.com/jackc/pgx|modernc\.org/sqlite|github\.com/gorilla/|github\.com/modelcontextprotocol/|github\.com/mark3labs/|github\.com/go-chi/|go\.opentelemetry\.io/|github\.com/prometheus/|github\.com/redis/)'
 
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -33,13 +34,19 @@ import (
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/sessions"
+	"github.com/mcpkit/mcpkit/mcphttp/tools"
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 func main() {
 	var (
-		_ authn.Principal
+		_ principal.Principal
+		_ *authn.Authenticator
 		_ *inventory.Inventory
 		_ *mcphttp.Endpoint
+		_ *sessions.Part
+		_ *tools.Part
 	)
 	fmt.Println("ok")
 }

@@ -9,7 +9,7 @@
 #     its go.mod and go.sum are complete, as for a user without the
 #     workspace) and is tidy (go mod tidy -diff).
 #
-#     bash .ci/modules.sh ./... ./examples/... ./mcphttp/otelmcp/...
+#     bash .ci/modules.sh ./... ./examples/... ./mcphttp/otelmcp/... ./redisstore/...
 set -euo pipefail
 cd "$(dirname "$0")/.."
 (($# > 0)) || { echo "usage: .ci/modules.sh PATTERN..." >&2; exit 2; }

@@ -151,7 +151,7 @@ func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
 // In every mode a DPoP-bound token presented as Bearer is refused, and a
 // token presented as DPoP must be bound to the proof's key.
 //
-// It returns [ErrNoCredentials] when the request offers no token,
+// It returns [principal.ErrUnauthenticated] when the request offers no token,
 // [ErrInvalidRequest], [ErrInvalidToken], [ErrInvalidDPoPProof],
 // [ErrUseDPoPNonce], [ErrUnavailable], or another error from the Verifier. A principal whose Audience is not this
 // resource, or whose Subject breaks the rules of [principal.Principal], is rejected
@@ -161,7 +161,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (principal.Principal, erro
 		return p, nil
 	}
 	scheme, tok, err := credentials(r, a.maxToken, a.dpop != nil)
-	if err == ErrNoCredentials {
+	if err == principal.ErrUnauthenticated {
 		return principal.Principal{}, err
 	}
 	if a.throttle == nil {
@@ -271,7 +271,7 @@ func (a *Authenticator) Optional(next http.Handler) http.Handler {
 			}
 			SetPrivate(w.Header())
 			next.ServeHTTP(w, r.WithContext(ctx))
-		case errors.Is(err, ErrNoCredentials):
+		case errors.Is(err, principal.ErrUnauthenticated):
 			addVary(w.Header())
 			next.ServeHTTP(w, r)
 		default:
@@ -304,7 +304,7 @@ func (a *Authenticator) RequireScopes(scopes ...string) func(http.Handler) http.
 			}
 			p, ok := principal.FromContext(r.Context())
 			if !ok {
-				a.WriteError(w, r, ErrNoCredentials)
+				a.WriteError(w, r, principal.ErrUnauthenticated)
 				return
 			}
 			if !p.HasScopes(required...) {
@@ -337,9 +337,32 @@ func retryAfterSeconds(d time.Duration) string {
 
 const defaultRetryAfter = 5 * time.Second
 
+// StatusOf returns the HTTP status [Authenticator.WriteError] answers err
+// with: the decision of its table, for observers that report refusals.
+func StatusOf(err error) int {
+	switch {
+	case errors.Is(err, principal.ErrInsufficientScope):
+		return http.StatusForbidden
+	case errors.Is(err, principal.ErrUnauthenticated), errors.Is(err, ErrUseDPoPNonce),
+		errors.Is(err, ErrInvalidDPoPProof), errors.Is(err, ErrInvalidToken):
+		return http.StatusUnauthorized
+	case errors.Is(err, ErrInvalidRequest):
+		return http.StatusBadRequest
+	case errors.Is(err, ErrUnavailable):
+		return http.StatusServiceUnavailable
+	case errors.Is(err, ErrThrottled):
+		return http.StatusTooManyRequests
+	}
+	return http.StatusInternalServerError
+}
+
+// StatusOf is the package's [StatusOf]: the status WriteError answers
+// err with.
+func (a *Authenticator) StatusOf(err error) int { return StatusOf(err) }
+
 // WriteError is the one mapping of authentication errors to responses:
 //
-//	ErrNoCredentials   401  WWW-Authenticate: Bearer resource_metadata="…", scope="…"
+//	principal.ErrUnauthenticated   401  WWW-Authenticate: Bearer resource_metadata="…", scope="…"
 //	ErrInvalidToken    401  Bearer error="invalid_token", error_description="…", resource_metadata="…", scope="…"
 //	ErrInvalidRequest  400  Bearer error="invalid_request", error_description="…", resource_metadata="…"
 //	*ScopeError        403  Bearer error="insufficient_scope", scope="<all required>", resource_metadata="…", error_description="…"
@@ -383,7 +406,7 @@ func (a *Authenticator) WriteError(w http.ResponseWriter, r *http.Request, err e
 		} else {
 			h.Set("WWW-Authenticate", challenge(params...))
 		}
-	case errors.Is(err, ErrNoCredentials):
+	case errors.Is(err, principal.ErrUnauthenticated):
 		status, body = http.StatusUnauthorized, bodyNoCreds
 		a.setChallenges(h, a.chNoCreds)
 	case errors.Is(err, ErrUseDPoPNonce) && a.dpop != nil:

@@ -357,7 +357,7 @@ func TestContextOnlyAuthenticator(t *testing.T) {
 
 	r := httptest.NewRequest(http.MethodGet, "/", nil)
 	_, err = a.Authenticate(r)
-	assert.ErrorIs(t, err, ErrNoCredentials)
+	assert.ErrorIs(t, err, principal.ErrUnauthenticated)
 
 	r.Header.Set("Authorization", "Bearer forged")
 	_, err = a.Authenticate(r)

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // authorizationSlack is what an Authorization header may hold beside the
@@ -26,7 +28,7 @@ var b64tokenChar = func() (t [256]bool) {
 // scheme matched case-insensitively, one or more spaces before the token.
 //
 // Errors:
-//   - [ErrNoCredentials]: no Authorization header, or one with another
+//   - [principal.ErrUnauthenticated]: no Authorization header, or one with another
 //     scheme (Basic, DPoP, ...): no bearer credentials were offered;
 //   - [ErrInvalidRequest]: several Authorization headers; a header longer
 //     than [DefaultMaxTokenBytes] allows; "Bearer" without a well-formed b64token
@@ -58,7 +60,7 @@ const (
 // "Authorization: DPoP <token>" (the token68 of RFC 9449 §7.1 is the
 // b64token of RFC 6750), with the same rules for the header, the query and
 // the form body. Without dpop, a DPoP header is another scheme
-// (ErrNoCredentials), as before DPoP support.
+// (principal.ErrUnauthenticated), as before DPoP support.
 func credentials(r *http.Request, max int, dpop bool) (authScheme, string, error) {
 	if r.URL != nil && queryHasAccessToken(r.URL.RawQuery) {
 		return 0, "", ErrInvalidRequest
@@ -69,7 +71,7 @@ func credentials(r *http.Request, max int, dpop bool) (authScheme, string, error
 		if isFormBody(r.Header.Get("Content-Type")) {
 			return 0, "", ErrInvalidRequest
 		}
-		return 0, "", ErrNoCredentials
+		return 0, "", principal.ErrUnauthenticated
 	case 1:
 	default:
 		return 0, "", ErrInvalidRequest
@@ -98,7 +100,7 @@ func parseScheme(h, scheme string, max int) (string, error) {
 		if h == "" {
 			return "", ErrInvalidRequest
 		}
-		return "", ErrNoCredentials // another scheme
+		return "", principal.ErrUnauthenticated // another scheme
 	}
 	rest := h[len(scheme):]
 	if rest == "" {
@@ -108,7 +110,7 @@ func parseScheme(h, scheme string, max int) (string, error) {
 		// "Bearerx": not the Bearer scheme; a token68-style scheme whose name
 		// starts with "Bearer" (for example "BearerToken ...") is another scheme.
 		if isTokenChar(rest[0]) {
-			return "", ErrNoCredentials
+			return "", principal.ErrUnauthenticated
 		}
 		return "", ErrInvalidRequest
 	}

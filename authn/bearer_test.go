@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/principal"
+
 	"github.com/stretchr/testify/assert"
 )
 
@@ -19,7 +21,7 @@ func TestBearerToken(t *testing.T) {
 		want    string
 		err     error
 	}{
-		{name: "none", err: ErrNoCredentials},
+		{name: "none", err: principal.ErrUnauthenticated},
 		{name: "bearer", headers: []string{"Bearer abc.def-ghi_jkl"}, want: "abc.def-ghi_jkl"},
 		{name: "lower-case scheme", headers: []string{"bearer abc"}, want: "abc"},
 		{name: "upper-case scheme", headers: []string{"BEARER abc"}, want: "abc"},
@@ -27,9 +29,9 @@ func TestBearerToken(t *testing.T) {
 		{name: "b64token charset", headers: []string{"Bearer aZ09-._~+/=="}, want: "aZ09-._~+/=="},
 		{name: "padding only", headers: []string{"Bearer =="}, err: ErrInvalidRequest},
 		{name: "padding in the middle", headers: []string{"Bearer ab=cd"}, err: ErrInvalidRequest},
-		{name: "Basic is another scheme", headers: []string{"Basic dXNlcjpwYXNz"}, err: ErrNoCredentials},
-		{name: "DPoP is another scheme", headers: []string{"DPoP abc"}, err: ErrNoCredentials},
-		{name: "BearerX is another scheme", headers: []string{"BearerX abc"}, err: ErrNoCredentials},
+		{name: "Basic is another scheme", headers: []string{"Basic dXNlcjpwYXNz"}, err: principal.ErrUnauthenticated},
+		{name: "DPoP is another scheme", headers: []string{"DPoP abc"}, err: principal.ErrUnauthenticated},
+		{name: "BearerX is another scheme", headers: []string{"BearerX abc"}, err: principal.ErrUnauthenticated},
 		{name: "Bearer alone", headers: []string{"Bearer"}, err: ErrInvalidRequest},
 		{name: "Bearer and a space", headers: []string{"Bearer "}, err: ErrInvalidRequest},
 		{name: "empty header", headers: []string{""}, err: ErrInvalidRequest},
@@ -53,8 +55,8 @@ func TestBearerToken(t *testing.T) {
 		{name: "form body without header", ctype: "application/x-www-form-urlencoded", err: ErrInvalidRequest},
 		{name: "form body with charset", ctype: "Application/X-WWW-Form-Urlencoded; charset=utf-8", err: ErrInvalidRequest},
 		{name: "form body with header", ctype: "application/x-www-form-urlencoded", headers: []string{"Bearer abc"}, want: "abc"},
-		{name: "JSON body without header", ctype: "application/json", err: ErrNoCredentials},
-		{name: "form-like type", ctype: "application/x-www-form-urlencodedx", err: ErrNoCredentials},
+		{name: "JSON body without header", ctype: "application/json", err: principal.ErrUnauthenticated},
+		{name: "form-like type", ctype: "application/x-www-form-urlencodedx", err: principal.ErrUnauthenticated},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -111,7 +113,7 @@ func FuzzBearerHeader(f *testing.F) {
 			if tok != "" {
 				t.Fatalf("token with error")
 			}
-			if err != ErrInvalidRequest && err != ErrNoCredentials {
+			if err != ErrInvalidRequest && err != principal.ErrUnauthenticated {
 				t.Fatalf("unexpected error %v", err)
 			}
 			return

@@ -73,7 +73,13 @@
 // construction, a refresh every 15 minutes, and fetches for unknown key
 // ids limited to one per UnknownKeyCooldown (30 s), so random kids cannot
 // cause a storm of fetches. A failed fetch keeps the previous keys; a
-// document without any usable key counts as failed. Only public signature
+// document without any usable key counts as failed. After a failed fetch,
+// retries (the refresher's and those triggered by unknown key ids) wait a
+// backoff of 1 s doubling up to the cooldown, and the 503's Retry-After
+// is the time left of it: a key the issuer rotated to during an outage is
+// fetched on the first retry after the JWK Set answers again. A failed
+// request-triggered fetch is logged at most once per cooldown, without the
+// key id or the URL. Only public signature
 // keys are kept (no "oct", no use "enc", no private keys, RSA of 2048–8192
 // bits, EC keys on their curve, Ed25519). The JWK Set URL must use https;
 // http is accepted only for loopback hosts (127.0.0.0/8, ::1, localhost),

@@ -1,6 +1,7 @@
 package authn
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/principal"
@@ -123,6 +125,14 @@ type DPoPOptions struct {
 	// fill the memory); at most MaxReplayEntries, which turns shares off.
 	MaxReplayEntriesPerCaller int
 
+	// ReplayStore remembers the accepted proofs. Nil means this
+	// process's memory (bounded by MaxReplayEntries, with per-caller
+	// shares). Instances of a fleet that share one (a Redis one, say) make
+	// the replay protection the resource's: a proof accepted by one
+	// instance is refused by every other. A store that cannot answer
+	// refuses the proof (503, fail closed), never accepts it unremembered.
+	ReplayStore ReplayStore
+
 	// MaxProofBytes bounds the DPoP header; a longer proof is refused
 	// (invalid_dpop_proof) before it is decoded. Zero means 8 KiB.
 	MaxProofBytes int
@@ -156,7 +166,9 @@ type dpopChecker struct {
 	base      string // normalized, without a trailing "/"
 	maxBytes  int
 	nonces    *nonceSource // nil unless RequireNonce
-	replay    *replayCache
+	replay    *replayCache // when store is nil
+	store     ReplayStore
+	warned    atomic.Int64 // when a store failure was last logged (unix ns)
 	now       func() time.Time
 	log       *slog.Logger
 }
@@ -180,7 +192,7 @@ func newDPoPChecker(o DPoPOptions, resource string, log *slog.Logger) (*dpopChec
 	c := &dpopChecker{
 		mode: o.Mode, allowed: allowed, algs: strings.Join(allowed, " "),
 		verifiers: make(map[string]jws.Verifier, len(allowed)),
-		window:    o.ProofWindow, maxBytes: o.MaxProofBytes, now: o.Now, log: log,
+		window:    o.ProofWindow, maxBytes: o.MaxProofBytes, now: o.Now, log: log, store: o.ReplayStore,
 	}
 	for _, a := range allowed {
 		vf, err := jws.NewVerifier(jwa.SignatureAlgorithm(a))
@@ -299,6 +311,9 @@ func (c *dpopChecker) check(r *http.Request, pr *dpopProof, token string, p *pri
 	if c.nonces != nil && !c.nonces.valid(pr.nonce, now) {
 		return ErrUseDPoPNonce
 	}
+	if c.store != nil {
+		return c.remember(r, pr, p)
+	}
 	res, retry, warn := c.replay.add(pr.replayKey(), c.identity(p), now)
 	switch res {
 	case replaySeen:
@@ -315,6 +330,39 @@ func (c *dpopChecker) check(r *http.Request, pr *dpopProof, token string, p *pri
 		return &UnavailableError{RetryAfter: retry}
 	}
 	return nil
+}
+
+// remember records an accepted proof in the shared ReplayStore: a replay
+// is invalid_dpop_proof, anything else the store cannot do is 503.
+func (c *dpopChecker) remember(r *http.Request, pr *dpopProof, p *principal.Principal) error {
+	k := pr.replayKey()
+	err := c.store.Remember(r.Context(), b64.EncodeToString(k[:]), shareKey(p), pr.iat.Add(c.window))
+	var ue *UnavailableError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrReplayed):
+		return errProofReplay
+	case errors.As(err, &ue):
+		return ue // a full store, or the caller at its share: the store says when
+	}
+	if now := time.Now().UnixNano(); now-c.warned.Load() >= int64(time.Minute) {
+		c.warned.Store(now)
+		c.log.Warn("authn: dpop: the replay store cannot answer; refusing proofs until it does (fail closed)")
+	}
+	return &UnavailableError{RetryAfter: time.Second}
+}
+
+// shareKey is identity's form that a shared store keeps: stable across
+// processes (unlike identity's seeded hash), and revealing no identifier.
+func shareKey(p *principal.Principal) string {
+	h := sha256.New()
+	for _, part := range []string{p.Issuer, p.Subject, p.ClientID, p.DPoPThumbprint} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	var sum [sha256.Size]byte
+	return b64.EncodeToString(h.Sum(sum[:0])[:16])
 }
 
 // identity returns the replay-cache share p is charged to: a keyed hash
@@ -360,4 +408,21 @@ func (c *dpopChecker) htuOK(r *http.Request, htu string) bool {
 	}
 	want, ok := normalizeHTU(c.base + p)
 	return ok && got == want
+}
+
+// ReplayStore remembers the DPoP proofs an [Authenticator] accepted, so
+// that none is accepted twice (RFC 9449 §11.1), across the processes that
+// share it (DPoPOptions.ReplayStore). Implementations must be safe for
+// concurrent use and answer in one round trip, atomically: of two
+// processes remembering the same proof at once, exactly one succeeds.
+type ReplayStore interface {
+	// Remember records proof — an opaque digest of the proof's key and
+	// jti, unique to one proof — charged to caller (an opaque digest of
+	// the identity and its bound key: the share it counts against) until
+	// expires, after which the proof could not be accepted anyway. It
+	// returns ErrReplayed when proof is remembered already, an
+	// *UnavailableError (with RetryAfter) when it will not remember it
+	// now (full, or the caller at its share), and any other error when it
+	// cannot answer: every error refuses the proof.
+	Remember(ctx context.Context, proof, caller string, expires time.Time) error
 }

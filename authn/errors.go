@@ -4,15 +4,13 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // Sentinel errors. Callers branch on them with errors.Is; [Authenticator.WriteError]
 // maps them to responses. Their text is fixed and carries no request data.
 var (
-	// ErrNoCredentials means the request carried no bearer token: 401 with a
-	// challenge but no error code (RFC 6750 §3.1).
-	ErrNoCredentials = errors.New("authn: no credentials")
-
 	// ErrInvalidToken means the token was malformed, forged, expired, issued
 	// for another resource or otherwise unacceptable: 401 invalid_token. Every
 	// such failure is this one error, so a caller learns nothing about which
@@ -40,6 +38,10 @@ var (
 	// error="use_dpop_nonce" challenge and a fresh DPoP-Nonce header; the
 	// client retries with it (RFC 9449 §9).
 	ErrUseDPoPNonce = errors.New("authn: DPoP nonce required")
+
+	// ErrReplayed is what a [ReplayStore] answers for a proof it
+	// remembers already: a replay, refused as invalid_dpop_proof.
+	ErrReplayed = errors.New("authn: DPoP proof replayed")
 
 	// ErrThrottled means the request's remote address had too many
 	// credentials refused lately (see [Throttle]): 429 with Retry-After,
@@ -116,7 +118,7 @@ func rejectReason(err error) string {
 		return "invalid_token"
 	case errors.Is(err, ErrInvalidRequest):
 		return "invalid_request"
-	case errors.Is(err, ErrNoCredentials):
+	case errors.Is(err, principal.ErrUnauthenticated):
 		return "no_credentials"
 	case errors.Is(err, ErrUnavailable):
 		return "unavailable"

@@ -145,7 +145,7 @@ func ExampleBearerToken() {
 	// Output:
 	// "abc.def" <nil>
 	// "abc" <nil>
-	// "" authn: no credentials
+	// "" principal: no authenticated caller
 	// "" authn: invalid request
 	// authn: invalid request
 }

@@ -15,8 +15,17 @@ import (
 // keyStore fetches and holds the issuer's JWK Set. It is its own small
 // fetcher rather than jwk.Cache: the body is size-capped, one fetch is in
 // flight at a time and callers wait for it only as long as their own
-// context allows, an unknown kid triggers at most one fetch per cooldown, a
-// failed fetch keeps the previous keys, and Close stops everything.
+// context allows, a failed fetch keeps the previous keys, and Close stops
+// everything.
+//
+// An unknown kid triggers a fetch at most once per cooldown while the JWK
+// Set answers, and at most once per failure backoff (1 s doubling up to the
+// cooldown) after a fetch failed, so that a key the issuer rotated to
+// during an outage is fetched as soon as the backoff — the Retry-After
+// requests are told — has passed, and a flood of unknown kids still causes
+// at most one fetch per backoff. A failed request-triggered fetch wakes the
+// refresher, which then retries with the backoff rather than sleeping its
+// refresh interval.
 type keyStore struct {
 	url      string
 	client   *http.Client
@@ -36,7 +45,10 @@ type keyStore struct {
 	mu        sync.Mutex
 	inflight  *fetchCall
 	lastStart time.Time
+	retryAt   time.Time // after a failed fetch: the next may start then; zero after a success
+	loggedAt  time.Time // the last log line of a failed request-triggered fetch
 	closed    bool
+	wake      chan struct{} // a request-triggered fetch failed: the refresher reschedules
 
 	ctx    context.Context // the store's lifetime, canceled by close
 	cancel context.CancelFunc
@@ -59,13 +71,14 @@ func (ks *keyStore) start() {
 		ks.after = time.After
 	}
 	ks.backoff.Store(int64(minBackoff))
+	ks.wake = make(chan struct{}, 1)
 }
 
 // warmUp fetches the keys once, waiting at most until ctx is done, then
 // starts the background refresher. A failure is logged, not returned:
 // requests get "cannot check now" until keys arrive.
 func (ks *keyStore) warmUp(ctx context.Context) {
-	c := ks.begin(true)
+	c := ks.begin(fetchWarmUp)
 	select {
 	case <-c.done:
 		if c.err != nil {
@@ -78,10 +91,21 @@ func (ks *keyStore) warmUp(ctx context.Context) {
 	go ks.loop()
 }
 
-// begin starts a fetch, or returns the one in flight. Unless force is set,
-// it starts none within the cooldown after the previous start and returns
-// nil. It returns nil after close.
-func (ks *keyStore) begin(force bool) *fetchCall {
+// fetchCause says who asked for a fetch.
+type fetchCause uint8
+
+const (
+	fetchWarmUp    fetchCause = iota // construction
+	fetchRefresher                   // the background refresher
+	fetchRequest                     // a token with an unknown kid
+)
+
+// begin starts a fetch, or returns the one in flight. A request-triggered
+// fetch (fetchRequest) starts only when the gate is open: after a failed
+// fetch, once its backoff has passed (retryAt); otherwise once the
+// cooldown after the previous start has passed. A closed gate returns nil,
+// as does begin after close.
+func (ks *keyStore) begin(cause fetchCause) *fetchCall {
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
 	if ks.inflight != nil {
@@ -91,29 +115,57 @@ func (ks *keyStore) begin(force bool) *fetchCall {
 		return nil
 	}
 	now := ks.now()
-	if !force && !ks.lastStart.IsZero() && now.Sub(ks.lastStart) < ks.cooldown {
-		return nil
+	if cause == fetchRequest {
+		if !ks.retryAt.IsZero() {
+			if now.Before(ks.retryAt) {
+				return nil
+			}
+		} else if !ks.lastStart.IsZero() && now.Sub(ks.lastStart) < ks.cooldown {
+			return nil
+		}
 	}
 	c := &fetchCall{done: make(chan struct{})}
 	ks.inflight, ks.lastStart = c, now
 	ks.wg.Add(1)
-	go ks.run(c)
+	go ks.run(c, cause)
 	return c
 }
 
-func (ks *keyStore) run(c *fetchCall) {
+func (ks *keyStore) run(c *fetchCall, cause fetchCause) {
 	defer ks.wg.Done()
 	err := ks.fetch()
+	now := ks.now()
+	ks.mu.Lock()
+	recovered := err == nil && !ks.retryAt.IsZero()
 	if err != nil {
-		b := time.Duration(ks.backoff.Load())
-		ks.backoff.Store(int64(min(2*b, max(ks.cooldown, minBackoff))))
+		b := min(2*time.Duration(ks.backoff.Load()), max(ks.cooldown, minBackoff))
+		ks.backoff.Store(int64(b))
+		ks.retryAt = now.Add(b)
 	} else {
 		ks.backoff.Store(int64(minBackoff))
+		ks.retryAt = time.Time{}
 	}
 	ks.lastFailed.Store(err != nil)
-	ks.mu.Lock()
+	logFailure := err != nil && cause == fetchRequest && (ks.loggedAt.IsZero() || now.Sub(ks.loggedAt) >= ks.cooldown)
+	if logFailure {
+		ks.loggedAt = now
+	}
 	ks.inflight = nil
 	ks.mu.Unlock()
+	switch {
+	case logFailure:
+		// The error texts are fixed (no URL); the kid is never logged.
+		ks.log.Warn("authn: jwks: fetch for an unknown key id failed; tokens signed with keys not yet fetched get 503 until the JWK Set answers (logged at most once per cooldown)",
+			slog.String("error", err.Error()), slog.Duration("retry_after", time.Duration(ks.backoff.Load())))
+	case recovered:
+		ks.log.Info("authn: jwks: keys fetched again after failed fetches")
+	}
+	if err != nil && cause == fetchRequest {
+		select { // the refresher retries with the backoff, not after its refresh interval
+		case ks.wake <- struct{}{}:
+		default:
+		}
+	}
 	c.err = err
 	close(c.done)
 }
@@ -126,7 +178,7 @@ func (ks *keyStore) fetch() error {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ks.url, nil)
 	if err != nil {
-		return err
+		return errors.New("authn: jwks: cannot build the request") // the error would hold the URL
 	}
 	req.Header.Set("Accept", "application/jwk-set+json, application/json")
 	resp, err := ks.client.Do(req)
@@ -161,20 +213,19 @@ func (ks *keyStore) fetch() error {
 }
 
 // loop refreshes the keys periodically, and retries with backoff while the
-// last fetch failed.
+// last fetch failed. A failed request-triggered fetch wakes it so that it
+// reschedules.
 func (ks *keyStore) loop() {
 	defer ks.wg.Done()
 	for {
-		d := ks.refresh
-		if ks.lastFailed.Load() || ks.keys.Load() == nil {
-			d = time.Duration(ks.backoff.Load())
-		}
 		select {
 		case <-ks.ctx.Done():
 			return
-		case <-ks.after(d):
+		case <-ks.wake:
+			continue
+		case <-ks.after(ks.nextWait()):
 		}
-		c := ks.begin(true)
+		c := ks.begin(fetchRefresher)
 		if c == nil {
 			return
 		}
@@ -189,9 +240,25 @@ func (ks *keyStore) loop() {
 	}
 }
 
+// nextWait returns how long the refresher sleeps: until the failure
+// backoff has passed after a failed fetch, the backoff while no fetch has
+// completed yet, the refresh interval otherwise.
+func (ks *keyStore) nextWait() time.Duration {
+	if !ks.lastFailed.Load() {
+		if ks.keys.Load() == nil {
+			return time.Duration(ks.backoff.Load())
+		}
+		return ks.refresh
+	}
+	ks.mu.Lock()
+	at := ks.retryAt
+	ks.mu.Unlock()
+	return max(at.Sub(ks.now()), 0)
+}
+
 // lookup returns the keys with id kid. An unknown kid may trigger a fetch
-// (at most one per cooldown; concurrent callers share it) and waits for it
-// until ctx is done. Errors: errKeyID when the kid is unknown to a
+// (at most one per cooldown, or per failure backoff after a failed fetch;
+// concurrent callers share it) and waits for it until ctx is done. Errors: errKeyID when the kid is unknown to a
 // successfully fetched set; an *UnavailableError when there are no keys,
 // the last fetch failed, or ctx ended first.
 func (ks *keyStore) lookup(ctx context.Context, kid string) ([]publicKey, error) {
@@ -200,7 +267,7 @@ func (ks *keyStore) lookup(ctx context.Context, kid string) ([]publicKey, error)
 			return k, nil
 		}
 	}
-	if c := ks.begin(false); c != nil {
+	if c := ks.begin(fetchRequest); c != nil {
 		select {
 		case <-c.done:
 		case <-ctx.Done():
@@ -218,8 +285,15 @@ func (ks *keyStore) lookup(ctx context.Context, kid string) ([]publicKey, error)
 	return nil, errKeyID
 }
 
+// unavailable returns the error of a key that cannot be checked now. Its
+// RetryAfter is the time until a request-triggered fetch may start again
+// (the failure backoff's remainder), and at least a second: a client
+// retrying then triggers, or shares, the next fetch.
 func (ks *keyStore) unavailable() error {
-	return &UnavailableError{RetryAfter: max(time.Duration(ks.backoff.Load()), minBackoff)}
+	ks.mu.Lock()
+	at := ks.retryAt
+	ks.mu.Unlock()
+	return &UnavailableError{RetryAfter: max(at.Sub(ks.now()), minBackoff)}
 }
 
 // close stops the refresher and any fetch in flight and waits for them.

@@ -467,3 +467,142 @@ func TestParseJWKSFilter(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, set, 1)
 }
+
+// retryAfterOf returns the Retry-After an Authenticator sends for err.
+func retryAfterOf(t *testing.T, v Verifier, tok string) (int, string) {
+	t.Helper()
+	a, err := NewAuthenticator(v, Options{Resource: testResource})
+	require.NoError(t, err)
+	w := httptest.NewRecorder()
+	r := httptest.NewRequest(http.MethodGet, "/mcp", nil)
+	r.Header.Set("Authorization", "Bearer "+tok)
+	a.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })).ServeHTTP(w, r)
+	return w.Code, w.Header().Get("Retry-After")
+}
+
+// Issue 21: the JWK Set goes down, the issuer rotates to a new key while
+// it is down, and the JWK Set comes back. A client that waits the
+// Retry-After it was given gets its token with the new kid accepted on its
+// first retry after the JWK Set answers again: the request-triggered fetch
+// is gated by the failure backoff (what Retry-After says), not by the
+// 30-second unknown-kid cooldown, and the failure wakes the background
+// refresher, which retries with that backoff instead of sleeping its
+// 15-minute refresh interval. Still one fetch at a time, and none before
+// Retry-After has passed.
+func TestJWKSOutageThenRotatedKey(t *testing.T) {
+	e := newEnv(t)
+	const secret = "query-secret-value"
+	v, ft := e.timedVerifier(t, context.Background(), func(o *JWTOptions) { o.JWKSURL += "?sig=" + secret })
+	old := e.is.Token(t, claims("alice"))
+	_, _, err := v.Verify(context.Background(), old)
+	require.NoError(t, err)
+	require.Equal(t, 15*time.Minute, ft.next(t), "the refresher sleeps its refresh interval")
+	e.clock.Advance(time.Minute) // past the cooldown of the warm-up fetch
+
+	// The JWK Set is down; the issuer signs with a new key meanwhile.
+	e.is.SetJWKSHandler(testissuer.Status(http.StatusServiceUnavailable))
+	require.NoError(t, e.is.AddKey("rotated-key-id", testissuer.RSA, "RS256", true))
+	fresh := e.is.Token(t, claims("alice"), testissuer.WithKey("rotated-key-id"))
+	fetches := e.is.JWKSFetches()
+	code, retry := retryAfterOf(t, v, fresh)
+	assert.Equal(t, http.StatusServiceUnavailable, code, "cannot check now, not invalid")
+	assert.Equal(t, "2", retry)
+	assert.Equal(t, fetches+1, e.is.JWKSFetches(), "the unknown kid caused one fetch")
+	_, _, err = v.Verify(context.Background(), old)
+	assert.NoError(t, err, "the previous keys stay in use")
+	// The failure woke the refresher, which waits the backoff, not 15 min.
+	assert.Equal(t, 2*time.Second, ft.next(t), "the refresher retries with the backoff")
+
+	// Before Retry-After has passed: no fetch, and Retry-After counts down.
+	e.clock.Advance(time.Second)
+	code, retry = retryAfterOf(t, v, fresh)
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Equal(t, "1", retry, "Retry-After tells the time left")
+	assert.Equal(t, fetches+1, e.is.JWKSFetches(), "no fetch before Retry-After has passed")
+
+	// The JWK Set answers again; the client retries after Retry-After.
+	e.is.SetJWKSHandler(nil)
+	e.clock.Advance(time.Second)
+	code, _ = retryAfterOf(t, v, fresh)
+	assert.Equal(t, http.StatusNoContent, code, "the rotated key is fetched on the first retry")
+	assert.Equal(t, fetches+2, e.is.JWKSFetches())
+
+	// The failure of the request-triggered fetch was logged, without the
+	// key id or the JWK Set's URL.
+	logs := e.logs.String()
+	assert.Contains(t, logs, "authn: jwks: fetch for an unknown key id failed")
+	assert.NotContains(t, logs, "rotated-key-id")
+	assert.NotContains(t, logs, e.is.JWKSURL())
+	assert.NotContains(t, logs, secret)
+	assert.Contains(t, logs, "keys fetched again", "the recovery is logged too")
+}
+
+// Issue 21, the bound: while the JWK Set is down, a flood of tokens with
+// random kids causes at most one fetch per failure backoff (1 s doubling up
+// to the cooldown), and their failures are logged at most once per
+// cooldown, without key ids. When it answers again, a real new key is
+// accepted once the Retry-After the flood was given has passed.
+func TestJWKSOutageUnknownKidFlood(t *testing.T) {
+	e := newEnv(t)
+	const cooldown = 30 * time.Second
+	v, ft := e.timedVerifier(t, context.Background(), func(o *JWTOptions) { o.UnknownKeyCooldown = cooldown })
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // the refresher is never ticked here: only requests fetch
+		for {
+			select {
+			case <-ft.asked:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	valid := e.is.Token(t, claims("alice"))
+	forged := make([]string, 8)
+	kids := make([]string, len(forged))
+	for i := range forged {
+		kids[i] = fmt.Sprintf("flood-kid-%d-%x", i, randBytes(4))
+		forged[i] = e.is.Token(t, claims("alice"), withHeader("kid", kids[i]))
+	}
+	e.clock.Advance(time.Minute)
+	e.is.SetJWKSHandler(testissuer.Status(http.StatusBadGateway))
+	start := e.is.JWKSFetches()
+	const T = 10 * time.Minute
+	var last *UnavailableError
+	for elapsed := time.Duration(0); elapsed < T; elapsed += time.Second {
+		var wg sync.WaitGroup
+		for _, tok := range forged {
+			wg.Go(func() {
+				_, _, err := v.Verify(context.Background(), tok)
+				assert.ErrorIs(t, err, ErrUnavailable, "cannot check now")
+			})
+		}
+		wg.Wait()
+		_, _, err := v.Verify(context.Background(), valid)
+		assert.NoError(t, err, "tokens of known keys keep working")
+		_, _, err = v.Verify(context.Background(), forged[0])
+		require.True(t, errors.As(err, &last))
+		assert.LessOrEqual(t, last.RetryAfter, cooldown)
+		e.clock.Advance(time.Second)
+	}
+	fetches := e.is.JWKSFetches() - start
+	// 2+4+8+16 s of growing backoff, then one per cooldown.
+	bound := int64(4 + (T+cooldown-1)/cooldown + 1)
+	assert.LessOrEqual(t, fetches, bound)
+	assert.Greater(t, fetches, int64(4+T/cooldown/2), "the flood retries: the gate opens after each backoff")
+	logs := e.logs.String()
+	lines := int64(strings.Count(logs, "fetch for an unknown key id failed"))
+	assert.LessOrEqual(t, lines, int64((T+cooldown-1)/cooldown)+1, "logged at most once per cooldown")
+	assert.Positive(t, lines)
+	for _, kid := range kids {
+		assert.NotContains(t, logs, kid)
+	}
+	t.Logf("%v of unknown kids during an outage: %d fetches (bound %d), %d log lines", T, fetches, bound, lines)
+
+	// The JWK Set answers again, with a rotated key.
+	require.NoError(t, e.is.AddKey("after-flood", testissuer.RSA, "RS256", true))
+	e.is.SetJWKSHandler(nil)
+	e.clock.Advance(last.RetryAfter)
+	_, _, err := v.Verify(context.Background(), e.is.Token(t, claims("alice"), testissuer.WithKey("after-flood")))
+	assert.NoError(t, err, "fetched once the Retry-After given has passed")
+}

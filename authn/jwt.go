@@ -78,7 +78,9 @@ type JWTOptions struct {
 
 	// UnknownKeyCooldown is the minimum time between two fetches caused by
 	// tokens with an unknown kid, so random kids cannot cause a storm of
-	// fetches. Zero means 30 s.
+	// fetches. After a failed fetch they wait the failure backoff instead
+	// (1 s doubling up to UnknownKeyCooldown), which Retry-After reports.
+	// Zero means 30 s.
 	UnknownKeyCooldown time.Duration
 
 	// MaxTokenBytes bounds the token; a longer one is rejected before it

@@ -151,24 +151,29 @@ func usableKey(raw []byte, allowed []string) (string, publicKey, bool) {
 		}
 		pk = publicKey{fam: famRSA, key: &raw}
 	case jwk.ECDSAPublicKey:
-		var raw ecdsa.PublicKey
-		if k.Raw(&raw) != nil || raw.Curve == nil || raw.X == nil || raw.Y == nil {
-			return "", publicKey{}, false
-		}
-		switch raw.Curve {
-		case elliptic.P256():
-			pk.fam = famP256
-		case elliptic.P384():
-			pk.fam = famP384
-		case elliptic.P521():
-			pk.fam = famP521
+		var curve elliptic.Curve
+		switch k.Crv() {
+		case jwa.P256:
+			curve, pk.fam = elliptic.P256(), famP256
+		case jwa.P384:
+			curve, pk.fam = elliptic.P384(), famP384
+		case jwa.P521:
+			curve, pk.fam = elliptic.P521(), famP521
 		default:
 			return "", publicKey{}, false
 		}
-		if _, err := raw.ECDH(); err != nil { // not a valid point on the curve
+		// The coordinates, each exactly the curve's size, as an uncompressed
+		// point: parsing it refuses a point that is not on the curve.
+		size := (curve.Params().BitSize + 7) / 8
+		x, y := k.X(), k.Y()
+		if len(x) != size || len(y) != size {
 			return "", publicKey{}, false
 		}
-		pk.key = &raw
+		raw, err := ecdsa.ParseUncompressedPublicKey(curve, append(append([]byte{4}, x...), y...))
+		if err != nil {
+			return "", publicKey{}, false
+		}
+		pk.key = raw
 	case jwk.OKPPublicKey:
 		if k.Crv() != jwa.Ed25519 {
 			return "", publicKey{}, false

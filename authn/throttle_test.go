@@ -2,6 +2,7 @@ package authn
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -115,4 +116,31 @@ func TestRequireScopesAnyOrder(t *testing.T) {
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	assert.Equal(t, http.StatusOK, w.Code)
+}
+
+// StatusOf is WriteError's decision: the same status for every refusal,
+// DPoP's included, whatever the mode (observers report it; issue 20
+// retired the endpoint's copy of this table).
+func TestStatusOfIsWriteErrors(t *testing.T) {
+	for _, mode := range []DPoPMode{DPoPOff, DPoPAllowed, DPoPRequired} {
+		a, err := NewAuthenticator(nil, Options{Resource: testResource, Logger: discardLogger(), DPoP: DPoPOptions{Mode: mode, RequireNonce: mode != DPoPOff}})
+		require.NoError(t, err)
+		for name, e := range map[string]error{
+			"no credentials":     principal.ErrUnauthenticated,
+			"invalid token":      ErrInvalidToken,
+			"invalid request":    ErrInvalidRequest,
+			"unavailable":        ErrUnavailable,
+			"throttled":          &ThrottledError{RetryAfter: time.Second},
+			"insufficient scope": &principal.ScopeError{Required: []string{"read"}},
+			"invalid DPoP proof": ErrInvalidDPoPProof,
+			"use DPoP nonce":     ErrUseDPoPNonce,
+			"other":              errors.New("boom"),
+		} {
+			r := httptest.NewRequest(http.MethodPost, testResource, nil)
+			r.Header.Set("Authorization", "DPoP abc")
+			w := httptest.NewRecorder()
+			a.WriteError(w, r, e)
+			assert.Equal(t, w.Code, a.StatusOf(e), "%s, DPoP %v", name, mode)
+		}
+	}
 }

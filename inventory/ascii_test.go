@@ -103,12 +103,6 @@ func TestPlainTemplates(t *testing.T) {
 		require.NoError(t, err, tmpl)
 		assert.Equal(t, plain, ut.plain, tmpl)
 	}
-	ut, err := parseTemplate("x://a\u2028/{id}")
-	require.NoError(t, err)
-	src := &registered{tmpl: Template{URITemplate: ut.raw}, ut: ut, end: []byte("}")}
-	e := Entry{Key: "k1", URI: "x://a\u2028/1", Name: "One"}
-	require.True(t, ut.matches(e.URI))
-	assert.Equal(t, `{"uri":"x://a\u2028/1","name":"One"}`, string(appendEntry(nil, &e, src, true)))
 }
 
 // jsonPlain: printable ASCII without a quote or a backslash, at every
@@ -150,12 +144,22 @@ func TestJSONPlain(t *testing.T) {
 }
 
 // A duplicate differing from the first URI only after the common prefix
-// is found; URIs equal after the prefix are duplicates.
+// is found; URIs equal after the prefix are duplicates, with and without
+// a prefix to skip.
 func TestDuplicateURISkip(t *testing.T) {
-	es := []Entry{{URI: "docs://documents/a"}, {URI: "docs://documents/b"}, {URI: "docs://documents/a"}}
-	assert.Equal(t, 2, duplicateURI(es, len("docs://documents/")))
-	assert.Equal(t, 2, duplicateURI(es, 0))
-	assert.Equal(t, -1, duplicateURI(es[:2], len("docs://documents/")))
+	es := []Entry{{Key: "a", URI: "docs://documents/a", Name: "a"}, {Key: "b", URI: "docs://documents/b", Name: "b"}, {Key: "c", URI: "docs://documents/a", Name: "c"}}
+	for _, tmpl := range []string{"docs://documents/{id}", "{+uri}"} {
+		ut, err := parseTemplate(tmpl)
+		require.NoError(t, err)
+		var c pageCheck
+		require.Nil(t, c.start("s", ut, ListRequest{Limit: 3}, Page{Entries: es}))
+		assert.Nil(t, c.entry(0))
+		assert.Nil(t, c.entry(1))
+		ce := c.entry(2)
+		require.NotNil(t, ce, tmpl)
+		assert.Equal(t, RuleURIDuplicate, ce.Rule)
+		assert.Equal(t, 2, ce.Entry)
+	}
 	ut, err := parseTemplate("docs://documents/{id}")
 	require.NoError(t, err)
 	assert.Equal(t, len("docs://documents/"), ut.prefix())

@@ -20,7 +20,7 @@ const MaxCompletionValues = 100
 // template's variable names are passed on).
 //
 // Errors: *ParamsError (unknown template, or one hidden from the caller by
-// gates or overrides, or arg not a variable of it), ErrUnauthenticated and
+// gates or overrides, or arg not a variable of it), principal.ErrUnauthenticated and
 // *principal.ScopeError (as for Read on a protected template), ErrInternal
 // (the callback or the grant store failed; logged). A variable without a
 // completion callback gets an empty Completion.

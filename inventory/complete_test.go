@@ -86,7 +86,7 @@ func TestCompleteErrors(t *testing.T) {
 	require.ErrorAs(t, err, &pe, "not a variable")
 	assert.NotContains(t, pe.Error(), "branch")
 	_, err = inv.Complete(ctx, nil, "repo://{owner}/{name}", "name", "", nil)
-	assert.ErrorIs(t, err, inventory.ErrUnauthenticated)
+	assert.ErrorIs(t, err, principal.ErrUnauthenticated)
 	_, err = inv.Complete(ctx, &principal.Principal{Subject: "eve"}, "repo://{owner}/{name}", "name", "", nil)
 	assert.ErrorIs(t, err, principal.ErrInsufficientScope)
 	_, err = inv.Complete(ctx, caller, "repo://{owner}/{name}", "owner", "fail", nil)
@@ -98,4 +98,49 @@ func TestCompletesIsFalseWithoutCompleters(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, inv.Completes())
 	assert.True(t, inv.HasListSources())
+}
+
+// Completion names one variable of a template, whatever its operator: a
+// path segment, a query parameter, a name with dots.
+func TestCompleteOperatorVariables(t *testing.T) {
+	var got inventory.CompleteRequest
+	complete := func(_ context.Context, req inventory.CompleteRequest) (inventory.Completion, error) {
+		got = req
+		return inventory.Completion{Values: []string{req.Argument + ":" + req.Value}}, nil
+	}
+	repo := inventory.Template{
+		Name: "repos", URITemplate: "repo://{owner}{/name}{?ref,tab.v}", Access: inventory.Public, Read: readEcho,
+		Complete: map[string]inventory.CompleteFunc{"name": complete, "ref": complete, "tab.v": complete},
+	}
+	inv, err := inventory.New(nil, []inventory.Template{repo}, inventory.Options{Logger: (&logBuffer{}).logger()})
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	for _, arg := range []string{"name", "ref", "tab.v"} {
+		c, err := inv.Complete(ctx, nil, repo.URITemplate, arg, "m", map[string]string{"owner": "me", "name": "kit", "x": "dropped"})
+		require.NoError(t, err, arg)
+		assert.Equal(t, []string{arg + ":m"}, c.Values)
+		assert.Equal(t, arg, got.Argument)
+		assert.Equal(t, map[string]string{"owner": "me", "name": "kit"}, got.Context, "only the template's variables")
+	}
+	// A concrete URI that matches the template names it too, also with
+	// optional variables absent.
+	for _, ref := range []string{"repo://me/kit?ref=main", "repo://me", "repo://me?tab.v=x"} {
+		c, err := inv.Complete(ctx, nil, ref, "ref", "ma", nil)
+		require.NoError(t, err, ref)
+		assert.Equal(t, []string{"ref:ma"}, c.Values, ref)
+	}
+	c, err := inv.Complete(ctx, nil, repo.URITemplate, "owner", "m", nil)
+	require.NoError(t, err)
+	assert.Equal(t, inventory.Completion{Values: []string{}}, c, "no completer: an empty completion")
+
+	var pe *inventory.ParamsError
+	for _, arg := range []string{"tab", "v", "?ref", "/name", "x"} {
+		_, err = inv.Complete(ctx, nil, repo.URITemplate, arg, "", nil)
+		require.ErrorAs(t, err, &pe, "%q is not a variable", arg)
+	}
+	for _, ref := range []string{"repo://me?ref=a&ref=b", "repo://me?tab.v=x&ref=main", "repo://me/kit/x"} {
+		_, err = inv.Complete(ctx, nil, ref, "ref", "", nil)
+		require.ErrorAs(t, err, &pe, "%q matches no template", ref)
+	}
 }

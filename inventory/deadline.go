@@ -3,6 +3,7 @@ package inventory
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -98,3 +99,41 @@ func (c *callContext) finish() {
 		cancel()
 	}
 }
+
+// expiry returns a channel that is closed at deadline or at most a grain
+// after it: a hundredth of the callback timeout, at most 10 ms (10 ms for
+// the default 10 s), never before the deadline. Calls whose deadlines fall
+// in the same grain share one timer and one channel, so that a callback
+// call costs no timer of its own (a timer's start and stop cost about as
+// much as listing a page of prepared entries; see BenchmarkCallOverhead).
+// Timers are not stopped: each fires once and closes its channel, so at
+// most about a hundred per timeout value are pending at once.
+func expiry(deadline time.Time, timeout time.Duration) <-chan struct{} {
+	grain := min(max(timeout/100, time.Microsecond), 10*time.Millisecond)
+	base := monoBase()
+	n := int64((deadline.Sub(base) + grain - 1) / grain)
+	slot := &ticks[uint64(n^int64(grain))%uint64(len(ticks))]
+	if t := slot.Load(); t != nil && t.n == n && t.grain == grain {
+		return t.c
+	}
+	t := &tick{grain: grain, n: n, c: make(chan struct{})}
+	// base has a monotonic reading: the timer fires at or after deadline
+	// whatever the wall clock does.
+	time.AfterFunc(time.Until(base.Add(time.Duration(n)*grain)), func() { close(t.c) })
+	slot.Store(t) // a tick it replaces still closes for its own waiters
+	return t.c
+}
+
+// tick is one shared deadline: its channel is closed at monoBase + n·grain.
+type tick struct {
+	grain time.Duration
+	n     int64
+	c     chan struct{}
+}
+
+// ticks holds the most recent tick of a few grains and times; a collision
+// only costs a new timer.
+var ticks [16]atomic.Pointer[tick]
+
+// monoBase is the process's reference time for ticks (a monotonic reading).
+var monoBase = sync.OnceValue(time.Now)

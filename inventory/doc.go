@@ -9,20 +9,20 @@
 // (package mcphttp) calls [Inventory.List], [Inventory.Templates],
 // [Inventory.Read] and [Inventory.Complete] with the authenticated caller
 // and puts what they return on the wire; it maps the errors (see Errors
-// below). The inventory decides and returns Go values — pages of
-// [Item] values (each with its metadata and its encoding as an MCP
-// Resource, sized exactly) and the next cursor, contents, template
-// descriptors — and knows nothing of JSON-RPC envelopes: a transport says
-// how many bytes its envelope adds ([PageRequest].Reserve), and the page
-// is filled so that the whole response stays within the byte limit. An
+// below). The inventory decides in Go values only — list items ([Item]),
+// the next cursor, contents, template descriptors — and knows no JSON:
+// the byte budget is the transport's, which says item by item whether
+// the next one still fits (a fit function that encodes it into the
+// transport's own buffer), while the inventory decides which items, in
+// which order, and the cursor after the last one accepted. Every entry a
+// callback returns is validated just before it is offered. An
 // application's own code and tests call the same methods:
 //
-//	var page inventory.ResourcePage
-//	err := inv.List(ctx, &alice, inventory.PageRequest{}, &page)
-//	for _, r := range page.Resources {
-//		fmt.Println(r.URI, r.Name)
-//	}
-//	// page.NextCursor continues the traversal ("" on the last page).
+//	next, err := inv.List(ctx, &alice, "", func(it *inventory.Item) bool {
+//		fmt.Println(it.URI, it.Name)
+//		return true // it fits
+//	})
+//	// next continues the traversal ("" on the last page).
 //
 // What each caller may see can change at run time through gates and
 // per-subject grants (see Gates and grants).
@@ -147,14 +147,15 @@
 // then the entries of each list source the caller may use, in registration
 // order. Options.PageSize (default 50, at most 100) bounds both together;
 // a callback's Limit is the room left in the page, and a source that ends
-// with room to spare hands over to the next one in the same page. The whole
-// response, envelope, _meta and the longest possible nextCursor included,
-// stays within the byte limit (the tighter of MaxPageBytes and
-// MaxResultBytes, default 1 MiB); one entry that cannot fit in an empty
-// page is an internal error, never an empty page or an endless loop.
+// with room to spare hands over to the next one in the same page. The
+// transport's fit function ends a page where its byte budget does (mcphttp
+// keeps the whole response, envelope, _meta and the longest possible
+// nextCursor included, within its MaxResultBytes); an item it refuses on
+// an empty page is an internal error, never an empty page or an endless
+// loop.
 //
 // Once a list source is registered, every resources/list needs an
-// authenticated caller ([ErrUnauthenticated]); sources whose
+// authenticated caller ([principal.ErrUnauthenticated]); sources whose
 // RequiredScopes the caller lacks are skipped, and a caller who may use
 // none gets an [*principal.ScopeError] naming the scopes of the first source
 // that misses the fewest. Without list sources, anonymous callers see the
@@ -190,29 +191,90 @@
 //
 // # URI templates
 //
-// The supported subset of RFC 6570, checked by New:
+// Templates are RFC 6570 URI templates, levels 1 to 4: literals, and
+// expressions with any operator — {x} (simple), {+x} (reserved), {#x}
+// (fragment), {.x} (label), {/x} (path segment), {;x} (path-style
+// parameter), {?x} (query), {&x} (query continuation) — each with one or
+// more variables ({x,y}) and the modifiers :N (prefix) and * (explode).
+// Variable names are RFC 6570 varnames (A-Z a-z 0-9 _ and %XX, joined by
+// single dots: "tag", "page.size"). New refuses what RFC 6570 refuses
+// (unbalanced braces, the operators = , ! @ | reserved for the future,
+// malformed names or modifiers such as {x:0} {x:10000} {x*:3}, literal
+// characters outside §2.1 such as space " ' < > \ ^ ` | and broken
+// triplets), and what would make matching ambiguous: the empty template,
+// one longer than 2048 characters or with more than 32 variables, a
+// variable named twice, an expression without an operator character ({x},
+// {+x}) directly after another expression ({a}{b}), and a literal starting
+// with a percent-encoded triplet right after an expression.
 //
-//   - literals: printable ASCII except " ' % < > \ ^ ` { | } and space,
-//     percent-encoded triplets, and UTF-8 beyond ASCII; matched byte for
-//     byte (no case folding, no normalization);
-//   - {name} (level 1): matches one or more characters among the RFC 3986
-//     unreserved characters, the sub-delims ! $ & ' ( ) * + , ; =, ':',
-//     '@' and percent-encoded triplets; never '/', '?' or '#', nor raw
-//     bytes beyond ASCII (clients send those percent-encoded);
-//   - {+name} (level 2): the same plus '/';
-//   - names are made of A-Z, a-z, 0-9 and '_', each used once.
+// Every variable is one string: MCP reads, completion arguments and tool
+// arguments carry one string per variable. Lists and associative arrays
+// are not values (Expand takes a map of strings), so explode changes
+// nothing (RFC 6570 §2.4.2 explodes only composite values): {/path*} is
+// one segment, as {/path} is; a path of several segments is {+path}.
 //
-// Rejected: other operators ({#x} {.x} {/x} {;x} {?x} {&x}), modifiers
-// ({x*} {x:3}), lists ({x,y}), empty or unbalanced braces, two expressions
-// without a literal between them ({a}{b}), a literal starting with a
-// percent-encoded triplet right after an expression, and the empty
-// template. Two templates that could match the same URI are rejected too
-// (New searches the product of their automata), so a URI matches at most
-// one template. Matched values are percent-decoded before Validate rules,
-// Read (ReadRequest.Params) and completion see them; a value with a broken
-// triplet does not match. When a URI can be split several ways (as with
-// "{name}.{ext}"), each variable takes the shortest value that lets the
-// rest match. [Expand] builds URIs that match back to the same values.
+// A URI matches a template when string values expand to it by RFC 6570
+// (up to the equivalences of RFC 3986 §6.2.2: case of hexadecimal digits,
+// percent-encoded unreserved characters), and the values read from it
+// expand back to it. This holds for resources/read, for a concrete URI as
+// a completion reference, and for the URIs List and Search callbacks
+// return. The rules where RFC 6570 leaves room:
+//
+//   - Characters. In {x} {.x} {/x} {;x} {?x} {&x} a value holds unreserved
+//     characters (A-Z a-z 0-9 - . _ ~) and percent-encoded triplets; a
+//     reserved character appears only encoded, as RFC 6570 writes it, so
+//     docs://documents/{id} does not match "docs://documents/a:b" and reads
+//     "docs://documents/a%3Ab" as id "a:b". In {+x} and {#x} reserved
+//     characters (: / ? # [ ] @ ! $ & ' ( ) * + , ; =) appear raw too, and
+//     a triplet of a reserved character does not match: RFC 6570 leaves
+//     '/' raw in {+path}, so "%2F" there comes only from a value that held
+//     "%2F" itself, and reading it as '/' would give two URIs one value.
+//     For the same reason %25 followed by two hexadecimal digits (raw or
+//     encoded) does not match in {+x} and {#x}. Triplets must encode UTF-8
+//     (RFC 6570 values are Unicode): %FF, a truncated or overlong sequence,
+//     an encoded surrogate do not match. Raw bytes beyond ASCII never match
+//     a value (clients send them encoded). Values are percent-decoded;
+//     literals, and the names of named expressions, match byte for byte.
+//   - Present, empty, absent. In {x} and {+x} (and {x,y}) every variable
+//     is present and non-empty: an absent and an empty value would both
+//     leave no trace. In {#x} {.x} {/x} each variable may be absent or
+//     empty: "x://a{/id}" matches "x://a" (id absent), "x://a/" (id "")
+//     and "x://a/7"; the values present fill the variables from the left
+//     ({/x,y} reads "/1" as x "1"). In {;x} {?x} {&x} any of the variables
+//     may be present, each at most once, in template order, and no other
+//     name: {?q,r} matches no query, "?q=1", "?r=2" and "?q=1&r=2", but not
+//     "?r=2&q=1", "?q=1&q=2" or "?q=1&z=3". An empty value is "q=" in {?q}
+//     and {&q} (not "q"), and ";p" in {;p} (not ";p="). '+' is a character
+//     like any other, not a space. An absent variable has no entry in
+//     [ReadRequest].Params nor in a completion's context; a Validate rule
+//     runs for every variable, and gets "" for an absent one.
+//   - Modifiers. {x:N} matches at most N characters of the decoded value
+//     (the value read is the cut one; a prefix of 2048 or more is no
+//     limit); {x*} matches as {x}.
+//   - Splits. When a URI can be split several ways ("{name}.{ext}" on
+//     "a.tar.gz", "{+a}/{+b}" on "x/y/z", "{+x,y}" on "a,b,c"), the choices
+//     are made left to right: each variable takes the shortest value that
+//     lets the rest match, a list takes its next variable rather than end,
+//     and named variables are tried in template order (name "a", ext
+//     "tar.gz"). [Expand] encodes an unreserved character of a value that
+//     could otherwise end it early ("a%2Eb.c" for name "a.b", ext "c": an
+//     equivalent URI), and fails where no equivalent URI would read back
+//     (a '/' in a of "{+a}/{+b}").
+//
+// Two templates that could match the same URI are refused (New searches
+// the product of their automata, which follow exactly these rules; the
+// error names a URI both match), so a URI matches at most one template.
+// A filtered listing beside the documents themselves:
+//
+//	docs := inventory.Template{Name: "document", URITemplate: "docs://documents/{id}", Read: readDocument}
+//	tagged := inventory.Template{Name: "tagged", URITemplate: "docs://documents{?tag}", Read: readTagged}
+//	// "docs://documents/7"         → document, Params {"id": "7"}
+//	// "docs://documents"           → tagged, Params {} (no tag)
+//	// "docs://documents?tag=go"    → tagged, Params {"tag": "go"}
+//	// "docs://documents?tag=a%20b" → tagged, Params {"tag": "a b"}
+//	// "docs://documents?tag="      → tagged, Params {"tag": ""}
+//	// "docs://documents?tag", "?tag=a&tag=b", "?other=1" → not found
+//	uri, err := inventory.Expand(tagged.URITemplate, map[string]string{"tag": "a b"}) // "docs://documents?tag=a%20b"
 //
 // # Gates and grants
 //
@@ -294,7 +356,7 @@
 //     with data.uri. A record that does not exist, one the handler does
 //     not show to this caller, and a resource hidden by gates look the
 //     same.
-//   - [ErrUnauthenticated]: HTTP 401 with a Bearer challenge (resources/list
+//   - [principal.ErrUnauthenticated]: HTTP 401 with a Bearer challenge (resources/list
 //     with list sources, or a protected resource or template, and no caller).
 //   - [*principal.ScopeError]: HTTP 403 insufficient_scope naming Required (all
 //     the scopes of the resource, template or closest list source).
@@ -307,7 +369,8 @@
 //
 // New fails (never panics) on: a missing Read; names or URIs that break
 // the entry rules; duplicate static URIs or template names; a template
-// outside the supported subset or overlapping another; List on a public or
+// RFC 6570 or the kit refuses (see URI templates) or one overlapping
+// another; List on a public or
 // hidden template, and Search likewise; Validate or Complete keys that are not variables of the
 // template, or nil functions; RequiredScopes on a public resource or
 // scopes outside the RFC 6749 scope-token characters; bad annotations;

@@ -15,10 +15,6 @@ var (
 	// data.uri.
 	ErrNotFound = errors.New("inventory: resource not found")
 
-	// ErrUnauthenticated: the operation needs an authenticated caller and
-	// there is none. HTTP 401 with a Bearer challenge.
-	ErrUnauthenticated = errors.New("inventory: authentication required")
-
 	// ErrInternal: an application callback failed, panicked, timed out or
 	// broke the contract, or a page could not be assembled. The details are
 	// in the operator log; the client gets JSON-RPC -32603 with a generic
@@ -89,9 +85,8 @@ const (
 
 // Log-only classifications of failures that are not a source's fault.
 const (
-	ruleEnvelopeTooLarge Rule = "envelope-too-large" // the transport's reserve leaves no room under the byte limit
-	ruleInternal         Rule = "internal"           // the kit itself failed (not expected)
-	ruleGrantStore       Rule = "grant-store"        // the GrantStore returned an error
+	ruleInternal   Rule = "internal"    // the kit itself failed (not expected)
+	ruleGrantStore Rule = "grant-store" // the GrantStore returned an error
 )
 
 // ContractError reports the first rule a list callback's page broke.

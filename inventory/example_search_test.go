@@ -34,5 +34,5 @@ func ExampleInventory_Search() {
 	fmt.Println(err)
 	// Output:
 	// [{docs://documents/d1 Quarterly report}] <nil>
-	// inventory: authentication required
+	// principal: no authenticated caller
 }

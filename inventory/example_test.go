@@ -39,26 +39,28 @@ func Example() {
 	}
 
 	alice := &principal.Principal{Subject: "alice", ClientID: "app", Scopes: []string{"documents:read"}}
-	var page inventory.ResourcePage // reused from page to page
-	req := inventory.PageRequest{}
+	cursor := ""
 	for n := 1; ; n++ {
-		if err := inv.List(context.Background(), alice, req, &page); err != nil {
+		// The transport encodes each item as it comes, and says whether
+		// it still fits its byte budget; here, every item fits.
+		next, err := inv.List(context.Background(), alice, cursor, func(r *inventory.Item) bool {
+			fmt.Printf("page %d: %s %q %s\n", n, r.URI, r.Name, r.MIMEType)
+			return true
+		})
+		if err != nil {
 			panic(err)
 		}
-		for _, r := range page.Resources {
-			fmt.Printf("page %d: %s %q %s\n", n, r.URI, r.Name, r.MIMEType)
-		}
-		if page.NextCursor == "" {
-			fmt.Println("no nextCursor: the end")
+		if next == "" {
+			fmt.Println("no next cursor: the end")
 			break
 		}
-		req.Cursor = page.NextCursor
+		cursor = next
 	}
 	// Output:
 	// page 1: docs://documents/d1 "Plan" text/plain
 	// page 1: docs://documents/d2 "Budget" text/plain
 	// page 2: docs://documents/d3 "Minutes" text/plain
-	// no nextCursor: the end
+	// no next cursor: the end
 }
 
 // Errors tell the transport what to answer.
@@ -70,16 +72,14 @@ func ExampleInventory_List_errors() {
 	inv, _ := inventory.New(nil, []inventory.Template{documents}, inventory.Options{})
 	ctx := context.Background()
 
-	var page inventory.ResourcePage
+	_, err := inv.List(ctx, nil, "", nil)
+	fmt.Println(errors.Is(err, principal.ErrUnauthenticated)) // 401
 
-	err := inv.List(ctx, nil, inventory.PageRequest{}, &page)
-	fmt.Println(errors.Is(err, inventory.ErrUnauthenticated)) // 401
-
-	err = inv.List(ctx, &principal.Principal{Subject: "alice"}, inventory.PageRequest{}, &page)
+	_, err = inv.List(ctx, &principal.Principal{Subject: "alice"}, "", nil)
 	var se *principal.ScopeError
 	fmt.Println(errors.As(err, &se), se.Required) // 403 insufficient_scope
 
-	err = inv.List(ctx, &principal.Principal{Subject: "alice", Scopes: []string{"documents:read"}}, inventory.PageRequest{Cursor: "forged"}, &page)
+	_, err = inv.List(ctx, &principal.Principal{Subject: "alice", Scopes: []string{"documents:read"}}, "forged", nil)
 	var ce *inventory.CursorError
 	fmt.Println(errors.As(err, &ce), ce.Reason) // -32602, data.reason
 	// Output:
@@ -121,13 +121,12 @@ func ExampleInventory_Templates() {
 		{Name: "files", Title: "Files", URITemplate: "file:///{+path}", Access: inventory.Public, Read: inventory.TextReader("text/plain", "")},
 		{Name: "debug", URITemplate: "debug://{id}", Access: inventory.Public, Hidden: true, Read: inventory.TextReader("text/plain", "")},
 	}, inventory.Options{Discovery: inventory.DiscoveryProtected})
-	var page inventory.TemplatePage
-	_ = inv.Templates(context.Background(), nil, inventory.PageRequest{}, &page)
-	for _, t := range page.Templates {
-		fmt.Printf("%s %s %s\n", t.Name, t.URITemplate, t.JSON)
-	}
+	_, _ = inv.Templates(context.Background(), nil, "", func(t *inventory.TemplateItem) bool {
+		fmt.Printf("%s %s %q\n", t.Name, t.URITemplate, t.Title)
+		return true
+	})
 	// Output:
-	// files file:///{+path} {"uriTemplate":"file:///{+path}","name":"files","title":"Files"}
+	// files file:///{+path} "Files"
 }
 
 func ExampleInventory_Complete() {

@@ -12,26 +12,24 @@ import (
 
 // templateNames returns the names in a resources/templates/list result.
 func templateNames(inv *inventory.Inventory, p *principal.Principal) []string {
-	var page inventory.TemplatePage
-	if err := inv.Templates(context.Background(), p, inventory.PageRequest{}, &page); err != nil {
-		panic(err)
-	}
 	names := []string{}
-	for _, t := range page.Templates {
+	if _, err := inv.Templates(context.Background(), p, "", func(t *inventory.TemplateItem) bool {
 		names = append(names, t.Name)
+		return true
+	}); err != nil {
+		panic(err)
 	}
 	return names
 }
 
 // resourceURIs returns the URIs of the first resources/list page.
 func resourceURIs(inv *inventory.Inventory, p *principal.Principal) []string {
-	var page inventory.ResourcePage
-	if err := inv.List(context.Background(), p, inventory.PageRequest{}, &page); err != nil {
-		panic(err)
-	}
 	uris := []string{}
-	for _, r := range page.Resources {
+	if _, err := inv.List(context.Background(), p, "", func(r *inventory.Item) bool {
 		uris = append(uris, r.URI)
+		return true
+	}); err != nil {
+		panic(err)
 	}
 	return uris
 }

@@ -233,7 +233,7 @@ func (w *propWorld) expectRead(s string, g *propGrants, uri string) error {
 			case st.public:
 				return nil
 			case s == "":
-				return inventory.ErrUnauthenticated
+				return principal.ErrUnauthenticated
 			case !w.admits(s, false, st.scopes):
 				return principal.ErrInsufficientScope
 			}
@@ -246,7 +246,7 @@ func (w *propWorld) expectRead(s string, g *propGrants, uri string) error {
 			case !w.open(s, g, src.name, src.gates):
 				return inventory.ErrNotFound
 			case s == "":
-				return inventory.ErrUnauthenticated
+				return principal.ErrUnauthenticated
 			case !w.admits(s, false, src.scopes):
 				return principal.ErrInsufficientScope
 			case !strings.HasPrefix(uri, src.prefix+s+"-"):

@@ -108,7 +108,7 @@ func (a *propAgent) fetch() {
 	tr := a.trav
 	out, err := listWire(context.Background(), a.inv, p, tr.cursor, testEnv)
 	if s == "" {
-		require.ErrorIs(a.t, err, inventory.ErrUnauthenticated)
+		require.ErrorIs(a.t, err, principal.ErrUnauthenticated)
 		a.trav = nil
 		return
 	}

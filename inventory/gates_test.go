@@ -218,7 +218,7 @@ func TestGatesScopeErrorOnlyForScopes(t *testing.T) {
 	assert.Equal(t, []string{"docs://readme"}, l.uris(), "every source hidden: the statics the caller may see, no error")
 
 	_, err = listWire(ctx, inv, nil, "", testEnv)
-	assert.ErrorIs(t, err, inventory.ErrUnauthenticated, "anonymous callers are still challenged when sources exist")
+	assert.ErrorIs(t, err, principal.ErrUnauthenticated, "anonymous callers are still challenged when sources exist")
 }
 
 // Gates hide; they do not challenge.
@@ -226,14 +226,14 @@ func TestGatesAnonymous(t *testing.T) {
 	f := newGatedFixture(t, inventory.Options{})
 	ctx := context.Background()
 	_, err := listWire(ctx, f.inv, nil, "", testEnv)
-	assert.ErrorIs(t, err, inventory.ErrUnauthenticated)
+	assert.ErrorIs(t, err, principal.ErrUnauthenticated)
 
 	for uri, want := range map[string]error{
 		uriReadme:             nil,
-		uriPolicy:             inventory.ErrUnauthenticated, // ungated protected: unchanged
+		uriPolicy:             principal.ErrUnauthenticated, // ungated protected: unchanged
 		uriBetaNotes:          inventory.ErrNotFound,        // public but gated
 		uriHandbook:           inventory.ErrNotFound,        // gated protected: hidden, not challenged
-		"docs://documents/d1": inventory.ErrUnauthenticated,
+		"docs://documents/d1": principal.ErrUnauthenticated,
 		"docs://notes/n1":     inventory.ErrNotFound,
 		"docs://reports/r1":   inventory.ErrNotFound,
 		"file:///x":           nil,

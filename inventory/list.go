@@ -16,75 +16,72 @@ var (
 
 // List serves resources/list: the static resources the caller may see,
 // then the entries of every list source the caller may use, one page at a
-// time. It fills page (reusing its storage) with at most the page size of
-// items whose result object, plus req.Reserve, fits in the byte limit, and
-// with the cursor of the next page when more may follow.
+// time, in Go values. cursor is "" for the first page, else the next
+// cursor of an earlier page given to the same caller. Each item of the
+// page, in order, is offered to fit, which says whether it still fits the
+// transport's budget (it encodes the item into its own buffer, say, and
+// answers false when the response would break its byte limit; nil admits
+// every item): the page ends before the first item fit refuses, or at the
+// page size. next continues the traversal after the last item fit
+// accepted; "" on the last page. fit must neither keep nor modify the
+// item (which may be the inventory's own).
+//
+// Every entry a callback returns is validated against the contract before
+// it is offered to fit, in the same pass.
 //
 // In a gated inventory, static resources and list sources hidden from the
 // caller by gates or overrides are skipped, and cursors are bound to what
 // the caller may see (see the package documentation).
 //
-// Errors: ErrUnauthenticated (list sources exist and caller is nil),
-// *principal.ScopeError (the caller may use no list source, and some source is
-// held back by scopes alone), *CursorError, ErrInternal (a callback or the
-// grant store failed, a callback broke the contract, or req.Reserve leaves
-// no room for an empty page; logged). On error page is empty.
-func (inv *Inventory) List(ctx context.Context, caller *principal.Principal, req PageRequest, page *ResourcePage) error {
-	page.reset()
+// Errors: principal.ErrUnauthenticated (list sources exist and caller is nil),
+// *principal.ScopeError (the caller may use no list source, and some
+// source is held back by scopes alone), *CursorError, ErrInternal (a
+// callback or the grant store failed, a callback broke the contract, or fit
+// refused an item on an empty page; logged). After an error, what fit
+// accepted is no page: discard it.
+func (inv *Inventory) List(ctx context.Context, caller *principal.Principal, cursor string, fit func(*Item) bool) (next string, err error) {
 	if len(inv.sources) > 0 && caller == nil {
-		return ErrUnauthenticated
+		return "", principal.ErrUnauthenticated
 	}
 	sc := getScratch()
 	defer putScratch(sc)
 	var vis visibility
 	if inv.gated {
 		if err := inv.listVisibility(ctx, sc, caller, &vis); err != nil {
-			return err
+			return "", err
 		}
 	}
 	if len(inv.sources) > 0 {
 		if err := inv.anySource(caller, &vis); err != nil {
-			return err
+			return "", err
 		}
 	}
 
 	pos, first := position{source: -1}, time.Time{}
-	if req.Cursor == "" {
+	if cursor == "" {
 		first = inv.sealer.Now()
 	} else {
-		payload, f, err := inv.openCursor(sc, purposeList, caller, vis.bits, req.Cursor)
+		payload, f, err := inv.openCursor(sc, purposeList, caller, vis.bits, cursor)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if pos, err = parsePosition(payload); err != nil || !inv.validPosition(pos, caller, &vis) {
-			return &CursorError{Reason: ReasonInvalid}
+			return "", &CursorError{Reason: ReasonInvalid}
 		}
 		first = f
 	}
 
-	f, ok := inv.newFiller(page, req.Reserve)
-	if !ok {
-		return inv.failAssembly(ctx, purposeList, errNoRoom)
+	f := filler[Item]{fit: fit, room: inv.pageSize}
+	at, more, err := inv.fill(ctx, sc, &f, caller, &vis, pos)
+	if err != nil || !more {
+		return "", err
 	}
-	next, more, err := inv.fill(ctx, sc, &f, caller, &vis, pos)
+	next, err = inv.seal(sc, purposeList, caller, vis.bits, appendPosition(sc.payload[:0], at), first)
 	if err != nil {
-		page.reset()
-		return err
+		return "", inv.failAssembly(ctx, purposeList, err)
 	}
-	f.finish()
-	if more {
-		cursor, err := inv.seal(sc, purposeList, caller, vis.bits, appendPosition(sc.payload[:0], next), first)
-		if err != nil {
-			page.reset()
-			return inv.failAssembly(ctx, purposeList, err)
-		}
-		page.NextCursor = cursor
-	}
-	return nil
+	return next, nil
 }
-
-// errNoRoom: the transport's reserve leaves no room for an empty page.
-var errNoRoom = errors.New("inventory: no room for an empty page")
 
 // seal seals a cursor payload with this caller's binding.
 // vis is the caller's visibility vector (nil without gates).
@@ -101,7 +98,7 @@ func (inv *Inventory) seal(sc *scratch, purpose string, caller *principal.Princi
 
 // fill adds the items from pos on and returns the position after the last
 // one and whether more may follow.
-func (inv *Inventory) fill(ctx context.Context, sc *scratch, f *filler, caller *principal.Principal, vis *visibility, pos position) (position, bool, error) {
+func (inv *Inventory) fill(ctx context.Context, sc *scratch, f *filler[Item], caller *principal.Principal, vis *visibility, pos position) (position, bool, error) {
 	if pos.source < 0 {
 		seen, full, err := inv.fillStatics(ctx, f, caller, vis, pos.offset)
 		switch {
@@ -124,7 +121,7 @@ func (inv *Inventory) fill(ctx context.Context, sc *scratch, f *filler, caller *
 		if si == pos.source {
 			after = pos.key
 		}
-		next, full, err := inv.fillSource(ctx, f, caller, si, after)
+		next, full, err := inv.fillSource(ctx, sc, f, caller, si, after)
 		if err != nil || full {
 			return next, full, err
 		}
@@ -138,10 +135,8 @@ func (inv *Inventory) fill(ctx context.Context, sc *scratch, f *filler, caller *
 
 // fillStatics adds the static resources caller is shown, from the
 // offset-th on, and returns how many shown statics the page has then
-// covered and whether it filled up before their end. Runs of consecutive
-// statics are copied into the page at once.
-func (inv *Inventory) fillStatics(ctx context.Context, f *filler, caller *principal.Principal, vis *visibility, offset int) (seen int, full bool, err error) {
-	defer f.flushStatics(inv)
+// covered and whether it filled up before their end.
+func (inv *Inventory) fillStatics(ctx context.Context, f *filler[Item], caller *principal.Principal, vis *visibility, offset int) (seen int, full bool, err error) {
 	for i := range inv.statics {
 		if !inv.staticShown(i, caller, vis) {
 			continue
@@ -150,7 +145,7 @@ func (inv *Inventory) fillStatics(ctx context.Context, f *filler, caller *princi
 			seen++
 			continue
 		}
-		if err := f.addStatic(inv, i); err != nil {
+		if err := f.add(&inv.statics[i].item); err != nil { // the registry's own: fit must not modify it
 			if err == errFull {
 				return seen, true, nil
 			}
@@ -163,8 +158,9 @@ func (inv *Inventory) fillStatics(ctx context.Context, f *filler, caller *princi
 
 // fillSource adds entries of source si after key after until the source
 // ends (full false: hand over to the next source) or the page is full
-// (full true, next = the position after the last entry added).
-func (inv *Inventory) fillSource(ctx context.Context, f *filler, caller *principal.Principal, si int, after string) (position, bool, error) {
+// (full true, next = the position after the last entry added). Each entry
+// is validated and then offered to the page, one pass per entry.
+func (inv *Inventory) fillSource(ctx context.Context, sc *scratch, f *filler[Item], caller *principal.Principal, si int, after string) (position, bool, error) {
 	src := inv.sources[si]
 	name := src.tmpl.Name
 	for f.room > 0 {
@@ -173,13 +169,20 @@ func (inv *Inventory) fillSource(ctx context.Context, f *filler, caller *princip
 		if err != nil {
 			return position{}, false, inv.fail(ctx, purposeList, name, err)
 		}
-		var plain plainNames
-		if ce := validatePage(name, src.ut, req, res, &plain); ce != nil {
+		chk := &sc.check
+		if ce := chk.start(name, src.ut, req, res); ce != nil {
 			return position{}, false, inv.fail(ctx, purposeList, name, ce)
 		}
 		for i := range res.Entries {
 			e := &res.Entries[i]
-			if err := f.addEntry(e, src, plain.has(i)); err != nil {
+			if ce := chk.entry(i); ce != nil {
+				return position{}, false, inv.fail(ctx, purposeList, name, ce)
+			}
+			sc.item = Item{URI: e.URI, Name: e.Name, MIMEType: e.MIMEType, Plain: chk.plain}
+			if e.MIMEType == "" {
+				sc.item.MIMEType, sc.item.Plain = src.tmpl.MIMEType, chk.plain && src.mimePlain
+			}
+			if err := f.add(&sc.item); err != nil {
 				if err == errFull {
 					return position{source: si, key: after}, true, nil
 				}

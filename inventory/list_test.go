@@ -43,7 +43,7 @@ func TestListSkipsSourcesTheCallerMayNotUse(t *testing.T) {
 func TestListRequiresAuthenticationWithSources(t *testing.T) {
 	f := newFixture(t, inventory.Options{})
 	_, err := listWire(context.Background(), f.inv, nil, "", testEnv)
-	assert.ErrorIs(t, err, inventory.ErrUnauthenticated)
+	assert.ErrorIs(t, err, principal.ErrUnauthenticated)
 }
 
 func TestListScopeErrorNamesTheClosestSource(t *testing.T) {
@@ -194,39 +194,50 @@ func TestListEnvelopeMeta(t *testing.T) {
 	assert.Regexp(t, `^\{"jsonrpc":"2.0","id":"x","result":\{"resources":\[.*\],"nextCursor":"[A-Za-z0-9_-]+","ttlMs":0,"cacheScope":"private"\}\}$`, string(out))
 }
 
-// A page reused for the next List keeps nothing of the previous one, and
-// its items stay valid: each item's JSON is its own encoding.
-func TestListReusesThePage(t *testing.T) {
+// List offers each item in order and continues after the last one fit
+// accepted: fit decides where a page ends, and an item refused on an empty
+// page is an error, never an endless walk.
+func TestListFitDecidesThePageEnd(t *testing.T) {
 	f := newFixture(t, inventory.Options{PageSize: 3})
 	for i := 1; i <= 5; i++ {
 		f.docs.Insert("alice", docEntry(i))
 	}
-	var page inventory.ResourcePage
-	require.NoError(t, f.inv.List(context.Background(), alice(), inventory.PageRequest{}, &page))
-	require.Len(t, page.Resources, 3)
-	assert.Equal(t, "docs://readme", page.Resources[0].URI, "statics first")
-	first := page.NextCursor
-	require.NotEmpty(t, first)
-
-	require.NoError(t, f.inv.List(context.Background(), alice(), inventory.PageRequest{Cursor: first}, &page))
 	var uris []string
-	for _, it := range page.Resources {
+	next, err := f.inv.List(context.Background(), alice(), "", func(it *inventory.Item) bool {
 		uris = append(uris, it.URI)
-		var r struct{ URI, Name, MIMEType string }
-		require.NoError(t, json.Unmarshal(it.JSON, &r), "%s", it.JSON)
-		assert.Equal(t, it.URI, r.URI)
-		assert.Equal(t, it.Name, r.Name)
-		assert.Equal(t, it.MIMEType, r.MIMEType)
-	}
-	assert.Equal(t, []string{"docs://documents/d0002", "docs://documents/d0003", "docs://documents/d0004"}, uris)
-	assert.NotEqual(t, first, page.NextCursor)
+		return true
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"docs://readme", "docs://policy", "docs://documents/d0001"}, uris, "statics first, at most the page size")
+	require.NotEmpty(t, next)
 
-	// A failing List leaves the page empty.
-	err := f.inv.List(context.Background(), alice(), inventory.PageRequest{Cursor: "garbage"}, &page)
-	var ce *inventory.CursorError
-	require.ErrorAs(t, err, &ce)
-	assert.Empty(t, page.Resources)
-	assert.Empty(t, page.NextCursor)
+	// fit takes two items of the next page: the one after continues there.
+	uris = nil
+	taken := 0
+	next2, err := f.inv.List(context.Background(), alice(), next, func(it *inventory.Item) bool {
+		uris = append(uris, it.URI)
+		if taken == 2 {
+			return false
+		}
+		taken++
+		assert.Equal(t, "text/plain", it.MIMEType, "the template's MIME type for an entry without one")
+		return true
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"docs://documents/d0002", "docs://documents/d0003", "docs://documents/d0004"}, uris, "offered until refused")
+	l, _ := page(t, f.inv, alice(), next2)
+	assert.Equal(t, []string{"docs://documents/d0004", "docs://documents/d0005"}, l.uris(), "resumes at the refused item")
+
+	// Refused on an empty page: an internal error, logged.
+	_, err = f.inv.List(context.Background(), alice(), next, func(*inventory.Item) bool { return false })
+	assert.Same(t, inventory.ErrInternal, err)
+	assert.Contains(t, f.log.String(), `"rule":"entry-too-large"`)
+
+	// A nil fit takes every item up to the page size.
+	next3, err := f.inv.List(context.Background(), alice(), next, nil)
+	require.NoError(t, err)
+	l, _ = page(t, f.inv, alice(), next3)
+	assert.Equal(t, []string{"docs://documents/d0005"}, l.uris())
 }
 
 func TestListByteBudget(t *testing.T) {
@@ -235,25 +246,30 @@ func TestListByteBudget(t *testing.T) {
 	for i := 1; i <= 40; i++ {
 		f.docs.Insert("alice", docEntry(i))
 	}
-	probe, err := inventory.New(nil, []inventory.Template{docsTemplate(f.docs.List)}, inventory.Options{Sealer: f.sealer})
+	inv, err := inventory.New(nil, []inventory.Template{docsTemplate(f.docs.List)}, inventory.Options{Sealer: f.sealer})
 	require.NoError(t, err)
-	l, _ := page(t, probe, alice(), "")
+	l, _ := page(t, inv, alice(), "")
 	require.Len(t, l.Resources, 40)
 	for _, limit := range []int{900, 1000, 1337, 2000} {
 		t.Run(fmt.Sprint(limit), func(t *testing.T) {
-			inv, err := inventory.New(nil, []inventory.Template{docsTemplate(f.docs.List)}, inventory.Options{MaxPageBytes: limit, Sealer: f.sealer})
-			require.NoError(t, err)
+			env := testEnv
+			env.Limit = limit
 			var all []string
 			cursor := ""
 			for {
-				l, out := page(t, inv, alice(), cursor)
+				out, err := listWire(context.Background(), inv, alice(), cursor, env)
+				require.NoError(t, err)
 				assert.LessOrEqual(t, len(out), limit, "the whole response stays within the limit")
-				require.NotEmpty(t, l.Resources, "every page but possibly the last holds an entry")
-				all = append(all, l.uris()...)
-				if l.NextCursor == nil {
+				var resp struct {
+					Result listed `json:"result"`
+				}
+				require.NoError(t, json.Unmarshal(out, &resp))
+				require.NotEmpty(t, resp.Result.Resources, "every page but possibly the last holds an entry")
+				all = append(all, resp.Result.uris()...)
+				if resp.Result.NextCursor == nil {
 					break
 				}
-				cursor = *l.NextCursor
+				cursor = *resp.Result.NextCursor
 			}
 			assert.Equal(t, allDocs(f), all, "byte-full pages resume right after the last entry")
 		})
@@ -272,9 +288,11 @@ func TestListEntryThatCannotFitIsAnInternalError(t *testing.T) {
 	f := newFixture(t, inventory.Options{})
 	big := inventory.Entry{Key: "k1", URI: "docs://documents/big", Name: longName(500)}
 	f.docs.Insert("alice", big)
-	inv, err := inventory.New(nil, []inventory.Template{docsTemplate(f.docs.List)}, inventory.Options{MaxPageBytes: 600, Sealer: f.sealer, Logger: f.log.logger()})
+	inv, err := inventory.New(nil, []inventory.Template{docsTemplate(f.docs.List)}, inventory.Options{Sealer: f.sealer, Logger: f.log.logger()})
 	require.NoError(t, err)
-	_, err = listWire(context.Background(), inv, alice(), "", testEnv)
+	env := testEnv
+	env.Limit = 600
+	_, err = listWire(context.Background(), inv, alice(), "", env)
 	assert.Same(t, inventory.ErrInternal, err)
 	assert.Contains(t, f.log.String(), `"rule":"entry-too-large"`)
 }
@@ -285,20 +303,6 @@ func longName(n int) string {
 		b[i] = 'n'
 	}
 	return string(b)
-}
-
-func TestListEnvelopeTooLargeIsAnInternalError(t *testing.T) {
-	f := newFixture(t, inventory.Options{MaxPageBytes: 1000})
-	env := envelope{Head: make([]byte, 990), Tail: []byte("}")}
-	_, err := listWire(context.Background(), f.inv, alice(), "", env)
-	assert.Same(t, inventory.ErrInternal, err)
-	_, err = templatesWire(context.Background(), f.inv, alice(), "", env)
-	assert.Same(t, inventory.ErrInternal, err)
-	recs := f.log.records(t)
-	require.Len(t, recs, 2)
-	for _, r := range recs {
-		assert.Equal(t, "envelope-too-large", r["rule"])
-	}
 }
 
 func TestListLastPageHasNoCursor(t *testing.T) {
@@ -315,7 +319,10 @@ func TestListLastPageHasNoCursor(t *testing.T) {
 	}
 }
 
-func TestListUnsortedScopesAreNormalized(t *testing.T) {
+// The cursor binding holds the scopes as a set: a caller whose scopes
+// came in another order (a principal made without principal.New) is the
+// same caller.
+func TestListScopeOrderIsOneBinding(t *testing.T) {
 	f := newFixture(t, inventory.Options{PageSize: 2})
 	f.notes.Insert("alice", noteEntry(1))
 	p := alice()

@@ -94,17 +94,13 @@ func newModel(t *testing.T, seed uint64) *model {
 				opts.Gates = []inventory.Gate{{Name: "signed-in", Policy: inventory.Authenticated}}
 				opts.GlobalGates = []string{"signed-in"}
 			}
-			if m.rng.IntN(2) == 0 {
-				opts.MaxPageBytes = limit
-			} else {
-				opts.MaxResultBytes = limit
-			}
 			inv, err := inventory.New(statics(), []inventory.Template{docsTemplate(m.docs.List), notesTemplate(m.notes.List)}, opts)
 			require.NoError(t, err)
 			env := testEnv
 			if m.rng.IntN(2) == 0 {
 				env = envelope{Head: []byte(`{"jsonrpc":"2.0","id":"req-123456","result":`), Tail: []byte(`}`), Meta: []byte(`"ttlMs":0,"cacheScope":"private"`)}
 			}
+			env.Limit = limit
 			if limit == 0 {
 				limit = 1 << 20 // the default
 			}

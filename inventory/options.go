@@ -12,7 +12,6 @@ import (
 // Defaults of Options.
 const (
 	defaultPageSize        = 50
-	defaultMaxBytes        = 1 << 20 // MaxPageBytes and MaxResultBytes
 	defaultCallbackTimeout = 10 * time.Second
 )
 
@@ -24,16 +23,14 @@ type Options struct {
 	// 1..100. Zero means 50.
 	PageSize int
 
-	// MaxPageBytes and MaxResultBytes bound the size in bytes of a whole
-	// response (envelope, result, nextCursor and meta included); the
-	// tighter of the two applies, to list pages and read results alike.
-	// Zero means 1 MiB. Both must leave room for an empty page with the
-	// longest possible cursor.
-	MaxPageBytes, MaxResultBytes int
-
-	// CallbackTimeout bounds each call of a List, Read or Complete
-	// callback; the request's own deadline applies when it is earlier.
-	// Zero means 10 seconds.
+	// CallbackTimeout bounds each call of a List, Read, Complete or Search
+	// callback and of a GrantStore's Grants; the request's own deadline
+	// applies when it is earlier. The request is answered (ErrInternal) at
+	// the deadline, or up to a hundredth of the timeout (at most 10 ms)
+	// after it, even if the callback ignores its context: callbacks run on
+	// goroutines of their own, and one that has not returned by then is
+	// abandoned and counted (see MaxAbandonedCallbacks). Zero means 10
+	// seconds.
 	CallbackTimeout time.Duration
 
 	// Sealer seals and opens cursors. Nil means a Sealer with a random
@@ -74,7 +71,6 @@ type Options struct {
 // settings are Options with defaults applied.
 type settings struct {
 	pageSize int
-	maxBytes int
 	timeout  time.Duration
 	sealer   *sealedcursor.Sealer
 	disc     Discovery
@@ -89,17 +85,6 @@ func (o Options) resolve() (settings, error) {
 	if s.pageSize < 1 || s.pageSize > MaxLimit {
 		return s, fmt.Errorf("inventory: page size must be 1..%d, got %d", MaxLimit, o.PageSize)
 	}
-	page, result := o.MaxPageBytes, o.MaxResultBytes
-	if page < 0 || result < 0 {
-		return s, errors.New("inventory: byte limits must not be negative")
-	}
-	if page == 0 {
-		page = defaultMaxBytes
-	}
-	if result == 0 {
-		result = defaultMaxBytes
-	}
-	s.maxBytes = min(page, result)
 	if s.timeout < 0 {
 		return s, errors.New("inventory: callback timeout must not be negative")
 	}
@@ -120,8 +105,3 @@ func (o Options) resolve() (settings, error) {
 	}
 	return s, nil
 }
-
-// MaxBytes returns the byte limit of a whole response: the tighter of
-// Options.MaxPageBytes and Options.MaxResultBytes. A transport encoding a
-// read result checks it against this limit.
-func (inv *Inventory) MaxBytes() int { return inv.maxBytes }

@@ -1,177 +1,389 @@
 package inventory
 
 // This file decides whether two templates could match the same URI: the
-// intersection of two regular languages, by a search of the product of
-// their automata.
+// intersection of two regular languages, by a breadth-first search of the
+// product of their automata.
 //
-// A template becomes a list of units: one per literal byte and one per
-// expression. A state is (unit, sub) where, for an expression, sub 0 means
-// "no value unit read yet", 1 "at least one read, at a unit boundary",
-// 2 "read '%'", 3 "read '%' and one hex digit". State (len(units), 0)
-// accepts. An expression in sub 1 may also end: (u, 1) has an ε-move to
-// (u+1, 0).
+// A template's automaton runs on its nodes (see node): a lane is a
+// position in it — a node, and inside a literal the bytes read, inside a
+// value the progress through the current unit (a raw byte, a triplet, the
+// triplets of one UTF-8 character), the characters read (for a prefix
+// modifier) and the state of the %25 rule of scanValue. The automaton
+// accepts exactly what match accepts: both are built on the same nodes,
+// and the value steps below spell out unitAt, scanValue's %25 rule and
+// the prefix count one byte at a time.
 
-type unitSpec struct {
-	lit   byte
-	isVar bool
-	class uint8
+// overlapBudget bounds the pairs of lanes one search visits. Templates
+// whose search would need more are treated as overlapping (New refuses
+// them): only prefix modifiers of hundreds of characters, which the
+// search must count, get there.
+var overlapBudget = 1 << 18 // a variable for the test of its refusal
+
+// lane is a state of a template's automaton.
+type lane struct {
+	node   int32
+	off    uint16 // nLit: bytes of the literal read
+	cnt    uint16 // nVal: characters read (1 at most without a prefix modifier)
+	ph     uint8  // nVal: 0 between units, 1 after '%', 2 after '%' and a hex digit, 3 expecting the '%' of a continuation byte
+	nib    uint8  // nVal, ph 2: the first hex digit
+	need   uint8  // nVal: continuation bytes still to read in the character
+	lo, hi uint8  // nVal: the range of the next continuation byte
+	mode   uint8  // nVal, reserved: 1 after %25, 2 after %25 and a hex digit
 }
 
-type automaton struct {
-	units []unitSpec
+// step returns the lane after reading c, if any: every lane has at most
+// one successor per byte.
+func (t *uriTemplate) step(l lane, c byte, relax bool) (lane, bool) {
+	n := &t.nodes[l.node]
+	switch n.kind {
+	case nLit:
+		if n.lit[l.off] != c {
+			return lane{}, false
+		}
+		l.off++
+		if int(l.off) == len(n.lit) {
+			return lane{node: n.next}, true
+		}
+		return l, true
+	case nVal:
+		return stepValue(n, l, c, relax)
+	}
+	return lane{}, false
 }
 
-func newAutomaton(t *uriTemplate) automaton {
-	var a automaton
-	for _, p := range t.parts {
-		if p.name != "" {
-			a.units = append(a.units, unitSpec{isVar: true, class: varClass(p.reserved)})
-			continue
-		}
-		for i := 0; i < len(p.lit); i++ {
-			a.units = append(a.units, unitSpec{lit: p.lit[i]})
-		}
-	}
-	return a
-}
-
-func (a automaton) states() int          { return 4 * (len(a.units) + 1) }
-func (a automaton) accepting(s int) bool { return s == 4*len(a.units) }
-func state(u, sub int) int               { return 4*u + sub }
-func (a automaton) epsilon(s int) (int, bool) {
-	u, sub := s/4, s%4
-	if u < len(a.units) && a.units[u].isVar && sub == 1 {
-		return state(u+1, 0), true
-	}
-	return 0, false
-}
-
-// step returns the state after reading b from s, if any. Every state has
-// at most one successor per byte.
-func (a automaton) step(s int, b byte) (int, bool) {
-	u, sub := s/4, s%4
-	if u == len(a.units) {
-		return 0, false
-	}
-	us := a.units[u]
-	if !us.isVar {
-		if b == us.lit {
-			return state(u+1, 0), true
-		}
-		return 0, false
-	}
-	switch sub {
-	case 0, 1:
-		if charClass[b]&us.class != 0 {
-			return state(u, 1), true
-		}
-		if b == '%' {
-			return state(u, 2), true
-		}
-	case 2:
-		if charClass[b]&clHex != 0 {
-			return state(u, 3), true
-		}
-	case 3:
-		if charClass[b]&clHex != 0 {
-			return state(u, 1), true
-		}
-	}
-	return 0, false
-}
-
-// closure returns s and the states reachable from it by ε-moves.
-func (a automaton) closure(s int, out []int) []int {
-	out = append(out, s)
-	for {
-		n, ok := a.epsilon(s)
-		if !ok {
-			return out
-		}
-		out = append(out, n)
-		s = n
-	}
-}
-
-// alphabet returns one byte per class of bytes the two automata cannot
-// tell apart: every literal byte itself, and one representative of every
-// other combination of character classes.
-func alphabet(a, b automaton) []byte {
-	var inLit [256]bool
-	var out []byte
-	for _, x := range [2]automaton{a, b} {
-		for _, u := range x.units {
-			if !u.isVar && !inLit[u.lit] {
-				inLit[u.lit] = true
-				out = append(out, u.lit)
-			}
-		}
-	}
-	var seen [256]bool // indexed by class signature
-	for c := 0; c < 256; c++ {
-		if inLit[c] {
-			continue
-		}
-		sig := charClass[c] & (clVar | clReserved | clHex)
+func stepValue(n *node, l lane, c byte, relax bool) (lane, bool) {
+	switch l.ph {
+	case 0:
 		if c == '%' {
-			sig = 0xff
+			l.ph = 1
+			return l, true
 		}
-		if !seen[sig] {
-			seen[sig] = true
-			out = append(out, byte(c))
+		if charClass[c]&valueClass(n.reserved) == 0 {
+			return lane{}, false
+		}
+		return unitRead(n, l, hexFlag(c), relax)
+	case 1:
+		if charClass[c]&clHex == 0 {
+			return lane{}, false
+		}
+		l.nib, l.ph = unhex(c), 2
+		return l, true
+	case 2:
+		if charClass[c]&clHex == 0 {
+			return lane{}, false
+		}
+		b := l.nib<<4 | unhex(c)
+		l.nib = 0
+		if l.need > 0 { // a continuation byte
+			if b < l.lo || b > l.hi {
+				return lane{}, false
+			}
+			if l.need--; l.need == 0 {
+				l.lo, l.hi = 0, 0
+				return unitRead(n, l, 0, relax)
+			}
+			l.ph, l.lo, l.hi = 3, 0x80, 0xBF
+			return l, true
+		}
+		if b < 0x80 {
+			if n.reserved && charClass[b]&clR != 0 {
+				return lane{}, false
+			}
+			f := hexFlag(b)
+			if b == '%' {
+				f = fPct25
+			}
+			return unitRead(n, l, f, relax)
+		}
+		need, lo, hi := utf8Lead(b)
+		if need == 0 {
+			return lane{}, false
+		}
+		l.ph, l.need, l.lo, l.hi = 3, uint8(need), lo, hi
+		return l, true
+	case 3:
+		if c != '%' {
+			return lane{}, false
+		}
+		l.ph = 1
+		return l, true
+	}
+	return lane{}, false
+}
+
+// unitRead completes a unit with flags f; relax ignores prefix modifiers.
+func unitRead(n *node, l lane, f uint8, relax bool) (lane, bool) {
+	l.ph = 0
+	if n.prefix == 0 || relax {
+		l.cnt = 1
+	} else if l.cnt++; int32(l.cnt) > n.prefix {
+		return lane{}, false
+	}
+	if n.reserved {
+		switch {
+		case f == fPct25:
+			l.mode = 1
+		case f == fHex && l.mode == 2:
+			return lane{}, false
+		case f == fHex && l.mode == 1:
+			l.mode = 2
+		default:
+			l.mode = 0
 		}
 	}
-	return out
+	return l, true
+}
+
+// split returns whether l itself reads bytes or accepts (it is not on a
+// split or a mark), and the node it can move on to without reading a
+// byte: its own for a split or a mark, the next one for a value between
+// units that may end there; -1 for none.
+func (t *uriTemplate) split(l lane) (bool, int32) {
+	n := &t.nodes[l.node]
+	switch n.kind {
+	case nSplit, nMark:
+		return false, l.node
+	case nVal:
+		if l.ph == 0 && (l.cnt > 0 || !n.nonEmpty) {
+			return true, n.next
+		}
+	}
+	return true, -1
+}
+
+// closure appends l and the lanes reachable from it without reading a
+// byte: the alternatives of splits, past marks, and out of a value
+// between units.
+func (t *uriTemplate) closure(l lane, out []lane) []lane {
+	n := &t.nodes[l.node]
+	switch n.kind {
+	case nSplit:
+		for _, a := range n.alts {
+			out = t.closure(lane{node: a}, out)
+		}
+		return out
+	case nMark:
+		return t.closure(lane{node: n.next}, out)
+	case nVal:
+		out = append(out, l)
+		if l.ph == 0 && (l.cnt > 0 || !n.nonEmpty) {
+			out = t.closure(lane{node: n.next}, out)
+		}
+		return out
+	}
+	return append(out, l)
+}
+
+// alphabetOrder is every byte, letters and digits first: the search
+// tries bytes in this order, so witnesses read naturally.
+var alphabetOrder = func() []byte {
+	var b []byte
+	for c := 0; c < 256; c++ {
+		if charClass[c]&clVarchar != 0 {
+			b = append(b, byte(c))
+		}
+	}
+	for c := 0; c < 256; c++ {
+		if charClass[c]&clVarchar == 0 {
+			b = append(b, byte(c))
+		}
+	}
+	return b
+}()
+
+// key packs a lane into 53 bits: node (16), off (12), cnt (12), ph (2),
+// nib (4), need (2), the continuation range (3) and mode (2).
+func (l lane) key() uint64 {
+	var r uint64
+	switch {
+	case l.lo == 0x80 && l.hi == 0xBF:
+		r = 1
+	case l.lo == 0xA0:
+		r = 2
+	case l.hi == 0x9F:
+		r = 3
+	case l.lo == 0x90:
+		r = 4
+	case l.hi == 0x8F:
+		r = 5
+	}
+	return uint64(l.node) | uint64(l.off)<<16 | uint64(l.cnt)<<28 | uint64(l.ph)<<40 |
+		uint64(l.nib)<<42 | uint64(l.need)<<46 | r<<48 | uint64(l.mode)<<51
+}
+
+// valueSigma is what a pair of lanes both inside values can tell apart:
+// '%', the hexadecimal digits by value, and one byte of every other
+// combination of the value classes. (A lane in a literal reads its next
+// byte only.)
+var valueSigma = func() []byte {
+	b := []byte("%0123456789ABCDEF")
+	var seen [256]bool
+	for _, c := range alphabetOrder {
+		if sig := charClass[c] & (clU | clR); c != '%' && charClass[c]&clHex == 0 && sig != 0 && !seen[sig] {
+			seen[sig] = true
+			b = append(b, c)
+		}
+	}
+	return b
+}()
+
+// symbols returns the bytes worth trying from the pair (a, b): those that
+// can lead somewhere different.
+func symbols(t1, t2 *uriTemplate, a, b lane, one *[1]byte) []byte {
+	na, nb := &t1.nodes[a.node], &t2.nodes[b.node]
+	if na.kind == nAccept || nb.kind == nAccept {
+		return nil
+	}
+	switch {
+	case na.kind == nLit:
+		one[0] = na.lit[a.off]
+	case nb.kind == nLit:
+		one[0] = nb.lit[b.off]
+	case a.ph == 3 || b.ph == 3:
+		one[0] = '%'
+	default:
+		return valueSigma
+	}
+	return one[:]
+}
+
+// live reports whether the pair (a, b) may lead to a URI of both: both
+// accept, or neither does and a byte that one of them needs next (in a
+// literal) the other can read. Leaving dead pairs out saves the search
+// the many pairs that named expressions' alternatives make.
+func live(t1, t2 *uriTemplate, a, b lane, relax bool) bool {
+	na, nb := &t1.nodes[a.node], &t2.nodes[b.node]
+	if na.kind == nAccept || nb.kind == nAccept {
+		return na.kind == nb.kind
+	}
+	switch {
+	case na.kind == nLit:
+		_, ok := t2.step(b, na.lit[a.off], relax)
+		return ok
+	case nb.kind == nLit:
+		_, ok := t1.step(a, nb.lit[b.off], relax)
+		return ok
+	}
+	return true
 }
 
 // overlap reports whether some URI matches both templates, and returns the
-// shortest such URI as a witness (for error messages).
+// shortest such URI as a witness (for error messages). A search that
+// exceeds overlapBudget reports an overlap without a witness.
+//
+// It searches first without prefix modifiers, a superset of both
+// languages: no URI there means none at all, and a witness that matches
+// both templates is one. Only when prefixes are what separates them does
+// it search again, counting characters.
 func overlap(t1, t2 *uriTemplate) (string, bool) {
-	a, b := newAutomaton(t1), newAutomaton(t2)
-	sigma := alphabet(a, b)
-	nb := b.states()
-	type node struct {
-		pair int
-		prev int // index of the predecessor in queue, -1 for a start
+	w, ok, done := search(t1, t2, true)
+	switch {
+	case !done:
+		return "", true
+	case !ok:
+		return "", false
+	case t1.matches(w) && t2.matches(w):
+		return w, true
+	}
+	w, ok, done = search(t1, t2, false)
+	if !done {
+		return "", true
+	}
+	return w, ok
+}
+
+// search is the breadth-first search of the product of the automata;
+// relax ignores prefix modifiers. done is false when the budget ran out.
+func search(t1, t2 *uriTemplate, relax bool) (witness string, ok, done bool) {
+	type item struct {
+		a, b lane
+		prev int32 // index of the predecessor in queue, -1 for a start
 		sym  byte
 	}
-	visited := make([]bool, a.states()*nb)
-	var queue []node
-	push := func(sa, sb, prev int, sym byte) {
-		var ca, cb [4]int
-		for _, x := range a.closure(sa, ca[:0]) {
-			for _, y := range b.closure(sb, cb[:0]) {
-				if p := x*nb + y; !visited[p] {
-					visited[p] = true
-					queue = append(queue, node{pair: p, prev: prev, sym: sym})
+	visited := make(map[[2]uint64]struct{})
+	var queue []item
+	add := func(x, y lane, prev int32, sym byte) {
+		if !live(t1, t2, x, y, relax) {
+			return
+		}
+		k := [2]uint64{x.key(), y.key()}
+		if _, dup := visited[k]; !dup {
+			visited[k] = struct{}{}
+			queue = append(queue, item{a: x, b: y, prev: prev, sym: sym})
+		}
+	}
+	// A lane splits into itself (unless it sits on a split or a mark) and
+	// the node it can move on to without reading (-1 for none), whose
+	// closure is the same every time: cached per node, and each pair of
+	// such nodes crossed once.
+	c1, c2 := map[int32][]lane{}, map[int32][]lane{}
+	closure := func(t *uriTemplate, cache map[int32][]lane, n int32) []lane {
+		if n < 0 {
+			return nil
+		}
+		c, ok := cache[n]
+		if !ok {
+			c = t.closure(lane{node: n}, nil)
+			cache[n] = c
+		}
+		return c
+	}
+	crossed := map[[2]int32]bool{}
+	push := func(a, b lane, prev int32, sym byte) {
+		sa, ra := t1.split(a)
+		sb, rb := t2.split(b)
+		ca, cb := closure(t1, c1, ra), closure(t2, c2, rb)
+		if sa && sb {
+			add(a, b, prev, sym)
+		}
+		if sa {
+			for _, y := range cb {
+				add(a, y, prev, sym)
+			}
+		}
+		if sb {
+			for _, x := range ca {
+				add(x, b, prev, sym)
+			}
+		}
+		if k := [2]int32{ra, rb}; ra >= 0 && rb >= 0 && !crossed[k] {
+			crossed[k] = true
+			for _, x := range ca {
+				for _, y := range cb {
+					add(x, y, prev, sym)
 				}
 			}
 		}
 	}
-	push(0, 0, -1, 0)
+	push(lane{node: t1.start}, lane{node: t2.start}, -1, 0)
+	var one [1]byte
 	for i := 0; i < len(queue); i++ {
-		sa, sb := queue[i].pair/nb, queue[i].pair%nb
-		if a.accepting(sa) && b.accepting(sb) {
+		if len(visited) > overlapBudget {
+			return "", false, false
+		}
+		it := queue[i]
+		if t1.nodes[it.a.node].kind == nAccept && t2.nodes[it.b.node].kind == nAccept && it.prev >= 0 {
+			// (The empty URI, which templates such as "{/x}" spell, matches nothing.)
 			var w []byte
-			for j := i; queue[j].prev >= 0; j = queue[j].prev {
+			for j := int32(i); queue[j].prev >= 0; j = queue[j].prev {
 				w = append(w, queue[j].sym)
 			}
 			for l, r := 0, len(w)-1; l < r; l, r = l+1, r-1 {
 				w[l], w[r] = w[r], w[l]
 			}
-			return string(w), true
+			return string(w), true, true
 		}
-		for _, c := range sigma {
-			na, ok := a.step(sa, c)
+		for _, c := range symbols(t1, t2, it.a, it.b, &one) {
+			na, ok := t1.step(it.a, c, relax)
 			if !ok {
 				continue
 			}
-			nb2, ok := b.step(sb, c)
+			nb, ok := t2.step(it.b, c, relax)
 			if !ok {
 				continue
 			}
-			push(na, nb2, i, c)
+			push(na, nb, int32(i), c)
 		}
 	}
-	return "", false
+	return "", false, true
 }

@@ -74,13 +74,15 @@ func ownerFixture(t *testing.T) (*inventory.Inventory, *atomic.Int64) {
 
 func uris(t *testing.T, inv *inventory.Inventory, p *principal.Principal) ([]string, error) {
 	t.Helper()
-	var page inventory.ResourcePage
-	err := inv.List(context.Background(), p, inventory.PageRequest{}, &page)
 	var out []string
-	for _, r := range page.Resources {
+	_, err := inv.List(context.Background(), p, "", func(r *inventory.Item) bool {
 		out = append(out, r.URI)
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, err
+	return out, nil
 }
 
 // A template declares whose records it lists; a caller without that

@@ -13,7 +13,7 @@ import (
 // The private page as examples/bench serves it: a List callback over
 // 100,000 prepared entries of the caller that finds the page's start by
 // binary search and slices the array, page size 50, a sealed cursor. The
-// page is filled into a recycled ResourcePage, as mcphttp does: the
+// items are counted by the fit function, without an encoding: the
 // inventory's own cost per page.
 
 const preparedEntries = 100_000
@@ -40,16 +40,16 @@ func preparedInventory(b *testing.B) *inventory.Inventory {
 // cursorOfPage walks from the first page and returns the cursor of page n.
 func cursorOfPage(b *testing.B, inv *inventory.Inventory, n int) string {
 	b.Helper()
-	var page inventory.ResourcePage
 	cursor := ""
 	for range n - 1 {
-		if err := inv.List(context.Background(), alice(), inventory.PageRequest{Cursor: cursor, Reserve: benchEnv.reserve()}, &page); err != nil {
+		next, err := inv.List(context.Background(), alice(), cursor, nil)
+		if err != nil {
 			b.Fatal(err)
 		}
-		if page.NextCursor == "" {
+		if next == "" {
 			b.Fatal("the listing ended early")
 		}
-		cursor = page.NextCursor
+		cursor = next
 	}
 	return cursor
 }
@@ -63,12 +63,14 @@ func BenchmarkListPrepared(b *testing.B) {
 		page int
 	}{{"first", 1}, {"deep", 1000}} {
 		b.Run(c.name, func(b *testing.B) {
-			req := inventory.PageRequest{Cursor: cursorOfPage(b, inv, c.page), Reserve: benchEnv.reserve()}
+			cursor := cursorOfPage(b, inv, c.page)
 			ctx, caller := context.Background(), alice()
-			var page inventory.ResourcePage
+			n := 0
+			fit := func(*inventory.Item) bool { n++; return true }
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := inv.List(ctx, caller, req, &page); err != nil || len(page.Resources) != 50 {
+				n = 0
+				if _, err := inv.List(ctx, caller, cursor, fit); err != nil || n != 50 {
 					b.Fatal(err)
 				}
 			}
@@ -83,19 +85,17 @@ func BenchmarkListPrepared(b *testing.B) {
 // nothing but the cursor's opening).
 func BenchmarkListDeepVsFirst(b *testing.B) {
 	inv := preparedInventory(b)
-	first := inventory.PageRequest{Reserve: benchEnv.reserve()}
-	deep := inventory.PageRequest{Cursor: cursorOfPage(b, inv, 1000), Reserve: benchEnv.reserve()}
+	deep := cursorOfPage(b, inv, 1000)
 	ctx, caller := context.Background(), alice()
-	var page inventory.ResourcePage
 	var firstTime, deepTime time.Duration
 	b.ReportAllocs()
 	for b.Loop() {
 		t0 := time.Now()
-		if err := inv.List(ctx, caller, first, &page); err != nil {
+		if _, err := inv.List(ctx, caller, "", nil); err != nil {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
-		if err := inv.List(ctx, caller, deep, &page); err != nil {
+		if _, err := inv.List(ctx, caller, deep, nil); err != nil {
 			b.Fatal(err)
 		}
 		firstTime += t1.Sub(t0)

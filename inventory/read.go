@@ -2,7 +2,6 @@ package inventory
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"unicode/utf8"
@@ -16,7 +15,7 @@ const methodRead = "resources/read"
 // else the one template that matches it. Access is checked on every read:
 // a resource or template hidden from the caller by gates or overrides is
 // ErrNotFound, as if it did not exist (also for an anonymous caller); a
-// protected resource needs an authenticated caller (ErrUnauthenticated)
+// protected resource needs an authenticated caller (principal.ErrUnauthenticated)
 // holding its scopes (*principal.ScopeError); then the template's Validate
 // rules run (*ParamsError naming the rejected variables); then the handler,
 // which must apply record ownership. No match, and a handler returning
@@ -75,7 +74,7 @@ func checkCaller(a Access, scopes []string, caller *principal.Principal) error {
 		return nil
 	}
 	if caller == nil {
-		return ErrUnauthenticated
+		return principal.ErrUnauthenticated
 	}
 	if !caller.HasScopes(scopes...) {
 		return &principal.ScopeError{Required: append([]string(nil), scopes...)}
@@ -149,7 +148,6 @@ func (inv *Inventory) checkContents(cs []Contents) (int, bool) {
 	if len(cs) == 0 {
 		return -1, false
 	}
-	size := len(`{"contents":[]}`)
 	for i := range cs {
 		c := &cs[i]
 		if c.URI == "" || longer(c.URI, maxURILen) || !plainURI(c.URI) || checkMIME(c.MIMEType) != "" {
@@ -157,16 +155,6 @@ func (inv *Inventory) checkContents(cs []Contents) (int, bool) {
 		}
 		if c.Blob == nil && !utf8.ValidString(c.Text) {
 			return i, false
-		}
-
-		size += len(c.URI) + len(c.MIMEType) + len(`{"uri":"","mimeType":"","text":""},`)
-		if c.Blob != nil {
-			size += base64.StdEncoding.EncodedLen(len(c.Blob))
-		} else {
-			size += len(c.Text)
-		}
-		if size > inv.maxBytes {
-			return -1, false
 		}
 	}
 	return -1, true

@@ -66,12 +66,12 @@ func TestRead(t *testing.T) {
 		err    error
 	}{
 		{"public static, anonymous", nil, "docs://readme", "hello", nil},
-		{"protected static, anonymous", nil, "docs://policy", "", inventory.ErrUnauthenticated},
+		{"protected static, anonymous", nil, "docs://policy", "", principal.ErrUnauthenticated},
 		{"protected static, no scope", &principal.Principal{Subject: "eve"}, "docs://policy", "", principal.ErrInsufficientScope},
 		{"protected static, scope", bob(), "docs://policy", "policy", nil},
 		{"template, owner", alice(), "docs://documents/d1", "alice's document", nil},
 		{"template, not the owner", bob(), "docs://documents/d1", "", inventory.ErrNotFound},
-		{"template, anonymous", nil, "docs://documents/d1", "", inventory.ErrUnauthenticated},
+		{"template, anonymous", nil, "docs://documents/d1", "", principal.ErrUnauthenticated},
 		{"template, no scope", &principal.Principal{Subject: "alice"}, "docs://documents/d1", "", principal.ErrInsufficientScope},
 		{"template, missing record", alice(), "docs://documents/d2", "", inventory.ErrNotFound},
 		{"no match", alice(), "docs://nothing/here", "", inventory.ErrNotFound},
@@ -119,7 +119,7 @@ func TestReadValidateRules(t *testing.T) {
 	assert.Equal(t, []string{`invalid value for variable "a"`, `invalid value for variable "b"`}, pe.Problems, "every failure, in variable order")
 
 	_, err = inv.Read(context.Background(), nil, "docs://documents/x")
-	assert.ErrorIs(t, err, inventory.ErrUnauthenticated, "access is checked before the rules")
+	assert.ErrorIs(t, err, principal.ErrUnauthenticated, "access is checked before the rules")
 }
 
 func TestReadContentsRules(t *testing.T) {
@@ -129,15 +129,13 @@ func TestReadContentsRules(t *testing.T) {
 		"long URI":        {{URI: "x://" + strings.Repeat("a", 2048), Text: "x"}},
 		"bad MIME":        {{URI: "x://1", MIMEType: "text", Text: "x"}},
 		"text not UTF-8":  {{URI: "x://1", Text: "\xff"}},
-		"over the limit":  {{URI: "x://1", Text: strings.Repeat("a", 3000)}},
-		"blob over limit": {{URI: "x://1", Blob: make([]byte, 2300)}}, // 3068 bytes of base64
 		"second item bad": {{URI: "x://1", Text: "a"}, {URI: "", Text: "b"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			log := &logBuffer{}
 			tmpl := inventory.Template{Name: "x", URITemplate: "x://{id}", Access: inventory.Public,
 				Read: func(context.Context, inventory.ReadRequest) ([]inventory.Contents, error) { return cs, nil }}
-			inv, err := inventory.New(nil, []inventory.Template{tmpl}, inventory.Options{MaxResultBytes: 3000, Logger: log.logger()})
+			inv, err := inventory.New(nil, []inventory.Template{tmpl}, inventory.Options{Logger: log.logger()})
 			require.NoError(t, err)
 			_, err = inv.Read(context.Background(), nil, "x://1")
 			assert.Same(t, inventory.ErrInternal, err)
@@ -176,13 +174,8 @@ func TestReadResponse(t *testing.T) {
 	_, err = readWire(context.Background(), inv, bob(), "docs://documents/d1", env)
 	assert.ErrorIs(t, err, inventory.ErrNotFound)
 
-	// Contents over the limit are the handler's fault: an internal error.
-	// (The transport checks the whole response against MaxBytes.)
-	small := readFixture(t, inventory.Options{MaxPageBytes: 1000})
-	_, err = small.Read(context.Background(), nil, "file:///"+strings.Repeat("a", 800))
-	assert.Same(t, inventory.ErrInternal, err)
-	assert.Equal(t, 1000, small.MaxBytes())
-	_, err = readWire(context.Background(), small, nil, "file:///"+strings.Repeat("a", 330), envelope{Head: make([]byte, 200)})
+	// The byte limit is the transport's: it checks the whole response.
+	_, err = readWire(context.Background(), inv, nil, "file:///"+strings.Repeat("a", 330), envelope{Head: make([]byte, 200), Limit: 600})
 	assert.ErrorIs(t, err, errTooLarge, "the transport's check counts the envelope")
 }
 

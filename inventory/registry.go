@@ -12,7 +12,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mcpkit/mcpkit/budget"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
 
@@ -22,8 +21,6 @@ import (
 // concurrent use.
 type Inventory struct {
 	statics     []static
-	staticsJSON []byte         // every static's list item, comma-separated: static.enc are slices of it
-	staticItems []Item         // every static's Item, in order
 	staticIndex map[string]int // URI → index in statics
 	templates   []*registered
 	byTemplate  map[string]*registered // URITemplate → template
@@ -31,16 +28,14 @@ type Inventory struct {
 	searchers   []*registered          // templates with Search, in registration order
 
 	pageSize  int
-	maxBytes  int
 	timeout   time.Duration
 	sealer    *sealedcursor.Sealer
 	discovery Discovery
 	log       *slog.Logger
 
-	fp          [sha256.Size]byte // registry and page settings
-	listReserve int               // bytes kept for `,"nextCursor":"…"` in resources/list
-	tmplReserve int               // the same for resources/templates/list
-	completes   bool
+	fp        [sha256.Size]byte // registry and page settings
+	maxCursor int               // the longest cursor List or Templates issues
+	completes bool
 
 	gates     []Gate                   // definitions, in order
 	gateIndex map[string]int           // name → index in gates
@@ -54,19 +49,17 @@ type static struct {
 	res    Resource
 	scopes []string // sorted, de-duplicated
 	gates  []int    // own and global gates, sorted indices
-	enc    []byte   // the encoded list item
-	start  int      // where enc starts in Inventory.staticsJSON
+	item   Item     // what resources/list shows of it
 }
 
 type registered struct {
 	tmpl   Template
 	ut     *uriTemplate
-	scopes []string // sorted, de-duplicated
-	gates  []int    // own and global gates, sorted indices
-	enc    []byte   // the encoded resources/templates/list item
-	// end closes an entry without a MIME type of its own:
-	// `,"mimeType":"…"}` with the template's, or `}`.
-	end []byte
+	scopes []string     // sorted, de-duplicated
+	gates  []int        // own and global gates, sorted indices
+	item   TemplateItem // what resources/templates/list shows of it
+	// mimePlain says the template's MIME type is plain (see Item.Plain).
+	mimePlain bool
 }
 
 // New validates the registry and returns an Inventory. It copies what it
@@ -82,7 +75,6 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 		staticIndex: make(map[string]int, len(resources)),
 		byTemplate:  make(map[string]*registered, len(templates)),
 		pageSize:    s.pageSize,
-		maxBytes:    s.maxBytes,
 		timeout:     s.timeout,
 		sealer:      s.sealer,
 		discovery:   s.disc,
@@ -103,9 +95,9 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 			return nil, fmt.Errorf("inventory: resource %d: duplicate URI %q", i, st.res.URI)
 		}
 		inv.staticIndex[st.res.URI] = len(inv.statics)
+		st.item.Static = len(inv.statics) + 1
 		inv.statics = append(inv.statics, st)
 	}
-	inv.joinStatics()
 	names := make(map[string]bool, len(templates))
 	for i := range templates {
 		rt, err := newRegistered(templates[i])
@@ -120,7 +112,10 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 		}
 		names[rt.tmpl.Name] = true
 		for _, other := range inv.templates {
-			if w, ok := overlap(other.ut, rt.ut); ok {
+			if w, ok := overlap(other.ut, rt.ut); ok && w == "" {
+				return nil, fmt.Errorf("inventory: templates %q and %q are too complex to prove that no URI matches both",
+					other.tmpl.Name, rt.tmpl.Name)
+			} else if ok {
 				return nil, fmt.Errorf("inventory: templates %q and %q can match the same URI (for example %q)",
 					other.tmpl.Name, rt.tmpl.Name, w)
 			}
@@ -140,14 +135,7 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 	if err := inv.checkOverrideNames(); err != nil {
 		return nil, err
 	}
-	inv.listReserve = len(`,"nextCursor":""`) + sealedcursor.SealedLen(inv.maxListPayload())
-	inv.tmplReserve = len(`,"nextCursor":""`) + sealedcursor.SealedLen(inv.maxTemplatesPayload())
-	if need := len(`{"resources":[]}`) + inv.listReserve; inv.maxBytes < need {
-		return nil, fmt.Errorf("inventory: byte limit %d is too small for an empty resources/list page with a cursor (%d bytes)", inv.maxBytes, need)
-	}
-	if need := len(`{"resourceTemplates":[]}`) + inv.tmplReserve; inv.maxBytes < need {
-		return nil, fmt.Errorf("inventory: byte limit %d is too small for an empty resources/templates/list page with a cursor (%d bytes)", inv.maxBytes, need)
-	}
+	inv.maxCursor = sealedcursor.SealedLen(max(inv.maxListPayload(), inv.maxTemplatesPayload()))
 	inv.fp = inv.fingerprint()
 	return inv, nil
 }
@@ -187,34 +175,10 @@ func newStatic(r Resource) (static, error) {
 		}
 		st.res.Annotations = &c
 	}
-	st.enc = appendResource(nil, &st.res)
+	st.item = Item{URI: st.res.URI, Name: st.res.Name, Title: st.res.Title, Description: st.res.Description,
+		MIMEType: st.res.MIMEType, Size: st.res.Size, Annotations: st.res.Annotations,
+		Plain: jsonPlain(st.res.URI) && jsonPlain(st.res.Name) && jsonPlain(st.res.MIMEType)}
 	return st, nil
-}
-
-// joinStatics puts the statics' list items back to back, comma-separated,
-// in staticsJSON, so that a page can copy a run of consecutive statics at
-// once (ResourcePage.AppendJSON).
-func (inv *Inventory) joinStatics() {
-	n := 0
-	for i := range inv.statics {
-		n += len(inv.statics[i].enc) + 1
-	}
-	joined := make([]byte, 0, n)
-	for i := range inv.statics {
-		st := &inv.statics[i]
-		if i > 0 {
-			joined = append(joined, ',')
-		}
-		st.start = len(joined)
-		joined = append(joined, st.enc...)
-	}
-	inv.staticsJSON = joined
-	inv.staticItems = make([]Item, len(inv.statics))
-	for i := range inv.statics {
-		st := &inv.statics[i]
-		st.enc = joined[st.start : st.start+len(st.enc) : st.start+len(st.enc)]
-		inv.staticItems[i] = Item{URI: st.res.URI, Name: st.res.Name, MIMEType: st.res.MIMEType, JSON: st.enc}
-	}
 }
 
 func checkAnnotations(a *Annotations) error {
@@ -299,11 +263,7 @@ func newRegistered(t Template) (*registered, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &registered{tmpl: t, ut: ut, scopes: scopes}
-	rt.end = []byte("}")
-	if t.MIMEType != "" {
-		rt.end = append(budget.AppendString([]byte(`,"mimeType":`), t.MIMEType), '}')
-	}
+	rt := &registered{tmpl: t, ut: ut, scopes: scopes, mimePlain: jsonPlain(t.MIMEType)}
 	rt.tmpl.RequiredScopes = scopes
 	rt.tmpl.Gates = slices.Clone(t.Gates)
 	if t.Validate != nil {
@@ -330,7 +290,7 @@ func newRegistered(t Template) (*registered, error) {
 			rt.tmpl.Complete[k] = f
 		}
 	}
-	rt.enc = appendTemplate(nil, &rt.tmpl)
+	rt.item = TemplateItem{Name: t.Name, Title: t.Title, Description: t.Description, URITemplate: t.URITemplate, MIMEType: t.MIMEType}
 	return rt, nil
 }
 
@@ -358,7 +318,6 @@ func (inv *Inventory) fingerprint() [sha256.Size]byte {
 	}
 	str("mcpkit/inventory/registry/v1")
 	num(inv.pageSize)
-	num(inv.maxBytes)
 	num(int(inv.discovery))
 	gated := 0
 	if inv.gated {
@@ -398,6 +357,34 @@ func (inv *Inventory) fingerprint() [sha256.Size]byte {
 	}
 	return sha256.Sum256(b)
 }
+
+// StaticItems returns the list items of the static resources, in
+// registration order: what resources/list may show of them (a transport
+// checks at construction that its byte limit holds each).
+func (inv *Inventory) StaticItems() []Item {
+	out := make([]Item, len(inv.statics))
+	for i := range inv.statics {
+		out[i] = inv.statics[i].item
+	}
+	return out
+}
+
+// TemplateItems returns the items of the templates resources/templates/list
+// may show, in registration order.
+func (inv *Inventory) TemplateItems() []TemplateItem {
+	var out []TemplateItem
+	for _, rt := range inv.templates {
+		if !rt.tmpl.Hidden {
+			out = append(out, rt.item)
+		}
+	}
+	return out
+}
+
+// MaxCursorLen returns the length of the longest cursor List and
+// Templates issue: base64url text, which a transport's byte budget keeps
+// room for.
+func (inv *Inventory) MaxCursorLen() int { return inv.maxCursor }
 
 // HasListSources reports whether some template has a List callback: then
 // every resources/list needs an authenticated caller.

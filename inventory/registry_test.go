@@ -42,7 +42,8 @@ func TestNewRejects(t *testing.T) {
 		// Templates.
 		{"template without Read", nil, []inventory.Template{{Name: "t", URITemplate: "t://{id}"}}, inventory.Options{}},
 		{"template without name", nil, []inventory.Template{{URITemplate: "t://{id}", Read: readEcho}}, inventory.Options{}},
-		{"unsupported template", nil, []inventory.Template{{Name: "t", URITemplate: "t://{?q}", Read: readEcho}}, inventory.Options{}},
+		{"invalid template", nil, []inventory.Template{{Name: "t", URITemplate: "t://{?q", Read: readEcho}}, inventory.Options{}},
+		{"ambiguous template", nil, []inventory.Template{{Name: "t", URITemplate: "t://{a}{b}", Read: readEcho}}, inventory.Options{}},
 		{"empty template", nil, []inventory.Template{{Name: "t", Read: readEcho}}, inventory.Options{}},
 		{"duplicate names", nil, []inventory.Template{okTmpl(), func() inventory.Template { t := okTmpl(); t.URITemplate = "x://{id}"; return t }()}, inventory.Options{}},
 		{"overlapping templates", nil, []inventory.Template{okTmpl(), {Name: "t2", URITemplate: "docs://{kind}/readme", Read: readEcho}}, inventory.Options{}},
@@ -61,10 +62,6 @@ func TestNewRejects(t *testing.T) {
 		// Options.
 		{"page size 101", nil, nil, inventory.Options{PageSize: 101}},
 		{"negative page size", nil, nil, inventory.Options{PageSize: -1}},
-		{"negative page bytes", nil, nil, inventory.Options{MaxPageBytes: -1}},
-		{"negative result bytes", nil, nil, inventory.Options{MaxResultBytes: -1}},
-		{"page bytes too small", nil, nil, inventory.Options{MaxPageBytes: 80}},
-		{"result bytes too small for a source cursor", nil, []inventory.Template{okTmpl()}, inventory.Options{MaxPageBytes: 200}},
 		{"negative timeout", nil, nil, inventory.Options{CallbackTimeout: -time.Second}},
 		{"unknown discovery", nil, nil, inventory.Options{Discovery: 9}},
 	} {
@@ -80,10 +77,10 @@ func TestNewRejects(t *testing.T) {
 }
 
 func TestNewErrorsNameTheTemplate(t *testing.T) {
-	_, err := inventory.New(nil, []inventory.Template{{Name: "reports", URITemplate: "r://{x,y}", Read: readEcho}}, inventory.Options{})
+	_, err := inventory.New(nil, []inventory.Template{{Name: "reports", URITemplate: "r://{x}{y}", Read: readEcho}}, inventory.Options{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"reports"`)
-	assert.Contains(t, err.Error(), `r://{x,y}`)
+	assert.Contains(t, err.Error(), `r://{x}{y}`)
 
 	_, err = inventory.New(nil, []inventory.Template{docsTemplate(emptyList), {Name: "other", URITemplate: "docs://{a}/{b}", Read: readEcho}}, inventory.Options{})
 	require.Error(t, err)
@@ -100,7 +97,7 @@ func TestNewAccepts(t *testing.T) {
 	inv, err := inventory.New(res, []inventory.Template{
 		docsTemplate(emptyList),
 		{Name: "versions", URITemplate: "docs://documents/{id}/versions/{v}", Read: readEcho}, // disjoint: {id} holds no '/'
-	}, inventory.Options{PageSize: 100, MaxPageBytes: 2048, MaxResultBytes: 4096, CallbackTimeout: time.Second})
+	}, inventory.Options{PageSize: 100, CallbackTimeout: time.Second})
 	require.NoError(t, err)
 	prio = 0.9 // the registry keeps its own copy
 	l, _ := page(t, inv, alice(), "")

@@ -56,7 +56,7 @@ func (inv *Inventory) HasSearch() bool { return len(inv.searchers) > 0 }
 // RequiredScopes, and passes its gates and overrides. What Search returns
 // is never a grant: reads of the hits check access again.
 //
-// Errors: ErrUnauthenticated (caller is nil), *ParamsError (a query that
+// Errors: principal.ErrUnauthenticated (caller is nil), *ParamsError (a query that
 // is empty, too long or holds control characters; a limit outside
 // 1..MaxSearchLimit), *principal.ScopeError (the caller may use no source, and
 // some source is held back by scopes alone), ErrInternal (a callback or
@@ -67,7 +67,7 @@ func (inv *Inventory) Search(ctx context.Context, caller *principal.Principal, q
 		return nil, nil
 	}
 	if caller == nil {
-		return nil, ErrUnauthenticated
+		return nil, principal.ErrUnauthenticated
 	}
 	if query == "" || longer(query, MaxQueryLen) || !printable(query) {
 		return nil, &ParamsError{Problems: []string{"the query must be 1..1024 characters without control characters"}}

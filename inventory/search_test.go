@@ -122,7 +122,7 @@ func TestSearchRefusals(t *testing.T) {
 		limit  int
 		check  func(t *testing.T, err error)
 	}{
-		{"anonymous", nil, "x", 10, func(t *testing.T, err error) { assert.ErrorIs(t, err, inventory.ErrUnauthenticated) }},
+		{"anonymous", nil, "x", 10, func(t *testing.T, err error) { assert.ErrorIs(t, err, principal.ErrUnauthenticated) }},
 		{"empty query", alice(), "", 10, func(t *testing.T, err error) { assert.ErrorAs(t, err, &pe) }},
 		// 1025 code units: one over the limit.
 		{"long query", alice(), strings.Repeat("q", 1025), 10, func(t *testing.T, err error) { assert.ErrorAs(t, err, &pe) }},

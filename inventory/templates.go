@@ -10,78 +10,64 @@ import (
 
 // Templates serves resources/templates/list: the templates that are not
 // Hidden, in registration order, paginated like List with a sealed cursor
-// of its own; it fills page, reusing its storage. Under DiscoveryProtected
-// a protected template is shown only to an authenticated caller holding
-// its scopes. In both modes, templates hidden from the caller by gates or
-// overrides are left out. caller may be nil.
+// of its own, each offered to fit as List offers its items. Under
+// DiscoveryProtected a protected template is shown only to an
+// authenticated caller holding its scopes. In both modes, templates
+// hidden from the caller by gates or overrides are left out. caller may be
+// nil.
 //
-// Errors: *CursorError, ErrInternal (req.Reserve leaves no room, or the
-// grant store failed; logged). On error page is empty.
-func (inv *Inventory) Templates(ctx context.Context, caller *principal.Principal, req PageRequest, page *TemplatePage) error {
-	clear(page.Templates)
-	page.Templates, page.NextCursor = page.Templates[:0], ""
+// Errors: *CursorError, ErrInternal (fit refused a template on an empty
+// page, or the grant store failed; logged).
+func (inv *Inventory) Templates(ctx context.Context, caller *principal.Principal, cursor string, fit func(*TemplateItem) bool) (next string, err error) {
 	sc := getScratch()
 	defer putScratch(sc)
 	var vis []byte // gated: one bit per template, shown or not
 	if inv.gated {
-		var err error
 		if vis, err = inv.templatesVisibility(ctx, sc, caller); err != nil {
-			return err
+			return "", err
 		}
 	}
 
 	start, first := 0, time.Time{}
-	if req.Cursor == "" {
+	if cursor == "" {
 		first = inv.sealer.Now()
 	} else {
-		payload, f, err := inv.openCursor(sc, purposeTemplates, caller, vis, req.Cursor)
+		payload, f, err := inv.openCursor(sc, purposeTemplates, caller, vis, cursor)
 		if err != nil {
-			return err
+			return "", err
 		}
 		idx, ok := parseTemplatesPosition(payload)
 		if !ok || idx > len(inv.templates) {
-			return &CursorError{Reason: ReasonInvalid}
+			return "", &CursorError{Reason: ReasonInvalid}
 		}
 		start, first = idx, f
 	}
 
-	limit := inv.maxBytes - req.Reserve
-	size := len(`{"resourceTemplates":[]}`) + inv.tmplReserve
-	if req.Reserve < 0 || size > limit {
-		return inv.failAssembly(ctx, purposeTemplates, errNoRoom)
-	}
-	next := -1
+	f := filler[TemplateItem]{fit: fit, room: inv.pageSize}
+	at := -1
 	for i := start; i < len(inv.templates); i++ {
 		rt := inv.templates[i]
 		if inv.gated && !bitOf(vis, i) || !inv.gated && !inv.discoverable(rt, caller) {
 			continue
 		}
-		need := len(rt.enc)
-		if len(page.Templates) > 0 {
-			need++
-		}
-		if len(page.Templates) == inv.pageSize || size+need > limit {
-			if len(page.Templates) == 0 {
-				return inv.failRule(ctx, purposeTemplates, rt.tmpl.Name, RuleEntryTooLarge, -1)
+		item := rt.item
+		if err := f.add(&item); err != nil {
+			if err == errTooLarge {
+				return "", inv.failRule(ctx, purposeTemplates, rt.tmpl.Name, RuleEntryTooLarge, -1)
 			}
-			next = i
+			at = i
 			break
 		}
-		size += need
-		page.Templates = append(page.Templates, TemplateItem{Name: rt.tmpl.Name, URITemplate: rt.tmpl.URITemplate, JSON: rt.enc})
 	}
-	if next >= 0 {
-		payload := append(sc.payload[:0], payloadVersion)
-		payload = binary.AppendUvarint(payload, uint64(next))
-		cursor, err := inv.seal(sc, purposeTemplates, caller, vis, payload, first)
-		if err != nil {
-			clear(page.Templates)
-			page.Templates = page.Templates[:0]
-			return inv.failAssembly(ctx, purposeTemplates, err)
-		}
-		page.NextCursor = cursor
+	if at < 0 {
+		return "", nil
 	}
-	return nil
+	payload := append(sc.payload[:0], payloadVersion)
+	payload = binary.AppendUvarint(payload, uint64(at))
+	if next, err = inv.seal(sc, purposeTemplates, caller, vis, payload, first); err != nil {
+		return "", inv.failAssembly(ctx, purposeTemplates, err)
+	}
+	return next, nil
 }
 
 // discoverable reports whether resources/templates/list shows rt to caller.

@@ -4,35 +4,34 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"unicode/utf8"
 )
+
+// This file parses RFC 6570 URI templates (levels 1–4) and compiles them
+// into the graph that matching (uritemplate_match.go) and overlap
+// detection (overlap.go) share. Expansion is in uritemplate_expand.go.
 
 // maxTemplateVars bounds the variables of one template.
 const maxTemplateVars = 32
 
-// Character classes of URI bytes, as bits of charClass.
+// Character classes of bytes, as bits of charClass.
 const (
-	clVar        = 1 << iota // may appear raw in a {var} value: unreserved, sub-delims, ':', '@'
-	clReserved               // may appear raw in a {+var} value: clVar plus '/'
-	clHex                    // hexadecimal digit
-	clLiteral                // may appear raw in a template literal (RFC 6570 §2.1, ASCII part)
-	clUnreserved             // RFC 3986 unreserved
+	clU       = 1 << iota // RFC 3986 unreserved: ALPHA DIGIT - . _ ~
+	clR                   // RFC 3986 reserved: gen-delims : / ? # [ ] @ and sub-delims ! $ & ' ( ) * + , ; =
+	clHex                 // hexadecimal digit
+	clLiteral             // may appear raw in a template literal (RFC 6570 §2.1, ASCII part)
+	clVarchar             // ALPHA DIGIT _ (RFC 6570 varchar, besides pct-encoded)
 )
 
 var charClass = func() (t [256]uint8) {
 	for c := 0; c < 256; c++ {
 		b := byte(c)
-		unreserved := 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || strings.IndexByte("-._~", b) >= 0
-		subDelim := strings.IndexByte("!$&'()*+,;=", b) >= 0
-		if unreserved {
-			t[c] |= clUnreserved
+		alnum := 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9'
+		if alnum || strings.IndexByte("-._~", b) >= 0 {
+			t[c] |= clU
 		}
-		if unreserved || subDelim || b == ':' || b == '@' {
-			t[c] |= clVar | clReserved
-		}
-		if b == '/' {
-			t[c] |= clReserved
+		if strings.IndexByte(":/?#[]@!$&'()*+,;=", b) >= 0 {
+			t[c] |= clR
 		}
 		if '0' <= b && b <= '9' || 'a' <= b && b <= 'f' || 'A' <= b && b <= 'F' {
 			t[c] |= clHex
@@ -40,16 +39,96 @@ var charClass = func() (t [256]uint8) {
 		if b > 0x20 && b < 0x7f && strings.IndexByte("\"'%<>\\^`{|}", b) < 0 {
 			t[c] |= clLiteral
 		}
+		if alnum || b == '_' {
+			t[c] |= clVarchar
+		}
 	}
 	return t
 }()
 
-// part is a literal or a variable expression of a parsed template.
+// valueClass is the class of the bytes a value of an expression may hold
+// raw: unreserved, and for {+x} and {#x} reserved too.
+func valueClass(reserved bool) uint8 {
+	if reserved {
+		return clU | clR
+	}
+	return clU
+}
+
+// operator is one row of RFC 6570 Appendix A.
+type operator struct {
+	char     byte   // '+', '#', '.', '/', ';', '?', '&'; 0 for simple string expansion
+	first    string // written before the first defined variable
+	sep      byte   // written between defined variables
+	named    bool   // variables are written as name=value
+	ifemp    string // written after the name of an empty value
+	reserved bool   // reserved characters and pct-encoded triplets pass unencoded (allow U+R)
+}
+
+var operators = [...]operator{
+	{0, "", ',', false, "", false},
+	{'+', "", ',', false, "", true},
+	{'#', "#", ',', false, "", true},
+	{'.', ".", '.', false, "", false},
+	{'/', "/", '/', false, "", false},
+	{';', ";", ';', true, "", false},
+	{'?', "?", '&', true, "=", false},
+	{'&', "&", '&', true, "=", false},
+}
+
+// varspec is one variable of an expression.
+type varspec struct {
+	name    string
+	prefix  int  // the :N modifier; 0 without one
+	explode bool // the * modifier
+	index   int  // position in uriTemplate.vars
+	// stops holds the unreserved bytes that Expand percent-encodes in this
+	// variable's value because they can start what follows it, so that the
+	// value cannot end early when the URI is matched.
+	stops string
+}
+
+// expression is one {…} of a template.
+type expression struct {
+	op   *operator
+	vars []varspec
+}
+
+// part is a literal or an expression of a parsed template.
 type part struct {
-	lit      string // the literal text when name == ""
-	name     string // the variable name of an expression
-	reserved bool   // {+name}
-	class    uint8  // an expression's value bytes: clVar, or clReserved for {+name}; 0 for a literal
+	lit  string      // the literal text when expr is nil
+	expr *expression // nil for a literal
+}
+
+// Kinds of the nodes of a compiled template.
+const (
+	nAccept = iota // the end of the URI
+	nLit           // the bytes of lit, then next
+	nVal           // the value of variable v, then next
+	nMark          // variable v is present and empty, then next
+	nSplit         // one of alts, in order of preference
+)
+
+// node is a state of the graph a template compiles to: a directed acyclic
+// graph whose paths spell the URIs the template matches. Every node's
+// successors have smaller indexes; node 0 accepts.
+type node struct {
+	kind     uint8
+	reserved bool  // nVal: the value may hold reserved characters raw
+	nonEmpty bool  // nVal: the value has at least one character
+	v        int32 // nVal, nMark: variable index
+	prefix   int32 // nVal: the most characters the value may have; 0 for no limit
+	next     int32 // nLit, nVal, nMark
+	lit      string
+	alts     []int32 // nSplit
+	// before and after bound the bytes of a matching URI before the node
+	// (at least before) and from it to the end (at least after): matching
+	// looks at the node only between them. before is -1 for a node no
+	// match reaches.
+	before, after int32
+	// latest is the most bytes before the node (1<<30 when a value comes
+	// before it: no bound).
+	latest int32
 }
 
 // uriTemplate is a parsed URI template.
@@ -57,19 +136,34 @@ type uriTemplate struct {
 	raw   string
 	parts []part
 	vars  []string // variable names in order of appearance
-	// greedy: every expression is followed by the end or by a literal
-	// whose first byte the expression cannot hold, so matching is one
+	nodes []node
+	start int32 // the node where matching starts
+	// greedy: the template is made of literals and {x} or {+x} expressions
+	// (no prefix), each followed by the end or by a literal whose first
+	// byte the expression's value cannot hold raw, so matching is one
 	// left-to-right scan where each variable takes the longest run.
 	greedy bool
+	gparts []gpart // the parts, for matchGreedy
+	// reservedVal: some expression is {+x} or {#x}, whose values follow
+	// the %25 rule of scanValue.
+	reservedVal bool
 	// plain: every literal is ASCII, so a URI that matches is made of
 	// printable ASCII without '"' or '\\' (literal bytes, value bytes of
-	// clVar or clReserved, and %XX triplets): its JSON string is the URI
-	// between quotes, with nothing to escape.
+	// the classes, names, operator characters and %XX triplets): its JSON
+	// string is the URI between quotes, with nothing to escape.
 	plain bool
 }
 
-// parseTemplate parses the supported subset of RFC 6570: literals, {var}
-// and {+var}.
+// gpart is a part of a greedy template: a literal (cls 0), or a value
+// of class cls.
+type gpart struct {
+	lit string
+	cls uint8
+}
+
+// parseTemplate parses a URI template that the kit serves: RFC 6570
+// (levels 1–4) with the restrictions that keep matching unambiguous (see
+// checkTemplate).
 func parseTemplate(s string) (*uriTemplate, error) {
 	fail := func(format string, args ...any) (*uriTemplate, error) {
 		return nil, fmt.Errorf("uri template %q: %s", s, fmt.Sprintf(format, args...))
@@ -80,103 +174,147 @@ func parseTemplate(s string) (*uriTemplate, error) {
 	if longer(s, maxURILen) {
 		return fail("longer than %d characters", maxURILen)
 	}
-	t := &uriTemplate{raw: s, greedy: true, plain: true}
+	parts, err := parseRFC6570(s)
+	if err != nil {
+		return fail("%v", err)
+	}
+	t := &uriTemplate{raw: s, parts: parts, plain: true}
+	if err := t.check(); err != nil {
+		return fail("%v", err)
+	}
+	t.setStops()
+	t.compile()
+	return t, nil
+}
+
+// parseRFC6570 parses s by the grammar of RFC 6570 §2 and nothing more.
+func parseRFC6570(s string) ([]part, error) {
+	var parts []part
 	for i := 0; i < len(s); {
 		switch s[i] {
 		case '}':
-			return fail("'}' at byte %d without '{'", i)
+			return nil, fmt.Errorf("'}' at byte %d without '{'", i)
 		case '{':
-			end := strings.IndexByte(s[i+1:], '}')
-			if end < 0 {
-				return fail("'{' at byte %d is not closed", i)
+			end := strings.IndexAny(s[i+1:], "{}")
+			if end < 0 || s[i+1+end] == '{' {
+				return nil, fmt.Errorf("'{' at byte %d is not closed", i)
 			}
-			expr := s[i+1 : i+1+end]
-			p, err := parseExpression(expr)
+			e, err := parseExpression(s[i+1 : i+1+end])
 			if err != nil {
-				return fail("expression at byte %d: %v", i, err)
+				return nil, fmt.Errorf("expression at byte %d: %v", i, err)
 			}
-			if n := len(t.parts); n > 0 && t.parts[n-1].name != "" {
-				return fail("expression at byte %d directly follows another expression", i)
-			}
-			for _, v := range t.vars {
-				if v == p.name {
-					return fail("variable %q appears twice", p.name)
-				}
-			}
-			if len(t.vars) == maxTemplateVars {
-				return fail("more than %d variables", maxTemplateVars)
-			}
-			t.parts = append(t.parts, p)
-			t.vars = append(t.vars, p.name)
+			parts = append(parts, part{expr: e})
 			i += end + 2
 		default:
 			j := i
 			for j < len(s) && s[j] != '{' && s[j] != '}' {
 				j++
 			}
-			lit := s[i:j]
-			if err := checkLiteral(lit); err != nil {
-				return fail("literal at byte %d: %v", i, err)
+			if err := checkLiteral(s[i:j]); err != nil {
+				return nil, fmt.Errorf("literal at byte %d: %v", i, err)
 			}
-			if n := len(t.parts); n > 0 {
-				if lit[0] == '%' {
-					return fail("literal at byte %d right after an expression starts with a percent-encoded triplet", i)
-				}
-				prev := t.parts[n-1]
-				if charClass[lit[0]]&varClass(prev.reserved) != 0 {
-					t.greedy = false
-				}
-			}
-			for k := 0; k < len(lit); k++ {
-				if lit[k] >= utf8.RuneSelf {
-					t.plain = false
-				}
-			}
-			t.parts = append(t.parts, part{lit: lit})
+			parts = append(parts, part{lit: s[i:j]})
 			i = j
 		}
 	}
-	return t, nil
-}
-
-func varClass(reserved bool) uint8 {
-	if reserved {
-		return clReserved
-	}
-	return clVar
+	return parts, nil
 }
 
 // parseExpression parses the text between '{' and '}'.
-func parseExpression(expr string) (part, error) {
-	var p part
-	if strings.HasPrefix(expr, "+") {
-		p.reserved = true
-		expr = expr[1:]
-	}
-	switch {
-	case expr == "":
-		return p, errors.New("empty")
-	case strings.ContainsRune("#./;?&=,!@|+", rune(expr[0])):
-		return p, fmt.Errorf("operator %q is not supported (only {var} and {+var})", expr[0])
-	case strings.ContainsAny(expr, ","):
-		return p, errors.New("several variables in one expression are not supported")
-	case strings.ContainsAny(expr, "*:"):
-		return p, errors.New("modifiers (* and :n) are not supported")
-	}
-	for i := 0; i < len(expr); i++ {
-		c := expr[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
-			return p, errors.New("variable names are made of A-Z, a-z, 0-9 and _")
+func parseExpression(s string) (*expression, error) {
+	e := &expression{op: &operators[0]}
+	if s != "" {
+		switch c := s[0]; c {
+		case '+', '#', '.', '/', ';', '?', '&':
+			for i := range operators {
+				if operators[i].char == c {
+					e.op = &operators[i]
+				}
+			}
+			s = s[1:]
+		case '=', ',', '!', '@', '|':
+			return nil, fmt.Errorf("operator %q is reserved for future extensions", c)
 		}
 	}
-	p.name = expr
-	p.class = varClass(p.reserved)
-	return p, nil
+	if s == "" {
+		return nil, errors.New("no variable")
+	}
+	for _, spec := range strings.Split(s, ",") {
+		v, err := parseVarspec(spec)
+		if err != nil {
+			return nil, err
+		}
+		e.vars = append(e.vars, v)
+	}
+	return e, nil
+}
+
+// parseVarspec parses varname [ ":" max-length / "*" ].
+func parseVarspec(s string) (varspec, error) {
+	var v varspec
+	name := s
+	if i := strings.IndexAny(s, ":*"); i >= 0 {
+		name = s[:i]
+		switch mod := s[i:]; {
+		case mod == "*":
+			v.explode = true
+		case mod[0] == ':':
+			n := mod[1:]
+			if n == "" || len(n) > 4 || n[0] == '0' || strings.Trim(n, "0123456789") != "" {
+				return v, fmt.Errorf("prefix %q is not a length of 1 to 9999", mod)
+			}
+			for j := 0; j < len(n); j++ {
+				v.prefix = v.prefix*10 + int(n[j]-'0')
+			}
+		default:
+			return v, fmt.Errorf("modifier %q is not :N or *", mod)
+		}
+	}
+	if err := checkVarname(name); err != nil {
+		return v, err
+	}
+	v.name = name
+	return v, nil
+}
+
+// checkVarname accepts varchar *( ["."] varchar ), varchar being ALPHA,
+// DIGIT, '_' or a pct-encoded triplet.
+func checkVarname(s string) error {
+	bad := func() error {
+		return fmt.Errorf("variable name %q is not made of A-Z, a-z, 0-9, _ and %%XX, joined by single dots", s)
+	}
+	if s == "" {
+		return errors.New("empty variable name")
+	}
+	dot := true // at the start, or right after a dot
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '.':
+			if dot {
+				return bad()
+			}
+			dot = true
+		case c == '%':
+			if i+2 >= len(s) || charClass[s[i+1]]&clHex == 0 || charClass[s[i+2]]&clHex == 0 {
+				return bad()
+			}
+			i += 2
+			dot = false
+		case charClass[c]&clVarchar != 0:
+			dot = false
+		default:
+			return bad()
+		}
+	}
+	if dot {
+		return bad()
+	}
+	return nil
 }
 
 // checkLiteral accepts the literals of RFC 6570 §2.1: printable ASCII
-// except " ' % < > \ ^ ` { | }, percent-encoded triplets, and valid UTF-8
-// beyond ASCII.
+// except " ' % < > \ ^ ` { | }, pct-encoded triplets, and the ucschar and
+// iprivate characters of RFC 3987 in UTF-8.
 func checkLiteral(lit string) error {
 	for i := 0; i < len(lit); {
 		c := lit[i]
@@ -188,8 +326,8 @@ func checkLiteral(lit string) error {
 			i += 3
 		case c >= utf8.RuneSelf:
 			r, size := utf8.DecodeRuneInString(lit[i:])
-			if r == utf8.RuneError || r <= 0x9f {
-				return errors.New("invalid UTF-8 or control character")
+			if size == 1 || !ucschar(r) {
+				return fmt.Errorf("invalid UTF-8 or character %U not allowed", r)
 			}
 			i += size
 		case charClass[c]&clLiteral == 0:
@@ -201,246 +339,301 @@ func checkLiteral(lit string) error {
 	return nil
 }
 
-// unit returns the length of the value unit at uri[i]: 1 for a byte of the
-// class, 3 for a percent-encoded triplet, 0 when no unit starts there.
-func unit(uri string, i int, class uint8) int {
-	c := uri[i]
-	if charClass[c]&class != 0 {
-		return 1
+// ucschar reports whether r is an RFC 3987 ucschar or iprivate character.
+func ucschar(r rune) bool {
+	switch {
+	case r < 0xA0, r >= 0xD800 && r < 0xE000, r >= 0xFDD0 && r < 0xFDF0, r >= 0xFFF0 && r < 0x10000:
+		return false
+	case r >= 0xE0000 && r < 0xE1000:
+		return false
 	}
-	if c == '%' && i+2 < len(uri) && charClass[uri[i+1]]&clHex != 0 && charClass[uri[i+2]]&clHex != 0 {
-		return 3
-	}
-	return 0
+	return r&0xFFFF < 0xFFFE // not U+xFFFE or U+xFFFF
 }
 
-// scanVar returns the end of the longest run of value units from i.
-func scanVar(uri string, i int, class uint8) int {
-	for {
-		for i < len(uri) && charClass[uri[i]]&class != 0 {
-			i++
+// check applies the kit's restrictions to a template RFC 6570 accepts, so
+// that a URI matches it in exactly one way that expands back to it:
+//
+//   - at most maxTemplateVars variables, each named once;
+//   - an expression without a leading character ({x}, {+x}) may not follow
+//     another expression directly: where one value ends and the other
+//     starts would leave no trace;
+//   - a literal right after an expression may not start with a
+//     pct-encoded triplet, which the value could hold.
+func (t *uriTemplate) check() error {
+	seen := make(map[string]bool)
+	for i, p := range t.parts {
+		if p.expr == nil {
+			if i > 0 && p.lit[0] == '%' {
+				return errors.New("a literal right after an expression starts with a percent-encoded triplet")
+			}
+			for k := 0; k < len(p.lit); k++ {
+				if p.lit[k] >= utf8.RuneSelf {
+					t.plain = false
+				}
+			}
+			continue
 		}
-		if i == len(uri) {
-			return i
+		if i > 0 && t.parts[i-1].expr != nil && p.expr.op.first == "" {
+			return errors.New("an expression without an operator character ({x} or {+x}) directly follows another expression")
 		}
-		u := unit(uri, i, class) // a percent-encoded triplet, or the end
-		if u == 0 {
-			return i
+		for j := range p.expr.vars {
+			v := &p.expr.vars[j]
+			if seen[v.name] {
+				return fmt.Errorf("variable %q appears twice", v.name)
+			}
+			if len(t.vars) == maxTemplateVars {
+				return fmt.Errorf("more than %d variables", maxTemplateVars)
+			}
+			seen[v.name] = true
+			v.index = len(t.vars)
+			t.vars = append(t.vars, v.name)
 		}
-		i += u
 	}
+	return nil
+}
+
+// follows returns the first bytes of what can come right after part k:
+// the first byte of the next literal, or the leading character of each
+// following expression until one that cannot be empty.
+func (t *uriTemplate) follows(k int) string {
+	var b []byte
+	for _, p := range t.parts[k+1:] {
+		if p.expr == nil {
+			return string(append(b, p.lit[0]))
+		}
+		if p.expr.op.first == "" {
+			break // never directly after an expression (check)
+		}
+		b = append(b, p.expr.op.first[0])
+	}
+	return string(b)
+}
+
+// setStops records, for each variable, the unreserved bytes Expand must
+// encode in its value (see varspec.stops): the separator of its
+// expression when another variable can follow in it, and what can follow
+// the expression.
+func (t *uriTemplate) setStops() {
+	for k, p := range t.parts {
+		if p.expr == nil {
+			continue
+		}
+		after := t.follows(k)
+		for i := range p.expr.vars {
+			s := after
+			if i < len(p.expr.vars)-1 {
+				s = string(p.expr.op.sep)
+				if p.expr.op.first != "" { // the variables after i may be absent
+					s += after
+				}
+			}
+			var u []byte
+			for j := 0; j < len(s); j++ {
+				if charClass[s[j]]&clU != 0 && strings.IndexByte(string(u), s[j]) < 0 {
+					u = append(u, s[j])
+				}
+			}
+			p.expr.vars[i].stops = string(u)
+		}
+	}
+}
+
+// compile builds the template's nodes (see node), from the end of the
+// template to its start, and decides whether it is greedy.
+func (t *uriTemplate) compile() {
+	t.nodes = append(t.nodes[:0], node{kind: nAccept})
+	next := int32(0)
+	for k := len(t.parts) - 1; k >= 0; k-- {
+		if p := t.parts[k]; p.expr == nil {
+			next = t.addLit(p.lit, next)
+		} else {
+			next = t.addExpr(p.expr, next)
+		}
+	}
+	t.start = next
+	t.bound()
+
+	t.greedy = true
+	for k, p := range t.parts {
+		if p.expr == nil {
+			t.gparts = append(t.gparts, gpart{lit: p.lit})
+			continue
+		}
+		e := p.expr
+		if e.op.first != "" || len(e.vars) > 1 || e.vars[0].prefix > 0 {
+			t.greedy = false
+			break
+		}
+		if k+1 < len(t.parts) && (t.parts[k+1].expr != nil || charClass[t.parts[k+1].lit[0]]&valueClass(e.op.reserved) != 0) {
+			t.greedy = false // the value could hold the literal's first byte
+			break
+		}
+		t.gparts = append(t.gparts, gpart{cls: valueClass(e.op.reserved)})
+	}
+	if !t.greedy {
+		t.gparts = nil
+	}
+}
+
+// bound sets the before and after of every node: the shortest paths from
+// the start and to the end, in bytes (a non-empty value has at least one).
+func (t *uriTemplate) bound() {
+	length := func(n *node) int32 {
+		switch {
+		case n.kind == nLit:
+			return int32(len(n.lit))
+		case n.kind == nVal && n.nonEmpty:
+			return 1
+		}
+		return 0
+	}
+	for i := range t.nodes {
+		n := &t.nodes[i]
+		n.before, n.after, n.latest = -1, 0, 0
+		if i > 0 { // successors come first
+			n.after = 1 << 30
+			for _, x := range n.successors() {
+				n.after = min(n.after, t.nodes[x].after)
+			}
+			n.after += length(n)
+		}
+	}
+	const unbounded = 1 << 30
+	t.nodes[t.start].before, t.nodes[t.start].latest = 0, 0
+	for i := t.start; i > 0; i-- { // predecessors come first
+		n := &t.nodes[i]
+		if n.before < 0 {
+			continue
+		}
+		latest := n.latest + length(n)
+		if n.kind == nVal || n.latest == unbounded {
+			latest = unbounded // a value has no longest length
+		}
+		for _, x := range n.successors() {
+			nx := &t.nodes[x]
+			if b := n.before + length(n); nx.before < 0 || b < nx.before {
+				nx.before = b
+			}
+			nx.latest = max(nx.latest, latest)
+		}
+	}
+}
+
+// successors returns the nodes n leads to.
+func (n *node) successors() []int32 {
+	switch n.kind {
+	case nAccept:
+		return nil
+	case nSplit:
+		return n.alts
+	}
+	return []int32{n.next}
+}
+
+func (t *uriTemplate) add(n node) int32 {
+	t.nodes = append(t.nodes, n)
+	return int32(len(t.nodes) - 1)
+}
+
+// addLit adds the literal s followed by next, joined with next when it is
+// a literal too.
+func (t *uriTemplate) addLit(s string, next int32) int32 {
+	if n := t.nodes[next]; n.kind == nLit {
+		return t.add(node{kind: nLit, lit: s + n.lit, next: n.next})
+	}
+	return t.add(node{kind: nLit, lit: s, next: next})
+}
+
+func (t *uriTemplate) addSplit(alts ...int32) int32 {
+	return t.add(node{kind: nSplit, alts: alts})
+}
+
+// addVal adds the value of v followed by next.
+func (t *uriTemplate) addVal(e *expression, v *varspec, nonEmpty bool, next int32) int32 {
+	t.reservedVal = t.reservedVal || e.op.reserved
+	p := v.prefix
+	if p >= maxURILen {
+		p = 0 // a value of a URI that matches never has this many characters
+	}
+	return t.add(node{kind: nVal, v: int32(v.index), reserved: e.op.reserved, nonEmpty: nonEmpty, prefix: int32(p), next: next})
+}
+
+// addExpr adds expression e followed by next. The alternatives of each
+// split are in order of preference: a list goes on rather than ends, and
+// named variables are tried in template order.
+func (t *uriTemplate) addExpr(e *expression, next int32) int32 {
+	switch {
+	case e.op.first == "":
+		return t.addRequired(e, next)
+	case !e.op.named:
+		return t.addPositional(e, next)
+	}
+	return t.addNamed(e, next)
+}
+
+// addRequired adds {x,y} or {+x,y}: every variable present and non-empty,
+// in order, separated by ','.
+func (t *uriTemplate) addRequired(e *expression, next int32) int32 {
+	cur := next
+	for i := len(e.vars) - 1; i >= 0; i-- {
+		cur = t.addVal(e, &e.vars[i], true, cur)
+		if i > 0 {
+			cur = t.addLit(",", cur)
+		}
+	}
+	return cur
+}
+
+// addPositional adds {#x,y}, {.x,y} or {/x,y}: the values present fill
+// the variables from the left, and each may be empty.
+func (t *uriTemplate) addPositional(e *expression, next int32) int32 {
+	cont := int32(-1) // the separator and value of the variable after i
+	for i := len(e.vars) - 1; ; i-- {
+		after := next
+		if cont >= 0 {
+			after = t.addSplit(cont, next)
+		}
+		val := t.addVal(e, &e.vars[i], false, after)
+		if i == 0 {
+			return t.addSplit(t.addLit(e.op.first, val), next)
+		}
+		cont = t.addLit(string(e.op.sep), val)
+	}
+}
+
+// addNamed adds {;x,y}, {?x,y} or {&x,y}: any of the variables, in
+// template order, each as name=value (";name" alone for an empty value of
+// ';', "name=" for one of '?' and '&').
+func (t *uriTemplate) addNamed(e *expression, next int32) int32 {
+	op, m := e.op, len(e.vars)
+	entries := make([]int32, m) // variable k after the separator: name and value
+	firsts := make([]int32, m)  // variable k as the first one present
+	for k := m - 1; k >= 0; k-- {
+		after := next
+		if k < m-1 {
+			after = t.addSplit(append(append([]int32(nil), entries[k+1:]...), next)...)
+		}
+		v := &e.vars[k]
+		if op.ifemp == "" {
+			item := t.addSplit(t.add(node{kind: nMark, v: int32(v.index), next: after}),
+				t.addLit("=", t.addVal(e, v, true, after)))
+			entries[k] = t.addLit(string(op.sep)+v.name, item)
+			firsts[k] = t.addLit(op.first+v.name, item)
+		} else {
+			val := t.addVal(e, v, false, after)
+			entries[k] = t.addLit(string(op.sep)+v.name+"=", val)
+			firsts[k] = t.addLit(op.first+v.name+"=", val)
+		}
+	}
+	return t.addSplit(append(firsts, next)...)
 }
 
 // prefix returns the length of t's leading literal, which every URI that
 // matches t starts with; 0 for a nil t or a template that starts with an
 // expression.
 func (t *uriTemplate) prefix() int {
-	if t == nil || len(t.parts) == 0 || t.parts[0].class != 0 {
+	if t == nil || len(t.parts) == 0 || t.parts[0].expr != nil {
 		return 0
 	}
 	return len(t.parts[0].lit)
-}
-
-// matches reports whether uri matches t.
-func (t *uriTemplate) matches(uri string) bool {
-	return t.match(uri, nil)
-}
-
-// match reports whether uri matches t and, when vals is not nil, stores
-// the raw (still percent-encoded) value of variable k in vals[k]. When a
-// URI can be split several ways, each variable takes the shortest value
-// that lets the rest match.
-func (t *uriTemplate) match(uri string, vals []string) bool {
-	if uri == "" || longer(uri, maxURILen) {
-		return false
-	}
-	if t.greedy {
-		return t.matchGreedy(uri, vals)
-	}
-	return t.matchDP(uri, vals)
-}
-
-func (t *uriTemplate) matchGreedy(uri string, vals []string) bool {
-	if len(t.parts) == 2 && t.parts[0].class == 0 {
-		// The common shape, a literal and one expression ("docs://documents/{id}").
-		lit := t.parts[0].lit
-		if len(uri) <= len(lit) || uri[:len(lit)] != lit || scanVar(uri, len(lit), t.parts[1].class) != len(uri) {
-			return false
-		}
-		if vals != nil {
-			vals[0] = uri[len(lit):]
-		}
-		return true
-	}
-	pos, k := 0, 0
-	for i := range t.parts {
-		p := &t.parts[i]
-		if p.class == 0 {
-			if !strings.HasPrefix(uri[pos:], p.lit) {
-				return false
-			}
-			pos += len(p.lit)
-			continue
-		}
-		end := scanVar(uri, pos, p.class)
-		if end == pos {
-			return false
-		}
-		if vals != nil {
-			vals[k] = uri[pos:end]
-		}
-		k++
-		pos = end
-	}
-	return pos == len(uri)
-}
-
-// dpPool recycles the tables of matchDP.
-var dpPool = sync.Pool{New: func() any { b := make([]bool, 0, 1024); return &b }}
-
-// matchDP decides the match with a table ok[k][j]: "parts k… match
-// uri[j:]", filled from the end, then reads the values front to back
-// taking the shortest choice for each variable.
-func (t *uriTemplate) matchDP(uri string, vals []string) bool {
-	n, np := len(uri), len(t.parts)
-	w := n + 1
-	buf := dpPool.Get().(*[]bool)
-	defer dpPool.Put(buf)
-	size := (np + 1) * w
-	if cap(*buf) < size {
-		*buf = make([]bool, size)
-	}
-	ok := (*buf)[:size]
-	clear(ok)
-	ok[np*w+n] = true
-	for k := np - 1; k >= 0; k-- {
-		p, row, next := t.parts[k], ok[k*w:(k+1)*w], ok[(k+1)*w:(k+2)*w]
-		if p.name == "" {
-			for j := 0; j+len(p.lit) <= n; j++ {
-				row[j] = next[j+len(p.lit)] && uri[j:j+len(p.lit)] == p.lit
-			}
-			continue
-		}
-		class := varClass(p.reserved)
-		for j := n - 1; j >= 0; j-- {
-			if u := unit(uri, j, class); u > 0 {
-				row[j] = next[j+u] || row[j+u]
-			}
-		}
-	}
-	if !ok[0] {
-		return false
-	}
-	if vals != nil {
-		pos, k := 0, 0
-		for i, p := range t.parts {
-			if p.name == "" {
-				pos += len(p.lit)
-				continue
-			}
-			next, class := ok[(i+1)*w:(i+2)*w], varClass(p.reserved)
-			end := pos + unit(uri, pos, class)
-			for !next[end] {
-				end += unit(uri, end, class)
-			}
-			vals[k] = uri[pos:end]
-			k++
-			pos = end
-		}
-	}
-	return true
-}
-
-// params matches uri and returns the percent-decoded variables.
-func (t *uriTemplate) params(uri string) (map[string]string, bool) {
-	var stack [8]string
-	vals := stack[:0]
-	if len(t.vars) > len(stack) {
-		vals = make([]string, len(t.vars))
-	}
-	vals = vals[:len(t.vars)]
-	if !t.match(uri, vals) {
-		return nil, false
-	}
-	m := make(map[string]string, len(t.vars))
-	for k, name := range t.vars {
-		m[name] = pctDecode(vals[k])
-	}
-	return m, true
-}
-
-// pctDecode decodes the triplets of a matched value; a matched value holds
-// only well-formed ones.
-func pctDecode(s string) string {
-	if strings.IndexByte(s, '%') < 0 {
-		return s
-	}
-	b := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		if s[i] == '%' {
-			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
-			i += 2
-			continue
-		}
-		b = append(b, s[i])
-	}
-	return string(b)
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c >= 'a':
-		return c - 'a' + 10
-	case c >= 'A':
-		return c - 'A' + 10
-	}
-	return c - '0'
-}
-
-// Expand fills a URI template with values and returns the URI. It supports
-// what the kit matches: {var} percent-encodes every byte outside RFC 3986
-// unreserved; {+var} also keeps '/', ':', '@' and the sub-delims raw. Any
-// byte that starts the literal following an expression is also encoded, so
-// matching the URI gives back exactly the values expanded. Every variable
-// needs a non-empty value.
-func Expand(uriTemplate string, values map[string]string) (string, error) {
-	t, err := parseTemplate(uriTemplate)
-	if err != nil {
-		return "", fmt.Errorf("inventory: %w", err)
-	}
-	return t.expand(values)
-}
-
-func (t *uriTemplate) expand(values map[string]string) (string, error) {
-	var b strings.Builder
-	for i, p := range t.parts {
-		if p.name == "" {
-			b.WriteString(p.lit)
-			continue
-		}
-		v, ok := values[p.name]
-		if !ok || v == "" {
-			return "", fmt.Errorf("inventory: uri template %q: variable %q needs a non-empty value", t.raw, p.name)
-		}
-		keep := uint8(clUnreserved)
-		if p.reserved {
-			keep = clReserved
-		}
-		var stop byte // the first byte of the following literal, if any
-		hasStop := i+1 < len(t.parts)
-		if hasStop {
-			stop = t.parts[i+1].lit[0]
-		}
-		for j := 0; j < len(v); j++ {
-			c := v[j]
-			if charClass[c]&keep != 0 && !(hasStop && c == stop) {
-				b.WriteByte(c)
-				continue
-			}
-			b.WriteByte('%')
-			b.WriteByte("0123456789ABCDEF"[c>>4])
-			b.WriteByte("0123456789ABCDEF"[c&15])
-		}
-	}
-	return b.String(), nil
 }

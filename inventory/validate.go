@@ -3,7 +3,6 @@ package inventory
 import (
 	"fmt"
 	"hash/maphash"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -16,8 +15,9 @@ const (
 // ValidatePage checks one page a list callback returned for req against
 // the contract, and returns a [*ContractError] naming the first broken
 // rule, or nil. With a nil tmpl the URIs are only checked for length and
-// characters, not matched. Inventory runs the same checks on every page;
-// inventorytest runs them on whole traversals.
+// characters, not matched. Inventory runs the same checks on every page
+// (entry by entry, as it adds them to the page); inventorytest runs them
+// on whole traversals.
 func ValidatePage(tmpl *Template, req ListRequest, p Page) error {
 	var t *uriTemplate
 	name := ""
@@ -28,113 +28,135 @@ func ValidatePage(tmpl *Template, req ListRequest, p Page) error {
 			return fmt.Errorf("inventory: template %q: %w", tmpl.Name, err)
 		}
 	}
-	if ce := validatePage(name, t, req, p, nil); ce != nil {
+	var c pageCheck
+	if ce := c.start(name, t, req, p); ce != nil {
 		return ce
 	}
-	return nil
-}
-
-// plainNames records, for each entry of a page, whether its name is
-// jsonPlain: validated and encoded as it is.
-type plainNames [(MaxLimit + 63) / 64]uint64
-
-func (b *plainNames) set(i int)      { b[i/64] |= 1 << (i % 64) }
-func (b *plainNames) has(i int) bool { return b[i/64]&(1<<(i%64)) != 0 }
-
-// seenPool recycles the URI sets of validatePage.
-var seenPool = sync.Pool{New: func() any { return make(map[string]struct{}, MaxLimit) }}
-
-// validatePage checks p against the contract (see ValidatePage). When
-// plain is not nil, it records the entries whose names are jsonPlain.
-func validatePage(source string, t *uriTemplate, req ListRequest, p Page, plain *plainNames) *ContractError {
-	fail := func(rule Rule, entry int) *ContractError {
-		return &ContractError{Source: source, Rule: rule, Entry: entry}
-	}
-	if len(p.Entries) > req.Limit {
-		return fail(RuleTooManyEntries, -1)
-	}
-	if p.HasMore && len(p.Entries) == 0 {
-		return fail(RuleHasMoreEmpty, -1)
-	}
-	prev := req.After
-	okMIME := "" // the last MIME type found valid: pages mostly repeat one
 	for i := range p.Entries {
-		e := &p.Entries[i]
-		if rule := checkKey(e.Key); rule != "" {
-			return fail(rule, i)
+		if ce := c.entry(i); ce != nil {
+			return ce
 		}
-		if e.Key <= prev {
-			if i == 0 {
-				return fail(RuleKeyAfter, i)
-			}
-			return fail(RuleKeyOrder, i)
-		}
-		prev = e.Key
-		if rule := checkEntryURI(t, e.URI); rule != "" {
-			return fail(rule, i)
-		}
-		if e.Name != "" && len(e.Name) <= maxNameLen && jsonPlain(e.Name) {
-			if plain != nil { // validated: ASCII within the limit, no control character
-				plain.set(i)
-			}
-		} else if rule := checkName(e.Name); rule != "" {
-			return fail(rule, i)
-		}
-		if e.MIMEType != okMIME {
-			if rule := checkMIME(e.MIMEType); rule != "" {
-				return fail(rule, i)
-			}
-			okMIME = e.MIMEType
-		}
-	}
-	if i := duplicateURI(p.Entries, t.prefix()); i >= 0 {
-		return fail(RuleURIDuplicate, i)
 	}
 	return nil
 }
 
-// uriSeed keys the hashes of duplicateURI.
+// pageCheck checks a callback's page against the contract: the page as a
+// whole (start), then each entry in order (entry), so that an entry is
+// validated just before it is added to the page. The URIs seen so far
+// are kept in a small open-addressing set (up to MaxLimit entries; a
+// larger page, which start refuses for the inventory's own requests, only
+// reaches ValidatePage), to find a duplicate as soon as it appears.
+type pageCheck struct {
+	source  string
+	t       *uriTemplate
+	entries []Entry
+	prev    string // the last key
+	okMIME  string // the last MIME type found valid: pages mostly repeat one
+	// okMIMEPlain says okMIME is plain; plain, that the entry just checked
+	// is (see Item.Plain), the empty MIME type counting as plain.
+	okMIMEPlain, plain bool
+	skip               int // the template's leading literal: equal in every URI
+
+	slots  [dupSlots]uint8 // entry index + 1; 0 = empty
+	hashes [MaxLimit]uint64
+	big    map[string]struct{} // pages over MaxLimit entries
+}
+
+const dupSlots = 256 // > 2 × MaxLimit: short probe sequences
+
+// uriSeed keys the hashes of the duplicate check.
 var uriSeed = maphash.MakeSeed()
 
-// duplicateURI returns the index of the first entry whose URI an earlier
-// entry has, or -1. Every URI starts with skip bytes that are the same in
-// all (the template's leading literal, which they matched): only the rest
-// is hashed and compared. Up to MaxLimit entries it uses a small
-// open-addressing set on the stack; beyond, a pooled map.
-func duplicateURI(es []Entry, skip int) int {
-	if len(es) < 2 {
-		return -1
+// start checks the page as a whole and prepares the entry checks.
+func (c *pageCheck) start(source string, t *uriTemplate, req ListRequest, p Page) *ContractError {
+	c.source, c.t, c.entries, c.prev, c.okMIME, c.okMIMEPlain = source, t, p.Entries, req.After, "", true
+	c.skip = t.prefix()
+	c.slots = [dupSlots]uint8{}
+	c.big = nil
+	switch {
+	case len(p.Entries) > req.Limit:
+		return c.fail(RuleTooManyEntries, -1)
+	case p.HasMore && len(p.Entries) == 0:
+		return c.fail(RuleHasMoreEmpty, -1)
 	}
-	if len(es) > MaxLimit {
-		seen := seenPool.Get().(map[string]struct{})
-		defer func() { clear(seen); seenPool.Put(seen) }()
-		for i := range es {
-			if _, dup := seen[es[i].URI]; dup {
-				return i
-			}
-			seen[es[i].URI] = struct{}{}
+	return nil
+}
+
+func (c *pageCheck) fail(rule Rule, entry int) *ContractError {
+	return &ContractError{Source: c.source, Rule: rule, Entry: entry}
+}
+
+// entry checks entry i, after the entries before it.
+func (c *pageCheck) entry(i int) *ContractError {
+	e := &c.entries[i]
+	if rule := checkKey(e.Key); rule != "" {
+		return c.fail(rule, i)
+	}
+	if e.Key <= c.prev {
+		if i == 0 {
+			return c.fail(RuleKeyAfter, i)
 		}
-		return -1
+		return c.fail(RuleKeyOrder, i)
 	}
-	const size = 256      // > 2 × MaxLimit: short probe sequences
-	var slots [size]uint8 // entry index + 1; 0 = empty
-	var hashes [MaxLimit]uint64
-	for i := range es {
-		u := es[i].URI[skip:]
-		h := maphash.String(uriSeed, u)
-		hashes[i] = h
-		for j := h % size; ; j = (j + 1) % size {
-			k := slots[j]
-			if k == 0 {
-				slots[j] = uint8(i + 1)
-				break
-			}
-			if hashes[k-1] == h && es[k-1].URI[skip:] == u {
-				return i
+	c.prev = e.Key
+	if rule := checkEntryURI(c.t, e.URI); rule != "" {
+		return c.fail(rule, i)
+	}
+	c.plain = c.t != nil && c.t.plain                                   // a URI that matched such a template is made of URI characters
+	if e.Name != "" && len(e.Name) <= maxNameLen && jsonPlain(e.Name) { // plain ASCII within the limit: valid
+	} else if rule := checkName(e.Name); rule != "" {
+		return c.fail(rule, i)
+	} else {
+		c.plain = false
+	}
+	if e.MIMEType != c.okMIME {
+		if rule := checkMIME(e.MIMEType); rule != "" {
+			return c.fail(rule, i)
+		}
+		c.okMIME, c.okMIMEPlain = e.MIMEType, jsonPlain(e.MIMEType)
+	}
+	c.plain = c.plain && c.okMIMEPlain
+	if c.seen(i) {
+		return c.fail(RuleURIDuplicate, i)
+	}
+	return nil
+}
+
+// seen adds entry i's URI to the set, and reports whether an earlier
+// entry had it. Every URI starts with skip bytes that are the same in all
+// (the template's leading literal, which they matched): only the rest is
+// hashed and compared.
+func (c *pageCheck) seen(i int) bool {
+	if len(c.entries) > MaxLimit {
+		if c.big == nil {
+			c.big = make(map[string]struct{}, len(c.entries))
+		}
+		u := c.entries[i].URI
+		if _, dup := c.big[u]; dup {
+			return true
+		}
+		c.big[u] = struct{}{}
+		return false
+	}
+	es := c.entries
+	u := es[i].URI
+	if c.skip <= len(u) { // always, for a URI that matched the template
+		u = u[c.skip:]
+	}
+	h := maphash.String(uriSeed, u)
+	c.hashes[i] = h
+	for j := h % dupSlots; ; j = (j + 1) % dupSlots {
+		k := int(c.slots[j])
+		if k == 0 {
+			c.slots[j] = uint8(i + 1)
+			return false
+		}
+		if c.hashes[k-1] == h {
+			if prev := es[k-1].URI; len(prev) >= c.skip && prev[c.skip:] == u {
+				return true
 			}
 		}
 	}
-	return -1
 }
 
 // checkKey returns the rule a key breaks, or "".

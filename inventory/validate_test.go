@@ -93,7 +93,7 @@ func TestValidatePageWithoutTemplate(t *testing.T) {
 	var ce *ContractError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, RuleURIMatch, ce.Rule)
-	err = ValidatePage(&Template{Name: "bad", URITemplate: "x://{?q}"}, ListRequest{Limit: 1}, Page{})
+	err = ValidatePage(&Template{Name: "bad", URITemplate: "x://{?q"}, ListRequest{Limit: 1}, Page{})
 	assert.Error(t, err, "an unparsable template is reported")
 	assert.False(t, errors.As(err, &ce))
 }
@@ -133,7 +133,16 @@ func TestDuplicateURIAgreesWithAMap(t *testing.T) {
 					seen[e.URI] = true
 				}
 			}
-			assert.Equal(t, want, duplicateURI(es, 0), "n %d, duplicate at %d", n, dupAt)
+			got := -1
+			var c pageCheck
+			c.start("s", nil, ListRequest{Limit: n}, Page{Entries: es})
+			for i := range es {
+				if c.seen(i) {
+					got = i
+					break
+				}
+			}
+			assert.Equal(t, want, got, "n %d, duplicate at %d", n, dupAt)
 		}
 	}
 }

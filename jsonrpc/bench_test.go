@@ -58,15 +58,6 @@ func BenchmarkDecode(b *testing.B) {
 				}
 			}
 		})
-		b.Run(in.name+"/jsonrpc.Peek", func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetBytes(int64(len(in.body)))
-			for b.Loop() {
-				if p := jsonrpc.Peek(in.body); p.Kind != jsonrpc.KindRequest {
-					b.Fatal(p.Kind)
-				}
-			}
-		})
 	}
 }
 

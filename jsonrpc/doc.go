@@ -6,12 +6,12 @@
 // strict JSON engine (not encoding/json, which matches names
 // case-insensitively, lets the last duplicate win and replaces invalid
 // UTF-8), the same engine authn reads tokens with, and returns a [Message]
-// whose params and result are the raw, undecoded JSON. Handlers decode
-// params with [UnmarshalParams], which is strict and case-sensitive
-// ({"URI":…} never fills a field tagged "uri"). Responses are written
-// from already-encoded results with [AppendResult], [ResultEnvelope] and
-// [AppendError], without re-encoding. [Peek] reads the method, id and kind
-// with gjson for a router that only forwards bodies; it validates nothing.
+// whose params and result are the raw, undecoded JSON, already found
+// strict: no duplicate or case-variant member names at any depth, valid
+// UTF-8 (mcphttp reads them by exact member name with the same engine).
+// Responses are written from already-encoded results with
+// [AppendResult], [ResultEnvelope] and [AppendError], without
+// re-encoding.
 //
 //	msg, err := jsonrpc.Limits{}.Decode(body) // zero Limits: 4 MiB body, 256-byte id, batches of 100
 //	var tooLarge *jsonrpc.TooLargeError
@@ -22,8 +22,6 @@
 //	case errors.As(err, &rpcErr):
 //		w.Write(jsonrpc.AppendError(nil, msg.ID, rpcErr)) // msg.ID: echoed when it could be read
 //	case msg.Kind == jsonrpc.KindRequest:
-//		var p struct{ URI string `json:"uri"` }
-//		if err := jsonrpc.UnmarshalParams(msg.Params, &p); err != nil { … }
 //		w.Write(jsonrpc.AppendResult(nil, msg.ID, result))
 //	}
 //

@@ -64,12 +64,6 @@ func ExampleIsBatch() {
 	// false
 }
 
-func ExamplePeek() {
-	p := jsonrpc.Peek([]byte(`{"jsonrpc":"2.0","id":"a-1","method":"tools/call","params":{"name":"x"}}`))
-	fmt.Println(p.Kind, p.Method, p.ID.Raw(), p.Batch)
-	// Output: request tools/call "a-1" false
-}
-
 func ExampleResultEnvelope() {
 	head, tail := jsonrpc.ResultEnvelope(jsonrpc.Int64ID(3))
 	os.Stdout.Write(head)
@@ -92,16 +86,6 @@ func ExampleAppendError() {
 	// Output:
 	// {"jsonrpc":"2.0","id":"r9","error":{"code":-32002,"message":"Resource not found","data":{"uri":"docs://missing"}}}
 	// {"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}
-}
-
-func ExampleUnmarshalParams() {
-	msg, _ := jsonrpc.Decode([]byte(`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":5}}`), 0)
-	var params struct {
-		URI string `json:"uri"`
-	}
-	err := jsonrpc.UnmarshalParams(msg.Params, &params)
-	fmt.Println(errors.Is(err, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams}), err)
-	// Output: true jsonrpc: error -32602: Invalid params
 }
 
 func ExampleError_Is() {

@@ -16,11 +16,12 @@ import (
 	"github.com/mcpkit/mcpkit/internal/testissuer"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
 )
 
 // listRequest builds the benchmark's resources/list POST.
 func listRequest(b *testing.B, url, token string) *http.Request {
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(legacy(1, "resources/list", nil)))
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(mcptest.Legacy(1, "resources/list", nil)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -50,12 +51,12 @@ func send(b *testing.B, c *http.Client, req *http.Request, body string) int {
 // Origin check, cached bearer token, strict decode, a 50-entry page from an
 // in-memory keyset source, a sealed cursor, the response write.
 func BenchmarkListRequest(b *testing.B) {
-	f := newFixture(b, fixtureOptions{pageSize: 50})
-	f.store.add("alice", 500)
-	srv := httptest.NewServer(f.ep)
+	f := mcptest.New(b, mcptest.Options{PageSize: 50})
+	f.Store.Add("alice", 500)
+	srv := httptest.NewServer(f.EP)
 	defer srv.Close()
-	token := f.token(b, "alice")
-	body := legacy(1, "resources/list", nil)
+	token := f.Token(b, "alice")
+	body := mcptest.Legacy(1, "resources/list", nil)
 	req := listRequest(b, srv.URL+"/mcp", token)
 	c := srv.Client()
 	size := send(b, c, req, body) // warm the token cache
@@ -70,11 +71,11 @@ func BenchmarkListRequest(b *testing.B) {
 // BenchmarkListBaseline is the same request to a bare net/http handler that
 // reads the body and writes the very bytes the endpoint produced.
 func BenchmarkListBaseline(b *testing.B) {
-	f := newFixture(b, fixtureOptions{pageSize: 50})
-	f.store.add("alice", 500)
-	token := f.token(b, "alice")
-	body := legacy(1, "resources/list", nil)
-	rec := f.do(b, request{body: body, token: token, headers: map[string]string{"MCP-Protocol-Version": "2025-11-25"}})
+	f := mcptest.New(b, mcptest.Options{PageSize: 50})
+	f.Store.Add("alice", 500)
+	token := f.Token(b, "alice")
+	body := mcptest.Legacy(1, "resources/list", nil)
+	rec := f.Do(b, mcptest.Request{Body: body, Token: token, Headers: map[string]string{"MCP-Protocol-Version": "2025-11-25"}})
 	canned := rec.Body.Bytes()
 	srv := httptest.NewServer(bareHandler(canned))
 	defer srv.Close()
@@ -92,13 +93,13 @@ func BenchmarkListBaseline(b *testing.B) {
 // that both see the same machine load, and reports the ratio of their
 // mean times (the target is ≤ 1.2).
 func BenchmarkListVsBaseline(b *testing.B) {
-	f := newFixture(b, fixtureOptions{pageSize: 50})
-	f.store.add("alice", 500)
-	token := f.token(b, "alice")
-	body := legacy(1, "resources/list", nil)
-	kit := httptest.NewServer(f.ep)
+	f := mcptest.New(b, mcptest.Options{PageSize: 50})
+	f.Store.Add("alice", 500)
+	token := f.Token(b, "alice")
+	body := mcptest.Legacy(1, "resources/list", nil)
+	kit := httptest.NewServer(f.EP)
 	defer kit.Close()
-	rec := f.do(b, request{body: body, token: token, headers: map[string]string{"MCP-Protocol-Version": "2025-11-25"}})
+	rec := f.Do(b, mcptest.Request{Body: body, Token: token, Headers: map[string]string{"MCP-Protocol-Version": "2025-11-25"}})
 	canned := rec.Body.Bytes()
 	bare := httptest.NewServer(bareHandler(canned))
 	defer bare.Close()
@@ -151,13 +152,13 @@ type inProcess struct {
 }
 
 func newInProcess(b *testing.B) *inProcess {
-	is := testissuer.Start(b, testissuer.Options{Audience: testResource})
-	v, err := authn.NewJWTVerifier(context.Background(), authn.JWTOptions{Issuer: is.ID(), Resource: testResource, JWKSURL: is.JWKSURL()})
+	is := testissuer.Start(b, testissuer.Options{Audience: mcptest.Resource})
+	v, err := authn.NewJWTVerifier(context.Background(), authn.JWTOptions{Issuer: is.ID(), Resource: mcptest.Resource, JWKSURL: is.JWKSURL()})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = v.Close() })
-	auth, err := authn.NewAuthenticator(authn.NewCache(v, authn.CacheOptions{}), authn.Options{Resource: testResource, Scopes: []string{"docs:read"}})
+	auth, err := authn.NewAuthenticator(authn.NewCache(v, authn.CacheOptions{}), authn.Options{Resource: mcptest.Resource, Scopes: []string{"docs:read"}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -205,8 +206,12 @@ type nullWriter struct {
 	body   []byte
 }
 
-func (w *nullWriter) Header() http.Header  { return w.h }
-func (w *nullWriter) WriteHeader(code int) { w.status = code }
+func (w *nullWriter) Header() http.Header { return w.h }
+
+// SetReadDeadline is what net/http's own ResponseWriter offers (the body
+// read deadline sets and clears it): accepted, as a connection would.
+func (w *nullWriter) SetReadDeadline(time.Time) error { return nil }
+func (w *nullWriter) WriteHeader(code int)            { w.status = code }
 func (w *nullWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = 200
@@ -245,7 +250,7 @@ func inProcessRequest(token string, body []byte) *http.Request {
 // allocations reported are the server's alone.
 func BenchmarkServeInProcess(b *testing.B) {
 	p := newInProcess(b)
-	first := []byte(legacy(1, "resources/list", nil))
+	first := []byte(mcptest.Legacy(1, "resources/list", nil))
 	var w nullWriter
 	serveOnce(b, p.kit, inProcessRequest(p.token, first), first, &w) // the token is cached
 	canned := bytes.Clone(w.body)
@@ -276,7 +281,7 @@ func BenchmarkServeInProcess(b *testing.B) {
 // deep walks the private listing to page n and returns the request body
 // asking for it.
 func (p *inProcess) deep(b *testing.B, n int) []byte {
-	body := []byte(legacy(1, "resources/list", nil))
+	body := []byte(mcptest.Legacy(1, "resources/list", nil))
 	var w nullWriter
 	for range n - 1 {
 		serveOnce(b, p.kit, inProcessRequest(p.token, body), body, &w)
@@ -286,7 +291,7 @@ func (p *inProcess) deep(b *testing.B, n int) []byte {
 		if !ok || len(cursor) == 0 {
 			b.Fatal("walking the listing")
 		}
-		body = []byte(legacy(1, "resources/list", map[string]any{"cursor": string(cursor)}))
+		body = []byte(mcptest.Legacy(1, "resources/list", map[string]any{"cursor": string(cursor)}))
 	}
 	return body
 }

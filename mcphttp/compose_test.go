@@ -16,6 +16,7 @@ import (
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
 )
 
 // serviceAuth is a service's own authentication middleware: it accepts
@@ -24,7 +25,7 @@ import (
 func serviceAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if name, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer user:"); ok {
-			p := principal.Principal{Subject: name, ClientID: "client-1", Scopes: []string{"docs:read"}, Audience: testResource}
+			p := principal.Principal{Subject: name, ClientID: "client-1", Scopes: []string{"docs:read"}, Audience: mcptest.Resource}
 			ctx, err := principal.NewContext(r.Context(), p)
 			if err != nil {
 				http.Error(w, "unauthorized", http.StatusUnauthorized)
@@ -40,7 +41,7 @@ func serviceAuth(next http.Handler) http.Handler {
 // middleware authenticates, this one only writes the challenges.
 func challengeOnly(t *testing.T) *authn.Authenticator {
 	t.Helper()
-	a, err := authn.NewAuthenticator(nil, authn.Options{Resource: testResource, Scopes: []string{"docs:read"}})
+	a, err := authn.NewAuthenticator(nil, authn.Options{Resource: mcptest.Resource, Scopes: []string{"docs:read"}})
 	require.NoError(t, err)
 	return a
 }
@@ -66,11 +67,11 @@ func post(t *testing.T, h http.Handler, body, auth string, headers map[string]st
 // the endpoint for everything else. What the client sees is the same as
 // from the one-line assembly.
 func TestCompositionMatchesTheOneLineAssembly(t *testing.T) {
-	f := newFixture(t, fixtureOptions{pageSize: 5})
+	f := mcptest.New(t, mcptest.Options{PageSize: 5})
 	auth := challengeOnly(t)
-	list, err := mcphttp.NewListHandler(f.inv, mcphttp.Options{ServerInfo: mcphttp.Implementation{Name: "fixture", Version: "1.0.0"}, Authenticator: auth})
+	list, err := mcphttp.NewListHandler(f.Inv, mcphttp.Options{ServerInfo: mcphttp.Implementation{Name: "fixture", Version: "1.0.0"}, Authenticator: auth})
 	require.NoError(t, err)
-	ep, err := mcphttp.New(f.inv, mcphttp.Options{ServerInfo: mcphttp.Implementation{Name: "fixture", Version: "1.0.0"},
+	ep, err := mcphttp.New(f.Inv, mcphttp.Options{ServerInfo: mcphttp.Implementation{Name: "fixture", Version: "1.0.0"},
 		Instructions: "Private documents.", Authenticator: auth})
 	require.NoError(t, err)
 
@@ -86,11 +87,11 @@ func TestCompositionMatchesTheOneLineAssembly(t *testing.T) {
 	mux.Handle("/mcp", serviceAuth(jsonrpc.Decoder(jsonrpc.Limits{})(route)))
 
 	// The one-line assembly, authenticating with real tokens.
-	alice := "Bearer " + f.token(t, "alice")
+	alice := "Bearer " + f.Token(t, "alice")
 	composedAlice := "Bearer user:alice"
 
-	listBody := legacy(1, "resources/list", nil)
-	one := post(t, f.ep, listBody, alice, nil)
+	listBody := mcptest.Legacy(1, "resources/list", nil)
+	one := post(t, f.EP, listBody, alice, nil)
 	two := post(t, mux, listBody, composedAlice, nil)
 	require.Equal(t, http.StatusOK, one.Code, one.Body.String())
 	assert.Equal(t, one.Code, two.Code)
@@ -101,32 +102,32 @@ func TestCompositionMatchesTheOneLineAssembly(t *testing.T) {
 	p1, p2 := resultOf(t, one), resultOf(t, two)
 	assert.Equal(t, p1.Resources, p2.Resources)
 	require.NotEmpty(t, p2.NextCursor)
-	next := post(t, mux, legacy(2, "resources/list", map[string]any{"cursor": p2.NextCursor}), composedAlice, nil)
-	assert.Equal(t, resultOf(t, post(t, f.ep, legacy(2, "resources/list", map[string]any{"cursor": p1.NextCursor}), alice, nil)).Resources,
+	next := post(t, mux, mcptest.Legacy(2, "resources/list", map[string]any{"cursor": p2.NextCursor}), composedAlice, nil)
+	assert.Equal(t, resultOf(t, post(t, f.EP, mcptest.Legacy(2, "resources/list", map[string]any{"cursor": p1.NextCursor}), alice, nil)).Resources,
 		resultOf(t, next).Resources)
 
 	// Byte-identical answers where nothing is random.
 	for _, body := range []string{
-		legacy(3, "resources/read", map[string]any{"uri": "docs://documents/alice-0001"}),
-		legacy(4, "resources/read", map[string]any{"uri": "docs://documents/bob-0001"}), // not alice's: not found
-		legacy(5, "resources/templates/list", nil),
-		legacy(6, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}),
-		legacy(7, "tools/list", nil),
+		mcptest.Legacy(3, "resources/read", map[string]any{"uri": "docs://documents/alice-0001"}),
+		mcptest.Legacy(4, "resources/read", map[string]any{"uri": "docs://documents/bob-0001"}), // not alice's: not found
+		mcptest.Legacy(5, "resources/templates/list", nil),
+		mcptest.Legacy(6, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}),
+		mcptest.Legacy(7, "tools/list", nil),
 	} {
-		one, two := post(t, f.ep, body, alice, nil), post(t, mux, body, composedAlice, nil)
+		one, two := post(t, f.EP, body, alice, nil), post(t, mux, body, composedAlice, nil)
 		assert.Equal(t, one.Code, two.Code, body)
 		assert.Equal(t, one.Body.String(), two.Body.String(), body)
 	}
 
 	// Without a principal the composed endpoint challenges like the
 	// one-line one, naming the resource metadata.
-	one, two = post(t, f.ep, listBody, "", nil), post(t, mux, listBody, "", nil)
+	one, two = post(t, f.EP, listBody, "", nil), post(t, mux, listBody, "", nil)
 	assert.Equal(t, http.StatusUnauthorized, two.Code)
 	assert.Equal(t, one.Header().Get("WWW-Authenticate"), two.Header().Get("WWW-Authenticate"))
 
 	// A token the service's middleware did not accept is invalid, never
 	// anonymous: the challenge-only Authenticator refuses it.
-	w := post(t, mux, legacy(8, "resources/templates/list", nil), "Bearer forged", nil)
+	w := post(t, mux, mcptest.Legacy(8, "resources/templates/list", nil), "Bearer forged", nil)
 	assert.Equal(t, http.StatusUnauthorized, w.Code)
 	assert.Contains(t, w.Header().Get("WWW-Authenticate"), `error="invalid_token"`)
 }
@@ -134,54 +135,67 @@ func TestCompositionMatchesTheOneLineAssembly(t *testing.T) {
 // The endpoint uses the principal an earlier middleware put in the context
 // and never asks its Verifier again.
 func TestEndpointUsesTheContextPrincipal(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
-	h := serviceAuth(f.ep) // f.ep's own Authenticator verifies JWTs only
-	w := post(t, h, legacy(1, "resources/read", map[string]any{"uri": "docs://documents/bob-0002"}), "Bearer user:bob", nil)
+	f := mcptest.New(t, mcptest.Options{})
+	h := serviceAuth(f.EP) // f.EP's own Authenticator verifies JWTs only
+	w := post(t, h, mcptest.Legacy(1, "resources/read", map[string]any{"uri": "docs://documents/bob-0002"}), "Bearer user:bob", nil)
 	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
 	assert.Contains(t, w.Body.String(), "Contents of Document bob-0002")
-	w = post(t, h, legacy(1, "resources/read", map[string]any{"uri": "docs://documents/alice-0002"}), "Bearer user:bob", nil)
+	w = post(t, h, mcptest.Legacy(1, "resources/read", map[string]any{"uri": "docs://documents/alice-0002"}), "Bearer user:bob", nil)
 	assert.Contains(t, w.Body.String(), `"code":-32002`, "ownership still applies")
 }
 
 // The list handler serves resources/list alone, with the private headers
 // appended to what an outer layer set, and -32601 for anything else.
 func TestListHandler(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
-	list, err := mcphttp.NewListHandler(f.inv, mcphttp.Options{Authenticator: f.auth})
+	f := mcptest.New(t, mcptest.Options{})
+	list, err := mcphttp.NewListHandler(f.Inv, mcphttp.Options{Authenticator: f.Auth})
 	require.NoError(t, err)
 	outer := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Vary", "Origin")
 		list.ServeHTTP(w, r)
 	})
-	tok := "Bearer " + f.token(t, "alice")
-	w := post(t, outer, legacy(1, "resources/list", nil), tok, nil)
+	tok := "Bearer " + f.Token(t, "alice")
+	w := post(t, outer, mcptest.Legacy(1, "resources/list", nil), tok, nil)
 	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
 	assert.Equal(t, "private, max-age=0", w.Header().Get("Cache-Control"))
 	assert.Equal(t, []string{"Origin", "Authorization"}, w.Header().Values("Vary"), "appended, never replacing")
 	assert.Len(t, resultOf(t, w).Resources, 14, "2 statics and alice's 12 documents")
 
-	for _, body := range []string{legacy(2, "resources/read", map[string]any{"uri": "docs://documents/alice-0001"}), legacy(3, "initialize", nil)} {
+	for _, body := range []string{mcptest.Legacy(2, "resources/read", map[string]any{"uri": "docs://documents/alice-0001"}), mcptest.Legacy(3, "initialize", nil)} {
 		w = post(t, list, body, tok, nil)
 		assert.Contains(t, w.Body.String(), `"code":-32601`, body)
 	}
-	body, headers := modern(4, "resources/list", nil)
+	body, headers := mcptest.Modern(4, "resources/list", nil)
 	w = post(t, list, body, tok, headers)
 	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
 	assert.Contains(t, w.Body.String(), `"cacheScope":"private"`)
 
-	w = post(t, list, legacy(5, "resources/list", nil), "", nil)
+	w = post(t, list, mcptest.Legacy(5, "resources/list", nil), "", nil)
 	assert.Equal(t, http.StatusUnauthorized, w.Code)
 
-	_, err = mcphttp.NewListHandler(f.inv, mcphttp.Options{})
-	assert.Error(t, err, "a protected inventory needs an Authenticator")
+	// Without an Authenticator the service's own middleware authenticates
+	// (issue 20): its principal is the caller, and refusals are plain
+	// RFC 6750 challenges without a resource_metadata URL nobody serves.
+	own, err := mcphttp.NewListHandler(f.Inv, mcphttp.Options{})
+	require.NoError(t, err)
+	w = post(t, serviceAuth(own), mcptest.Legacy(6, "resources/list", nil), "Bearer user:alice", nil)
+	assert.Equal(t, http.StatusOK, w.Code)
+	w = post(t, own, mcptest.Legacy(7, "resources/list", nil), "", nil)
+	assert.Equal(t, http.StatusUnauthorized, w.Code)
+	assert.Equal(t, "Bearer", w.Header().Get("WWW-Authenticate"))
+	w = post(t, own, mcptest.Legacy(8, "resources/list", nil), "Bearer something", nil)
+	assert.Equal(t, http.StatusUnauthorized, w.Code, "credentials the middleware did not accept are refused, never anonymous")
+	assert.Equal(t, `Bearer error="invalid_token"`, w.Header().Get("WWW-Authenticate"))
+	w = post(t, serviceAuth(own), mcptest.Legacy(9, "resources/read", map[string]any{"uri": "docs://documents/alice-0001"}), "Bearer user:noscope", nil)
+	assert.NotContains(t, w.Header().Get("WWW-Authenticate"), "resource_metadata")
 }
 
 // Every response has header values of its own: a middleware that edits
 // one response's Vary or Cache-Control changes no other response.
 func TestResponseHeadersAreNotShared(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
+	f := mcptest.New(t, mcptest.Options{})
 	edit := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.ep.ServeHTTP(w, r)
+		f.EP.ServeHTTP(w, r)
 		if v := w.Header()["Vary"]; len(v) > 0 {
 			v[0] = "tampered"
 		}
@@ -189,49 +203,19 @@ func TestResponseHeadersAreNotShared(t *testing.T) {
 			v[0] = "public"
 		}
 	})
-	body := legacy(1, "resources/templates/list", nil)
+	body := mcptest.Legacy(1, "resources/templates/list", nil)
 	_ = post(t, edit, body, "", nil)
-	w := post(t, f.ep, body, "", nil)
+	w := post(t, f.EP, body, "", nil)
 	assert.Equal(t, []string{"Authorization"}, w.Header().Values("Vary"))
 	assert.Equal(t, "private, max-age=0", w.Header().Get("Cache-Control"))
 
 	// An outer Vary that already names Authorization is left as it is.
 	outer := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Vary", "Accept-Encoding, authorization")
-		f.ep.ServeHTTP(w, r)
+		f.EP.ServeHTTP(w, r)
 	})
 	w = post(t, outer, body, "", nil)
 	assert.Equal(t, []string{"Accept-Encoding, authorization"}, w.Header().Values("Vary"))
-}
-
-// The origin decision is exported, for the service's other handlers.
-func TestOriginGuard(t *testing.T) {
-	g, err := mcphttp.NewOriginGuard([]string{"https://app.example.com"})
-	require.NoError(t, err)
-	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	for origin, want := range map[string]int{
-		"":                         http.StatusNoContent,
-		"https://app.example.com":  http.StatusNoContent,
-		"https://APP.example.com":  http.StatusNoContent,
-		"https://evil.example.com": http.StatusForbidden,
-		"null":                     http.StatusForbidden,
-		"https://api.example.com":  http.StatusNoContent, // its own origin
-	} {
-		r := httptest.NewRequest(http.MethodPost, "https://api.example.com/api/documents", nil)
-		if origin != "" {
-			r.Header.Set("Origin", origin)
-		}
-		w := httptest.NewRecorder()
-		g.Handler(ok).ServeHTTP(w, r)
-		assert.Equal(t, want, w.Code, origin)
-		assert.Equal(t, want == http.StatusForbidden, g.Check(r) != nil, origin)
-		if want == http.StatusForbidden {
-			assert.ErrorIs(t, g.Check(r), mcphttp.ErrForbiddenOrigin)
-			assert.Contains(t, w.Body.String(), `"code":-32600`)
-		}
-	}
-	_, err = mcphttp.NewOriginGuard([]string{"*"})
-	assert.Error(t, err, "no wildcard")
 }
 
 type rawPage struct {
@@ -241,7 +225,7 @@ type rawPage struct {
 
 func resultOf(t *testing.T, w *httptest.ResponseRecorder) rawPage {
 	t.Helper()
-	r := decode(t, w)
+	r := mcptest.Decode(t, w)
 	require.Nil(t, r.Error, w.Body.String())
 	var res rawPage
 	require.NoError(t, json.Unmarshal(r.Result, &res))
@@ -253,16 +237,16 @@ func resultOf(t *testing.T, w *httptest.ResponseRecorder) rawPage {
 // character never reaches a List callback: the middleware's NewContext
 // refuses it, and the request is answered 401.
 func TestServiceMiddlewarePrincipalRules(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
+	f := mcptest.New(t, mcptest.Options{})
 	reached := false
-	f.store.seen = func(context.Context) { reached = true }
-	ep, err := mcphttp.New(f.inv, mcphttp.Options{Authenticator: challengeOnly(t)})
+	f.Store.Seen = func(context.Context) { reached = true }
+	ep, err := mcphttp.New(f.Inv, mcphttp.Options{Authenticator: challengeOnly(t)})
 	require.NoError(t, err)
 	h := serviceAuth(ep)
 	for _, name := range []string{strings.Repeat("a", 257), "al\x01ice", "al\u0085ice"} {
-		w := post(t, h, legacy(1, "resources/list", nil), "Bearer user:"+name, nil)
+		w := post(t, h, mcptest.Legacy(1, "resources/list", nil), "Bearer user:"+name, nil)
 		assert.Equal(t, http.StatusUnauthorized, w.Code, "%q", name)
 	}
 	assert.False(t, reached, "no callback saw the principal")
-	assert.Equal(t, http.StatusOK, post(t, h, legacy(1, "resources/list", nil), "Bearer user:"+strings.Repeat("a", 256), nil).Code)
+	assert.Equal(t, http.StatusOK, post(t, h, mcptest.Legacy(1, "resources/list", nil), "Bearer user:"+strings.Repeat("a", 256), nil).Code)
 }

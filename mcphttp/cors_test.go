@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -23,11 +25,11 @@ func preflight(origin, method, headers string) *http.Request {
 // A browser client on an allowed origin may call the endpoint with a
 // bearer token; no other origin ever gets a CORS grant.
 func TestCORSForAllowedOrigins(t *testing.T) {
-	f := newFixture(t, fixtureOptions{origins: []string{"http://localhost:5173"}})
+	f := mcptest.New(t, mcptest.Options{Origins: []string{"http://localhost:5173"}})
 	const allowed, other = "http://localhost:5173", "http://localhost:6666"
 
 	w := httptest.NewRecorder()
-	f.ep.ServeHTTP(w, preflight(allowed, "POST", "authorization,content-type,mcp-protocol-version,mcp-session-id"))
+	f.EP.ServeHTTP(w, preflight(allowed, "POST", "authorization,content-type,mcp-protocol-version,mcp-session-id"))
 	require.Equal(t, http.StatusNoContent, w.Code, w.Body.String())
 	h := w.Header()
 	assert.Equal(t, allowed, h.Get("Access-Control-Allow-Origin"))
@@ -41,14 +43,14 @@ func TestCORSForAllowedOrigins(t *testing.T) {
 
 	// Another origin's preflight: 403 and no grant.
 	w = httptest.NewRecorder()
-	f.ep.ServeHTTP(w, preflight(other, "POST", "authorization"))
+	f.EP.ServeHTTP(w, preflight(other, "POST", "authorization"))
 	assert.Equal(t, http.StatusForbidden, w.Code)
 	assert.Empty(t, w.Header().Get("Access-Control-Allow-Origin"))
 
 	// The actual request: the grant and the headers a client must read,
 	// on success and on a 401 challenge alike.
-	for _, tok := range []string{f.token(t, "alice"), ""} {
-		w = f.do(t, request{body: legacy(1, "resources/list", nil), token: tok, headers: map[string]string{"Origin": allowed}})
+	for _, tok := range []string{f.Token(t, "alice"), ""} {
+		w = f.Do(t, mcptest.Request{Body: mcptest.Legacy(1, "resources/list", nil), Token: tok, Headers: map[string]string{"Origin": allowed}})
 		assert.Equal(t, allowed, w.Header().Get("Access-Control-Allow-Origin"), "token %v", tok != "")
 		assert.Contains(t, w.Header().Get("Access-Control-Expose-Headers"), "WWW-Authenticate")
 		assert.Contains(t, w.Header().Get("Access-Control-Expose-Headers"), "Mcp-Session-Id")
@@ -56,25 +58,25 @@ func TestCORSForAllowedOrigins(t *testing.T) {
 		assert.Contains(t, w.Header().Values("Vary"), "Origin")
 		assert.Contains(t, w.Header().Values("Vary"), "Authorization")
 	}
-	w = f.do(t, request{body: legacy(1, "resources/list", nil), token: f.token(t, "alice"), headers: map[string]string{"Origin": other}})
+	w = f.Do(t, mcptest.Request{Body: mcptest.Legacy(1, "resources/list", nil), Token: f.Token(t, "alice"), Headers: map[string]string{"Origin": other}})
 	assert.Equal(t, http.StatusForbidden, w.Code)
 	assert.Empty(t, w.Header().Get("Access-Control-Allow-Origin"))
 
 	// Same-origin requests need no CORS headers.
-	w = f.do(t, request{body: legacy(1, "resources/templates/list", nil), headers: map[string]string{"Origin": "http://127.0.0.1:8080"}})
+	w = f.Do(t, mcptest.Request{Body: mcptest.Legacy(1, "resources/templates/list", nil), Headers: map[string]string{"Origin": "http://127.0.0.1:8080"}})
 	assert.Equal(t, http.StatusOK, w.Code)
 	assert.Empty(t, w.Header().Get("Access-Control-Allow-Origin"))
 
 	// An OPTIONS that is no preflight is still not a method the endpoint serves.
 	r := httptest.NewRequest(http.MethodOptions, "http://127.0.0.1:8080/mcp", strings.NewReader(""))
 	w = httptest.NewRecorder()
-	f.ep.ServeHTTP(w, r)
+	f.EP.ServeHTTP(w, r)
 	assert.Equal(t, http.StatusMethodNotAllowed, w.Code)
 
 	// Without AllowedOrigins nothing is granted, preflights included.
-	closed := newFixture(t, fixtureOptions{})
+	closed := mcptest.New(t, mcptest.Options{})
 	w = httptest.NewRecorder()
-	closed.ep.ServeHTTP(w, preflight(allowed, "POST", ""))
+	closed.EP.ServeHTTP(w, preflight(allowed, "POST", ""))
 	assert.Equal(t, http.StatusForbidden, w.Code)
 	assert.Empty(t, w.Header().Get("Access-Control-Allow-Origin"))
 }

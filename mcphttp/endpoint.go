@@ -6,18 +6,18 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
-	"time"
+	"slices"
+	"strings"
 
-	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
-	"github.com/mcpkit/mcpkit/notify"
+	"github.com/mcpkit/mcpkit/mcphttp/origin"
+	"github.com/mcpkit/mcpkit/principal"
 )
 
-// DefaultMaxBodyBytes is the request body limit when Options.MaxBodyBytes
-// is zero.
-const DefaultMaxBodyBytes = 4 << 20
+// DefaultMaxResultBytes is the byte limit of a whole response when
+// Options.MaxResultBytes is zero.
+const DefaultMaxResultBytes = 1 << 20
 
 // Implementation names the server in initialize and server/discover results.
 type Implementation struct {
@@ -26,8 +26,8 @@ type Implementation struct {
 	Title   string `json:"title,omitempty"`
 }
 
-// Options configures an [Endpoint]. The zero value is valid for an
-// inventory that holds only public resources.
+// Options configures an [Endpoint]. The zero value is valid; each field
+// documents what its zero value means.
 type Options struct {
 	// ServerInfo names the server. A zero Name means "mcpkit", a zero
 	// Version means "0".
@@ -37,209 +37,166 @@ type Options struct {
 	// initialize and server/discover results.
 	Instructions string
 
-	// Authenticator checks bearer tokens and writes 401/403 challenges. It
-	// is required when the inventory holds anything protected. A request
-	// with a token that is present but invalid gets 401 on every method;
-	// a request without a token is anonymous, which is enough for
-	// initialize, ping, server/discover and public resources. A Principal
-	// that an earlier middleware put in the request context
-	// (principal.NewContext: the Authenticator's own Handler or Optional, or
-	// the service's middleware) is used as it is, and nothing is verified
-	// again; a service that authenticates with middleware of its own gives
-	// an Authenticator without a Verifier (authn.NewAuthenticator(nil, …)),
-	// which only writes the challenges. Nil means no authentication: the
-	// context principal, if any, is still used; tokens are ignored.
-	Authenticator *authn.Authenticator
+	// Authenticator authenticates requests and answers refusals
+	// (*authn.Authenticator: bearer tokens, RFC 9728 challenges). Nil
+	// means the service's own middleware authenticates: the principal it
+	// put in the context (principal.NewContext) is the caller, a request
+	// without one is anonymous, one that offers credentials anyway is
+	// refused (401), and refusals are plain RFC 6750 challenges without a
+	// resource_metadata URL.
+	Authenticator Authenticator
 
-	// AllowedOrigins lists the browser origins ("https://app.example.com")
-	// whose cross-origin requests are accepted (see [OriginGuard]), with
-	// CORS: their preflights are answered and their responses carry
-	// Access-Control-Allow-Origin, so a browser MCP client on one of them
-	// can list and read with a bearer token. A request whose Origin is
-	// present, not listed and not its own origin gets 403. Empty means no
-	// cross-origin requests: closed, never "*".
-	AllowedOrigins []string
+	// Origins decides which requests may reach the endpoint at all (see
+	// [origin.Guard]: cross-origin browsers, DNS rebinding) and speaks
+	// CORS for the origins it allows. Give the endpoint the same guard
+	// that protects the service's other handlers. Nil means a guard that
+	// allows no cross-origin request.
+	Origins *origin.Guard
 
-	// MaxBodyBytes bounds the request body; a larger one gets 413 after
-	// reading at most this many bytes. Zero means DefaultMaxBodyBytes. A
-	// body that a [jsonrpc.Decoder] in front of the endpoint decoded
-	// already is served as that Decoder decided.
-	MaxBodyBytes int64
+	// Limits bounds request bodies (size, memory in flight, read time):
+	// see [jsonrpc.Limits]. A body that a [jsonrpc.Decoder] in front of
+	// the endpoint decoded already is served as that Decoder decided.
+	Limits jsonrpc.Limits
 
-	// BodyBudget bounds the memory of the request bodies being read and
-	// served at once (see [jsonrpc.BodyBudget]): past it a request gets
-	// 503 with Retry-After. Nil means the process-wide default budget of
-	// jsonrpc.DefaultBodyBudget (64 MiB).
-	BodyBudget *jsonrpc.BodyBudget
-
-	// BodyReadTimeout bounds the time a request body may take to arrive
-	// (see jsonrpc.Limits.ReadTimeout). Zero means
-	// jsonrpc.DefaultReadTimeout (10 s); negative means none.
-	BodyReadTimeout time.Duration
+	// MaxResultBytes bounds the size of every response: envelope, result,
+	// nextCursor and _meta included. List pages are filled under it
+	// exactly; a read or tool result over it is an internal error. Zero
+	// means DefaultMaxResultBytes (1 MiB); New refuses a limit that cannot
+	// hold one entry of the largest size the inventory allows.
+	MaxResultBytes int
 
 	// Logger receives operator records (internal errors, contract
 	// violations). It never receives tokens or request bodies. Nil means
 	// slog.Default().
 	Logger *slog.Logger
-
-	// Notifications turns on change notifications, delivered to the
-	// streams of the principal they concern and to no one else. When the
-	// inventory has no Notifier of its own, the hub becomes it, so grant
-	// changes notify too (inventory.Inventory.AttachNotifier); nil means
-	// the inventory's Notifier when that is a *notify.Hub. Legacy
-	// clients get a session mode: initialize mints an Mcp-Session-Id bound
-	// to the caller, GET opens the session's SSE stream
-	// (notifications/resources/list_changed, and notifications/resources/updated
-	// for resources/subscribe'd URIs), DELETE ends the session. Modern
-	// clients use subscriptions/listen. The listChanged and subscribe
-	// capabilities are advertised exactly then. Nil means none of this:
-	// the endpoint is stateless and GET/DELETE get 405. Call the hub's
-	// Close before the server's Shutdown (http.Server.RegisterOnShutdown):
-	// open streams end then, and modern ones are completed; streams on
-	// HTTP/1.1 outlive their handlers, so that an idle one costs little,
-	// and Shutdown does not wait for them: [Endpoint.WaitStreams] does.
-	Notifications *notify.Hub
-
-	// Sessions bounds the legacy sessions and the event streams of
-	// notifications (see [SessionLimits]). The zero value means the
-	// defaults.
-	Sessions SessionLimits
-
-	// KeepAlive is the interval of SSE keep-alive comments on open
-	// streams. Zero means DefaultKeepAlive.
-	KeepAlive time.Duration
-
-	// Tools turns on the tools bridge: the inventory offered as MCP tools
-	// (list_resources, read_resource, search and fetch, typed template
-	// tools; see [ToolOptions]), served by tools/list and tools/call with
-	// the same authentication, scopes, gates, grants, byte limit and
-	// cursors as the resource methods, and the tools capability. Nil means
-	// no tools: tools/list and tools/call are unknown methods (or, with
-	// Intercept, the legacy handler's).
-	Tools *ToolOptions
-
-	// Observer watches every served call (see [Observer]): traces and
-	// metrics (the otelmcp module), audit records ([Audit]), several at
-	// once with [Observers]. Nil means none, at no cost.
-	Observer Observer
-
-	// RateLimiter limits each caller's calls per method class (see
-	// [RateLimiter]); a call over the limit gets 429 with Retry-After. One
-	// limiter may serve several endpoints, which then share the budget.
-	// Nil means no limits.
-	RateLimiter *RateLimiter
 }
 
-// Endpoint is the MCP Streamable HTTP endpoint: an http.Handler to mount at
-// the MCP path. It is safe for concurrent use.
+// Endpoint is the MCP Streamable HTTP endpoint: an http.Handler to mount
+// at the MCP path. It serves initialize, ping, server/discover and the
+// resource methods from an inventory; parts add the rest. It is safe for
+// concurrent use.
 type Endpoint struct {
-	inv     *inventory.Inventory
-	auth    *authn.Authenticator
-	origins *OriginGuard
-	limits  jsonrpc.Limits
-	log     *slog.Logger
-	only    string // when set, the one method served (a ListHandler)
+	inv      *inventory.Inventory
+	auth     Authenticator
+	origins  *origin.Guard
+	limits   jsonrpc.Limits
+	maxBytes int
+	log      *slog.Logger
 
-	tools   *toolSet     // nil: no tools bridge
-	obs     Observer     // nil: none
-	limiter *RateLimiter // nil: no limits
-
-	hub       *notify.Hub    // nil: no notifications
-	sessions  *sessionStore  // nil: stateless
-	streams   *streamCounter // open event streams, with notifications
-	keepAlive time.Duration
+	methods    map[string]method
+	middleware []Middleware
+	handle     Handler // dispatch inside the middleware
+	observers  []Observer
+	verbs      map[string]Verb
+	verbChecks []func(*http.Request, *principal.Principal) error
+	allow      string // the Allow header of a 405
+	caps       []capability
+	notifying  bool
+	statics    [][]byte // encoded static resources, by inventory.Item.Static - 1
+	watchers   []Watcher
 
 	// Pre-encoded pieces of results.
 	serverInfo   []byte // {"name":…,"version":…}
-	capabilities []byte // {"resources":{…}[,"completions":{}]}
-	// capsStateless are the capabilities of an initialize answered without
-	// a session (anonymous, or the session table full): no notifications.
-	capsStateless []byte
-	instructions  []byte // JSON string, or nil
-	metaPrivate   []byte // modern members of per-caller cacheable results
-	metaPlain     []byte // modern members of non-cacheable results
-	discover      []byte // the whole server/discover result
+	instructions []byte // JSON string, or nil
+	capsPlain    []byte // the capabilities of an answer without event streams
+	capsNotify   []byte // … with them
+	metaPrivate  []byte // modern members of per-caller cacheable results
+	metaPlain    []byte // modern members of other results
+	discover     []byte // the whole server/discover result
+}
+
+type capability struct {
+	name  string
+	value func(notifying bool) string
 }
 
 var _ http.Handler = (*Endpoint)(nil)
 
-// New returns an Endpoint answering from inv. It returns an error when inv
-// holds protected resources or list sources and no Authenticator is
-// configured, or when an option is invalid.
-func New(inv *inventory.Inventory, opts Options) (*Endpoint, error) {
-	return newEndpoint(inv, opts, "", false)
-}
-
-// newEndpoint is New; only, when set, is the one method served (a piece
-// such as the ListHandler); stateless leaves out sessions and streams even
-// when the inventory's Notifier is a hub (pieces, and Intercept, where the
-// legacy handler owns sessions).
-func newEndpoint(inv *inventory.Inventory, opts Options, only string, stateless bool) (*Endpoint, error) {
-	if inv == nil {
-		return nil, errors.New("mcphttp: nil inventory")
-	}
-	if opts.Authenticator == nil && inv.NeedsAuthentication() {
-		return nil, errors.New("mcphttp: the inventory has protected resources but no Authenticator is configured " +
-			"(with authentication middleware of your own, use authn.NewAuthenticator(nil, …) for the challenges)")
-	}
-	if opts.MaxBodyBytes < 0 {
-		return nil, errors.New("mcphttp: MaxBodyBytes must not be negative")
-	}
-	origins, err := NewOriginGuard(opts.AllowedOrigins)
+// New returns an Endpoint answering from inv, with the parts given (in
+// order: a part's middleware wraps the later parts'). It returns an error
+// when an option or a part is invalid.
+func New(inv *inventory.Inventory, opts Options, parts ...Part) (*Endpoint, error) {
+	e, err := newEndpoint(inv, opts)
 	if err != nil {
 		return nil, err
 	}
-	e := &Endpoint{
-		inv:     inv,
-		auth:    opts.Authenticator,
-		origins: origins,
-		limits:  jsonrpc.Limits{MaxBytes: opts.MaxBodyBytes, Budget: opts.BodyBudget, ReadTimeout: opts.BodyReadTimeout},
-		log:     opts.Logger,
-		only:    only,
-		obs:     opts.Observer,
-		limiter: opts.RateLimiter,
+	e.registerResourceMethods()
+	return e.finish(parts)
+}
+
+// newEndpoint checks opts and returns an Endpoint without methods.
+func newEndpoint(inv *inventory.Inventory, opts Options) (*Endpoint, error) {
+	if inv == nil {
+		return nil, errors.New("mcphttp: nil inventory")
 	}
-	if e.limits.MaxBytes == 0 {
-		e.limits.MaxBytes = DefaultMaxBodyBytes
+	if opts.MaxResultBytes < 0 {
+		return nil, errors.New("mcphttp: MaxResultBytes must not be negative")
+	}
+	e := &Endpoint{
+		inv: inv, auth: opts.Authenticator, origins: opts.Origins, limits: opts.Limits,
+		maxBytes: opts.MaxResultBytes, log: opts.Logger,
+		methods: map[string]method{}, verbs: map[string]Verb{},
+	}
+	if e.auth == nil {
+		e.auth = contextAuth{}
+	}
+	if e.origins == nil {
+		e.origins = origin.Closed()
+	}
+	if e.maxBytes == 0 {
+		e.maxBytes = DefaultMaxResultBytes
 	}
 	if e.log == nil {
 		e.log = slog.Default()
 	}
-	lim, ok := opts.Sessions.resolve()
-	if !ok || opts.KeepAlive < 0 {
-		return nil, errors.New("mcphttp: Sessions limits and KeepAlive must not be negative")
-	}
-	hub := opts.Notifications
-	if hub == nil && !stateless {
-		hub, _ = inv.Notifier().(*notify.Hub)
-	} else if hub != nil && !inv.AttachNotifier(hub) {
-		if n, ok := inv.Notifier().(*notify.Hub); !ok || n != hub {
-			return nil, errors.New("mcphttp: the inventory reports grant changes to another Notifier than Options.Notifications; give the hub to one of them")
-		}
-	}
-	if hub != nil {
-		e.hub = hub
-		e.sessions = newSessionStore(lim)
-		e.streams = newStreamCounter(lim.MaxStreams, lim.MaxStreamsPerPrincipal)
-		e.keepAlive = opts.KeepAlive
-		if e.keepAlive == 0 {
-			e.keepAlive = DefaultKeepAlive
-		}
-	}
-	if opts.Tools != nil {
-		if e.tools, err = newToolSet(inv, opts.Tools); err != nil {
-			return nil, err
-		}
-	}
-	if err := e.encodeResults(opts); err != nil {
+	if err := e.encodeInfo(opts); err != nil {
 		return nil, err
+	}
+	e.encodeStatics()
+	if need := e.minResultBytes(); e.maxBytes < need {
+		return nil, fmt.Errorf("mcphttp: MaxResultBytes %d cannot hold a page with one item of the largest size the inventory allows, its cursor and the envelope: at least %d bytes are needed", e.maxBytes, need)
 	}
 	return e, nil
 }
 
-// encodeResults pre-encodes what every initialize, server/discover and
-// modern result repeats.
-func (e *Endpoint) encodeResults(opts Options) error {
+// finish sets the parts up and pre-encodes what every answer repeats.
+func (e *Endpoint) finish(parts []Part) (*Endpoint, error) {
+	for _, p := range parts {
+		if p == nil {
+			return nil, errors.New("mcphttp: nil part")
+		}
+		s := &Setup{e: e}
+		if err := p.Setup(s); err != nil {
+			return nil, err
+		}
+		if s.err != nil {
+			return nil, s.err
+		}
+	}
+	e.handle = e.dispatch
+	for i := len(e.middleware) - 1; i >= 0; i-- {
+		e.handle = e.middleware[i](e.handle)
+	}
+	// Allow lists GET, POST, DELETE in that order, then any other verb.
+	var allow, more []string
+	for _, v := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+		if _, ok := e.verbs[v]; ok || v == http.MethodPost {
+			allow = append(allow, v)
+		}
+	}
+	for v := range e.verbs {
+		if v != http.MethodGet && v != http.MethodDelete {
+			more = append(more, v)
+		}
+	}
+	slices.Sort(more)
+	e.allow = strings.Join(append(allow, more...), ", ")
+	e.encodeCapabilities()
+	return e, nil
+}
+
+// encodeInfo pre-encodes the server's description.
+func (e *Endpoint) encodeInfo(opts Options) error {
 	info := opts.ServerInfo
 	if info.Name == "" {
 		info.Name = "mcpkit"
@@ -251,84 +208,24 @@ func (e *Endpoint) encodeResults(opts Options) error {
 	if e.serverInfo, err = json.Marshal(info); err != nil {
 		return fmt.Errorf("mcphttp: encoding server info: %w", err)
 	}
-	completions := ""
-	if e.inv.Completes() {
-		completions = `,"completions":{}`
-	}
-	tools, toolsNotified := "", ""
-	if e.tools != nil {
-		tools, toolsNotified = `,"tools":{"listChanged":false}`, `,"tools":{"listChanged":true}`
-	}
-	caps := `{"resources":{"subscribe":false,"listChanged":false}` + completions + tools
-	e.capsStateless = []byte(caps + "}")
-	if e.hub != nil {
-		caps = `{"resources":{"subscribe":true,"listChanged":true}` + completions + toolsNotified
-	}
-	e.capabilities = []byte(caps + "}")
 	if opts.Instructions != "" {
-		e.instructions, _ = json.Marshal(opts.Instructions)
+		e.instructions = AppendString(nil, opts.Instructions)
 	}
 	meta := `"_meta":{"` + metaServerInfo + `":` + string(e.serverInfo) + `}`
 	e.metaPrivate = []byte(`"resultType":"complete","ttlMs":0,"cacheScope":"private",` + meta)
 	e.metaPlain = []byte(`"resultType":"complete",` + meta)
-
-	versions, _ := json.Marshal(allVersions)
-	d := `{"supportedVersions":` + string(versions) + `,"capabilities":` + caps + "}"
-	if e.instructions != nil {
-		d += `,"instructions":` + string(e.instructions)
-	}
-	d += `,"resultType":"complete","ttlMs":` + strconv.Itoa(discoverTTLMillis) + `,"cacheScope":"public",` + meta + "}"
-	e.discover = []byte(d)
 	return nil
 }
 
-// discoverTTLMillis is how long clients may cache server/discover: the
-// result is the same for every caller.
-const discoverTTLMillis = 5 * 60 * 1000
-
-// ServeHTTP answers one POST carrying one JSON-RPC message (or, for protocol
-// 2025-03-26, a batch), and, with notifications, the legacy session's GET
-// stream and DELETE.
-func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	// Every answer may depend on the caller, refusals included: the same
-	// Vary whether or not authn's middleware ran in front.
-	appendVary(w.Header(), "Authorization")
-	if !e.origins.check(r) {
-		writeTransportError(w, errForbiddenOrigin)
-		return
-	}
-	if e.origins.serveCORS(w, r) {
-		return // a preflight
-	}
+// metaFor returns the result members a call's result ends with: in the
+// modern protocol resultType, the caching hints and _meta; nothing in the
+// legacy ones.
+func (e *Endpoint) metaFor(c *Call, cache Cache) []byte {
 	switch {
-	case r.Method == http.MethodPost:
-	case r.Method == http.MethodGet && e.sessions != nil:
-		e.streamGET(w, r)
-		return
-	case r.Method == http.MethodDelete && e.sessions != nil:
-		e.deleteSession(w, r)
-		return
-	default:
-		if e.sessions != nil {
-			w.Header().Set("Allow", "GET, POST, DELETE")
-		} else {
-			w.Header().Set("Allow", http.MethodPost)
-		}
-		writeTransportError(w, errMethodNotAllowed)
-		return
+	case !c.Modern:
+		return nil
+	case cache == CachePrivate:
+		return e.metaPrivate
 	}
-	if !acceptsType(r.Header["Accept"], "application/json", "application/*") {
-		writeTransportError(w, errNotAcceptable)
-		return
-	}
-	if b, ok := jsonrpc.FromContext(r.Context()); ok {
-		e.serveBody(w, r, b) // a Decoder in front of the endpoint decoded it
-		return
-	}
-	b, ok := e.limits.ReadBody(w, r)
-	if !ok {
-		return
-	}
-	defer b.Release()
-	e.serveBody(w, r, b)
+	return e.metaPlain
 }

@@ -3,10 +3,8 @@ package mcphttp_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 
 	"github.com/mcpkit/mcpkit/principal"
@@ -44,57 +42,12 @@ func postAs(h http.Handler, subject, uri string) *httptest.ResponseRecorder {
 	return w
 }
 
-// An audit trail on its own logger: one record per call that touched the
-// inventory, with who, what and the outcome. (The time and the duration
-// are left out here to keep the output stable.)
-func ExampleNewAudit() {
-	trail := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
-		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.TimeKey || a.Key == "duration" {
-				return slog.Attr{}
-			}
-			return a
-		},
-	}))
-	ep, err := mcphttp.New(opsInventory(), mcphttp.Options{Observer: mcphttp.NewAudit(mcphttp.AuditOptions{Logger: trail})})
-	if err != nil {
-		panic(err)
-	}
-	postAs(ep, "alice", "notes://welcome")
-	postAs(ep, "bob", "notes://missing")
-	// Output:
-	// level=INFO msg="mcp audit" method=resources/read template=welcome uri=notes://welcome outcome=ok status=200 subject=alice client=notes-app
-	// level=INFO msg="mcp audit" method=resources/read uri=notes://missing outcome=not_found status=200 code=-32002 subject=bob client=notes-app
-}
-
-// Two reads at once per caller, then one a second: alice's third read is
-// refused with 429 and Retry-After, bob is served.
-func ExampleNewRateLimiter() {
-	limiter, err := mcphttp.NewRateLimiter(mcphttp.RateLimits{Read: mcphttp.Rate{PerSecond: 1, Burst: 2}})
-	if err != nil {
-		panic(err)
-	}
-	ep, err := mcphttp.New(opsInventory(), mcphttp.Options{RateLimiter: limiter})
-	if err != nil {
-		panic(err)
-	}
-	for _, who := range []string{"alice", "alice", "alice", "bob"} {
-		w := postAs(ep, who, "notes://welcome")
-		fmt.Println(strings.TrimSpace(fmt.Sprint(who, " ", w.Code, " ", w.Header().Get("Retry-After"))))
-	}
-	// Output:
-	// alice 200
-	// alice 200
-	// alice 429 1
-	// bob 200
-}
-
 // An Observer of one's own: here it counts calls by outcome. Start may
 // return a derived context; the inventory's callbacks run under it.
 func ExampleObserver() {
 	counts := map[string]int{}
 	obs := observerFunc(func(_ context.Context, c *mcphttp.Call) { counts[c.Method+" "+c.Outcome.String()]++ })
-	ep, err := mcphttp.New(opsInventory(), mcphttp.Options{Observer: mcphttp.Observers(obs)})
+	ep, err := mcphttp.New(opsInventory(), mcphttp.Options{}, mcphttp.Observe(obs))
 	if err != nil {
 		panic(err)
 	}

@@ -5,21 +5,23 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
 )
 
 // FuzzEndpoint sends arbitrary bodies and header values to the endpoint: it
 // must never panic and never answer 5xx (503 aside, which only a verifier
 // that cannot check tokens produces).
 func FuzzEndpoint(f *testing.F) {
-	fx := newFixture(f, fixtureOptions{pageSize: 3})
-	alice := fx.token(f, "alice")
-	modernList, _ := modern(1, "resources/list", nil)
-	modernRead, _ := modern(2, "resources/read", map[string]any{"uri": "docs://documents/alice-0001"})
+	fx := mcptest.New(f, mcptest.Options{PageSize: 3})
+	alice := fx.Token(f, "alice")
+	modernList, _ := mcptest.Modern(1, "resources/list", nil)
+	modernRead, _ := mcptest.Modern(2, "resources/read", map[string]any{"uri": "docs://documents/alice-0001"})
 	seeds := []string{
-		legacy(1, "initialize", map[string]any{"protocolVersion": "2025-11-25"}),
-		legacy(1, "resources/list", nil),
-		legacy(1, "resources/read", map[string]any{"uri": "test://template/1/data"}),
-		legacy(1, "completion/complete", map[string]any{"ref": map[string]any{"type": "ref/resource", "uri": "test://template/{id}/data"}, "argument": map[string]any{"name": "id", "value": "1"}}),
+		mcptest.Legacy(1, "initialize", map[string]any{"protocolVersion": "2025-11-25"}),
+		mcptest.Legacy(1, "resources/list", nil),
+		mcptest.Legacy(1, "resources/read", map[string]any{"uri": "test://template/1/data"}),
+		mcptest.Legacy(1, "completion/complete", map[string]any{"ref": map[string]any{"type": "ref/resource", "uri": "test://template/{id}/data"}, "argument": map[string]any{"name": "id", "value": "1"}}),
 		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, modernList, modernRead, `{"jsonrpc":"2.0","method":"x"}`, `{`, `[]`, `"`,
 	}
 	for _, s := range seeds {
@@ -38,7 +40,7 @@ func FuzzEndpoint(f *testing.F) {
 			r.Header.Set("Authorization", "Bearer "+alice)
 		}
 		w := httptest.NewRecorder()
-		fx.ep.ServeHTTP(w, r)
+		fx.EP.ServeHTTP(w, r)
 		if w.Code >= 500 && w.Code != http.StatusServiceUnavailable {
 			t.Fatalf("status %d for %q: %s", w.Code, body, w.Body.String())
 		}

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestLegacyInitialize(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
+	f := mcptest.New(t, mcptest.Options{})
 	cases := []struct{ requested, want string }{
 		{"2025-11-25", "2025-11-25"},
 		{"2025-06-18", "2025-06-18"},
@@ -21,7 +22,7 @@ func TestLegacyInitialize(t *testing.T) {
 		{"", "2025-11-25"},
 	}
 	for _, tc := range cases {
-		w := f.do(t, request{body: legacy(1, "initialize", map[string]any{
+		w := f.Do(t, mcptest.Request{Body: mcptest.Legacy(1, "initialize", map[string]any{
 			"protocolVersion": tc.requested, "capabilities": map[string]any{},
 			"clientInfo": map[string]any{"name": "t", "version": "1"}})})
 		require.Equal(t, 200, w.Code, w.Body.String())
@@ -39,7 +40,7 @@ func TestLegacyInitialize(t *testing.T) {
 			ServerInfo   map[string]string `json:"serverInfo"`
 			Instructions string            `json:"instructions"`
 		}
-		require.NoError(t, json.Unmarshal(decode(t, w).Result, &res))
+		require.NoError(t, json.Unmarshal(mcptest.Decode(t, w).Result, &res))
 		assert.Equal(t, tc.want, res.ProtocolVersion, "requested %q", tc.requested)
 		require.NotNil(t, res.Capabilities.Resources)
 		assert.False(t, *res.Capabilities.Resources.Subscribe)
@@ -52,12 +53,12 @@ func TestLegacyInitialize(t *testing.T) {
 }
 
 func TestLegacyPingAndInitialized(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
-	w := f.do(t, request{body: `{"jsonrpc":"2.0","id":"123","method":"ping"}`})
+	f := mcptest.New(t, mcptest.Options{})
+	w := f.Do(t, mcptest.Request{Body: `{"jsonrpc":"2.0","id":"123","method":"ping"}`})
 	require.Equal(t, 200, w.Code)
 	assert.JSONEq(t, `{"jsonrpc":"2.0","id":"123","result":{}}`, w.Body.String())
 
-	w = f.do(t, request{body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, headers: map[string]string{"MCP-Protocol-Version": "2025-11-25"}})
+	w = f.Do(t, mcptest.Request{Body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, Headers: map[string]string{"MCP-Protocol-Version": "2025-11-25"}})
 	assert.Equal(t, 202, w.Code)
 	assert.Empty(t, w.Body.Bytes())
 }
@@ -65,22 +66,22 @@ func TestLegacyPingAndInitialized(t *testing.T) {
 // TestIDsEchoedExactly: large integers and unusual strings come back byte
 // for byte.
 func TestIDsEchoedExactly(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
+	f := mcptest.New(t, mcptest.Options{})
 	for _, id := range []string{`123456789012345678901234567890`, `-7`, `"\u00e9\n"`, `""`, `"a\"b"`} {
-		w := f.do(t, request{body: `{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`})
+		w := f.Do(t, mcptest.Request{Body: `{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`})
 		require.Equal(t, 200, w.Code)
 		assert.Equal(t, `{"jsonrpc":"2.0","id":`+id+`,"result":{}}`, w.Body.String())
 	}
 }
 
 func TestLegacyBatch(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
+	f := mcptest.New(t, mcptest.Options{})
 	body := `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},` +
 		`{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"test://static-text"}},{"jsonrpc":"2.0","id":3}]`
 	// Without MCP-Protocol-Version the request is 2025-03-26: batches allowed.
-	w := f.do(t, request{body: body})
+	w := f.Do(t, mcptest.Request{Body: body})
 	require.Equal(t, 200, w.Code, w.Body.String())
-	var out []rpc
+	var out []mcptest.RPC
 	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &out))
 	require.Len(t, out, 3, "one response per request, an error for the invalid element")
 	assert.JSONEq(t, `1`, string(out[0].ID))
@@ -89,49 +90,49 @@ func TestLegacyBatch(t *testing.T) {
 	require.NotNil(t, out[2].Error)
 	assert.Equal(t, int64(-32600), out[2].Error.Code)
 
-	w = f.do(t, request{body: body, headers: map[string]string{"MCP-Protocol-Version": "2025-03-26"}})
+	w = f.Do(t, mcptest.Request{Body: body, Headers: map[string]string{"MCP-Protocol-Version": "2025-03-26"}})
 	assert.Equal(t, 200, w.Code)
 
 	for _, v := range []string{"2025-06-18", "2025-11-25"} {
-		w = f.do(t, request{body: body, headers: map[string]string{"MCP-Protocol-Version": v}})
+		w = f.Do(t, mcptest.Request{Body: body, Headers: map[string]string{"MCP-Protocol-Version": v}})
 		assert.Equal(t, 400, w.Code, v)
-		assert.Equal(t, int64(-32600), decode(t, w).Error.Code)
+		assert.Equal(t, int64(-32600), mcptest.Decode(t, w).Error.Code)
 	}
 
-	w = f.do(t, request{body: `[{"jsonrpc":"2.0","method":"notifications/initialized"}]`})
+	w = f.Do(t, mcptest.Request{Body: `[{"jsonrpc":"2.0","method":"notifications/initialized"}]`})
 	assert.Equal(t, 202, w.Code, "a batch of notifications only")
-	w = f.do(t, request{body: `[]`})
+	w = f.Do(t, mcptest.Request{Body: `[]`})
 	assert.Equal(t, 400, w.Code, "an empty batch")
-	w = f.do(t, request{body: `[{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}]`})
+	w = f.Do(t, mcptest.Request{Body: `[{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}]`})
 	require.Equal(t, 200, w.Code)
 	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &out))
 	assert.Equal(t, int64(-32600), out[0].Error.Code, "initialize must not be batched")
 	// A batch element needing authentication challenges the whole batch.
-	w = f.do(t, request{body: `[{"jsonrpc":"2.0","id":1,"method":"resources/list"}]`})
+	w = f.Do(t, mcptest.Request{Body: `[{"jsonrpc":"2.0","id":1,"method":"resources/list"}]`})
 	assert.Equal(t, 401, w.Code)
 }
 
 func TestLegacyResourceErrors(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
-	w := f.do(t, request{body: legacy(1, "resources/read", map[string]any{"uri": "test://nothing"}), headers: map[string]string{"MCP-Protocol-Version": "2025-11-25"}})
+	f := mcptest.New(t, mcptest.Options{})
+	w := f.Do(t, mcptest.Request{Body: mcptest.Legacy(1, "resources/read", map[string]any{"uri": "test://nothing"}), Headers: map[string]string{"MCP-Protocol-Version": "2025-11-25"}})
 	require.Equal(t, 200, w.Code)
-	r := decode(t, w)
+	r := mcptest.Decode(t, w)
 	require.NotNil(t, r.Error)
 	assert.Equal(t, int64(-32002), r.Error.Code)
 	assert.JSONEq(t, `{"uri":"test://nothing"}`, string(r.Error.Data))
 
-	w = f.do(t, request{body: legacy(1, "resources/read", map[string]any{})})
-	assert.Equal(t, int64(-32602), decode(t, w).Error.Code, "missing uri")
-	w = f.do(t, request{body: legacy(1, "resources/read", map[string]any{"uri": 5})})
-	assert.Equal(t, int64(-32602), decode(t, w).Error.Code, "uri of the wrong type")
+	w = f.Do(t, mcptest.Request{Body: mcptest.Legacy(1, "resources/read", map[string]any{})})
+	assert.Equal(t, int64(-32602), mcptest.Decode(t, w).Error.Code, "missing uri")
+	w = f.Do(t, mcptest.Request{Body: mcptest.Legacy(1, "resources/read", map[string]any{"uri": 5})})
+	assert.Equal(t, int64(-32602), mcptest.Decode(t, w).Error.Code, "uri of the wrong type")
 }
 
 func TestModernDiscover(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
-	body, hdr := modern(1, "server/discover", nil)
+	f := mcptest.New(t, mcptest.Options{})
+	body, hdr := mcptest.Modern(1, "server/discover", nil)
 	hdr["Mcp-Session-Id"] = "ignored"
 	hdr["Last-Event-ID"] = "ignored"
-	w := f.do(t, request{body: body, headers: hdr})
+	w := f.Do(t, mcptest.Request{Body: body, Headers: hdr})
 	require.Equal(t, 200, w.Code, w.Body.String())
 	assert.Empty(t, w.Header().Get("Mcp-Session-Id"))
 	var res struct {
@@ -143,7 +144,7 @@ func TestModernDiscover(t *testing.T) {
 		CacheScope        string                       `json:"cacheScope"`
 		Meta              map[string]map[string]string `json:"_meta"`
 	}
-	require.NoError(t, json.Unmarshal(decode(t, w).Result, &res))
+	require.NoError(t, json.Unmarshal(mcptest.Decode(t, w).Result, &res))
 	assert.Equal(t, "complete", res.ResultType)
 	assert.Equal(t, []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}, res.SupportedVersions)
 	assert.JSONEq(t, `{"resources":{"subscribe":false,"listChanged":false},"completions":{}}`, string(res.Capabilities))
@@ -153,8 +154,8 @@ func TestModernDiscover(t *testing.T) {
 }
 
 func TestModernHeaders(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
-	read, readHdr := modern(1, "resources/read", map[string]any{"uri": "test://static-text"})
+	f := mcptest.New(t, mcptest.Options{})
+	read, readHdr := mcptest.Modern(1, "resources/read", map[string]any{"uri": "test://static-text"})
 	cases := []struct {
 		name   string
 		hdr    map[string]string
@@ -174,41 +175,41 @@ func TestModernHeaders(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			w := f.do(t, request{body: read, headers: tc.hdr})
+			w := f.Do(t, mcptest.Request{Body: read, Headers: tc.hdr})
 			require.Equal(t, tc.status, w.Code, w.Body.String())
 			if tc.code != 0 {
-				assert.Equal(t, tc.code, decode(t, w).Error.Code)
+				assert.Equal(t, tc.code, mcptest.Decode(t, w).Error.Code)
 			}
 		})
 	}
 }
 
 func TestModernVersionsAndMeta(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
+	f := mcptest.New(t, mcptest.Options{})
 	body := `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`
-	w := f.do(t, request{body: body, headers: map[string]string{"MCP-Protocol-Version": "2099-01-01", "Mcp-Method": "server/discover"}})
+	w := f.Do(t, mcptest.Request{Body: body, Headers: map[string]string{"MCP-Protocol-Version": "2099-01-01", "Mcp-Method": "server/discover"}})
 	require.Equal(t, 400, w.Code)
-	r := decode(t, w)
+	r := mcptest.Decode(t, w)
 	assert.Equal(t, int64(-32022), r.Error.Code)
 	assert.JSONEq(t, `{"supported":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"requested":"2099-01-01"}`, string(r.Error.Data))
 
 	// A modern header without _meta is a malformed modern request.
-	w = f.do(t, request{body: legacy(1, "resources/list", map[string]any{}), headers: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "resources/list"}})
+	w = f.Do(t, mcptest.Request{Body: mcptest.Legacy(1, "resources/list", map[string]any{}), Headers: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "resources/list"}})
 	assert.Equal(t, 400, w.Code)
-	assert.Equal(t, int64(-32602), decode(t, w).Error.Code)
+	assert.Equal(t, int64(-32602), mcptest.Decode(t, w).Error.Code)
 
 	// Modern requests have no ping and no initialize.
 	for _, m := range []string{"ping", "initialize"} {
-		b, h := modern(1, m, nil)
-		w = f.do(t, request{body: b, headers: h})
+		b, h := mcptest.Modern(1, m, nil)
+		w = f.Do(t, mcptest.Request{Body: b, Headers: h})
 		assert.Equal(t, 404, w.Code, m)
-		assert.Equal(t, int64(-32601), decode(t, w).Error.Code, m)
+		assert.Equal(t, int64(-32601), mcptest.Decode(t, w).Error.Code, m)
 	}
 }
 
 func TestModernResults(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
-	alice := f.token(t, "alice")
+	f := mcptest.New(t, mcptest.Options{})
+	alice := f.Token(t, "alice")
 	type cacheable struct {
 		ResultType string                       `json:"resultType"`
 		TTLMs      *int                         `json:"ttlMs"`
@@ -216,35 +217,35 @@ func TestModernResults(t *testing.T) {
 		Meta       map[string]map[string]string `json:"_meta"`
 	}
 	for _, method := range []string{"resources/list", "resources/templates/list"} {
-		b, h := modern(1, method, nil)
-		w := f.do(t, request{body: b, headers: h, token: alice})
+		b, h := mcptest.Modern(1, method, nil)
+		w := f.Do(t, mcptest.Request{Body: b, Headers: h, Token: alice})
 		require.Equal(t, 200, w.Code, w.Body.String())
 		var res cacheable
-		require.NoError(t, json.Unmarshal(decode(t, w).Result, &res))
+		require.NoError(t, json.Unmarshal(mcptest.Decode(t, w).Result, &res))
 		assert.Equal(t, "complete", res.ResultType, method)
 		require.NotNil(t, res.TTLMs, method)
 		assert.Equal(t, 0, *res.TTLMs, method)
 		assert.Equal(t, "private", res.CacheScope, method)
 		assert.Equal(t, "fixture", res.Meta["io.modelcontextprotocol/serverInfo"]["name"], method)
 	}
-	b, h := modern(1, "resources/read", map[string]any{"uri": "test://template/123/data"})
-	w := f.do(t, request{body: b, headers: h})
+	b, h := mcptest.Modern(1, "resources/read", map[string]any{"uri": "test://template/123/data"})
+	w := f.Do(t, mcptest.Request{Body: b, Headers: h})
 	require.Equal(t, 200, w.Code, w.Body.String())
 	var res cacheable
-	require.NoError(t, json.Unmarshal(decode(t, w).Result, &res))
+	require.NoError(t, json.Unmarshal(mcptest.Decode(t, w).Result, &res))
 	assert.Equal(t, "private", res.CacheScope)
 
 	// Not found is -32602 with data.uri in the modern protocol.
-	b, h = modern(1, "resources/read", map[string]any{"uri": "test://nothing"})
-	w = f.do(t, request{body: b, headers: h})
+	b, h = mcptest.Modern(1, "resources/read", map[string]any{"uri": "test://nothing"})
+	w = f.Do(t, mcptest.Request{Body: b, Headers: h})
 	require.Equal(t, 200, w.Code)
-	r := decode(t, w)
+	r := mcptest.Decode(t, w)
 	assert.Equal(t, int64(-32602), r.Error.Code)
 	assert.JSONEq(t, `{"uri":"test://nothing"}`, string(r.Error.Data))
 
-	b, h = modern(1, "completion/complete", map[string]any{
+	b, h = mcptest.Modern(1, "completion/complete", map[string]any{
 		"ref": map[string]any{"type": "ref/resource", "uri": "test://template/{id}/data"}, "argument": map[string]any{"name": "id", "value": "12"}})
-	w = f.do(t, request{body: b, headers: h})
+	w = f.Do(t, mcptest.Request{Body: b, Headers: h})
 	require.Equal(t, 200, w.Code, w.Body.String())
-	assert.JSONEq(t, `{"completion":{"values":["123","124"],"total":2,"hasMore":false},"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fixture","version":"1.0.0"}}}`, string(decode(t, w).Result))
+	assert.JSONEq(t, `{"completion":{"values":["123","124"],"total":2,"hasMore":false},"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fixture","version":"1.0.0"}}}`, string(mcptest.Decode(t, w).Result))
 }

@@ -1,7 +1,6 @@
 package mcphttp
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/mcpkit/mcpkit/inventory"
@@ -23,19 +22,14 @@ type ListHandler struct {
 
 var _ http.Handler = (*ListHandler)(nil)
 
-// NewListHandler returns a ListHandler for inv, configured like [New]
-// (ServerInfo, Authenticator, AllowedOrigins, MaxBodyBytes, Logger);
-// Options.Notifications and Options.Tools must be nil: sessions, streams
-// and tools are the Endpoint's.
+// NewListHandler returns a ListHandler for inv, configured like [New].
 func NewListHandler(inv *inventory.Inventory, opts Options) (*ListHandler, error) {
-	if opts.Notifications != nil {
-		return nil, errors.New("mcphttp: Options.Notifications is not supported by a ListHandler: sessions and streams are the Endpoint's")
-	}
-	if opts.Tools != nil {
-		return nil, errors.New("mcphttp: Options.Tools is not supported by a ListHandler: it serves resources/list only")
-	}
-	e, err := newEndpoint(inv, opts, "resources/list", true)
+	e, err := newEndpoint(inv, opts)
 	if err != nil {
+		return nil, err
+	}
+	e.methods["resources/list"] = method{h: e.list, opts: MethodOptions{Class: ClassOf(ClassList)}}
+	if e, err = e.finish(nil); err != nil {
 		return nil, err
 	}
 	return &ListHandler{e: e}, nil

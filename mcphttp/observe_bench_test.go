@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/audit"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
+	"github.com/mcpkit/mcpkit/mcphttp/ratelimit"
 )
 
 // nopObserver is the cheapest Observer: it measures the seam itself.
@@ -41,28 +44,27 @@ func serveList(b *testing.B, h http.Handler, body, token string) {
 // for the noise), so all see the same machine load. It reports each
 // variant's mean time and its ratio to the first one without.
 func BenchmarkObserverCost(b *testing.B) {
-	f := newFixture(b, fixtureOptions{pageSize: 50})
-	f.store.add("alice", 500)
-	token := f.token(b, "alice")
-	body := legacy(1, "resources/list", nil)
-	limiter, err := mcphttp.NewRateLimiter(mcphttp.RateLimits{List: mcphttp.Rate{PerSecond: 1e9, Burst: 1 << 30}})
+	f := mcptest.New(b, mcptest.Options{PageSize: 50})
+	f.Store.Add("alice", 500)
+	token := f.Token(b, "alice")
+	body := mcptest.Legacy(1, "resources/list", nil)
+	limiter, err := ratelimit.New(ratelimit.Limits{List: ratelimit.Rate{PerSecond: 1e9, Burst: 1 << 30}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	variants := []struct {
-		name string
-		opts mcphttp.Options
+		name  string
+		parts []mcphttp.Part
 	}{
-		{"none", mcphttp.Options{}},
-		{"nop", mcphttp.Options{Observer: nopObserver{}}},
-		{"audit", mcphttp.Options{Observer: mcphttp.NewAudit(mcphttp.AuditOptions{Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})}},
-		{"limiter", mcphttp.Options{RateLimiter: limiter}},
-		{"none-again", mcphttp.Options{}}, // a control: the noise of the measurement
+		{"none", nil},
+		{"nop", []mcphttp.Part{mcphttp.Observe(nopObserver{})}},
+		{"audit", []mcphttp.Part{mcphttp.Observe(audit.New(audit.Options{Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}))}},
+		{"limiter", []mcphttp.Part{limiter.Part()}},
+		{"none-again", nil}, // a control: the noise of the measurement
 	}
 	handlers := make([]http.Handler, len(variants))
 	for i, v := range variants {
-		v.opts.Authenticator = f.auth
-		ep, err := mcphttp.New(f.inv, v.opts)
+		ep, err := mcphttp.New(f.Inv, mcphttp.Options{Authenticator: f.Auth}, v.parts...)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
 )
 
 // FuzzObserver sends arbitrary bodies to two endpoints over one
@@ -17,19 +18,19 @@ import (
 // every call and must never panic).
 func FuzzObserver(f *testing.F) {
 	obs := &recorder{mark: "fuzz"}
-	plain := newFixture(f, fixtureOptions{pageSize: 3})
-	ep, err := mcphttp.New(plain.inv, mcphttp.Options{Authenticator: plain.auth, Observer: obs})
+	plain := mcptest.New(f, mcptest.Options{PageSize: 3})
+	ep, err := mcphttp.New(plain.Inv, mcphttp.Options{Authenticator: plain.Auth}, mcphttp.Observe(obs))
 	if err != nil {
 		f.Fatal(err)
 	}
-	alice := plain.token(f, "alice")
+	alice := plain.Token(f, "alice")
 	for _, s := range []string{
-		legacy(1, "resources/list", nil),
-		legacy(2, "resources/read", map[string]any{"uri": "docs://documents/alice-0001"}),
-		legacy(3, "resources/list", map[string]any{"cursor": "AAAA"}),
+		mcptest.Legacy(1, "resources/list", nil),
+		mcptest.Legacy(2, "resources/read", map[string]any{"uri": "docs://documents/alice-0001"}),
+		mcptest.Legacy(3, "resources/list", map[string]any{"cursor": "AAAA"}),
 		`{"jsonrpc":"2.0","id":4,"method":"ping","params":{"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}}`,
 		`{"jsonrpc":"2.0","id":5,"method":"ping","params":{"_meta":{"traceparent":{"a":1},"x":[1,2]}}}`,
-		`[` + legacy(6, "resources/list", nil) + `,{"jsonrpc":"2.0","method":"n"}]`,
+		`[` + mcptest.Legacy(6, "resources/list", nil) + `,{"jsonrpc":"2.0","method":"n"}]`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`, `{`, `[]`,
 	} {
 		f.Add([]byte(s), true)
@@ -57,7 +58,7 @@ func FuzzObserver(f *testing.F) {
 		return m.Error.Code, true
 	}
 	f.Fuzz(func(t *testing.T, body []byte, token bool) {
-		want := serve(plain.ep, body, token)
+		want := serve(plain.EP, body, token)
 		got := serve(ep, body, token)
 		if got.Code != want.Code {
 			t.Fatalf("observed status %d, unobserved %d for %q", got.Code, want.Code, body)

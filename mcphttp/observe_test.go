@@ -13,7 +13,7 @@ import (
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
-	"github.com/mcpkit/mcpkit/notify"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
 )
 
 // observed is a copy of what an Observer saw of one call.
@@ -82,15 +82,15 @@ func (o *recorder) one(t *testing.T) observed {
 // response's, the JSON-RPC code the body's.
 func TestObserverOutcomes(t *testing.T) {
 	obs := &recorder{mark: "outcomes"}
-	f := newFixture(t, fixtureOptions{observer: obs})
-	alice := f.token(t, "alice")
-	noScope := f.token(t, "alice", "other:scope")
+	f := mcptest.New(t, mcptest.Options{}, mcphttp.Observe(obs))
+	alice := f.Token(t, "alice")
+	noScope := f.Token(t, "alice", "other:scope")
 	lh := map[string]string{"MCP-Protocol-Version": "2025-11-25"}
-	body, mh := modern(7, "resources/read", map[string]any{"uri": "docs://documents/alice-0001"})
+	body, mh := mcptest.Modern(7, "resources/read", map[string]any{"uri": "docs://documents/alice-0001"})
 
 	for _, tc := range []struct {
 		name    string
-		rq      request
+		rq      mcptest.Request
 		want    mcphttp.Outcome
 		code    int64
 		subject string
@@ -99,54 +99,54 @@ func TestObserverOutcomes(t *testing.T) {
 		reason  string
 		check   func(t *testing.T, got observed)
 	}{
-		{name: "list", rq: request{body: legacy(1, "resources/list", nil), token: alice, headers: lh},
+		{name: "list", rq: mcptest.Request{Body: mcptest.Legacy(1, "resources/list", nil), Token: alice, Headers: lh},
 			want: mcphttp.OutcomeOK, subject: "alice",
 			check: func(t *testing.T, got observed) {
 				assert.Equal(t, 14, got.Entries, "2 static + 12 documents")
 				assert.Equal(t, "2025-11-25", got.ProtocolVersion)
 				assert.Equal(t, "1", got.ID.Raw())
 			}},
-		{name: "templates/list", rq: request{body: legacy(2, "resources/templates/list", nil), headers: lh},
+		{name: "templates/list", rq: mcptest.Request{Body: mcptest.Legacy(2, "resources/templates/list", nil), Headers: lh},
 			want: mcphttp.OutcomeOK, check: func(t *testing.T, got observed) { assert.Equal(t, 2, got.Entries) }},
-		{name: "read", rq: request{body: legacy(3, "resources/read", map[string]any{"uri": "docs://documents/alice-0001"}), token: alice, headers: lh},
+		{name: "read", rq: mcptest.Request{Body: mcptest.Legacy(3, "resources/read", map[string]any{"uri": "docs://documents/alice-0001"}), Token: alice, Headers: lh},
 			want: mcphttp.OutcomeOK, subject: "alice", target: "documents", uri: "docs://documents/alice-0001"},
-		{name: "read of a static resource", rq: request{body: legacy(4, "resources/read", map[string]any{"uri": "test://static-text"}), headers: lh},
+		{name: "read of a static resource", rq: mcptest.Request{Body: mcptest.Legacy(4, "resources/read", map[string]any{"uri": "test://static-text"}), Headers: lh},
 			want: mcphttp.OutcomeOK, target: "static-text", uri: "test://static-text"},
-		{name: "modern read", rq: request{body: body, token: alice, headers: mh},
+		{name: "modern read", rq: mcptest.Request{Body: body, Token: alice, Headers: mh},
 			want: mcphttp.OutcomeOK, subject: "alice", target: "documents", uri: "docs://documents/alice-0001",
 			check: func(t *testing.T, got observed) { assert.Equal(t, mcphttp.Version20260728, got.ProtocolVersion) }},
 		// Bob's document read by alice: not found, named by its template.
-		{name: "read not found", rq: request{body: legacy(5, "resources/read", map[string]any{"uri": "docs://documents/bob-0001"}), token: alice, headers: lh},
+		{name: "read not found", rq: mcptest.Request{Body: mcptest.Legacy(5, "resources/read", map[string]any{"uri": "docs://documents/bob-0001"}), Token: alice, Headers: lh},
 			want: mcphttp.OutcomeNotFound, code: jsonrpc.CodeResourceNotFound, subject: "alice", target: "documents", uri: "docs://documents/bob-0001"},
-		{name: "read of nothing registered", rq: request{body: legacy(6, "resources/read", map[string]any{"uri": "evil://x"}), headers: lh},
+		{name: "read of nothing registered", rq: mcptest.Request{Body: mcptest.Legacy(6, "resources/read", map[string]any{"uri": "evil://x"}), Headers: lh},
 			want: mcphttp.OutcomeNotFound, code: jsonrpc.CodeResourceNotFound, uri: "evil://x"},
-		{name: "completion", rq: request{body: legacy(7, "completion/complete", map[string]any{
-			"ref": map[string]any{"type": "ref/resource", "uri": "test://template/{id}/data"}, "argument": map[string]any{"name": "id", "value": "12"}}), headers: lh},
+		{name: "completion", rq: mcptest.Request{Body: mcptest.Legacy(7, "completion/complete", map[string]any{
+			"ref": map[string]any{"type": "ref/resource", "uri": "test://template/{id}/data"}, "argument": map[string]any{"name": "id", "value": "12"}}), Headers: lh},
 			want: mcphttp.OutcomeOK, target: "template-data", uri: "test://template/{id}/data"},
-		{name: "tampered cursor", rq: request{body: legacy(8, "resources/list", map[string]any{"cursor": "AAAA"}), token: alice, headers: lh},
+		{name: "tampered cursor", rq: mcptest.Request{Body: mcptest.Legacy(8, "resources/list", map[string]any{"cursor": "AAAA"}), Token: alice, Headers: lh},
 			want: mcphttp.OutcomeInvalidCursor, code: jsonrpc.CodeInvalidParams, subject: "alice", reason: inventory.ReasonInvalid},
-		{name: "list without a token", rq: request{body: legacy(9, "resources/list", nil), headers: lh},
+		{name: "list without a token", rq: mcptest.Request{Body: mcptest.Legacy(9, "resources/list", nil), Headers: lh},
 			want: mcphttp.OutcomeUnauthenticated},
-		{name: "read without the scope", rq: request{body: legacy(10, "resources/read", map[string]any{"uri": "docs://documents/alice-0001"}), token: noScope, headers: lh},
+		{name: "read without the scope", rq: mcptest.Request{Body: mcptest.Legacy(10, "resources/read", map[string]any{"uri": "docs://documents/alice-0001"}), Token: noScope, Headers: lh},
 			want: mcphttp.OutcomeDenied, subject: "alice", target: "documents", uri: "docs://documents/alice-0001"},
-		// A forged token: refused before serving, observed all the same.
-		{name: "invalid token", rq: request{body: legacy(11, "resources/list", nil), token: alice + "x", headers: lh},
+		// A forged Token: refused before serving, observed all the same.
+		{name: "invalid token", rq: mcptest.Request{Body: mcptest.Legacy(11, "resources/list", nil), Token: alice + "x", Headers: lh},
 			want: mcphttp.OutcomeUnauthenticated},
 		// A token in the query string: refused by the Authenticator (400).
-		{name: "token in the query", rq: request{query: "access_token=" + alice, body: legacy(15, "ping", nil), headers: lh},
+		{name: "token in the query", rq: mcptest.Request{Query: "access_token=" + alice, Body: mcptest.Legacy(15, "ping", nil), Headers: lh},
 			want: mcphttp.OutcomeInvalid},
-		{name: "unknown method", rq: request{body: legacy(12, "tools/teleport", nil), headers: lh},
+		{name: "unknown method", rq: mcptest.Request{Body: mcptest.Legacy(12, "tools/teleport", nil), Headers: lh},
 			want: mcphttp.OutcomeInvalid, code: jsonrpc.CodeMethodNotFound},
-		{name: "bad params", rq: request{body: legacy(13, "resources/read", map[string]any{}), headers: lh},
+		{name: "bad params", rq: mcptest.Request{Body: mcptest.Legacy(13, "resources/read", map[string]any{}), Headers: lh},
 			want: mcphttp.OutcomeInvalid, code: jsonrpc.CodeInvalidParams},
-		{name: "unsupported protocol version", rq: request{body: legacy(14, "ping", nil), headers: map[string]string{"MCP-Protocol-Version": "1999-01-01"}},
+		{name: "unsupported protocol version", rq: mcptest.Request{Body: mcptest.Legacy(14, "ping", nil), Headers: map[string]string{"MCP-Protocol-Version": "1999-01-01"}},
 			want: mcphttp.OutcomeInvalid, code: jsonrpc.CodeUnsupportedProtocolVersion,
 			check: func(t *testing.T, got observed) { assert.Empty(t, got.ProtocolVersion) }},
-		{name: "notification", rq: request{body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, headers: lh},
+		{name: "notification", rq: mcptest.Request{Body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, Headers: lh},
 			want: mcphttp.OutcomeOK, check: func(t *testing.T, got observed) { assert.True(t, got.ID.IsZero()) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := f.do(t, tc.rq)
+			w := f.Do(t, tc.rq)
 			got := obs.one(t)
 			assert.Equal(t, tc.want, got.Outcome, "outcome %s", got.Outcome)
 			assert.Equal(t, w.Code, got.Status, "the observed status is the response's")
@@ -160,7 +160,7 @@ func TestObserverOutcomes(t *testing.T) {
 			assert.Positive(t, got.Duration)
 			if w.Code == http.StatusOK && w.Body.Len() > 0 {
 				assert.Equal(t, w.Body.Len(), got.Bytes)
-				if r := decode(t, w); r.Error != nil {
+				if r := mcptest.Decode(t, w); r.Error != nil {
 					assert.Equal(t, r.Error.Code, got.Code, "the observed code is the body's")
 					if got.Message != "" {
 						assert.Equal(t, r.Error.Message, got.Message)
@@ -188,13 +188,13 @@ func TestObserverOutcomes(t *testing.T) {
 // span.
 func TestObserverCallbackContext(t *testing.T) {
 	obs := &recorder{mark: "callbacks"}
-	f := newFixture(t, fixtureOptions{observer: obs})
+	f := mcptest.New(t, mcptest.Options{}, mcphttp.Observe(obs))
 	var seen []any
-	f.store.seen = func(ctx context.Context) { seen = append(seen, ctx.Value(markKey{"callbacks"})) }
-	alice := f.token(t, "alice")
+	f.Store.Seen = func(ctx context.Context) { seen = append(seen, ctx.Value(markKey{"callbacks"})) }
+	alice := f.Token(t, "alice")
 	lh := map[string]string{"MCP-Protocol-Version": "2025-11-25"}
-	f.do(t, request{body: legacy(1, "resources/list", nil), token: alice, headers: lh})
-	f.do(t, request{body: legacy(2, "resources/read", map[string]any{"uri": "docs://documents/alice-0001"}), token: alice, headers: lh})
+	f.Do(t, mcptest.Request{Body: mcptest.Legacy(1, "resources/list", nil), Token: alice, Headers: lh})
+	f.Do(t, mcptest.Request{Body: mcptest.Legacy(2, "resources/read", map[string]any{"uri": "docs://documents/alice-0001"}), Token: alice, Headers: lh})
 	require.Len(t, seen, 2)
 	for i, mark := range seen {
 		assert.NotNil(t, mark, "callback %d ran under Start's context", i)
@@ -206,10 +206,10 @@ func TestObserverCallbackContext(t *testing.T) {
 // batch refused by authentication is observed element by element too.
 func TestObserverBatch(t *testing.T) {
 	obs := &recorder{mark: "batch"}
-	f := newFixture(t, fixtureOptions{observer: obs})
-	alice := f.token(t, "alice")
-	batch := "[" + legacy(1, "resources/list", nil) + "," + legacy(2, "ping", nil) + `,{"jsonrpc":"2.0","method":"notifications/initialized"}]`
-	w := f.do(t, request{body: batch, token: alice})
+	f := mcptest.New(t, mcptest.Options{}, mcphttp.Observe(obs))
+	alice := f.Token(t, "alice")
+	batch := "[" + mcptest.Legacy(1, "resources/list", nil) + "," + mcptest.Legacy(2, "ping", nil) + `,{"jsonrpc":"2.0","method":"notifications/initialized"}]`
+	w := f.Do(t, mcptest.Request{Body: batch, Token: alice})
 	require.Equal(t, http.StatusOK, w.Code)
 	calls := obs.take(t)
 	require.Len(t, calls, 2, "the requests; a batch's notifications are accepted, not served")
@@ -219,7 +219,7 @@ func TestObserverBatch(t *testing.T) {
 		assert.Equal(t, "alice", c.subject)
 	}
 
-	w = f.do(t, request{body: batch, token: "not-a-token"})
+	w = f.Do(t, mcptest.Request{Body: batch, Token: "not-a-token"})
 	require.Equal(t, http.StatusUnauthorized, w.Code)
 	calls = obs.take(t)
 	require.Len(t, calls, 2)
@@ -233,7 +233,7 @@ func TestObserverBatch(t *testing.T) {
 // TestObserverMeta: Call.Meta reads params._meta members, exactly.
 func TestObserverMeta(t *testing.T) {
 	obs := &recorder{mark: "meta"}
-	f := newFixture(t, fixtureOptions{observer: obs})
+	f := mcptest.New(t, mcptest.Options{}, mcphttp.Observe(obs))
 	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	for _, tc := range []struct {
 		name, params, want string
@@ -247,46 +247,20 @@ func TestObserverMeta(t *testing.T) {
 		{"outside _meta", `{"traceparent":"` + tp + `"}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f.do(t, request{body: `{"jsonrpc":"2.0","id":1,"method":"ping","params":` + tc.params + `}`})
+			f.Do(t, mcptest.Request{Body: `{"jsonrpc":"2.0","id":1,"method":"ping","params":` + tc.params + `}`})
 			assert.Equal(t, tc.want, obs.one(t).traceparent)
 		})
 	}
-}
-
-// TestObserverSession: calls in a legacy session carry its id.
-func TestObserverSession(t *testing.T) {
-	obs := &recorder{mark: "session"}
-	f := newFixture(t, fixtureOptions{})
-	hub := notify.New(notify.Options{})
-	t.Cleanup(hub.Close)
-	ep, err := mcphttp.New(f.inv, mcphttp.Options{Authenticator: f.auth, Notifications: hub, Observer: obs})
-	require.NoError(t, err)
-	f.ep = ep
-	alice := f.token(t, "alice")
-	w := f.do(t, request{body: legacy(1, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}), token: alice})
-	id := w.Header().Get("Mcp-Session-Id")
-	require.NotEmpty(t, id)
-	assert.Equal(t, id, obs.one(t).SessionID, "the session initialize minted")
-	f.do(t, request{body: legacy(2, "resources/list", nil), token: alice, headers: map[string]string{"MCP-Protocol-Version": "2025-11-25", "Mcp-Session-Id": id}})
-	assert.Equal(t, id, obs.one(t).SessionID)
-	f.do(t, request{body: legacy(3, "resources/list", nil), token: alice, headers: map[string]string{"MCP-Protocol-Version": "2025-11-25", "Mcp-Session-Id": "forged"}})
-	got := obs.one(t)
-	assert.Empty(t, got.SessionID, "an unknown session id is never reported")
-	assert.Equal(t, http.StatusNotFound, got.Status)
 }
 
 // TestObservers: the fan-out chains contexts and gives each End the
 // context of its own Start.
 func TestObservers(t *testing.T) {
 	a, b := &recorder{mark: "a"}, &recorder{mark: "b"}
-	assert.Nil(t, mcphttp.Observers(), "none")
-	assert.Nil(t, mcphttp.Observers(nil, nil), "only nils")
-	assert.Same(t, a, mcphttp.Observers(nil, a), "one is itself")
-
-	f := newFixture(t, fixtureOptions{observer: mcphttp.Observers(a, nil, b)})
+	f := mcptest.New(t, mcptest.Options{}, mcphttp.Observe(a, nil, b))
 	var sawA, sawB any
-	f.store.seen = func(ctx context.Context) { sawA, sawB = ctx.Value(markKey{"a"}), ctx.Value(markKey{"b"}) }
-	f.do(t, request{body: legacy(1, "resources/list", nil), token: f.token(t, "alice")})
+	f.Store.Seen = func(ctx context.Context) { sawA, sawB = ctx.Value(markKey{"a"}), ctx.Value(markKey{"b"}) }
+	f.Do(t, mcptest.Request{Body: mcptest.Legacy(1, "resources/list", nil), Token: f.Token(t, "alice")})
 	assert.NotNil(t, sawA)
 	assert.NotNil(t, sawB, "the callback sees both observers' contexts")
 	ga, gb := a.one(t), b.one(t)
@@ -312,8 +286,8 @@ func TestOutcomeString(t *testing.T) {
 // like a verified one.
 func TestObserverContextPrincipal(t *testing.T) {
 	obs := &recorder{mark: "ctx"}
-	f := newFixture(t, fixtureOptions{observer: obs})
-	w := post(t, serviceAuth(f.ep), legacy(1, "resources/list", nil), "Bearer user:bob", nil)
+	f := mcptest.New(t, mcptest.Options{}, mcphttp.Observe(obs))
+	w := post(t, serviceAuth(f.EP), mcptest.Legacy(1, "resources/list", nil), "Bearer user:bob", nil)
 	require.Equal(t, http.StatusOK, w.Code)
 	got := obs.one(t)
 	assert.Equal(t, "bob", got.subject)

@@ -1,56 +1,90 @@
 package mcphttp
 
 import (
-	"bytes"
-	"errors"
-
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
-	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
-// stringParam returns the member name of params as jsonrpc.UnmarshalParams
-// decodes it into a struct field `json:"<name>"` of type *string, without
-// reflection or a second decode: params must be strict JSON (else Invalid
-// params); a member whose name is a case variant of name is Invalid params
-// (encoding/json would take it for the field); null params or a null
-// member leave the field unset (present false); a value that is not a
-// string is Invalid params; empty params are absent. folded is jsonstrict.AppendFold of name.
-// FuzzStringParam holds it to UnmarshalParams' answers.
-func stringParam(params []byte, name, folded string) (value string, present bool, err error) {
-	if len(params) == 0 {
-		return "", false, nil // absent params decode into nothing
+// Reading params. The strict decoder has read every message once (no
+// duplicate or case-variant member names, valid UTF-8, bounded depth):
+// after it, params are read with the same strict engine's walker, by exact
+// member name, without reflection and without allocating. One reader
+// for everything: a member the walker does not find is absent, whatever
+// another decoder would make of a case variant.
+
+// StringParam returns the member name of a params object when it is a
+// string: present false when params are empty or null, or the member is
+// absent or null; err (Invalid params) when params are not an object or
+// the member is not a string.
+func StringParam(params []byte, name string) (value string, present bool, err error) {
+	v, ok, err := member(params, name)
+	if err != nil || !ok || v.Kind() == jsonstrict.Null {
+		return "", false, err
 	}
-	var (
-		v       jsonstrict.Value
-		found   bool
-		variant bool
-		buf     [64]byte
-	)
-	walkErr := jsonstrict.Options{}.Members(params, func(n []byte, mv jsonstrict.Value) bool {
-		if string(n) == name {
-			v, found = mv, true
-		} else if string(jsonstrict.AppendFold(buf[:0], n)) == folded {
-			variant = true
-		}
-		return true
-	})
-	switch {
-	case walkErr != nil:
-		if errors.Is(walkErr, jsonstrict.ErrKind) && bytes.Equal(bytes.TrimSpace(params), []byte("null")) {
-			return "", false, nil // null params decode into nothing
-		}
-		return "", false, errParamsFit()
-	case variant:
-		return "", false, errParamsFit()
-	case !found || v.Kind() == jsonstrict.Null:
-		return "", false, nil
-	}
-	s, ok := v.Str()
-	if !ok {
+	s, isStr := v.Str()
+	if !isStr {
 		return "", false, errParamsFit()
 	}
 	return s, true, nil
 }
 
-// errParamsFit is UnmarshalParams' answer to params that do not fit.
-func errParamsFit() error { return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params") }
+// ObjectParam returns the JSON text of the member name of a params object
+// when it is an object, and whether it is.
+func ObjectParam(params []byte, name string) ([]byte, bool) {
+	v, ok, err := member(params, name)
+	if err != nil || !ok || v.Kind() != jsonstrict.Object {
+		return nil, false
+	}
+	return v.Raw(), true
+}
+
+// Members calls fn for each member of a JSON object (params, or an object
+// ObjectParam returned), in order, until fn returns false; value is the
+// member's JSON text. It returns Invalid params when obj is not an object.
+func Members(obj []byte, fn func(name string, value []byte) bool) error {
+	if err := jsonstrict.Members(obj, func(n []byte, v jsonstrict.Value) bool {
+		return fn(string(n), v.Raw())
+	}); err != nil {
+		return errParamsFit()
+	}
+	return nil
+}
+
+// String returns the string a JSON value holds, and whether it is one.
+func String(value []byte) (string, bool) {
+	v, err := jsonstrict.Parse(value)
+	if err != nil {
+		return "", false
+	}
+	return v.Str()
+}
+
+// member finds the member name of params: ok false when params are empty
+// or null, or have no such member.
+func member(params []byte, name string) (v jsonstrict.Value, ok bool, err error) {
+	if len(params) == 0 {
+		return v, false, nil
+	}
+	walkErr := jsonstrict.Members(params, func(n []byte, mv jsonstrict.Value) bool {
+		if string(n) == name {
+			v, ok = mv, true
+			return false
+		}
+		return true
+	})
+	if walkErr != nil {
+		if isNull(params) {
+			return v, false, nil // null params decode into nothing
+		}
+		return v, false, errParamsFit()
+	}
+	return v, ok, nil
+}
+
+// isNull reports whether a JSON text is null (with surrounding spaces).
+func isNull(b []byte) bool {
+	v, err := jsonstrict.Parse(b)
+	return err == nil && v.Kind() == jsonstrict.Null
+}
+
+// errParamsFit is the answer to params that do not fit a method.
+func errParamsFit() error { return InvalidParams("params do not fit the method") }

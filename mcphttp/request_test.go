@@ -37,7 +37,7 @@ func TestAcceptsType(t *testing.T) {
 // Origin and Accept lookups) are in canonical form, as net/http stores
 // them: a lookup by a name in another form would find nothing.
 func TestHeaderNamesAreCanonical(t *testing.T) {
-	for _, name := range []string{headerProtocolVersion, headerSessionID, headerMethod, headerName, "Origin", "Accept"} {
+	for _, name := range []string{headerProtocolVersion, HeaderSessionID, headerMethod, headerName, "Origin", "Accept"} {
 		if got := http.CanonicalHeaderKey(name); got != name {
 			t.Errorf("%q is not canonical (%q)", name, got)
 		}

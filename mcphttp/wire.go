@@ -2,30 +2,123 @@ package mcphttp
 
 import (
 	"encoding/base64"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/mcpkit/mcpkit/budget"
+	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
-// The wire: responses assembled from the inventory's Go values, in pooled
-// storage, under the inventory's byte limit, and written with their
-// headers.
+// The wire: the one encoder of the kit's results. The inventory decides
+// in Go values; what clients receive is encoded here, in pooled storage,
+// under the endpoint's byte limit.
 
-// respBuf is the storage of one response: the inventory's page, the
-// JSON-RPC head and the response itself. respPool recycles it.
-type respBuf struct {
-	head, body, tail, trailer []byte
-	page                      inventory.ResourcePage
-	templates                 inventory.TemplatePage
+// AppendString appends s as a JSON string (escaping what JSON and
+// JavaScript need escaped) to dst and returns the extended slice.
+func AppendString(dst []byte, s string) []byte { return jsonstrict.AppendString(dst, s) }
+
+// AppendItem appends the MCP Resource object of a list item.
+func AppendItem(dst []byte, it *inventory.Item) []byte {
+	dst = append(dst, `{"uri":`...)
+	dst = AppendString(dst, it.URI)
+	dst = append(dst, `,"name":`...)
+	dst = AppendString(dst, it.Name)
+	dst = appendOptional(dst, `,"title":`, it.Title)
+	dst = appendOptional(dst, `,"description":`, it.Description)
+	dst = appendOptional(dst, `,"mimeType":`, it.MIMEType)
+	if a := it.Annotations; a != nil && (len(a.Audience) > 0 || a.Priority != nil || a.LastModified != "") {
+		dst = appendAnnotations(dst, a)
+	}
+	if it.Size > 0 {
+		dst = strconv.AppendInt(append(dst, `,"size":`...), it.Size, 10)
+	}
+	return append(dst, '}')
 }
 
-var respPool = sync.Pool{New: func() any { return &respBuf{head: make([]byte, 0, 64), body: make([]byte, 0, 16<<10)} }}
+func appendAnnotations(dst []byte, a *inventory.Annotations) []byte {
+	dst = append(dst, `,"annotations":{`...)
+	sep := ""
+	if len(a.Audience) > 0 {
+		dst = append(dst, `"audience":[`...)
+		for i, s := range a.Audience {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendString(dst, s)
+		}
+		dst = append(dst, ']')
+		sep = ","
+	}
+	if a.Priority != nil {
+		dst = append(append(dst, sep...), `"priority":`...)
+		dst = strconv.AppendFloat(dst, *a.Priority, 'f', -1, 64)
+		sep = ","
+	}
+	if a.LastModified != "" {
+		dst = append(append(dst, sep...), `"lastModified":`...)
+		dst = AppendString(dst, a.LastModified)
+	}
+	return append(dst, '}')
+}
+
+// AppendTemplateItem appends the MCP ResourceTemplate object of a
+// template.
+func AppendTemplateItem(dst []byte, it *inventory.TemplateItem) []byte {
+	dst = append(dst, `{"uriTemplate":`...)
+	dst = AppendString(dst, it.URITemplate)
+	dst = append(dst, `,"name":`...)
+	dst = AppendString(dst, it.Name)
+	dst = appendOptional(dst, `,"title":`, it.Title)
+	dst = appendOptional(dst, `,"description":`, it.Description)
+	dst = appendOptional(dst, `,"mimeType":`, it.MIMEType)
+	return append(dst, '}')
+}
+
+// AppendContents appends one item of a read result: text, or the blob
+// base64-encoded.
+func AppendContents(dst []byte, c *inventory.Contents) []byte {
+	dst = append(dst, `{"uri":`...)
+	dst = AppendString(dst, c.URI)
+	dst = appendOptional(dst, `,"mimeType":`, c.MIMEType)
+	if c.Blob != nil {
+		dst = append(dst, `,"blob":"`...)
+		dst = base64.StdEncoding.AppendEncode(dst, c.Blob)
+		dst = append(dst, '"')
+	} else {
+		dst = append(dst, `,"text":`...)
+		dst = AppendString(dst, c.Text)
+	}
+	return append(dst, '}')
+}
+
+func appendOptional(dst []byte, member, value string) []byte {
+	if value == "" {
+		return dst
+	}
+	return AppendString(append(dst, member...), value)
+}
+
+// respBuf is the storage of one response, recycled through respPool. Its
+// fit methods are the inventory's fit functions: each encodes the item
+// offered into body and says whether the response still fits.
+type respBuf struct {
+	body    []byte
+	limit   int // the most body may hold, the page's trailer kept aside
+	items   int
+	statics [][]byte // the endpoint's encoded static resources, by Item.Static - 1
+	fitItem func(*inventory.Item) bool
+	fitTmpl func(*inventory.TemplateItem) bool
+}
+
+var respPool = sync.Pool{New: func() any {
+	b := &respBuf{body: make([]byte, 0, 16<<10)}
+	b.fitItem = b.addItem // method values made once per buffer, not per page
+	b.fitTmpl = b.addTemplate
+	return b
+}}
 
 func getResp() *respBuf { return respPool.Get().(*respBuf) }
 
@@ -44,127 +137,131 @@ func release(buf *respBuf, body []byte) {
 	respPool.Put(buf)
 }
 
-// meta returns the result members c's results end with: in the modern
-// protocol, resultType, the caching hints of a per-caller result and
-// _meta; nothing in the legacy ones.
-func (e *Endpoint) meta(c *call) []byte {
-	if c.modern {
-		return e.metaPrivate
-	}
-	return nil
+// start begins a page: head ‖ {"member":[ in body, and the room the page's
+// items may take, keeping reserve bytes for what follows them.
+func (b *respBuf) start(head []byte, member string, limit, reserve int, statics [][]byte) {
+	b.body = append(append(append(append(b.body[:0], head...), `{"`...), member...), `":[`...)
+	b.limit, b.items, b.statics = limit-reserve, 0, statics
 }
 
-// reserve is what the envelope of c adds to a result object: head,
-// `,`+meta, and the closing brace.
-func reserve(head, meta []byte) int {
-	n := len(head) + len("}")
+func (b *respBuf) addItem(it *inventory.Item) bool {
+	mark := len(b.body)
+	if b.items > 0 {
+		b.body = append(b.body, ',')
+	}
+	switch {
+	case it.Static > 0 && it.Static <= len(b.statics):
+		b.body = append(b.body, b.statics[it.Static-1]...) // encoded once, at construction
+	case it.Plain && it.Title == "" && it.Description == "" && it.Annotations == nil && it.Size == 0:
+		// A listed entry whose text the inventory found plain while
+		// validating it: copied as it is, between quotes.
+		b.body = append(b.body, `{"uri":"`...)
+		b.body = append(b.body, it.URI...)
+		b.body = append(b.body, `","name":"`...)
+		b.body = append(b.body, it.Name...)
+		if it.MIMEType != "" {
+			b.body = append(b.body, `","mimeType":"`...)
+			b.body = append(b.body, it.MIMEType...)
+		}
+		b.body = append(b.body, '"', '}')
+	default:
+		b.body = AppendItem(b.body, it)
+	}
+	return b.accept(mark)
+}
+
+// encodeStatics encodes the inventory's static resources once: a page
+// copies them (inventory.Item.Static says which one an item is).
+func (e *Endpoint) encodeStatics() {
+	items := e.inv.StaticItems()
+	e.statics = make([][]byte, len(items))
+	for i := range items {
+		e.statics[items[i].Static-1] = AppendItem(nil, &items[i])
+	}
+}
+
+func (b *respBuf) addTemplate(it *inventory.TemplateItem) bool {
+	mark := len(b.body)
+	if b.items > 0 {
+		b.body = append(b.body, ',')
+	}
+	b.body = AppendTemplateItem(b.body, it)
+	return b.accept(mark)
+}
+
+// accept keeps the item just encoded when the body is still within its
+// room, or drops it.
+func (b *respBuf) accept(mark int) bool {
+	if len(b.body) > b.limit {
+		b.body = b.body[:mark]
+		return false
+	}
+	b.items++
+	return true
+}
+
+// pageReserve is what a page's result takes after its items: `]`, the
+// longest `,"nextCursor":"…"`, (`,` meta) and the two closing braces.
+func (e *Endpoint) pageReserve(meta []byte) int {
+	n := len(`]`) + len(`,"nextCursor":""`) + e.inv.MaxCursorLen() + len(`}}`)
 	if len(meta) > 0 {
 		n += 1 + len(meta)
 	}
 	return n
 }
 
-// closeResult appends (`,` meta) `}` `}`: the end of the result object and
-// of the response.
-func closeResult(dst, meta []byte) []byte {
-	if len(meta) > 0 {
-		dst = append(append(dst, ','), meta...)
+// endPage closes a page: `]`, the cursor, (`,` meta) `}}`.
+func endPage(body []byte, next string, meta []byte) []byte {
+	body = append(body, ']')
+	if next != "" {
+		body = append(append(append(body, `,"nextCursor":"`...), next...), '"')
 	}
-	return append(dst, '}', '}')
+	return closeResult(body, meta, true)
 }
 
-// assemble writes head ‖ {"<member>":[items](,"nextCursor":"…")(,meta)} ‖ }
-// into buf.body, under limit bytes (exactly: the length is counted before
-// anything is copied). items appends the page's items, comma-separated,
-// n bytes; the inventory filled the page under the same limit, so a
-// failure here means the two disagree (never expected).
-func assemble(buf *respBuf, member string, n int, items func([]byte) []byte, cursor string, meta []byte, limit int) ([]byte, error) {
-	buf.head = append(append(append(buf.head, `{"`...), member...), `":[`...)
-	buf.trailer = append(buf.trailer[:0], ']')
-	if cursor != "" {
-		buf.trailer = append(append(append(buf.trailer, `,"nextCursor":"`...), cursor...), '"')
+// minResultBytes is the smallest byte limit that holds a list page with
+// one item of the largest size the inventory allows (a listed entry with
+// its URI, name and MIME type all at their limits and escaped as much as
+// the characters they may hold need, or the largest static resource or
+// template), the longest cursor, the longest id and the modern members:
+// smaller limits would fail pages.
+func (e *Endpoint) minResultBytes() int {
+	const (
+		maxURI  = 2048 * 6 // UTF-16 units, each at most a \uXXXX escape
+		maxName = 512 * 6
+		maxMIME = 128 * 2 // a quoted parameter may hold '"'
+	)
+	item := len(`{"uri":"","name":"","mimeType":""}`) + maxURI + maxName + maxMIME
+	for _, it := range e.inv.StaticItems() {
+		item = max(item, len(AppendItem(nil, &it)))
 	}
-	buf.trailer = closeResult(buf.trailer, meta)
-	size := len(buf.head) + n + len(buf.trailer)
-	if size > limit {
-		return nil, fmt.Errorf("mcphttp: a page of %d bytes is over the limit of %d", size, limit)
+	for _, it := range e.inv.TemplateItems() {
+		item = max(item, len(AppendTemplateItem(nil, &it)))
 	}
-	out := buf.body[:0]
-	if cap(out) < size {
-		out = make([]byte, 0, size)
-	}
-	out = items(append(out, buf.head...))
-	if len(out) != len(buf.head)+n {
-		return nil, fmt.Errorf("mcphttp: the page's items are %d bytes, not %d", len(out)-len(buf.head), n)
-	}
-	return append(out, buf.trailer...), nil
+	head := len(`{"jsonrpc":"2.0","id":,"result":`) + max(e.limits.MaxIDBytes, jsonrpc.DefaultMaxIDBytes)
+	return head + len(`{"resourceTemplates":[`) + item + e.pageReserve(e.metaPrivate)
 }
 
-// appendContents encodes one item of a read result.
-func appendContents(dst []byte, c *inventory.Contents) []byte {
-	dst = append(dst, `{"uri":`...)
-	dst = budget.AppendString(dst, c.URI)
-	if c.MIMEType != "" {
-		dst = append(dst, `,"mimeType":`...)
-		dst = budget.AppendString(dst, c.MIMEType)
+// appendVary adds each name to Vary unless it is listed already (or Vary
+// is "*"), keeping what an outer handler set and sharing no value with
+// another response.
+func appendVary(h http.Header, names ...string) {
+	vary := h["Vary"]
+	for _, name := range names {
+		have := false
+		for _, v := range vary {
+			if v == "*" || listHas(v, name) {
+				have = true
+				break
+			}
+		}
+		if !have {
+			vary = append(vary[:len(vary):len(vary)], name)
+		}
 	}
-	if c.Blob != nil {
-		dst = append(dst, `,"blob":"`...)
-		dst = base64.StdEncoding.AppendEncode(dst, c.Blob)
-		dst = append(dst, '"')
-	} else {
-		dst = append(dst, `,"text":`...)
-		dst = budget.AppendString(dst, c.Text)
+	if len(vary) > 0 {
+		h["Vary"] = vary
 	}
-	return append(dst, '}')
-}
-
-func resultReply(id jsonrpc.ID, result []byte) reply {
-	return reply{body: jsonrpc.AppendResult(make([]byte, 0, len(result)+48), id, result)}
-}
-
-// write sends a reply.
-func (e *Endpoint) write(w http.ResponseWriter, r *http.Request, rep reply) {
-	if rep.authErr != nil {
-		release(rep.pooled, nil)
-		e.auth.WriteError(w, r, rep.authErr)
-		return
-	}
-	if rep.stream != nil {
-		rep.stream(w, r)
-		return
-	}
-	h := w.Header()
-	// The values of this response's own, in one allocation: a handler that
-	// edits them changes no other response.
-	vals := make([]string, 3)
-	vals[0] = "private, max-age=0"
-	h["Cache-Control"] = vals[0:1:1]
-	appendVary(h, "Authorization")
-	if rep.sessionID != "" {
-		h.Set(headerSessionID, rep.sessionID)
-	}
-	if rep.retryAfter > 0 {
-		h.Set("Retry-After", strconv.Itoa(rep.retryAfter))
-	}
-	if rep.body == nil {
-		w.WriteHeader(cmpOr(rep.status, http.StatusAccepted))
-		return
-	}
-	vals[1], vals[2] = "application/json", strconv.Itoa(len(rep.body))
-	h["Content-Type"], h["Content-Length"] = vals[1:2:2], vals[2:3:3]
-	w.WriteHeader(cmpOr(rep.status, http.StatusOK))
-	_, _ = w.Write(rep.body)
-	release(rep.pooled, rep.body)
-}
-
-// setPrivate marks a response private: Cache-Control: private, max-age=0,
-// and Authorization appended to Vary (never replacing what an outer
-// handler put there). Every response gets values of its own: a handler
-// that edits them changes no other response.
-func setPrivate(h http.Header) {
-	h["Cache-Control"] = []string{"private, max-age=0"}
-	appendVary(h, "Authorization")
 }
 
 // listHas reports whether the comma-separated header value lists name,
@@ -177,3 +274,15 @@ func listHas(list, name string) bool {
 	}
 	return false
 }
+
+// SetPrivate marks a response private: Cache-Control: private, max-age=0,
+// and Authorization appended to Vary (never replacing what an outer
+// handler put there), with values of its own.
+func SetPrivate(h http.Header) {
+	h["Cache-Control"] = []string{"private, max-age=0"}
+	appendVary(h, "Authorization")
+}
+
+// AppendVary adds each name to the Vary header unless it is listed
+// already, keeping what an outer handler set.
+func AppendVary(h http.Header, names ...string) { appendVary(h, names...) }

@@ -185,6 +185,12 @@ func SubjectKey(issuer, subject string) string {
 	return issuer + "#" + subject
 }
 
+// ErrUnauthenticated means there is no authenticated caller where one is
+// needed: the request offered no credentials, or an operation that needs
+// a caller (a private listing, a protected read, a stream) has none. It is
+// answered with HTTP 401 and a challenge (authn's WriteError).
+var ErrUnauthenticated = errors.New("principal: no authenticated caller")
+
 // ScopeError reports that the caller lacks scopes: an HTTP 403 with an
 // insufficient_scope challenge naming Required (authn's WriteError).
 type ScopeError struct {

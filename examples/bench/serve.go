@@ -22,6 +22,7 @@ import (
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/sessions"
 	"github.com/mcpkit/mcpkit/notify"
 )
 
@@ -265,12 +266,17 @@ func kitPrivate(ctx context.Context, c serverConfig, log *slog.Logger) (http.Han
 	}
 	opts := mcphttp.Options{Authenticator: auth, Logger: log}
 	var hub *notify.Hub
+	var parts []mcphttp.Part
 	if c.kind == serveKitStreams {
 		hub = notify.New(notify.Options{Logger: log})
-		opts.Notifications = hub
-		opts.Sessions = mcphttp.SessionLimits{MaxStreams: 1 << 20, MaxStreamsPerPrincipal: 1 << 20}
+		streams, err := sessions.New(hub, sessions.Options{Limits: sessions.Limits{MaxStreams: 1 << 20, MaxStreamsPerPrincipal: 1 << 20}})
+		if err != nil {
+			_ = v.Close()
+			return nil, nil, err
+		}
+		parts = append(parts, streams)
 	}
-	ep, err := mcphttp.New(inv, opts)
+	ep, err := mcphttp.New(inv, opts, parts...)
 	if err != nil {
 		_ = v.Close()
 		return nil, nil, err

@@ -5,18 +5,18 @@
 //	../shared/tools/conformance/run server --url http://127.0.0.1:3001/mcp --scenario resources-list
 //
 // In the default mode (-mode intercept) mcpkit's inventory serves the
-// resources in front of a go-sdk server that holds a prompt, so every
+// resources in front of a stateful go-sdk server that holds a prompt, so every
 // scenario the kit covers passes, completion of prompt arguments included
 // (the completion-complete scenario completes a prompt, which mcpkit itself
 // does not serve). With -mode endpoint, mcphttp.Endpoint serves alone,
-// with change notifications (a notify.Hub): the resources-subscribe and
-// resources-unsubscribe scenarios pass there. The suite sends no tokens,
-// and the kit mints the session that resources/subscribe needs only for a
-// signed-in caller, so in endpoint mode a middleware serves every request
-// as the fixture's principal "conformance" (principal.NewContext, as a
-// service's authentication middleware would). Intercept mode has no
-// notifications: the legacy handler owns the sessions there, and mcpkit
-// advertises subscribe false.
+// with change notifications (a notify.Hub) and the tools bridge: the
+// 2026-07-28 header validation scenarios find a tool to call. Both modes
+// have change notifications: in intercept mode the go-sdk server owns the
+// sessions and the kit's sessions part delivers into them. The suite sends
+// no tokens, and the kit delivers notifications only to a signed-in
+// caller, so a middleware serves every request as the fixture's principal
+// "conformance" (principal.NewContext, as a service's authentication
+// middleware would).
 //
 // It prints "listening on URL" once it accepts connections, and stops on
 // SIGINT or SIGTERM.
@@ -37,6 +37,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpkit/mcpkit/mcphttp/intercept"
+	"github.com/mcpkit/mcpkit/mcphttp/sessions"
+	"github.com/mcpkit/mcpkit/mcphttp/tools"
 	"github.com/mcpkit/mcpkit/principal"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -48,7 +51,7 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:3001", "listen address (port 0 picks a free port)")
-	mode := flag.String("mode", "intercept", `"intercept" (inventory in front of a go-sdk server with a prompt) or "endpoint" (mcphttp.Endpoint alone)`)
+	mode := flag.String("mode", "intercept", `"intercept" (inventory in front of a go-sdk server with a prompt) or "endpoint" (mcphttp.Endpoint alone, with notifications and the tools bridge)`)
 	flag.Parse()
 	if err := run(*addr, *mode); err != nil {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
@@ -92,8 +95,7 @@ func run(addr, mode string) error {
 // fixturePrincipal is who every request is in endpoint mode.
 var fixturePrincipal = principal.Principal{Subject: "conformance", ClientID: "conformance-suite"}
 
-// newHandler builds the fixture server, and in endpoint mode the hub of its
-// notifications (nil in intercept mode).
+// newHandler builds the fixture server and the hub of its notifications.
 func newHandler(mode string) (http.Handler, *notify.Hub, error) {
 	inv, err := newInventory()
 	if err != nil {
@@ -103,31 +105,85 @@ func newHandler(mode string) (http.Handler, *notify.Hub, error) {
 		ServerInfo: mcphttp.Implementation{Name: "mcpkit-conformance", Version: "1.0.0"},
 		Logger:     slog.New(slog.NewTextHandler(os.Stderr, nil)),
 	}
+	hub := notify.New(notify.Options{Logger: opts.Logger})
+	var h http.Handler
 	switch mode {
 	case "endpoint":
-		hub := notify.New(notify.Options{Logger: opts.Logger})
-		opts.Notifications = hub
-		ep, err := mcphttp.New(inv, opts)
+		ep, err := endpoint(inv, opts, hub)
 		if err != nil {
 			hub.Close()
 			return nil, nil, err
 		}
-		signedIn := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ctx, err := principal.NewContext(r.Context(), fixturePrincipal)
-			if err != nil {
-				http.Error(w, "unauthorized", http.StatusUnauthorized)
-				return
-			}
-			ep.ServeHTTP(w, r.WithContext(ctx))
-		})
-		return signedIn, hub, nil
+		h = ep
 	case "intercept":
-		s := promptServer()
-		legacy := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{Stateless: true})
-		h, err := mcphttp.Intercept(inv, legacy, opts)
-		return h, nil, err
+		h, err = interceptHandler(inv, opts, hub)
+		if err != nil {
+			hub.Close()
+			return nil, nil, err
+		}
+	default:
+		hub.Close()
+		return nil, nil, fmt.Errorf("unknown -mode %q", mode)
 	}
-	return nil, nil, fmt.Errorf("unknown -mode %q", mode)
+	signedIn := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, err := principal.NewContext(r.Context(), fixturePrincipal)
+		if err != nil {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
+	return signedIn, hub, nil
+}
+
+// interceptHandler is the intercept mode's server: the core with the
+// sessions part in front of a stateful go-sdk server with a prompt; the
+// part is also Intercept's Sessions, so the kit's notifications reach the
+// go-sdk server's sessions.
+func interceptHandler(inv *inventory.Inventory, opts mcphttp.Options, hub *notify.Hub) (http.Handler, error) {
+	streams, err := sessions.New(hub, sessions.Options{})
+	if err != nil {
+		return nil, err
+	}
+	ep, err := mcphttp.New(inv, opts, streams)
+	if err != nil {
+		return nil, err
+	}
+	// The go-sdk server (v1.8.0) speaks the legacy protocols; its stateless
+	// handler answers the 2026-07-28 era's requests as a server of that
+	// era is checked for (no sessions, removed methods refused), its
+	// stateful one holds the legacy sessions the kit delivers into.
+	s := promptServer()
+	stateful := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
+	stateless := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{Stateless: true})
+	legacy := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if mcphttp.IsModernVersion(r.Header.Get("MCP-Protocol-Version")) {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		stateful.ServeHTTP(w, r)
+	})
+	return intercept.New(ep, legacy, intercept.Options{Logger: opts.Logger, Sessions: streams})
+}
+
+// endpoint is the endpoint mode's server: the core with sessions and
+// streams (notifications: subscriptions too) and the built-in tools (the
+// scenarios that validate the Mcp-Name header, http-header-validation,
+// call a listed tool).
+func endpoint(inv *inventory.Inventory, opts mcphttp.Options, hub *notify.Hub) (*mcphttp.Endpoint, error) {
+	streams, err := sessions.New(hub, sessions.Options{})
+	if err != nil {
+		return nil, err
+	}
+	builtin, err := tools.Builtin(inv, tools.BuiltinOptions{})
+	if err != nil {
+		return nil, err
+	}
+	toolPart, err := tools.New(builtin...)
+	if err != nil {
+		return nil, err
+	}
+	return mcphttp.New(inv, opts, streams, toolPart)
 }
 
 // pngPixel is a 1×1 transparent PNG.
@@ -179,8 +235,8 @@ func newInventory() (*inventory.Inventory, error) {
 }
 
 // promptServer is the go-sdk server behind the inventory in intercept mode:
-// it holds the prompt whose argument the completion-complete scenario
-// completes.
+// it holds the prompt of the prompts-get-with-args scenario, whose
+// argument the completion-complete scenario completes.
 func promptServer() *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "mcpkit-conformance-prompts", Version: "1.0.0"}, &sdk.ServerOptions{
 		CompletionHandler: func(_ context.Context, req *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
@@ -191,10 +247,15 @@ func promptServer() *sdk.Server {
 	s.AddPrompt(&sdk.Prompt{
 		Name:        "test_prompt_with_arguments",
 		Description: "A prompt with arguments",
-		Arguments:   []*sdk.PromptArgument{{Name: "arg1", Required: true}, {Name: "arg2"}},
+		Arguments: []*sdk.PromptArgument{
+			{Name: "arg1", Description: "First test argument", Required: true},
+			{Name: "arg2", Description: "Second test argument", Required: true},
+		},
 	}, func(_ context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+		// The text the prompts-get-with-args scenario's specification gives.
+		args := req.Params.Arguments
 		return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{
-			Role: "user", Content: &sdk.TextContent{Text: "arg1=" + req.Params.Arguments["arg1"]},
+			Role: "user", Content: &sdk.TextContent{Text: fmt.Sprintf("Prompt with arguments: arg1='%s', arg2='%s'", args["arg1"], args["arg2"])},
 		}}}, nil
 	})
 	return s

@@ -19,7 +19,7 @@ const watched = "test://watched-resource"
 // resources/subscribe era the conformance scenarios use) to the fixture.
 type fixture struct {
 	cs      *sdk.ClientSession
-	hub     *notify.Hub // nil in intercept mode
+	hub     *notify.Hub
 	updated chan string // URIs of notifications/resources/updated
 }
 
@@ -56,12 +56,18 @@ func next(t *testing.T, updated <-chan string) string {
 	}
 }
 
-// In endpoint mode the fixture advertises subscriptions and honours them:
-// what the resources-subscribe and resources-unsubscribe scenarios ask
-// for, and that an unsubscribed URI's updates stop.
-func TestEndpointModeSubscriptions(t *testing.T) {
+// Both modes: resources/subscribe, an update delivered on the session's GET
+// stream (in intercept mode the go-sdk server's, the kit's notification
+// merged in), resources/unsubscribe.
+func TestSubscriptions(t *testing.T) {
+	for _, mode := range []string{"endpoint", "intercept"} {
+		t.Run(mode, func(t *testing.T) { subscriptions(t, mode) })
+	}
+}
+
+func subscriptions(t *testing.T, mode string) {
 	ctx := context.Background()
-	f := connect(t, "endpoint")
+	f := connect(t, mode)
 	cs := f.cs
 	caps := cs.InitializeResult().Capabilities.Resources
 	require.NotNil(t, caps)
@@ -89,13 +95,39 @@ func TestEndpointModeSubscriptions(t *testing.T) {
 	assert.Error(t, cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "test://no-such-resource"}))
 }
 
-// Intercept mode has no notifications (the legacy handler owns the
-// sessions): it advertises none, and resources/subscribe is not served.
-func TestInterceptModeHasNoSubscriptions(t *testing.T) {
+// The prompt of the prompts-get-with-args scenario substitutes both of its
+// arguments (both required, as the scenario's specification says).
+func TestInterceptModePromptWithArguments(t *testing.T) {
 	cs := connect(t, "intercept").cs
-	caps := cs.InitializeResult().Capabilities.Resources
-	require.NotNil(t, caps)
-	assert.False(t, caps.Subscribe)
-	assert.False(t, caps.ListChanged)
-	assert.Error(t, cs.Subscribe(context.Background(), &sdk.SubscribeParams{URI: watched}))
+	ctx := context.Background()
+	res, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "test_prompt_with_arguments", Arguments: map[string]string{"arg1": "testValue1", "arg2": "testValue2"}})
+	require.NoError(t, err)
+	require.Len(t, res.Messages, 1)
+	text, ok := res.Messages[0].Content.(*sdk.TextContent)
+	require.True(t, ok, "a text message")
+	assert.Equal(t, "Prompt with arguments: arg1='testValue1', arg2='testValue2'", text.Text)
+
+	prompts, err := cs.ListPrompts(ctx, nil)
+	require.NoError(t, err)
+	require.Len(t, prompts.Prompts, 1)
+	for _, a := range prompts.Prompts[0].Arguments {
+		assert.True(t, a.Required, "argument %s is required", a.Name)
+	}
+}
+
+// In endpoint mode the fixture lists the tools bridge's tools (the
+// http-header-validation scenario calls one with an Mcp-Name header).
+func TestEndpointModeTools(t *testing.T) {
+	cs := connect(t, "endpoint").cs
+	require.NotNil(t, cs.InitializeResult().Capabilities.Tools)
+	tools, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	assert.Contains(t, names, "read_resource")
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "read_resource", Arguments: map[string]any{"uri": "test://static-text"}})
+	require.NoError(t, err)
+	assert.False(t, res.IsError)
 }

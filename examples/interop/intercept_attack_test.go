@@ -14,8 +14,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/mcpkit/mcpkit/mcphttp"
 )
 
 // legacySecret is what the legacy servers' own resource handlers return:
@@ -119,7 +117,7 @@ func TestInterceptNeverForwardsSmuggledResourceMethods(t *testing.T) {
 					reads.Store(0)
 				}
 
-				h, err := mcphttp.Intercept(f.inv, legacy, mcphttp.Options{Authenticator: f.auth})
+				h, err := f.intercept(legacy, false)
 				require.NoError(t, err)
 				for _, tok := range []string{bob, ""} {
 					w := postTo(h, tc.body, tok)
@@ -140,7 +138,7 @@ func TestInterceptServesResourcesFromTheInventoryOnly(t *testing.T) {
 	for peer, build := range map[string]func(*atomic.Int64) http.Handler{"go-sdk": goSDKWithResources, "mcp-go": mcpGoWithResources} {
 		t.Run(peer, func(t *testing.T) {
 			var reads atomic.Int64
-			h, err := mcphttp.Intercept(f.inv, build(&reads), mcphttp.Options{Authenticator: f.auth})
+			h, err := f.intercept(build(&reads), false)
 			require.NoError(t, err)
 			w := postTo(h, jsonRPC(1, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}}), "")
 			assert.Contains(t, w.Body.String(), "echo: hi", "the legacy tool")

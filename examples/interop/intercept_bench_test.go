@@ -8,8 +8,6 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcpkit/mcpkit/mcphttp"
 )
 
 // The cost of Intercept in front of a real go-sdk server: a forwarded
@@ -46,7 +44,7 @@ func BenchmarkLegacyDirect(b *testing.B) {
 // which peeks at the method and forwards it.
 func BenchmarkInterceptPassthrough(b *testing.B) {
 	f := newInterceptFixture(b)
-	h, err := mcphttp.Intercept(f.inv, legacySDKHandler(), mcphttp.Options{Authenticator: f.auth})
+	h, err := f.intercept(legacySDKHandler(), false)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -66,7 +64,7 @@ func BenchmarkInterceptPassthrough(b *testing.B) {
 func BenchmarkInterceptVsDirect(b *testing.B) {
 	f := newInterceptFixture(b)
 	direct := legacySDKHandler()
-	wrapped, err := mcphttp.Intercept(f.inv, legacySDKHandler(), mcphttp.Options{Authenticator: f.auth})
+	wrapped, err := f.intercept(legacySDKHandler(), false)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func TestInterceptWithRealSDKs(t *testing.T) {
 			}
 			t.Run(name+" "+label, func(t *testing.T) {
 				f := newInterceptFixture(t)
-				h, err := mcphttp.Intercept(f.inv, mk(), mcphttp.Options{Authenticator: f.auth})
+				h, err := f.intercept(mk(), false)
 				require.NoError(t, err)
 				srv := httptest.NewServer(h)
 				defer srv.Close()
@@ -122,7 +122,7 @@ func TestInterceptToolsWithRealSDKs(t *testing.T) {
 		for _, version := range []string{"", mcphttp.Version20251125} {
 			t.Run(name+" "+version, func(t *testing.T) {
 				f := newInterceptFixture(t)
-				h, err := mcphttp.Intercept(f.inv, mk(), mcphttp.Options{Authenticator: f.auth, Tools: &mcphttp.ToolOptions{}})
+				h, err := f.intercept(mk(), true)
 				require.NoError(t, err)
 				srv := httptest.NewServer(h)
 				defer srv.Close()
@@ -163,7 +163,6 @@ func TestInterceptToolsWithRealSDKs(t *testing.T) {
 	sdk.AddTool(clashing, &sdk.Tool{Name: "list_resources"}, func(context.Context, *sdk.CallToolRequest, echoInput) (*sdk.CallToolResult, any, error) {
 		return &sdk.CallToolResult{}, nil, nil
 	})
-	_, err := mcphttp.Intercept(f.inv, sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return clashing }, nil),
-		mcphttp.Options{Authenticator: f.auth, Tools: &mcphttp.ToolOptions{}})
+	_, err := f.intercept(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return clashing }, nil), true)
 	assert.ErrorContains(t, err, `tool named "list_resources"`)
 }

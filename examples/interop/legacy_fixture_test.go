@@ -19,6 +19,9 @@ import (
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/examples/devissuer"
 	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/intercept"
+	"github.com/mcpkit/mcpkit/mcphttp/tools"
 )
 
 // This file builds, through the public API only, the private inventory that
@@ -175,4 +178,27 @@ func jsonRPC(id int, method string, params map[string]any) string {
 	}
 	b, _ := json.Marshal(m)
 	return string(b)
+}
+
+// intercept puts the fixture's endpoint in front of legacy; with tools, the
+// endpoint also serves the kit's inventory tools (list_resources,
+// read_resource).
+func (f *interceptFixture) intercept(legacy http.Handler, withTools bool) (http.Handler, error) {
+	var parts []mcphttp.Part
+	if withTools {
+		builtin, err := tools.Builtin(f.inv, tools.BuiltinOptions{})
+		if err != nil {
+			return nil, err
+		}
+		tp, err := tools.New(builtin...)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, tp)
+	}
+	ep, err := mcphttp.New(f.inv, mcphttp.Options{Authenticator: f.auth}, parts...)
+	if err != nil {
+		return nil, err
+	}
+	return intercept.New(ep, legacy, intercept.Options{})
 }

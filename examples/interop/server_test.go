@@ -25,18 +25,19 @@ type documents struct {
 }
 
 // startDocuments starts the documents server on a free loopback port with a
-// fresh data directory (SQLite, seeded) and its development issuer.
+// fresh data directory (SQLite, seeded) and its development issuer, 5
+// resources a page, so that the seeded users' lists span several pages.
 func startDocuments(t *testing.T) *documents {
 	t.Helper()
 	return startDocumentsWith(t, nil)
 }
 
 // startDocumentsWith is startDocuments with a configuration that mutate
-// changes first (it starts with the log discarded).
+// changes first (it starts with the log discarded and 5 resources a page).
 func startDocumentsWith(t *testing.T, mutate func(*app.Config)) *documents {
 	t.Helper()
 	dir := t.TempDir()
-	cfg := app.Config{Addr: "127.0.0.1:0", DataDir: dir, Logger: slog.New(slog.DiscardHandler)}
+	cfg := app.Config{Addr: "127.0.0.1:0", DataDir: dir, PageSize: 5, Logger: slog.New(slog.DiscardHandler)}
 	if mutate != nil {
 		mutate(&cfg)
 	}

@@ -51,7 +51,8 @@ func TestGoSDKToolsBridge(t *testing.T) {
 				require.NotNil(t, tl.Annotations)
 				assert.True(t, tl.Annotations.ReadOnlyHint, tl.Name)
 			}
-			assert.Equal(t, []string{"list_resources", "read_resource", "search", "fetch", "read_document"}, names)
+			assert.Equal(t, []string{"list_resources", "read_resource", "search", "fetch", "read_document", "count_words"}, names,
+				"the kit's tools, then the server's own")
 
 			var listed []string
 			cursor := ""
@@ -104,6 +105,10 @@ func TestGoSDKToolsBridge(t *testing.T) {
 				require.NoError(t, json.Unmarshal([]byte(toolText(t, res)), &doc))
 				assert.Equal(t, r.Title, doc.Title)
 				assert.Contains(t, doc.Text, "A private document of alice")
+				res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "count_words", Arguments: map[string]any{"id": strings.TrimPrefix(r.ID, documentPrefix)}})
+				require.NoError(t, err)
+				require.False(t, res.IsError)
+				assert.Regexp(t, `^\d+ words, \d+ lines$`, toolText(t, res), "the server's own tool reads alice's document")
 			}
 
 			missing, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fetch", Arguments: map[string]any{"id": documentPrefix + "no-such-document"}})
@@ -114,6 +119,7 @@ func TestGoSDKToolsBridge(t *testing.T) {
 					{Name: "fetch", Arguments: map[string]any{"id": u}},
 					{Name: "read_resource", Arguments: map[string]any{"uri": u}},
 					{Name: "read_document", Arguments: map[string]any{"id": strings.TrimPrefix(u, documentPrefix)}},
+					{Name: "count_words", Arguments: map[string]any{"id": strings.TrimPrefix(u, documentPrefix)}},
 				} {
 					res, err := cs.CallTool(ctx, &call)
 					require.NoError(t, err)
@@ -186,7 +192,7 @@ func TestTypeScriptSDKTools(t *testing.T) {
 
 			assert.Equal(t, run.protocol, s.ProtocolVersion)
 			assert.True(t, s.ToolsCapability)
-			assert.Equal(t, []string{"list_resources", "read_resource", "search", "fetch", "read_document"}, s.Tools)
+			assert.Equal(t, []string{"list_resources", "read_resource", "search", "fetch", "read_document", "count_words"}, s.Tools)
 			assert.Greater(t, s.Pages, 1, "list_resources spans several pages")
 			assert.Equal(t, goList, s.Listed, "list_resources walks exactly what resources/list does")
 			assert.Empty(t, s.ForeignListed)

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpkit/mcpkit/examples/devissuer"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/intercept"
 )
 
 // config is what the flags set.
@@ -107,11 +108,15 @@ func newApp(ctx context.Context, cfg config) (*app, error) {
 	tools := newToolServer()
 	legacy := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return tools },
 		&mcp.StreamableHTTPOptions{Stateless: !cfg.stateful})
-	if a.handler, err = mcphttp.Intercept(inv, auth.Handler(legacy), mcphttp.Options{
+	ep, err := mcphttp.New(inv, mcphttp.Options{
 		ServerInfo:    mcphttp.Implementation{Name: "mcpkit-legacy-example", Version: "1.0.0"},
 		Authenticator: auth,
 		Logger:        cfg.logger,
-	}); err != nil {
+	})
+	if err != nil {
+		return nil, err
+	}
+	if a.handler, err = intercept.New(ep, auth.Handler(legacy), intercept.Options{Logger: cfg.logger}); err != nil {
 		return nil, err
 	}
 	ok = true

@@ -19,6 +19,13 @@ const hexDigits = "0123456789abcdef"
 // everything that needs no escaping is copied in runs. It allocates only
 // when dst must grow.
 func AppendString(dst []byte, s string) []byte {
+	if plain(s) {
+		// Most strings (URIs, names, identifiers) need nothing: one
+		// check, one copy.
+		dst = append(dst, '"')
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
 	dst = append(dst, '"')
 	start := 0
 	i := 0
@@ -103,6 +110,29 @@ func AppendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// plain reports whether s is ASCII that needs no escape in a JSON string:
+// no control byte, quote, backslash or byte of 0x80 and above, read eight
+// bytes at a time (the tail as one word overlapping the last ones).
+func plain(s string) bool {
+	if len(s) < 8 {
+		for i := 0; i < len(s); i++ {
+			if !strSafe[s[i]] {
+				return false
+			}
+		}
+		return true
+	}
+	var acc uint64
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		acc |= attention(word(s[i:]))
+	}
+	if i < len(s) {
+		acc |= attention(word(s[len(s)-8:]))
+	}
+	return acc == 0
 }
 
 // word returns the first eight bytes of s (at least eight long) as a

@@ -173,9 +173,9 @@ func TestCheckReportsErrors(t *testing.T) {
 	_, err = Check(context.Background(), tmpl(sliceSource(nil)), alice, Options{PageSizes: []int{0}})
 	assert.Error(t, err, "page size out of range")
 	bad := tmpl(sliceSource(nil))
-	bad.URITemplate = "x://{?q}"
+	bad.URITemplate = "x://{?q"
 	_, err = Check(context.Background(), bad, alice, Options{})
-	assert.Error(t, err, "unsupported template")
+	assert.Error(t, err, "invalid template")
 	backend := errors.New("db down")
 	_, err = Check(context.Background(), tmpl(func(context.Context, inventory.ListRequest) (inventory.Page, error) {
 		return inventory.Page{}, backend

@@ -70,7 +70,7 @@ func BenchmarkAdapterCost(b *testing.B) {
 	names := []string{"none", "noop-providers", "sdk", "none-again"}
 	handlers := make([]http.Handler, len(names))
 	for i, obs := range []mcphttp.Observer{nil, noop, sdk, nil} {
-		if handlers[i], err = mcphttp.New(inv, mcphttp.Options{Authenticator: auth, Observer: obs}); err != nil {
+		if handlers[i], err = mcphttp.New(inv, mcphttp.Options{Authenticator: auth}, mcphttp.Observe(obs)); err != nil {
 			b.Fatal(err)
 		}
 	}

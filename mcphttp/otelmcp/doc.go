@@ -6,10 +6,22 @@
 //
 //	obs, err := otelmcp.New(otelmcp.Options{}) // the global providers
 //	if err != nil { ... }
-//	ep, err := mcphttp.New(inv, mcphttp.Options{Authenticator: auth, Observer: obs})
+//	ep, err := mcphttp.New(inv, mcphttp.Options{Authenticator: auth}, mcphttp.Observe(obs))
 //
 // It is a module of its own, so that the kit's core never depends on
 // OpenTelemetry.
+//
+// # Errors of the SDK
+//
+// The SDK reports what goes wrong in the background — an export the
+// collector refused or that did not arrive — to the global error handler,
+// which by default prints it with the standard log package, and its
+// warnings to the global logr logger, which by default writes to stderr:
+// both beside, and unlike, a service's own slog records. Route both to the
+// service's logger at startup, before the providers export:
+//
+//	otel.SetErrorHandler(otelmcp.ErrorHandler(logger))      // Warn records
+//	otel.SetLogger(logr.FromSlogHandler(logger.Handler())) // the SDK's warnings (logr's V(1): slog level -1)
 //
 // # Spans
 //

@@ -2,11 +2,16 @@ package otelmcp_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 
+	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -29,7 +34,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	ep, err := mcphttp.New(inv, mcphttp.Options{Observer: obs})
+	ep, err := mcphttp.New(inv, mcphttp.Options{}, mcphttp.Observe(obs))
 	if err != nil {
 		panic(err)
 	}
@@ -54,4 +59,22 @@ func Example() {
 	// trace 4bf92f3577b34da6a3ce929d0e0e4736 parent 00f067aa0ba902b7
 	// mcp.method.name=resources/read
 	// mcp.protocol.version=2025-11-25
+}
+
+// The SDK's own errors — here one reported as a failed export would be —
+// go to the service's logger instead of the standard log package.
+func ExampleErrorHandler() {
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{} // a stable output for the example
+			}
+			return a
+		}}))
+	otel.SetErrorHandler(otelmcp.ErrorHandler(logger))
+	defer otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Print(err) })) // the default again
+
+	otel.Handle(errors.New("traces export: 400 Bad Request"))
+	// Output:
+	// level=WARN msg="opentelemetry: export or SDK error" error="traces export: 400 Bad Request"
 }

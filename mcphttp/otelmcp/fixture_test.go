@@ -23,6 +23,8 @@ import (
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/otelmcp"
+	"github.com/mcpkit/mcpkit/mcphttp/sessions"
+	"github.com/mcpkit/mcpkit/mcphttp/tools"
 	"github.com/mcpkit/mcpkit/notify"
 )
 
@@ -98,7 +100,17 @@ func newFixture(t testing.TB, opts otelmcp.Options, hub *notify.Hub) *fixture {
 	inv, err := inventory.New([]inventory.Resource{{URI: "docs://about", Name: "about", Access: inventory.Public, Read: inventory.TextReader("text/plain", "hi")}},
 		[]inventory.Template{docs, data}, inventory.Options{PageSize: 2})
 	require.NoError(t, err)
-	ep, err := mcphttp.New(inv, mcphttp.Options{Authenticator: auth, Observer: obs, Notifications: hub, Tools: &mcphttp.ToolOptions{}})
+	builtin, err := tools.Builtin(inv, tools.BuiltinOptions{})
+	require.NoError(t, err)
+	toolPart, err := tools.New(builtin...)
+	require.NoError(t, err)
+	parts := []mcphttp.Part{toolPart, mcphttp.Observe(obs)}
+	if hub != nil {
+		streams, err := sessions.New(hub, sessions.Options{})
+		require.NoError(t, err)
+		parts = append(parts, streams)
+	}
+	ep, err := mcphttp.New(inv, mcphttp.Options{Authenticator: auth}, parts...)
 	require.NoError(t, err)
 	f.ep = ep
 	return f

@@ -10,13 +10,13 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/mcpkit/mcpkit/mcphttp/origin"
 	"github.com/mcpkit/mcpkit/principal"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/examples/documents/store"
-	"github.com/mcpkit/mcpkit/mcphttp"
 )
 
 // Request body limits of the REST API.
@@ -61,7 +61,7 @@ var (
 //	POST   /api/documents/{id}/shares          {"with":"bob"}   share (owner only)
 //	DELETE /api/documents/{id}/shares/{user}                    unshare (owner only)
 //	PUT    /api/documents/{id}                 {"body":"…"}     replace the body (owner only)
-func (a *App) apiRoutes(r chi.Router, auth *authn.Authenticator, origins *mcphttp.OriginGuard) {
+func (a *App) apiRoutes(r chi.Router, auth *authn.Authenticator, origins *origin.Guard) {
 	r.Route("/api", func(r chi.Router) {
 		// The same Origin and DNS-rebinding decision as the MCP endpoint
 		// (and CORS for the allowed origins): a page on another origin

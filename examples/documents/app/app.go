@@ -14,6 +14,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/mcphttp/audit"
+	"github.com/mcpkit/mcpkit/mcphttp/origin"
+	"github.com/mcpkit/mcpkit/mcphttp/ratelimit"
+	"github.com/mcpkit/mcpkit/mcphttp/sessions"
+	"github.com/mcpkit/mcpkit/mcphttp/tools"
 	"github.com/mcpkit/mcpkit/principal"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -48,7 +54,7 @@ type App struct {
 	// Change notifications: the hub, and with a PostgreSQL database the
 	// broker that carries events between instances, over its own pool.
 	hub        *notify.Hub
-	ep         *mcphttp.Endpoint // its streams outlive their handlers: Run waits for them
+	streams    *sessions.Part // its streams outlive their handlers: Run waits for them
 	broker     *pgnotify.Broker
 	notifyPool *pgxpool.Pool
 
@@ -56,7 +62,7 @@ type App struct {
 	// unless -audit-log names one).
 	tel       *telemetry
 	auditFile *os.File
-	audit     *mcphttp.Audit // nil when the audit trail is off
+	audit     *audit.Audit // nil when the audit trail is off
 
 	runOnce, closeOnce sync.Once
 	closeErr           error
@@ -131,22 +137,16 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	ep, err := mcphttp.New(inv, mcphttp.Options{
-		ServerInfo:     mcphttp.Implementation{Name: "mcpkit-documents", Title: "mcpkit documents", Version: Version},
-		Instructions:   instructions,
-		Authenticator:  auth,
-		AllowedOrigins: cfg.AllowedOrigins,
-		Logger:         a.log,
-		Notifications:  a.hub,
-		Tools:          Tools(),
-		Observer:       mcphttp.Observers(tracing, audit),
-		RateLimiter:    limiter,
-	})
+	// One origin guard for the MCP endpoint and the REST API.
+	origins, err := origin.New(cfg.AllowedOrigins)
 	if err != nil {
-		return nil, fmt.Errorf("endpoint: %w", err)
+		return nil, err
 	}
-	a.ep = ep
-	if a.handler, err = a.routes(ep, auth); err != nil {
+	ep, err := a.newEndpoint(inv, auth, origins, limiter, tracing, audit)
+	if err != nil {
+		return nil, err
+	}
+	if a.handler, err = a.routes(ep, auth, origins); err != nil {
 		return nil, err
 	}
 	if cfg.wrap != nil {
@@ -225,7 +225,7 @@ func (a *App) run(ctx context.Context) error {
 	err := a.srv.Shutdown(sctx)
 	<-errc // http.ErrServerClosed, at once
 	if err == nil {
-		err = a.ep.WaitStreams(sctx) // the streams the hub's Close ended write their last message
+		err = a.streams.Wait(sctx) // the streams the hub's Close ended write their last message
 	}
 	if err != nil {
 		a.srv.Close()
@@ -388,4 +388,40 @@ func (s subjectRecorder) Verify(ctx context.Context, token string) (principal.Pr
 		}
 	}
 	return p, exp, err
+}
+
+// newEndpoint assembles the MCP endpoint: the core over the inventory,
+// and its parts — legacy sessions and event streams (notifications), the
+// tools (the inventory's and one of the server's own), per-caller rate
+// limits, tracing and the audit trail.
+func (a *App) newEndpoint(inv *inventory.Inventory, auth *authn.Authenticator, origins *origin.Guard,
+	limiter *ratelimit.Limiter, tracing mcphttp.Observer, trail mcphttp.Observer) (*mcphttp.Endpoint, error) {
+	streams, err := sessions.New(a.hub, sessions.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("endpoint: %w", err)
+	}
+	all, err := Tools(inv)
+	if err != nil {
+		return nil, fmt.Errorf("endpoint: %w", err)
+	}
+	toolPart, err := tools.New(all...)
+	if err != nil {
+		return nil, fmt.Errorf("endpoint: %w", err)
+	}
+	parts := []mcphttp.Part{streams, toolPart, mcphttp.Observe(tracing, trail)}
+	if limiter != nil {
+		parts = append(parts, limiter.Part())
+	}
+	ep, err := mcphttp.New(inv, mcphttp.Options{
+		ServerInfo:    mcphttp.Implementation{Name: "mcpkit-documents", Title: "mcpkit documents", Version: Version},
+		Instructions:  instructions,
+		Authenticator: auth,
+		Origins:       origins,
+		Logger:        a.log,
+	}, parts...)
+	if err != nil {
+		return nil, fmt.Errorf("endpoint: %w", err)
+	}
+	a.streams = streams
+	return ep, nil
 }

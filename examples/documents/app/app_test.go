@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ import (
 func TestAliceSeesHerDocumentsOnly(t *testing.T) {
 	for name, db := range map[string]string{"sqlite file": "", "sqlite memory": "sqlite::memory:"} {
 		t.Run(name, func(t *testing.T) {
-			s := start(t, func(c *Config) { c.DB = db })
+			s := start(t, func(c *Config) { c.DB = db; c.PageSize = 5 }) // several pages
 			alice, bob := s.token(t, "alice"), s.token(t, "bob")
 
 			aliceURIs, pages := s.walk(t, alice)
@@ -108,7 +109,7 @@ func cursorReason(t *testing.T, out rpcResponse) string {
 // A tampered cursor, somebody else's cursor and garbage are all -32602
 // "invalid"; the listing never restarts from page one.
 func TestBadCursors(t *testing.T) {
-	s := start(t, nil)
+	s := start(t, smallPages)
 	alice, bob := s.token(t, "alice"), s.token(t, "bob")
 	next := s.list(t, alice, "").NextCursor
 	require.NotEmpty(t, next)
@@ -132,32 +133,54 @@ func TestBadCursors(t *testing.T) {
 
 // The walk-through printed at start works as printed: its tokens verify on
 // the very first request, its URIs and its tampered cursor behave as the
-// comments say.
+// comments say, with the default page size (alice's resources on one page)
+// and with small pages (the paging steps then page).
 func TestWalkthroughCommands(t *testing.T) {
-	s := start(t, nil)
-	out := s.stdout.waitFor(t, "# 7.")
-	val := func(re string) string {
-		m := regexp.MustCompile(re).FindStringSubmatch(out)
-		require.Len(t, m, 2, re)
-		return m[1]
-	}
-	alice, bob := val(`(?m)^ALICE=(\S+)$`), val(`(?m)^BOB=(\S+)$`)
-	assert.Equal(t, s.mcpURL(), val(`(?m)^MCP=(\S+)$`))
-	aliceURI := val(`# 3\.[^\n]*\n[^\n]*\n[^\n]*"uri":"([^"]+)"`)
-	bobURI := val(`# 5\.[^\n]*\n[^\n]*\n[^\n]*\n[^\n]*"uri":"([^"]+)"`)
-	tampered := val(`# 6\.[^\n]*\n[^\n]*\n[^\n]*\n[^\n]*"cursor":"([^"]+)"`)
+	for _, tc := range []struct {
+		name     string
+		pageSize int // 0: the default
+		paged    bool
+	}{
+		{"default page size: one page", 0, false},
+		{"-page-size 5: several pages", 5, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := start(t, func(c *Config) { c.PageSize = tc.pageSize })
+			out := s.stdout.waitFor(t, "# 7.")
+			val := func(re string) string {
+				m := regexp.MustCompile(re).FindStringSubmatch(out)
+				require.Len(t, m, 2, re)
+				return m[1]
+			}
+			alice, bob := val(`(?m)^ALICE=(\S+)$`), val(`(?m)^BOB=(\S+)$`)
+			assert.Equal(t, s.mcpURL(), val(`(?m)^MCP=(\S+)$`))
+			aliceURI := val(`# 3\.[^\n]*\n[^\n]*\n[^\n]*"uri":"([^"]+)"`)
+			bobURI := val(`# 5\.[^\n]*\n[^\n]*\n[^\n]*\n[^\n]*"uri":"([^"]+)"`)
+			tampered := val(`# 6\.(?s:.*?)"cursor":"([^"]+)"`)
+			perPage := val(`# 1\. alice's documents, (\d+) per page`)
 
-	// The very first request to this server.
-	lr := s.list(t, alice, "")
-	assert.Len(t, lr.Resources, DevelopmentPageSize)
-	assert.NotEmpty(t, lr.NextCursor)
-	assert.Nil(t, s.read(t, alice, aliceURI).Error)
-	assert.EqualValues(t, -32002, s.read(t, alice, bobURI).Error.Code)
-	assert.Nil(t, s.read(t, bob, bobURI).Error)
-	_, resp := s.post(t, alice, "resources/list", map[string]any{"cursor": tampered})
-	assert.Equal(t, "invalid", cursorReason(t, resp))
-	assert.Contains(t, s.logs.String(), "DEVELOPMENT MODE")
-	assert.Contains(t, s.logs.String(), "level=WARN")
+			// The very first request to this server.
+			lr := s.list(t, alice, "")
+			if tc.paged {
+				assert.Equal(t, "5", perPage)
+				assert.Len(t, lr.Resources, 5)
+				assert.NotEmpty(t, lr.NextCursor, "step 1 says: look for nextCursor")
+				assert.Contains(t, out, "a tampered cursor (one character of a real one changed)")
+			} else {
+				assert.Equal(t, strconv.Itoa(DefaultPageSize), perPage)
+				assert.Len(t, lr.Resources, 13, "the about resource and alice's 12 documents")
+				assert.Empty(t, lr.NextCursor, "step 1 says: all on one page")
+				assert.Contains(t, out, "-page-size 5 to see paging")
+			}
+			assert.Nil(t, s.read(t, alice, aliceURI).Error)
+			assert.EqualValues(t, -32002, s.read(t, alice, bobURI).Error.Code)
+			assert.Nil(t, s.read(t, bob, bobURI).Error)
+			_, resp := s.post(t, alice, "resources/list", map[string]any{"cursor": tampered})
+			assert.Equal(t, "invalid", cursorReason(t, resp))
+			assert.Contains(t, s.logs.String(), "DEVELOPMENT MODE")
+			assert.Contains(t, s.logs.String(), "level=WARN")
+		})
+	}
 }
 
 // DevToken, the function behind "documents token USER": its token works
@@ -235,7 +258,7 @@ func TestDevTokenForTheRunningServer(t *testing.T) {
 // to one token: a fresh token of alice's continues her listing, one with
 // other scopes does not (what the README says).
 func TestCursorBoundToCallerNotToken(t *testing.T) {
-	s := start(t, nil)
+	s := start(t, smallPages)
 	old := s.token(t, "alice")
 	first := s.list(t, old, "")
 	require.NotEmpty(t, first.NextCursor)

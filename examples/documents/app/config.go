@@ -25,14 +25,12 @@ const (
 	DefaultDataDir         = ".mcpkit-documents"
 	DefaultShutdownTimeout = 10 * time.Second
 
-	// DefaultPageSize is the page size outside development mode: the
+	// DefaultPageSize is the page size, in development mode too: the
 	// kit's default (inventory.Options.PageSize). Clients that stop after
-	// a number of pages (the TypeScript SDK v2 and the MCP Inspector stop
-	// at 64) can list page size × that many resources.
+	// a number of pages list at most page size × that many resources: the
+	// TypeScript SDK v2 and the MCP Inspector stop at 64 pages (3,200
+	// resources at 50 a page, 320 at 5).
 	DefaultPageSize = 50
-	// DevelopmentPageSize is the page size in development mode: small, so
-	// that the walk-through shows paging with the seeded documents.
-	DevelopmentPageSize = 5
 )
 
 // SeedMode says when the demo documents are created.
@@ -119,8 +117,9 @@ type Config struct {
 	// (-allowed-origins, comma-separated). Empty means none.
 	AllowedOrigins []string
 	// PageSize is the number of resources per resources/list page
-	// (-page-size), 1..100. Zero means DevelopmentPageSize in development
-	// mode, DefaultPageSize otherwise.
+	// (-page-size), 1..100. Zero means DefaultPageSize. Clients that stop
+	// after 64 pages (the TypeScript SDK v2, the MCP Inspector) list at
+	// most 64 × PageSize resources of a user.
 	PageSize int
 	// Seed says when the demo documents are created (-seed).
 	Seed SeedMode
@@ -218,9 +217,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.PageSize == 0 {
 		c.PageSize = DefaultPageSize
-		if c.Development() {
-			c.PageSize = DevelopmentPageSize
-		}
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = DefaultShutdownTimeout

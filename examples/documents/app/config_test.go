@@ -138,7 +138,7 @@ func TestParseFlagsPrecedence(t *testing.T) {
 		assert.Equal(t, DefaultAddr, c.withDefaults().Addr)
 		assert.Equal(t, DefaultDataDir, c.DataDir)
 		assert.Zero(t, c.PageSize, "the mode decides")
-		assert.Equal(t, DevelopmentPageSize, c.withDefaults().PageSize)
+		assert.Equal(t, DefaultPageSize, c.withDefaults().PageSize, "development mode pages as production does")
 		assert.Equal(t, slog.LevelInfo, c.LogLevel)
 		assert.Equal(t, SeedAuto, c.Seed)
 		assert.True(t, c.Development())

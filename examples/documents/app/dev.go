@@ -172,6 +172,7 @@ func (a *App) walkthrough(ctx context.Context, inv *inventory.Inventory) (string
 	d := struct {
 		MCP, API, Metadata, Alice, Bob, AliceID, AliceURI, BobURI, Tampered string
 		PageSize                                                            int
+		Paged                                                               bool // alice's list has more than one page
 		Curl                                                                string
 	}{MCP: a.URL() + "/mcp", API: a.URL() + "/api", PageSize: a.cfg.PageSize}
 	d.Curl = `curl -s -w '\n' "$MCP" -H 'Content-Type: application/json'`
@@ -193,7 +194,7 @@ func (a *App) walkthrough(ctx context.Context, inv *inventory.Inventory) (string
 	if rows, err := a.db.List(ctx, "bob", "", 1); err == nil && len(rows) > 0 {
 		d.BobURI = documentPrefix + rows[0].ID
 	}
-	d.Tampered = a.tamperedCursor(ctx, inv)
+	d.Tampered, d.Paged = a.tamperedCursor(ctx, inv)
 	tmpl, err := template.New("walkthrough").Parse(walkthroughText)
 	if err != nil {
 		return "", err
@@ -206,21 +207,22 @@ func (a *App) walkthrough(ctx context.Context, inv *inventory.Inventory) (string
 }
 
 // tamperedCursor returns a real cursor of alice's first page with one
-// character changed, or a made-up one when alice has a single page.
-func (a *App) tamperedCursor(ctx context.Context, inv *inventory.Inventory) string {
+// character changed and true, or a made-up one and false when alice has a
+// single page.
+func (a *App) tamperedCursor(ctx context.Context, inv *inventory.Inventory) (string, bool) {
 	alice := principal.Principal{Subject: "alice", ClientID: devissuer.DefaultClientID, Scopes: []string{ScopeRead}, Audience: a.resource}
-	var page inventory.ResourcePage
-	if err := inv.List(ctx, &alice, inventory.PageRequest{}, &page); err != nil || len(page.NextCursor) < 2 {
-		return "AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+	next, err := inv.List(ctx, &alice, "", nil) // the items do not matter, only the cursor
+	if err != nil || len(next) < 2 {
+		return "AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", false
 	}
-	c := []byte(page.NextCursor)
+	c := []byte(next)
 	i := len(c) / 2
 	if c[i] == 'A' {
 		c[i] = 'B'
 	} else {
 		c[i] = 'A'
 	}
-	return string(c)
+	return string(c), true
 }
 
 // walkthroughText is the text/template of the walk-through.
@@ -248,7 +250,12 @@ API={{.API}}
 ALICE={{.Alice}}
 BOB={{.Bob}}
 
+{{if .Paged -}}
 # 1. alice's documents, {{.PageSize}} per page (look for "nextCursor" at the end)
+{{- else -}}
+# 1. alice's documents, {{.PageSize}} per page: all on one page, so no "nextCursor"
+#    at the end (start the server with -page-size 5 to see paging)
+{{- end}}
 {{.Curl}} -H "Authorization: Bearer $ALICE" \
   -d '{"jsonrpc":"2.0","id":1,"method":"resources/list"}'
 
@@ -269,8 +276,14 @@ BOB={{.Bob}}
 {{.Curl}} -H "Authorization: Bearer $ALICE" \
   -d '{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"{{.BobURI}}"}}'
 
+{{if .Paged -}}
 # 6. a tampered cursor (one character of a real one changed): -32602 with
 #    data.reason "invalid"; the listing never restarts silently
+{{- else -}}
+# 6. a forged cursor (with -page-size 5: a real one with one character
+#    changed): -32602 with data.reason "invalid"; the listing never restarts
+#    silently
+{{- end}}
 {{.Curl}} -H "Authorization: Bearer $ALICE" \
   -d '{"jsonrpc":"2.0","id":6,"method":"resources/list","params":{"cursor":"{{.Tampered}}"}}'
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/mcpkit/mcpkit/examples/documents/store"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/tools"
 )
 
 // The resources the server publishes.
@@ -76,14 +78,54 @@ func DocumentsTemplate(st store.Store) inventory.Template {
 // ReadDocumentTool is the name of the typed tool of DocumentTemplate.
 const ReadDocumentTool = "read_document"
 
-// Tools returns the tools bridge of the server: list_resources,
-// read_resource, search and fetch over the caller's documents, and
-// read_document(id).
-func Tools() *mcphttp.ToolOptions {
-	return &mcphttp.ToolOptions{Templates: map[string]mcphttp.TemplateTool{
+// Tools returns the server's tools: the inventory's built-in ones
+// (list_resources, read_resource, search and fetch over the caller's
+// documents, and read_document(id)), and one of its own, count_words.
+func Tools(inv *inventory.Inventory) ([]tools.Tool, error) {
+	builtin, err := tools.Builtin(inv, tools.BuiltinOptions{Templates: map[string]tools.TemplateTool{
 		"documents": {Name: ReadDocumentTool, Title: "Read a document", Description: "Reads one of your documents (or one shared with you) by its id."},
-	}}
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return append(builtin, CountWordsTool(inv)), nil
 }
+
+// CountWordsTool is a tool of the server's own, next to the built-in
+// ones: the words and lines of one of the caller's documents. It reads
+// through the inventory, so it sees exactly what resources/read would
+// (access checked again, another user's document not found), and it is
+// listed, scoped, rate-limited (as a read) and observed like the others.
+func CountWordsTool(inv *inventory.Inventory) tools.Tool {
+	return tools.Tool{
+		Name: CountWordsToolName, Title: "Count words",
+		Description:    "Counts the words and lines of one of your documents (or one shared with you), by its id.",
+		Args:           []tools.Arg{{Name: "id", Description: "The document's id.", Required: true, MaxLen: 64}},
+		ReadOnly:       true,
+		RequiredScopes: []string{ScopeRead},
+		Class:          mcphttp.ClassRead,
+		Handler: func(ctx context.Context, req *tools.Request) (tools.Result, error) {
+			uri := documentPrefix + req.Args["id"]
+			req.Call.NoteURI(uri)
+			contents, err := inv.Read(ctx, req.Call.Principal, uri)
+			if err != nil {
+				return tools.Result{}, err // not found, a challenge: answered as for every tool
+			}
+			words, lines := 0, 0
+			for _, c := range contents {
+				words += len(strings.Fields(c.Text))
+				lines += strings.Count(c.Text, "\n")
+				if c.Text != "" && !strings.HasSuffix(c.Text, "\n") {
+					lines++
+				}
+			}
+			return tools.TextResult(fmt.Sprintf("%d words, %d lines", words, lines)), nil
+		},
+	}
+}
+
+// CountWordsToolName is the name of CountWordsTool.
+const CountWordsToolName = "count_words"
 
 // AboutResource returns the public static resource describing the server.
 func AboutResource() inventory.Resource {

@@ -29,7 +29,8 @@ func Example() {
 	ctx := context.Background()
 	a, err := app.New(ctx, app.Config{
 		Addr: "127.0.0.1:0", DataDir: dir,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		PageSize: 5, // small pages, to show a nextCursor with the demo documents
+		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -90,7 +90,7 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Co
 		return nil
 	})
 	fs.BoolVar(&c.AllowPlainJWTType, "allow-plain-jwt-type", false, `also accept JWTs typed "JWT" or untyped, for issuers that cannot type access tokens at+jwt: weaker (env `+EnvName("allow-plain-jwt-type")+")")
-	fs.Func("page-size", "resources per resources/list page, 1..100 (env "+EnvName("page-size")+`) (default 5 in development mode, else 50)`, func(v string) error {
+	fs.Func("page-size", "resources per resources/list page, 1..100 (env "+EnvName("page-size")+`) (default 50); clients that stop after 64 pages (TypeScript SDK v2, MCP Inspector) list at most 64 × this many`, func(v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {
 			return errors.New("must be a number from 1 to 100")

@@ -82,6 +82,10 @@ func start(t *testing.T, mutate func(*Config)) *testServer {
 	return s
 }
 
+// smallPages sets 5 resources a page, so that the seeded users' listings
+// (alice: 13 resources) span several pages.
+func smallPages(c *Config) { c.PageSize = 5 }
+
 // token mints a development token the way "documents token USER" does.
 func (s *testServer) token(t *testing.T, subject string) string {
 	t.Helper()

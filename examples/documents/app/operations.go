@@ -11,10 +11,12 @@ import (
 	"strings"
 
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/audit"
+	"github.com/mcpkit/mcpkit/mcphttp/ratelimit"
 )
 
 // The flag defaults of the rate limits: calls a second and burst per
-// caller, for each method class (see mcphttp.RateLimits). Generous for an
+// caller, for each method class (see ratelimit.Limits). Generous for an
 // interactive client, which lists a few pages and reads what it needs; a
 // script that walks everything at full speed is slowed down, not refused
 // forever (Retry-After says when).
@@ -25,7 +27,7 @@ const (
 	DefaultRateOther  = "20:100"
 	// DefaultRateRefused limits refused credentials per remote address
 	// (forged or expired tokens): 20 at once, then one a second, before
-	// any signature is checked (see mcphttp.RateLimits.Refused).
+	// any signature is checked (see ratelimit.Limits.Refused).
 	DefaultRateRefused = "1:20"
 )
 
@@ -35,20 +37,20 @@ const AuditStdout = "stdout"
 
 // parseRate reads a -rate-* value: "PERSECOND[:BURST]", "0" or "off" for
 // no limit; "" is no limit too (Config's zero value).
-func parseRate(s string) (mcphttp.Rate, error) {
+func parseRate(s string) (ratelimit.Rate, error) {
 	if s == "" || s == "off" || s == "0" {
-		return mcphttp.Rate{}, nil
+		return ratelimit.Rate{}, nil
 	}
 	per, burst, hasBurst := strings.Cut(s, ":")
 	r, err := strconv.ParseFloat(per, 64)
 	if err != nil || r <= 0 || math.IsInf(r, 0) || math.IsNaN(r) {
-		return mcphttp.Rate{}, errors.New("must be PERSECOND[:BURST] with a positive rate, or off")
+		return ratelimit.Rate{}, errors.New("must be PERSECOND[:BURST] with a positive rate, or off")
 	}
-	rate := mcphttp.Rate{PerSecond: r}
+	rate := ratelimit.Rate{PerSecond: r}
 	if hasBurst {
 		b, err := strconv.Atoi(burst)
 		if err != nil || b < 1 {
-			return mcphttp.Rate{}, errors.New("the burst (after the colon) must be a whole number of at least 1")
+			return ratelimit.Rate{}, errors.New("the burst (after the colon) must be a whole number of at least 1")
 		}
 		rate.Burst = b
 	}
@@ -65,8 +67,8 @@ func (c Config) rateFlags() []struct{ flag, value string } {
 
 // newRateLimiter returns the per-caller rate limiter, or nil when no
 // class is limited.
-func (a *App) newRateLimiter() (*mcphttp.RateLimiter, error) {
-	var rates [5]mcphttp.Rate
+func (a *App) newRateLimiter() (*ratelimit.Limiter, error) {
+	var rates [5]ratelimit.Rate
 	limited := false
 	for i, f := range a.cfg.rateFlags() {
 		r, err := parseRate(f.value)
@@ -78,7 +80,7 @@ func (a *App) newRateLimiter() (*mcphttp.RateLimiter, error) {
 	if !limited {
 		return nil, nil
 	}
-	return mcphttp.NewRateLimiter(mcphttp.RateLimits{List: rates[0], Read: rates[1], Search: rates[2], Other: rates[3], Refused: rates[4]})
+	return ratelimit.New(ratelimit.Limits{List: rates[0], Read: rates[1], Search: rates[2], Other: rates[3], Refused: rates[4]})
 }
 
 // newAudit returns the audit trail's Observer, on its own stream (never
@@ -103,7 +105,14 @@ func (a *App) newAudit() (mcphttp.Observer, error) {
 		}
 		a.auditFile, w = f, f
 	}
-	a.audit = mcphttp.NewAudit(mcphttp.AuditOptions{Logger: slog.New(slog.NewJSONHandler(w, nil))})
+	issuer := "" // with one trusted issuer, principals carry none: the trail names it
+	switch {
+	case a.dev != nil:
+		issuer = a.dev.Issuer()
+	case len(a.cfg.MoreIssuers) == 0:
+		issuer = a.cfg.Issuer
+	}
+	a.audit = audit.New(audit.Options{Logger: slog.New(slog.NewJSONHandler(w, nil)), Issuer: issuer})
 	return a.audit, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -193,4 +195,38 @@ func TestForgedTokenFloodDefaults(t *testing.T) {
 	lines := strings.Count(audit.String(), "\n")
 	assert.LessOrEqual(t, lines, 6, "audit lines for 300 refusals: %d\n%s", lines, audit.String())
 	assert.Contains(t, audit.String(), `"count":`)
+}
+
+// Issue 21: OpenTelemetry's own errors (a failed export) reach the
+// service's logger as records of its own, not the standard log package
+// (which prints to stderr beside the slog output) nor the SDK's default
+// logr logger (stderr). The collector refuses every export.
+func TestOTLPExportErrorsGoToTheServiceLogger(t *testing.T) {
+	var stdlog syncBuffer
+	prev := log.Writer()
+	log.SetOutput(&stdlog)
+	defer log.SetOutput(prev)
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		http.Error(w, "refused", http.StatusBadRequest) // not retried
+	}))
+	defer collector.Close()
+	// A bad setting the SDK warns about through its logr logger.
+	t.Setenv("OTEL_METRIC_EXPORT_INTERVAL", "not-a-duration")
+	s := start(t, func(c *Config) { c.OTLPEndpoint = collector.URL })
+	s.list(t, s.token(t, "alice"), "")
+	_ = s.app.Close() // flushes: the trace export fails and is reported to otel's handler
+	assert.Regexp(t, `level=ERROR msg="parse duration".*OTEL_METRIC_EXPORT_INTERVAL`, s.logs.String(), "the SDK's logr logger writes to the service's logger")
+
+	require.Eventually(t, func() bool { return strings.Contains(s.logs.String(), "opentelemetry: ") }, 10*time.Second, 10*time.Millisecond)
+	var line string
+	for l := range strings.SplitSeq(s.logs.String(), "\n") {
+		if strings.Contains(l, "opentelemetry: ") {
+			line = l
+			break
+		}
+	}
+	assert.Contains(t, line, "level=WARN")
+	assert.Contains(t, line, "400", "the exporter's error is in the record")
+	assert.Empty(t, stdlog.String(), "nothing through the standard log package")
 }

@@ -148,3 +148,20 @@ func TestProductionJWKSDown(t *testing.T) {
 	assert.Equal(t, http.StatusOK, res.StatusCode)
 	assert.False(t, strings.Contains(s.logs.String(), alice))
 }
+
+// Issue 21: development mode pages as production does (50 a page), so
+// that clients that stop after 64 pages (the TypeScript SDK v2, the MCP
+// Inspector) can list a user with 400 documents there too: 9 pages, where
+// 5 a page made 81.
+func TestDevelopmentPageSizeFitsClientCeilings(t *testing.T) {
+	const clientPageCeiling = 64 // TypeScript SDK v2 and MCP Inspector
+	s := start(t, nil)
+	require.True(t, s.cfg.Development())
+	require.NoError(t, store.SeedMany(context.Background(), s.app.db, "dave", 400))
+	dave := s.token(t, "dave")
+	assert.Len(t, s.list(t, dave, "").Resources, DefaultPageSize)
+	uris, pages := s.walk(t, dave)
+	assert.Len(t, documentsOnly(uris), 400)
+	assert.LessOrEqual(t, pages, clientPageCeiling, "listable by clients that stop at 64 pages")
+	assert.Equal(t, 9, pages, "the about resource and 400 documents at 50 a page")
+}

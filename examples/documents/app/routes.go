@@ -11,7 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/mcpkit/mcpkit/authn"
-	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/origin"
 )
 
 // healthTimeout bounds the database check of /healthz.
@@ -28,7 +28,7 @@ const healthSubject = "mcpkit-healthz"
 //	/api/documents/…                              the REST API (see apiRoutes)
 //	/healthz                                      200 "ok" when the database answers
 //	/dev/…, /.well-known/oauth-authorization-server/dev, …        development mode only: the sign-in (see mountSignIn)
-func (a *App) routes(ep http.Handler, auth *authn.Authenticator) (http.Handler, error) {
+func (a *App) routes(ep http.Handler, auth *authn.Authenticator, origins *origin.Guard) (http.Handler, error) {
 	servers := []string{a.cfg.AuthorizationServer}
 	switch {
 	case a.dev != nil:
@@ -55,10 +55,6 @@ func (a *App) routes(ep http.Handler, auth *authn.Authenticator) (http.Handler, 
 	r.Handle(mdPath, md)
 	if mdPath != authn.WellKnownPrefix {
 		r.Handle(authn.WellKnownPrefix, md) // for clients that try the root first
-	}
-	origins, err := mcphttp.NewOriginGuard(a.cfg.AllowedOrigins)
-	if err != nil {
-		return nil, err
 	}
 	a.apiRoutes(r, auth, origins)
 	r.Get("/healthz", a.health)

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
@@ -52,6 +54,11 @@ func (a *App) startTelemetry(ctx context.Context) (mcphttp.Observer, error) {
 	}
 	t := &telemetry{}
 	a.tel = t
+	// The SDK's background errors (failed exports) and warnings go to the
+	// service's logger, not to the standard log package and stderr. They
+	// are process-wide: the last server started in a process owns them.
+	otel.SetErrorHandler(otelmcp.ErrorHandler(a.log))
+	otel.SetLogger(logr.FromSlogHandler(a.log.Handler()))
 	res := resource.NewSchemaless(semconv.ServiceName("mcpkit-documents"), semconv.ServiceVersion(Version))
 	var readers []sdkmetric.Option
 	if base := strings.TrimSuffix(cfg.OTLPEndpoint, "/"); base != "" {

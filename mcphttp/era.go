@@ -1,0 +1,194 @@
+package mcphttp
+
+import (
+	"encoding/base64"
+	"net/http"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mcpkit/mcpkit/internal/jsonstrict"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// Protocol versions the endpoint speaks.
+const (
+	// Version20260728 is the modern, stateless protocol: every request
+	// carries its version and the client's capabilities in params._meta.
+	Version20260728 = "2026-07-28"
+	// Version20251125 and the older ones below are the legacy protocols,
+	// which begin with an initialize handshake.
+	Version20251125 = "2025-11-25"
+	Version20250618 = "2025-06-18"
+	Version20250326 = "2025-03-26"
+	Version20241105 = "2024-11-05"
+)
+
+var (
+	modernVersions = []string{Version20260728}
+	// legacyVersions is ordered newest first; the first is the answer to an
+	// initialize that asks for a version the endpoint does not speak.
+	legacyVersions = []string{Version20251125, Version20250618, Version20250326, Version20241105}
+	allVersions    = append(slices.Clone(modernVersions), legacyVersions...)
+)
+
+// Reserved _meta keys of the modern protocol.
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+)
+
+// HTTP headers of the Streamable HTTP transport, in canonical form.
+const (
+	headerProtocolVersion = "Mcp-Protocol-Version"
+	headerMethod          = "Mcp-Method"
+	headerName            = "Mcp-Name"
+	// HeaderSessionID is the legacy session header, Mcp-Session-Id.
+	HeaderSessionID = "Mcp-Session-Id"
+)
+
+// IsModernVersion reports whether v is a version of the modern protocol.
+func IsModernVersion(v string) bool { return slices.Contains(modernVersions, v) }
+
+// IsLegacyVersion reports whether v is a legacy version the endpoint speaks.
+func IsLegacyVersion(v string) bool { return slices.Contains(legacyVersions, v) }
+
+// Structured reports whether a protocol version has titles, output
+// schemas and structuredContent (2025-06-18 and later).
+func Structured(version string) bool { return version >= Version20250618 }
+
+// metaOf returns the string member name of params._meta, and whether
+// _meta is there at all (kind None when it is not).
+func metaOf(params []byte, name string) (meta jsonstrict.Value, v jsonstrict.Value) {
+	m, ok, _ := member(params, "_meta")
+	if !ok || m.Kind() != jsonstrict.Object {
+		return m, v
+	}
+	_ = m.Members(func(n []byte, mv jsonstrict.Value) bool {
+		if string(n) == name {
+			v = mv
+			return false
+		}
+		return true
+	})
+	return m, v
+}
+
+// selectEra decides the protocol era and version of a message and applies
+// that era's header rules.
+func (e *Endpoint) selectEra(r *http.Request, msg jsonrpc.Message, c *Call, inBatch bool) error {
+	header := headerValue(r.Header, headerProtocolVersion)
+	_, version := metaOf(msg.Params, metaProtocolVersion)
+	if msg.Kind != jsonrpc.KindResponse && (version.Kind() != jsonstrict.None || IsModernVersion(header)) {
+		if msg.Kind == jsonrpc.KindNotification {
+			// The 2026-07-28 schema puts _meta and the header rules on
+			// requests; a client notification (notifications/cancelled, say)
+			// is accepted as it is, and never answered.
+			c.Modern, c.ProtocolVersion = true, Version20260728
+			return nil
+		}
+		if inBatch {
+			return errBatchModern
+		}
+		return e.modernChecks(r, msg, c, version)
+	}
+	// Legacy era.
+	switch {
+	case msg.Method == "initialize":
+		requested, _, _ := StringParam(msg.Params, "protocolVersion")
+		c.ProtocolVersion = negotiate(requested)
+		if inBatch {
+			return errBatchInitialize
+		}
+	case header == "":
+		c.ProtocolVersion = Version20250326 // what the specification says to assume
+	case IsLegacyVersion(header):
+		c.ProtocolVersion = header
+	default:
+		return errUnsupportedVersion(header)
+	}
+	return nil
+}
+
+// modernChecks validates a 2026-07-28 request: the _meta fields and the
+// Mcp-* headers that must repeat them. The header is compared before the
+// version is looked at: a header that disagrees with the body is a
+// mismatch (-32020), whatever the version says.
+func (e *Endpoint) modernChecks(r *http.Request, msg jsonrpc.Message, c *Call, v jsonstrict.Value) error {
+	version, ok := v.Str()
+	if !ok {
+		return errMeta(metaProtocolVersion)
+	}
+	headers := r.Header
+	if vs := headers[headerProtocolVersion]; len(vs) != 1 || vs[0] != version {
+		return errHeader(headerProtocolVersion)
+	}
+	if !IsModernVersion(version) {
+		// Legacy versions are negotiated with initialize, never per request.
+		return errUnsupportedVersion(version)
+	}
+	if _, caps := metaOf(msg.Params, metaClientCapabilities); caps.Kind() != jsonstrict.Object {
+		return errMeta(metaClientCapabilities)
+	}
+	if vs := headers[headerMethod]; len(vs) != 1 || vs[0] != msg.Method {
+		return errHeader(headerMethod)
+	}
+	if m, ok := e.methods[msg.Method]; ok && m.opts.NameMember != "" {
+		vs := headers[headerName]
+		if len(vs) != 1 {
+			return errHeader(headerName)
+		}
+		name, ok := decodeHeaderName(vs[0])
+		value, present, err := StringParam(msg.Params, m.opts.NameMember)
+		if !ok || err != nil || !present || name != value {
+			return errHeader(headerName)
+		}
+	}
+	c.Modern, c.ProtocolVersion = true, version
+	return nil
+}
+
+// negotiate answers an initialize: the client's version when the endpoint
+// speaks it, else the newest legacy version.
+func negotiate(requested string) string {
+	if IsLegacyVersion(requested) {
+		return requested
+	}
+	return legacyVersions[0]
+}
+
+// decodeHeaderName returns the value of an Mcp-Name header: either the
+// header value itself, or for the =?base64?…?= form the decoded UTF-8 text.
+// ok is false for a value that is not valid in either form.
+func decodeHeaderName(v string) (string, bool) {
+	if inner, found := strings.CutPrefix(v, "=?base64?"); found {
+		inner, found = strings.CutSuffix(inner, "?=")
+		if !found {
+			return "", false
+		}
+		b, err := base64.StdEncoding.Strict().DecodeString(inner)
+		if err != nil {
+			b, err = base64.RawStdEncoding.Strict().DecodeString(inner)
+		}
+		if err != nil || !utf8.Valid(b) {
+			return "", false
+		}
+		return string(b), true
+	}
+	return v, validHeaderValue(v)
+}
+
+// validHeaderValue reports whether v holds only visible ASCII and spaces,
+// without leading or trailing space: what a client sends unencoded.
+func validHeaderValue(v string) bool {
+	if v == "" || v[0] == ' ' || v[len(v)-1] == ' ' {
+		return v == ""
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}

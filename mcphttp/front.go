@@ -1,0 +1,59 @@
+package mcphttp
+
+import (
+	"context"
+	"slices"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcphttp/origin"
+)
+
+// What a handler in front of the endpoint needs to treat the requests it
+// does not pass to the endpoint as the endpoint would (mcphttp/intercept,
+// in front of another MCP server): the same guard, body limits and
+// Authenticator, and the capabilities the endpoint announces. Each is the
+// value the endpoint uses, never a copy configured twice.
+
+// Origins returns the guard the endpoint checks every request with:
+// Options.Origins, or the closed guard when none was given.
+func (e *Endpoint) Origins() *origin.Guard { return e.origins }
+
+// Limits returns the body limits the endpoint reads requests under
+// (Options.Limits).
+func (e *Endpoint) Limits() jsonrpc.Limits { return e.limits }
+
+// Authenticator returns the endpoint's Authenticator (never nil): the
+// Options' one, or the one that takes the principal the service's own
+// middleware put in the context.
+func (e *Endpoint) Authenticator() Authenticator { return e.auth }
+
+// Capabilities returns the JSON object of the server capabilities the
+// endpoint announces: resources, completions when a template completes,
+// and the parts' ones; notifying selects those of an answer that comes
+// with event streams (listChanged and subscribe flags), as in
+// [Setup.Capability]. The slice is the caller's own.
+func (e *Endpoint) Capabilities(notifying bool) []byte {
+	if notifying {
+		return slices.Clone(e.capsNotify)
+	}
+	return slices.Clone(e.capsPlain)
+}
+
+// foreignSessionsKey marks a request of WithForeignSessions.
+type foreignSessionsKey struct{}
+
+// WithForeignSessions returns ctx marked for a request that a handler in
+// front of the endpoint passes on (mcphttp/intercept): its Mcp-Session-Id
+// names a session of the server behind that handler, which the endpoint's
+// parts know only if they adopted it. A part that checks sessions serves
+// such a request naming a session it does not know as one without a
+// session, never refuses it as an unknown session.
+func WithForeignSessions(ctx context.Context) context.Context {
+	return context.WithValue(ctx, foreignSessionsKey{}, true)
+}
+
+// ForeignSessions reports whether ctx is marked by [WithForeignSessions].
+func ForeignSessions(ctx context.Context) bool {
+	v, _ := ctx.Value(foreignSessionsKey{}).(bool)
+	return v
+}

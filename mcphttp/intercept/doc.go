@@ -1,0 +1,102 @@
+// Package intercept puts an mcphttp endpoint in front of an MCP handler
+// of another SDK — the official go-sdk's mcp.NewStreamableHTTPHandler,
+// mcp-go's server.NewStreamableHTTPServer — so that a service migrating
+// such a server gets the kit's private resources, its tools and its
+// rules without rewriting what it has:
+//
+//	ep, err := mcphttp.New(inv, mcphttp.Options{Authenticator: auth},
+//		tools.New(…),          // the endpoint's tools, merged into legacy's list
+//		ratelimit.Limit(lim),  // limits and observers see what the endpoint serves
+//	)
+//	h, err := intercept.New(ep, auth.Handler(legacy), intercept.Options{})
+//	mux.Handle("/mcp", h)
+//
+// # Routing
+//
+// Every request is decided on one strict decode of its body (see
+// [jsonrpc.Decoder]; a Decoder in front is used when there is one), under
+// the endpoint's body limits and after the endpoint's origin guard
+// (origin and DNS-rebinding checks, CORS): a request either refuses is
+// answered here and reaches nobody. The endpoint owns
+//
+//   - every resources/… method, unknown ones included: a resource method
+//     never reaches legacy, which may still have resource handlers of its
+//     own that know nothing of the inventory's owners, scopes and gates;
+//   - what the endpoint says it serves ([mcphttp.Endpoint.Serves]):
+//     completion/complete unless its params.ref.type is exactly
+//     "ref/prompt", a tools/call whose strictly decoded name is one of the
+//     endpoint's tools (or that has no readable name: -32602 here), the
+//     2026-07-28 subscriptions/listen of a sessions part.
+//
+// Owned messages are served by the endpoint exactly as it serves them
+// alone: authentication, era and header rules, rate limits, observers and
+// the error table. Everything else — legacy's tools and prompts,
+// initialize, ping, server/discover, client notifications and responses,
+// GET streams and DELETE — goes to legacy with a byte-identical body and
+// untouched headers, Mcp-Session-Id included. A body the strict decoder
+// refuses (duplicate or case-variant member names such as two "method"
+// members or a lone "Method", invalid UTF-8, a bad id) is answered with a
+// JSON-RPC error and never reaches legacy, whose own decoder might read
+// it differently (last key wins, case-insensitive names) and serve a
+// resource method of its own.
+//
+// A 2025-03-26 batch is forwarded whole when all its elements are valid
+// and legacy's, and served by the endpoint when none is legacy's. One that
+// mixes them is split: legacy gets the array of its own elements, each
+// byte for byte (never an invalid one: the endpoint answers those), the
+// endpoint the rest, a first-page tools/list goes to both and is merged,
+// and the answer is one array of every response (legacy's other messages
+// of an SSE answer, such as progress, come first as events of their own).
+// The endpoint answers first: its refusal (a challenge, a rate limit) is
+// the answer, and legacy runs nothing.
+//
+// # Answers rewritten
+//
+// legacy's initialize (and server/discover) result gets the endpoint's
+// capabilities ([mcphttp.Endpoint.Capabilities]): resources replaces
+// legacy's, and each other one (completions, tools) is added where legacy
+// has none. A first tools/list page (no cursor) goes to both: legacy's
+// tools, then the endpoint's tools for the caller, in one private answer
+// (a legacy handler without tools, which answers -32601, gets the
+// endpoint's list alone; later pages are legacy's own). The request is
+// authenticated once, with the endpoint's Authenticator, and both get the
+// caller in the context (principal.NewContext), so that an authn
+// middleware in front of legacy does not verify it again — which a DPoP
+// proof, good for one use, would fail. Both kinds of answer are rewritten
+// whether legacy answered with JSON or with a short SSE stream.
+//
+// A legacy tool that the endpoint would serve instead (the endpoint claims
+// a tools/call of its name) is an error of [New], which lists legacy's
+// tools in-process (initialize, tools/list to the last page, DELETE of the
+// probe's session). When legacy cannot be listed then (it needs a token,
+// say), or its tools change later, a clash found in a tools/list answer is
+// logged once and the endpoint's tool wins: it is listed, and called,
+// instead.
+//
+// Forwarded requests are not authenticated here (but for the merged
+// tools/list and, with [Options].Sessions, initialize, GET and DELETE):
+// protect legacy with its own middleware (auth.Handler(legacy)) if it
+// needs it. Observers and rate limits see only what the endpoint serves,
+// its half of a merged tools/list included (when the endpoint refuses
+// that half — a rate limit, a failing store — the answer holds legacy's
+// tools alone).
+//
+// # Notifications
+//
+// In the 2026-07-28 protocol the endpoint's event streams are its own
+// method (subscriptions/listen of a sessions part), owned like any other.
+// In the legacy protocols legacy owns the sessions and their GET streams;
+// with [Options].Sessions the endpoint's notifications for a session's
+// caller are merged into legacy's GET stream of that session (see
+// [Sessions]); mcphttp/sessions' Part is one, given to both:
+//
+//	hub := notify.New(notify.Options{})
+//	part, err := sessions.New(hub, sessions.Options{})
+//	ep, err := mcphttp.New(inv, mcphttp.Options{Authenticator: auth}, part)
+//	h, err := intercept.New(ep, legacy, intercept.Options{Sessions: part})
+//
+// Requests it passes to the endpoint are marked
+// ([mcphttp.WithForeignSessions]): their Mcp-Session-Id is legacy's.
+// Without Sessions, legacy's sessions carry legacy's notifications only,
+// and initialize answers announce no resource subscriptions.
+package intercept

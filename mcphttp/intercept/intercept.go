@@ -1,0 +1,214 @@
+package intercept
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/principal"
+)
+
+// Options configures the handler [New] returns. The zero value is valid;
+// each field documents what its zero value means. The origin guard, the
+// body limits and the Authenticator are the endpoint's own (see
+// [mcphttp.Endpoint.Origins]): they are never configured twice.
+type Options struct {
+	// Logger receives operator records: a legacy handler that could not
+	// be listed at construction, a legacy tool shadowed by one of the
+	// endpoint's. Nil means slog.Default().
+	Logger *slog.Logger
+
+	// Sessions, when set, delivers the endpoint's notifications to the
+	// callers of the legacy handler's sessions (see [Sessions]). Nil means
+	// the legacy handler's sessions carry only its own notifications, and
+	// initialize answers announce no resource subscriptions.
+	Sessions Sessions
+}
+
+// handler is what New returns.
+type handler struct {
+	ep       *mcphttp.Endpoint
+	legacy   http.Handler
+	limits   jsonrpc.Limits
+	auth     mcphttp.Authenticator
+	log      *slog.Logger
+	sessions Sessions
+	tools    bool // the endpoint serves tools/list: first pages are merged
+	caps     capabilities
+	clashes  sync.Map // legacy tool names already logged as shadowed
+}
+
+var _ http.Handler = (*handler)(nil)
+
+// New returns a handler that puts ep in front of legacy, an MCP handler
+// of another SDK (go-sdk's mcp.NewStreamableHTTPHandler, mcp-go's
+// server.NewStreamableHTTPServer). Build ep with the parts the service
+// wants (tools, rate limits, observers); the handler routes each request
+// to one of them as the package documentation says. When ep serves
+// tools, New lists legacy's tools in-process and returns an error for one
+// that ep would serve instead (a name clash).
+func New(ep *mcphttp.Endpoint, legacy http.Handler, opts Options) (http.Handler, error) {
+	if ep == nil {
+		return nil, errors.New("intercept: nil endpoint")
+	}
+	if legacy == nil {
+		return nil, errors.New("intercept: nil legacy handler")
+	}
+	h := &handler{
+		ep: ep, legacy: legacy, limits: ep.Limits(), auth: ep.Authenticator(),
+		log: opts.Logger, sessions: opts.Sessions,
+	}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	var err error
+	if h.caps, err = capabilitiesOf(ep); err != nil {
+		return nil, err
+	}
+	h.tools = ep.Serves(jsonrpc.Message{Kind: jsonrpc.KindRequest, Method: "tools/list", ID: jsonrpc.Int64ID(1)})
+	if h.tools {
+		if err := h.checkLegacyTools(); err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+// ServeHTTP checks and routes one request.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	guard := h.ep.Origins()
+	if err := guard.Check(r); err != nil {
+		mcphttp.WriteError(w, err) // 403
+		return
+	}
+	if guard.ServeCORS(w, r) {
+		return // a preflight
+	}
+	if r.Method != http.MethodPost {
+		h.serveVerb(w, r)
+		return
+	}
+	b, ok := jsonrpc.FromContext(r.Context())
+	if !ok {
+		if b, ok = h.limits.ReadBody(w, r); !ok {
+			return // refused input never reaches legacy
+		}
+		defer b.Release()
+		r = r.WithContext(jsonrpc.NewContext(r.Context(), b)) // the endpoint serves this decode
+	}
+	if b.Batch {
+		h.serveBatch(w, r, b)
+		return
+	}
+	switch h.route(b.Message) {
+	case routeOwn:
+		h.ep.ServeHTTP(w, own(r))
+	case routeMerge:
+		h.serveToolsList(w, r, b)
+	case routeRewrite:
+		h.forwardRewriting(w, r, b)
+	default:
+		forward(h.legacy, w, r, b.Raw)
+	}
+}
+
+// own returns r marked for the endpoint: its Mcp-Session-Id is legacy's
+// (see [mcphttp.WithForeignSessions]).
+func own(r *http.Request) *http.Request {
+	return r.WithContext(mcphttp.WithForeignSessions(r.Context()))
+}
+
+// route is where a message goes.
+type route uint8
+
+const (
+	routeForward route = iota // to legacy, byte for byte
+	routeOwn                  // to the endpoint
+	routeRewrite              // to legacy, its answer given the endpoint's capabilities
+	routeMerge                // to both: legacy's tools/list and the endpoint's, merged
+)
+
+// route decides a message's way on its strict decode. The endpoint owns
+// every resources/… method (unknown ones too: a resource method is never
+// legacy's) and what it serves itself (ep.Serves: a completion not
+// strictly for a prompt, a tools/call the tools part claims, …), except
+// what belongs to legacy's sessions: initialize, ping, server/discover and
+// client notifications. A first tools/list page is merged; later pages
+// are legacy's own.
+func (h *handler) route(msg jsonrpc.Message) route {
+	switch m := msg.Method; {
+	case strings.HasPrefix(m, "resources/"):
+		return routeOwn
+	case m == "initialize", m == "server/discover":
+		if msg.Kind == jsonrpc.KindRequest {
+			return routeRewrite
+		}
+		return routeForward
+	case m == "ping", strings.HasPrefix(m, "notifications/"):
+		return routeForward
+	case m == "tools/list":
+		if h.tools && msg.Kind == jsonrpc.KindRequest && firstPage(msg.Params) {
+			return routeMerge
+		}
+		return routeForward
+	case h.ep.Serves(msg):
+		return routeOwn
+	}
+	return routeForward
+}
+
+// firstPage reports whether params ask for a list's first page: no
+// cursor, or one the strict reader cannot read (the endpoint answers
+// that; legacy never sees it).
+func firstPage(params []byte) bool {
+	cursor, _, err := mcphttp.StringParam(params, "cursor")
+	return err != nil || cursor == ""
+}
+
+// forward passes r to legacy with body as its body: the bytes received,
+// with every header as it came.
+func forward(legacy http.Handler, w http.ResponseWriter, r *http.Request, body []byte) {
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	legacy.ServeHTTP(w, r)
+}
+
+// caller authenticates r once, softly, for a request legacy answers: the
+// context principal, else the Authenticator's, else nil (anonymous, or
+// credentials that prove no caller: legacy answers those as it does).
+// With a caller, the request returned carries it in its context
+// (principal.NewContext), so that an authn middleware in front of legacy
+// and the endpoint both use it instead of verifying the request again,
+// which a DPoP proof, good for one use, would fail.
+func (h *handler) caller(r *http.Request) (*http.Request, *principal.Principal) {
+	if p, ok := principal.FromContext(r.Context()); ok {
+		return r, &p
+	}
+	p, err := h.auth.Authenticate(r)
+	if err != nil {
+		return r, nil
+	}
+	ctx, err := principal.NewContext(r.Context(), p)
+	if err != nil {
+		return r, nil // not a principal the rules admit: nobody's
+	}
+	return r.WithContext(ctx), &p
+}
+
+// anonymous returns r for the endpoint as an anonymous request: without
+// the credentials that proved no caller.
+func anonymous(r *http.Request) *http.Request {
+	if len(r.Header["Authorization"]) == 0 && len(r.Header["Dpop"]) == 0 {
+		return r
+	}
+	r2 := r.Clone(r.Context())
+	r2.Header.Del("Authorization")
+	r2.Header.Del("DPoP")
+	return r2
+}

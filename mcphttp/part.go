@@ -1,0 +1,186 @@
+package mcphttp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/principal"
+)
+
+// A Part adds a feature to an endpoint: sessions and event streams
+// (package mcphttp/sessions), tools (mcphttp/tools), rate limits
+// (mcphttp/ratelimit), observers ([Observe]). [New] calls each part's
+// Setup once, in order; a part registers what it serves there, and the
+// endpoint knows nothing of it beyond that.
+type Part interface {
+	Setup(s *Setup) error
+}
+
+// PartFunc adapts a function to a [Part].
+type PartFunc func(s *Setup) error
+
+// Setup calls f(s).
+func (f PartFunc) Setup(s *Setup) error { return f(s) }
+
+// Setup is what a [Part] sees of the endpoint being built: the inventory
+// and settings, and the registrations it may make. It is valid during the
+// part's Setup call; what it returns (Watchers, say) stays valid.
+type Setup struct {
+	e   *Endpoint
+	err error
+}
+
+// Era says in which protocol eras a method is served.
+type Era uint8
+
+const (
+	// EraBoth (the zero value): every protocol version.
+	EraBoth Era = iota
+	// EraLegacy: 2024-11-05 … 2025-11-25 only.
+	EraLegacy
+	// EraModern: 2026-07-28 only.
+	EraModern
+)
+
+// MethodOptions describes a method a part serves.
+type MethodOptions struct {
+	// Era is the protocol eras the method is served in; others get
+	// -32601 (method not found).
+	Era Era
+	// NameMember is the params member the 2026-07-28 Mcp-Name header must
+	// repeat ("name" for tools/call); empty for none.
+	NameMember string
+	// Class says what a call of the method does, for rate limits and
+	// observers: "list" (pages of a listing), "read" (one resource),
+	// "search" (a query of the application's), or "" (anything else).
+	// Nil means "". It sees the strictly decoded params (tools/call is
+	// classed by its tool).
+	Class func(params []byte) string
+	// Claims, when set, says whether a call of the method is the part's:
+	// a handler in front of another MCP server (mcphttp/intercept)
+	// forwards the calls that are not. Nil claims every call. It sees the
+	// strictly decoded params.
+	Claims func(params []byte) bool
+}
+
+// method is an entry of the method table.
+type method struct {
+	h    Handler
+	opts MethodOptions
+}
+
+// The classes of [MethodOptions.Class].
+const (
+	ClassList   = "list"
+	ClassRead   = "read"
+	ClassSearch = "search"
+)
+
+// ClassOf returns a Class function that always answers class.
+func ClassOf(class string) func([]byte) string { return func([]byte) string { return class } }
+
+// Verb serves an HTTP method other than POST on the endpoint's path: GET
+// (a legacy session's event stream) or DELETE (its end). caller is the
+// authenticated caller, nil for an anonymous request.
+type Verb func(w http.ResponseWriter, r *http.Request, caller *principal.Principal)
+
+// Watcher names the notification a part sends on an event stream when a
+// caller's view changes, and how to tell that it did: sig returns a
+// value that differs exactly when the caller's list differs (ok false: it
+// cannot tell now).
+type Watcher struct {
+	Notification string
+	Sig          func(ctx context.Context, caller *principal.Principal) (sig string, ok bool)
+}
+
+func (s *Setup) fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+// Inventory returns the endpoint's inventory.
+func (s *Setup) Inventory() *inventory.Inventory { return s.e.inv }
+
+// Logger returns the endpoint's operator logger.
+func (s *Setup) Logger() *slog.Logger { return s.e.log }
+
+// MaxResultBytes returns the byte limit of a whole response.
+func (s *Setup) MaxResultBytes() int { return s.e.maxBytes }
+
+// Authenticator returns the endpoint's Authenticator (never nil).
+func (s *Setup) Authenticator() Authenticator { return s.e.auth }
+
+// Handle registers h as the handler of a JSON-RPC method. A method
+// registered twice, by the endpoint or another part, is an error of New,
+// except initialize, which a part that mints sessions takes over.
+func (s *Setup) Handle(name string, h Handler, opts MethodOptions) {
+	if name == "" || h == nil {
+		s.fail(errors.New("mcphttp: Setup.Handle: a method needs a name and a handler"))
+		return
+	}
+	if _, dup := s.e.methods[name]; dup && name != "initialize" {
+		s.fail(fmt.Errorf("mcphttp: method %q is registered twice", name))
+		return
+	}
+	s.e.methods[name] = method{h: h, opts: opts}
+}
+
+// Use adds mw around the serving of every request and notification (see
+// [Middleware]); the first Use is the outermost.
+func (s *Setup) Use(mw Middleware) { s.e.middleware = append(s.e.middleware, mw) }
+
+// Observe adds an observer of every served message (see [Observer]).
+func (s *Setup) Observe(o Observer) {
+	if o != nil {
+		s.e.observers = append(s.e.observers, o)
+	}
+}
+
+// HandleHTTP registers v for the HTTP method verb (GET, DELETE) on the
+// endpoint's path; without one, such a request gets 405 with Allow.
+func (s *Setup) HandleHTTP(verb string, v Verb) {
+	if verb == http.MethodPost || verb == "" || v == nil {
+		s.fail(errors.New("mcphttp: Setup.HandleHTTP: a verb other than POST and a handler are needed"))
+		return
+	}
+	s.e.verbs[verb] = v
+}
+
+// CheckHTTP adds check before every registered verb: a non-nil error is
+// answered by the error table (a rate limit's, say).
+func (s *Setup) CheckHTTP(check func(r *http.Request, caller *principal.Principal) error) {
+	s.e.verbChecks = append(s.e.verbChecks, check)
+}
+
+// Capability declares a server capability the part provides: name and
+// its JSON object. notifying is true in an answer that comes with event
+// streams (a legacy session, and server/discover when a part serves
+// them), false in one without (an anonymous initialize): listChanged
+// flags follow it.
+func (s *Setup) Capability(name string, value func(notifying bool) string) {
+	s.e.caps = append(s.e.caps, capability{name, value})
+}
+
+// Notifying says the part delivers change notifications on event
+// streams: the resources capability then says subscribe and listChanged
+// in answers with streams, and server/discover with them.
+func (s *Setup) Notifying() { s.e.notifying = true }
+
+// Watch registers a watcher of callers' views (see [Watcher]).
+func (s *Setup) Watch(w Watcher) { s.e.watchers = append(s.e.watchers, w) }
+
+// Watchers returns a function listing the watchers every part
+// registered, once all of them are set up.
+func (s *Setup) Watchers() func() []Watcher { return func() []Watcher { return s.e.watchers } }
+
+// InitializeResult returns the result object of a legacy initialize
+// answered in version, with the capabilities of an answer with event
+// streams (notifying) or without.
+func (s *Setup) InitializeResult(version string, notifying bool) []byte {
+	return s.e.initializeResult(version, notifying)
+}

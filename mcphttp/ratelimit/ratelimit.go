@@ -1,0 +1,389 @@
+package ratelimit
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+
+	"errors"
+	"hash/maphash"
+	"math"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+
+	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/principal"
+)
+
+// DefaultMaxCallers is the number of callers a [Limiter] tracks at once
+// when Limits.MaxCallers is zero.
+const DefaultMaxCallers = 1 << 16
+
+// Rate is a token bucket: Burst calls at once, refilled at PerSecond calls
+// a second.
+type Rate struct {
+	// PerSecond is the sustained rate. Zero means the class is not limited.
+	PerSecond float64
+	// Burst is the bucket's size: how many calls may come at once after a
+	// pause. Zero means PerSecond rounded up (at least 1).
+	Burst int
+}
+
+// Limits configures a [Limiter]. The zero value limits nothing;
+// each field documents its zero value.
+type Limits struct {
+	// List limits the calls of class list (mcphttp.MethodOptions.Class):
+	// resources/list, resources/templates/list, tools/list, and the tools
+	// that list (list_resources).
+	List Rate
+	// Read limits the calls of class read: resources/read, and the tools
+	// that read one resource (read_resource, fetch, the template tools).
+	Read Rate
+	// Search limits the calls of class search: completion/complete, and
+	// the tools that run a query of the application's (search).
+	Search Rate
+	// Other limits every other request (initialize, ping,
+	// server/discover, subscriptions, a tool of no class) and the GET and
+	// DELETE of legacy sessions. Notifications and client responses are
+	// never limited: they are answered 202 without work.
+	Other Rate
+	// Refused limits the credentials refused per remote address (the
+	// anonymous key: see Key): past its burst, a request from that
+	// address that offers credentials gets 429 with Retry-After before
+	// they are checked, so that a flood of forged tokens costs no
+	// signature checks, while callers at other addresses are served as
+	// before. It applies where the limiter is the Authenticator's
+	// Throttle (authn.Options.Throttle: a *Limiter is an authn.Throttle).
+	// Only refusals are counted: a caller whose token verifies takes
+	// nothing from it.
+	Refused Rate
+
+	// Key returns the rate key of a call. Nil, or an empty result, means
+	// the default: the principal's issuer and subject; else, for a token
+	// without a subject, its issuer and client id; else, for an anonymous
+	// caller, the remote address (an IPv6 address by its /64 prefix, which
+	// one host controls as a whole). Behind a reverse proxy r.RemoteAddr is
+	// the proxy's, so every anonymous caller would share one bucket:
+	// supply a Key that returns the client address the proxy vouches for
+	// (the last X-Forwarded-For hop it appended, say) for anonymous
+	// callers, and "" otherwise. Keys are compared by a keyed 64-bit hash
+	// (hash/maphash, a random seed per limiter): two callers share a
+	// bucket only on a collision, about 3·10⁻¹⁰ likely among 100,000.
+	Key func(r *http.Request, caller *principal.Principal) string
+
+	// MaxCallers bounds how many callers are tracked at once. Zero means
+	// DefaultMaxCallers. Callers whose buckets have refilled are forgotten
+	// first, which changes nothing (a full bucket is what a new caller
+	// gets); when that is not enough, the least recently seen of a few
+	// sampled callers is forgotten, and its next call starts with a full
+	// bucket: the limiter fails open for it rather than lock anyone out.
+	MaxCallers int
+
+	// Store holds the buckets. Nil means this process's memory (bounded
+	// by MaxCallers, sharded, no round trip); a store shared by the
+	// instances of a fleet (a Redis one, say) makes every limit hold
+	// fleet-wide, so that a caller spread over the instances by a load
+	// balancer gets its configured budget, not one per instance.
+	Store Store
+	// FailClosed decides what a call gets when the Store cannot answer:
+	// false (the zero value) lets it through (fail open: an outage of the
+	// store does not take the service down; logged once a minute), true
+	// refuses it with 503 and Retry-After.
+	FailClosed bool
+	// Logger receives the store's failures (never keys). Nil means
+	// slog.Default().
+	Logger *slog.Logger
+
+	// Now returns the current time. Nil means time.Now.
+	Now func() time.Time
+}
+
+// Store holds token buckets for a [Limiter] shared by several processes.
+// Implementations must be safe for concurrent use and answer each call in
+// at most one round trip; errors are for system failures only (the
+// Limiter then follows Limits.FailClosed).
+type Store interface {
+	// Take takes one token from bucket b at now and reports whether there
+	// was one; when not, retry is how long until there will be. A bucket
+	// not seen before (or forgotten) is full.
+	Take(ctx context.Context, b Bucket, now time.Time) (ok bool, retry time.Duration, err error)
+	// Peek reports whether bucket b has a token at now, taking nothing.
+	Peek(ctx context.Context, b Bucket, now time.Time) (ok bool, retry time.Duration, err error)
+}
+
+// Bucket names one caller's bucket of one class, and its rate.
+type Bucket struct {
+	// Key identifies the caller and the class: stable across processes,
+	// at most a few hundred bytes (it holds an identity key or an
+	// address: a store that keeps keys where others can read them should
+	// hash them).
+	Key string
+	// PerSecond and Burst are the class's Rate (Burst resolved).
+	PerSecond float64
+	Burst     int
+}
+
+// Limiter limits the calls of each caller, per class of what they do,
+// with token buckets: give an endpoint its part ([Limiter.Part]). A call
+// over its class's limit gets HTTP 429 with Retry-After and, for a POST,
+// the JSON-RPC error [CodeRateLimited]; observers see it as
+// mcphttp.OutcomeRateLimited. Calls refused before a limit applies (a bad
+// Origin, a token that does not verify) take nothing; behind
+// mcphttp/intercept only the methods the endpoint serves are limited.
+// Callers are keyed by principal (see Limits.Key), so one noisy caller
+// exhausts its own buckets only. Memory is bounded (Limits.MaxCallers;
+// about 80 bytes a caller); no goroutine runs in the background. The state
+// is per process: behind a load balancer each instance limits on its own.
+// It is safe for concurrent use.
+type Limiter struct {
+	store      Store // nil: the table
+	failClosed bool
+	log        *slog.Logger
+	warned     atomic.Int64 // when a store failure was last logged (unix ns)
+
+	rates  [numClasses]rate
+	active bool  // some class is limited
+	fill   int64 // nanoseconds in which every bucket refills from empty
+	key    func(*http.Request, *principal.Principal) string
+	now    func() time.Time
+	seed   maphash.Seed
+	table  bucketTable
+}
+
+// rate is a class's Rate in the units the buckets use.
+type rate struct {
+	perNano float64 // tokens per nanosecond; 0: not limited
+	burst   float32
+	perSec  float64
+	burstN  int
+}
+
+// The method classes.
+const (
+	classList = iota
+	classRead
+	classSearch
+	classOther
+	classRefused // refused credentials, by remote address
+	numClasses
+)
+
+// New returns a Limiter for l. It returns an error for a
+// negative or non-finite rate, a negative burst or MaxCallers.
+func New(l Limits) (*Limiter, error) {
+	rl := &Limiter{key: l.Key, now: l.Now, seed: maphash.MakeSeed(), store: l.Store, failClosed: l.FailClosed, log: l.Logger}
+	if rl.now == nil {
+		rl.now = time.Now
+	}
+	if rl.log == nil {
+		rl.log = slog.Default()
+	}
+	for i, r := range [numClasses]Rate{l.List, l.Read, l.Search, l.Other, l.Refused} {
+		if r.PerSecond < 0 || math.IsNaN(r.PerSecond) || math.IsInf(r.PerSecond, 0) || r.Burst < 0 {
+			return nil, errors.New("ratelimit: rate limits must be finite and not negative")
+		}
+		if r.PerSecond == 0 {
+			continue
+		}
+		burst := r.Burst
+		if burst == 0 {
+			burst = max(1, int(math.Ceil(r.PerSecond)))
+		}
+		rl.rates[i] = rate{perNano: r.PerSecond / 1e9, burst: float32(burst), perSec: r.PerSecond, burstN: burst}
+		rl.active = true
+		rl.fill = max(rl.fill, int64(math.Ceil(float64(burst)/r.PerSecond*1e9)))
+	}
+	if l.MaxCallers < 0 {
+		return nil, errors.New("ratelimit: Limits.MaxCallers must not be negative")
+	}
+	maxCallers := l.MaxCallers
+	if maxCallers == 0 {
+		maxCallers = DefaultMaxCallers
+	}
+	rl.table.init(maxCallers)
+	return rl, nil
+}
+
+// Allow takes one call of class (mcphttp.ClassList, ClassRead,
+// ClassSearch; anything else is the other class) from the caller's
+// bucket, and reports whether the call may proceed; when it may not,
+// retryAfter is how long until it may. r and caller give the rate key
+// (see Limits.Key); caller is nil for an anonymous call. A refused call
+// takes nothing.
+func (l *Limiter) Allow(r *http.Request, caller *principal.Principal, callClass string) (ok bool, retryAfter time.Duration) {
+	ok, retryAfter, _ = l.decide(r, caller, classOf(callClass), false)
+	return ok, retryAfter
+}
+
+// decide takes (or, with peek, looks at) a token of class for the caller;
+// unavailable reports a store failure that refused the call (FailClosed).
+func (l *Limiter) decide(r *http.Request, caller *principal.Principal, class int, peek bool) (ok bool, retry time.Duration, unavailable bool) {
+	if l == nil || !l.active || l.rates[class].perNano == 0 {
+		return true, 0, false
+	}
+	if l.store == nil {
+		if peek {
+			ok, retry = l.table.peek(l.hash(r, caller), class, l.now().UnixNano(), l)
+		} else {
+			ok, retry = l.table.take(l.hash(r, caller), class, l.now().UnixNano(), l)
+		}
+		return ok, retry, false
+	}
+	var buf [320]byte
+	rt := &l.rates[class]
+	b := Bucket{Key: string(l.appendKey(append(buf[:0], classNames[class]...), r, caller)), PerSecond: rt.perSec, Burst: rt.burstN}
+	ctx := context.Background()
+	if r != nil {
+		ctx = r.Context()
+	}
+	var err error
+	if peek {
+		ok, retry, err = l.store.Peek(ctx, b, l.now())
+	} else {
+		ok, retry, err = l.store.Take(ctx, b, l.now())
+	}
+	if err == nil {
+		return ok, retry, false
+	}
+	l.warn()
+	if l.failClosed {
+		return false, time.Second, true
+	}
+	return true, 0, false
+}
+
+// warn logs a store failure, at most once a minute.
+func (l *Limiter) warn() {
+	now := time.Now().UnixNano()
+	if last := l.warned.Load(); now-last >= int64(time.Minute) && l.warned.CompareAndSwap(last, now) {
+		policy := "letting calls through (Limits.FailClosed is false)"
+		if l.failClosed {
+			policy = "refusing calls with 503 (Limits.FailClosed)"
+		}
+		l.log.Warn("ratelimit: the rate-limit store cannot answer; " + policy)
+	}
+}
+
+// classNames prefix the store keys of the classes.
+var classNames = [numClasses]string{"l:", "r:", "s:", "o:", "x:"}
+
+// Admit reports whether r's remote address may have credentials checked
+// now: whether its bucket of refused credentials (Limits.Refused) has
+// room for one more refusal. It takes nothing; see [Limiter.Refused].
+// With Refused unlimited it always admits. Admit and Refused make a
+// Limiter an authn.Throttle.
+func (l *Limiter) Admit(r *http.Request) (ok bool, retryAfter time.Duration) {
+	ok, retryAfter, _ = l.decide(r, nil, classRefused, true)
+	return ok, retryAfter
+}
+
+// Refused takes one refusal from r's remote address's bucket of refused
+// credentials (see [Limiter.Admit]).
+func (l *Limiter) Refused(r *http.Request) { l.decide(r, nil, classRefused, false) }
+
+// Len returns the number of callers tracked now.
+func (l *Limiter) Len() int { return l.table.len() }
+
+// check is Allow as an error of the error table.
+func (l *Limiter) check(r *http.Request, caller *principal.Principal, class string) error {
+	ok, wait, unavailable := l.decide(r, caller, classOf(class), false)
+	switch {
+	case unavailable:
+		return errStoreUnavailable
+	case !ok:
+		return errRateLimited(max(1, int(math.Ceil(wait.Seconds()))))
+	}
+	return nil
+}
+
+// errStoreUnavailable: the store cannot answer and Limits.FailClosed.
+var errStoreUnavailable = &mcphttp.Error{Status: http.StatusServiceUnavailable, RetryAfter: 1, Code: jsonrpc.CodeInternalError, Message: "Service unavailable"}
+
+// classOf returns the bucket of a call class.
+func classOf(class string) int {
+	switch class {
+	case mcphttp.ClassList:
+		return classList
+	case mcphttp.ClassRead:
+		return classRead
+	case mcphttp.ClassSearch:
+		return classSearch
+	}
+	return classOther
+}
+
+// CodeRateLimited is the JSON-RPC error code of a request over the
+// caller's rate limit (HTTP 429 with Retry-After; data.retryAfter repeats
+// the seconds). It is application-defined, outside the JSON-RPC reserved
+// range (-32768 … -32000) as the MCP error-code policy asks; 429 echoes
+// the HTTP status.
+const CodeRateLimited = -31429
+
+// errRateLimited: the caller is over its rate limit for the call's class;
+// retry is the whole seconds until a call is allowed again.
+func errRateLimited(retry int) error {
+	data := struct {
+		RetryAfter int `json:"retryAfter"`
+	}{retry}
+	return &mcphttp.Error{Status: http.StatusTooManyRequests, RetryAfter: retry, Code: CodeRateLimited, Message: "Rate limit exceeded", Data: data}
+}
+
+// Part returns the endpoint part that applies the limiter: to every
+// request the endpoint serves, by the class of what it does
+// (mcphttp.Call.Class), and to the HTTP methods parts serve (GET and
+// DELETE of legacy sessions: the other class). Notifications and client
+// responses are never limited.
+func (l *Limiter) Part() mcphttp.Part {
+	return mcphttp.PartFunc(func(s *mcphttp.Setup) error {
+		s.Use(func(next mcphttp.Handler) mcphttp.Handler {
+			return func(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
+				if !c.ID.IsZero() {
+					if err := l.check(c.Request, c.Principal, c.Class()); err != nil {
+						return mcphttp.Result{}, err
+					}
+				}
+				return next(ctx, c)
+			}
+		})
+		s.CheckHTTP(func(r *http.Request, caller *principal.Principal) error { return l.check(r, caller, "") })
+		return nil
+	})
+}
+
+// hash returns the caller's key, hashed with the limiter's seed.
+func (l *Limiter) hash(r *http.Request, caller *principal.Principal) uint64 {
+	var buf [320]byte
+	return maphash.Bytes(l.seed, l.appendKey(buf[:0], r, caller))
+}
+
+// appendKey appends the caller's key: Limits.Key's, else the principal's
+// identity key (issuer and subject), else its client key, else the
+// remote address (an IPv6 address by its /64 prefix, which one host
+// controls as a whole). The kinds are told apart by a leading byte.
+func (l *Limiter) appendKey(dst []byte, r *http.Request, caller *principal.Principal) []byte {
+	if l.key != nil {
+		if k := l.key(r, caller); k != "" {
+			return append(append(dst, 'k'), k...)
+		}
+	}
+	switch {
+	case caller != nil && caller.Subject != "":
+		return append(append(dst, 's'), caller.Key()...)
+	case caller != nil && caller.ClientID != "":
+		return append(append(dst, 'c'), caller.ClientKey()...)
+	}
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return append(append(dst, 'r'), r.RemoteAddr...) // not host:port (a Unix socket, a test): as it is
+	}
+	addr := ap.Addr().Unmap().WithZone("")
+	if addr.Is6() {
+		p, _ := addr.Prefix(64)
+		addr = p.Addr()
+	}
+	b := addr.As16()
+	return append(append(dst, 'a'), b[:]...)
+}

@@ -1,0 +1,43 @@
+package mcphttp_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
+)
+
+// TestCallRoom: a result whose members take exactly Call.Room bytes makes
+// a response of exactly the byte limit, in both eras, for short and long
+// ids, with and without the caching hints.
+func TestCallRoom(t *testing.T) {
+	const limit = 40 << 10
+	for _, cache := range []mcphttp.Cache{mcphttp.CachePrivate, mcphttp.CacheNone} {
+		fill := mcphttp.PartFunc(func(s *mcphttp.Setup) error {
+			s.Handle("test/fill", func(_ context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
+				room := c.Room(cache)
+				members := `"text":"` + strings.Repeat("x", room-len(`"text":""`)) + `"`
+				return c.Result([]byte(members), cache), nil
+			}, mcphttp.MethodOptions{})
+			return nil
+		})
+		f := mcptest.New(t, mcptest.Options{Endpoint: func(o *mcphttp.Options) { o.MaxResultBytes = limit }}, fill)
+		for _, id := range []int{1, 123456789} {
+			body, hdr := mcptest.Modern(id, "test/fill", nil)
+			w := f.Do(t, mcptest.Request{Body: body, Headers: hdr})
+			require.Equal(t, 200, w.Code, w.Body.String())
+			assert.Equal(t, limit, w.Body.Len(), "modern, id %d", id)
+			require.Nil(t, mcptest.Decode(t, w).Error)
+
+			w = f.Do(t, mcptest.Request{Body: mcptest.Legacy(id, "test/fill", nil), Headers: map[string]string{"MCP-Protocol-Version": "2025-11-25"}})
+			require.Equal(t, 200, w.Code, w.Body.String())
+			assert.Equal(t, limit, w.Body.Len(), "legacy, id %d", id)
+			require.Nil(t, mcptest.Decode(t, w).Error)
+		}
+	}
+}

@@ -1,0 +1,119 @@
+// Package sessions is the part of an [mcphttp.Endpoint] that delivers
+// change notifications: legacy sessions and their event streams, and the
+// 2026-07-28 subscriptions/listen. Events come from a [notify.Hub]: the
+// application calls hub.ListChanged(ctx, key) when a caller's records
+// change (and the inventory does when a grant changes), and each reaches
+// the open streams of the principal it names — its identity key,
+// principal.Principal.Key — and no one else's.
+//
+//	hub := notify.New(notify.Options{})
+//	part, err := sessions.New(hub, sessions.Options{})
+//	if err != nil { ... }                  // only invalid Options
+//	ep, err := mcphttp.New(inv, mcphttp.Options{Authenticator: auth}, part)
+//	srv := mcphttp.NewServer(addr, ep)
+//	srv.RegisterOnShutdown(hub.Close)      // ends the streams, completes the modern ones
+//	... srv.Shutdown(ctx); part.Wait(ctx)  // detached streams end after Shutdown
+//
+// The endpoint's capabilities then say subscribe and listChanged in an
+// initialize answered with a session and in server/discover.
+//
+// # Legacy sessions
+//
+// initialize mints an Mcp-Session-Id (32 random bytes, base64url) bound to
+// the signed-in principal that asked — issuer, subject, client id and
+// audience ([principal.Principal.SessionKey]); not the DPoP key, so a
+// refreshed credential of the same identity keeps the session. An
+// anonymous initialize, and one when the store is full, is answered
+// without a session and without the notification capabilities, never
+// refused. A message (request or notification) naming a session with
+// anybody else's credentials, or none, gets 404, as does an unknown or
+// expired session; one without the header is served statelessly. GET with
+// the session id opens the session's SSE stream: keep-alive comments,
+// X-Accel-Buffering: no, one stream per session (a new GET replaces the
+// old one). It carries notifications/resources/list_changed, the
+// notifications of the endpoint's watchers ([mcphttp.Setup.Watch]: the
+// tools part's notifications/tools/list_changed when the caller's tools
+// changed), and notifications/resources/updated for the URIs the session
+// subscribed to with resources/subscribe — only URIs the caller may read
+// as far as the inventory knows (visibility, access and scopes; record
+// ownership is the application's, which is why ResourceUpdated events
+// are addressed to the subjects who may read the record). DELETE ends the
+// session and its stream. Sessions never authenticate anything: every
+// request still carries its credentials.
+//
+// # subscriptions/listen
+//
+// Modern clients POST subscriptions/listen: the answer is an SSE stream
+// whose first message acknowledges the subscription (its id is the
+// request's) with the part of the filter the server honours — resource
+// list changes, updates of resources the caller may read, and the lists
+// its watchers follow (toolsListChanged with the tools part) — followed
+// by only those notifications, each tagged with the subscription id.
+// Closing the stream ends the subscription; closing the hub completes it
+// with a final result.
+//
+// # Behind mcphttp/intercept
+//
+// In front of another MCP server (mcphttp/intercept), that server owns the
+// legacy sessions and their GET streams. Give the part to mcphttp.New and,
+// as intercept.Options.Sessions, to intercept.New: it adopts each session
+// the server begins for a signed-in caller ([Part.Adopt]; initialize then
+// announces subscribe and listChanged), resources/subscribe through the
+// endpoint subscribes it, the endpoint's notifications are merged into
+// the server's GET stream of the session ([Part.Listen]), and the server's
+// DELETE ends it ([Part.End]). A request through intercept naming a
+// session the part did not adopt (an anonymous caller's, another caller's
+// use of the id) is served as one without a session, never refused as
+// unknown: the session is the other server's. subscriptions/listen
+// (2026-07-28) is the endpoint's own, as without intercept.
+//
+// # Limits
+//
+// Streams need a principal (401 challenge otherwise). Each principal holds
+// at most Limits.MaxStreamsPerPrincipal open streams (one more: 429 with
+// Retry-After) and the process Limits.MaxStreams (503 with Retry-After).
+// A stream ends when the credential that opened it expires (the client
+// opens a new one with a fresh credential) and when its session ends.
+// Each stream has a bounded queue: a client that does not keep up is
+// disconnected; it never makes the server buffer more. Streams lift the
+// server's WriteTimeout for themselves and bound each write instead.
+// Sessions are bounded as [MemoryStore] describes.
+//
+// On HTTP/1.1 a stream detaches from its handler once its first messages
+// are out (the connection is hijacked): the handler returns while the
+// stream goes on, so http.Server.Shutdown and Close neither wait for nor
+// end it, middleware around the endpoint sees no more of it, and the
+// checks it makes later (gate policies, grant stores) get a context with
+// the caller (principal.FromContext) and none of the finished request's
+// other values, which that middleware may have released. Close the hub,
+// then call [Part.Wait]. HTTP/2, HTTP/1.0, a middleware's ResponseWriter
+// that cannot hijack, and a response whose body a middleware encodes
+// (Content-Encoding) keep the stream in its handler.
+//
+// # Fleets
+//
+// Behind a load balancer, what every instance must agree on is in the
+// [Store]: sessions (creation under the per-principal cap, lookup bound
+// to the principal, lifetime, idle time and credential expiry, end) and
+// their subscriptions. The default [MemoryStore] is per process; a store
+// on a shared engine makes a session minted by one instance valid on the
+// others, and a resources/subscribe made through one instance reach the
+// stream on another (the stream asks [SubscriptionStore.Subscribed] for
+// each update). The part asks the store once per request — one round
+// trip for an engine that runs each method as one script — and an open
+// GET stream tells the store that it is alive at a quarter of the
+// session's idle time, which also ends it when its session was ended
+// through another instance.
+//
+// What stays in the process: a stream is a connection. The stream limits
+// count this process's streams; a new GET or a DELETE ends at once only
+// a stream open on the same instance (after a DELETE through another
+// instance, a stream ends at its next refresh; a GET through another
+// instance leaves the older stream open until it ends on its own). Events reach the instance that holds a stream through the
+// hub's [notify.Broker], whichever instance published them. A stream's
+// messages all go through one writer (its delivery of an event), and a
+// GET stream starts in one place, which is where event ids and the replay
+// of what a client reconnecting with Last-Event-ID missed belong: the
+// recent events of a session's stream, kept in the store beside the
+// session.
+package sessions

@@ -1,0 +1,107 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/principal"
+)
+
+// get serves the legacy GET stream of a session: list_changed (and the
+// watchers' notifications) for the session's principal, and
+// resources/updated for its subscriptions.
+func (ep *endpoint) get(w http.ResponseWriter, r *http.Request, caller *principal.Principal) {
+	if !acceptsSSE(r) {
+		mcphttp.WriteError(w, errNotAcceptableSSE)
+		return
+	}
+	if caller == nil {
+		ep.auth.WriteError(w, r, principal.ErrUnauthenticated) // streams are per principal: there is none to deliver to
+		return
+	}
+	id := sessionHeader(r)
+	if id == "" {
+		mcphttp.WriteError(w, errNoSessionHeader)
+		return
+	}
+	// Registered before the session is checked, replacing nothing yet: a
+	// DELETE that ends the session after the check ends this stream too.
+	att := ep.attached.add(id)
+	sess, err := ep.store.Find(r.Context(), id, caller)
+	if err != nil {
+		ep.attached.remove(id, att)
+		if !errors.Is(err, ErrNotFound) {
+			ep.storeFailed(r.Context(), "find", err)
+			mcphttp.WriteError(w, errStoreFailed)
+			return
+		}
+		mcphttp.WriteError(w, errSessionNotFound)
+		return
+	}
+	key := caller.SessionKey()
+	if err := ep.streams.acquire(key); err != nil {
+		ep.attached.remove(id, att)
+		mcphttp.WriteError(w, err)
+		return
+	}
+	ep.attached.replace(id, att)
+	st := &stream{ep: ep, caller: *caller, session: id, att: att,
+		deadline: earliest(caller.Expires, sess.Deadline), refresh: refreshInterval(sess)}
+	st.watch = ep.watch(r.Context(), &st.caller, nil)
+	st.sub = ep.hub.Subscribe(st.caller.Key())
+	end := func() {
+		st.sub.Close()
+		select {
+		case <-att.stop: // the session ended or another stream replaced this one
+		default:
+			// The client went: the session idles from now on.
+			_, _ = ep.store.Find(context.WithoutCancel(r.Context()), id, &st.caller)
+		}
+		ep.attached.remove(id, att)
+		ep.streams.release(key)
+	}
+	out, err := startSSE(w, r)
+	if err != nil {
+		end()
+		return
+	}
+	st.out = out
+	out.keep(r, &st.caller, st.run, end)
+}
+
+// refreshInterval is how often a GET stream tells the store that it is
+// open: a quarter of the idle time the session has, so that a session
+// with an open stream never idles out, and a session ended through
+// another instance ends the stream here within that time.
+func refreshInterval(s Session) time.Duration {
+	return max(time.Until(s.IdleDeadline)/4, 10*time.Millisecond)
+}
+
+// delete ends a legacy session (DELETE with Mcp-Session-Id) and its
+// stream.
+func (ep *endpoint) delete(w http.ResponseWriter, r *http.Request, caller *principal.Principal) {
+	id := sessionHeader(r)
+	if id == "" {
+		mcphttp.WriteError(w, errNoSessionHeader)
+		return
+	}
+	if caller == nil {
+		mcphttp.WriteError(w, errSessionNotFound)
+		return
+	}
+	switch err := ep.store.End(r.Context(), id, caller); {
+	case errors.Is(err, ErrNotFound):
+		mcphttp.WriteError(w, errSessionNotFound)
+		return
+	case err != nil:
+		ep.storeFailed(r.Context(), "end", err)
+		mcphttp.WriteError(w, errStoreFailed)
+		return
+	}
+	ep.attached.end(id)
+	mcphttp.SetPrivate(w.Header())
+	w.WriteHeader(http.StatusNoContent)
+}

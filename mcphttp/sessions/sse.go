@@ -1,0 +1,182 @@
+package sessions
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mcpkit/mcpkit/principal"
+)
+
+// The event streams' writer. A stream starts as an ordinary response:
+// headers, the opening comment and the first messages go through the
+// ResponseWriter. On HTTP/1.1 it then detaches from the handler
+// (Hijack): the handler returns, and a goroutine of the stream's own
+// writes the rest of the chunked response straight to the connection and
+// closes it at the end, while another waits for the client to go. That
+// frees what net/http keeps for a handler that is still running (its
+// goroutine's stack, a background reader's, the connection's and the
+// response's buffers): an idle stream costs some 10 KiB instead of 30.
+// Anything else (HTTP/2, a ResponseWriter of a middleware that cannot
+// hijack, a response whose body a middleware encodes: Content-Encoding)
+// keeps the stream in the handler.
+
+// streamWriteTimeout bounds one write to a stream: a client that stops
+// reading is disconnected.
+const streamWriteTimeout = 30 * time.Second
+
+// sse writes Server-Sent Events to one stream.
+type sse struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+
+	// Once detached: the connection, written to in HTTP/1.1 chunks.
+	mu   sync.Mutex
+	conn net.Conn
+}
+
+// startSSE sends the stream's headers. The server's WriteTimeout would cut
+// a long-lived stream, so it is lifted and replaced by a deadline per write.
+// A stream that may detach says that its connection closes when it ends
+// (a detached stream closes it): a client must not take the connection
+// back into its pool then, where its next request could go out on a
+// connection the server has just closed.
+func startSSE(w http.ResponseWriter, r *http.Request) (*sse, error) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	h.Add("Vary", "Authorization")
+	if chunked(r) {
+		h.Set("Connection", "close") // HTTP/1 only: on HTTP/2 it would shut the connection down
+	}
+	s := &sse{w: w, rc: http.NewResponseController(w)}
+	_ = s.rc.SetWriteDeadline(time.Time{})
+	w.WriteHeader(http.StatusOK)
+	return s, s.comment("stream open")
+}
+
+func (s *sse) write(b []byte) error {
+	s.mu.Lock()
+	conn := s.conn
+	s.mu.Unlock()
+	if conn != nil {
+		return writeChunk(conn, b)
+	}
+	_ = s.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	if _, err := s.w.Write(b); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// writeChunk writes b as one HTTP/1.1 chunk, with the stream's write
+// deadline.
+func writeChunk(conn net.Conn, b []byte) error {
+	c := make([]byte, 0, len(b)+16)
+	c = strconv.AppendInt(c, int64(len(b)), 16)
+	c = append(append(append(c, '\r', '\n'), b...), '\r', '\n')
+	_ = conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	_, err := conn.Write(c)
+	return err
+}
+
+// message sends one JSON-RPC message as an SSE "message" event.
+func (s *sse) message(msg []byte) error {
+	b := make([]byte, 0, len(msg)+32)
+	b = append(b, "event: message\ndata: "...)
+	b = append(b, msg...)
+	return s.write(append(b, "\n\n"...))
+}
+
+func (s *sse) comment(text string) error {
+	return s.write([]byte(": " + text + "\n\n"))
+}
+
+// detach takes the connection over from net/http when r is an HTTP/1.1
+// request whose ResponseWriter can hijack, so that the handler can return
+// while the stream goes on. It returns the stream's context and true;
+// false when the stream must stay in the handler. After a detach, close
+// must end the stream.
+//
+// The context carries the caller (principal.FromContext) and none of r's
+// other values: they belong to a request whose middleware has returned
+// and may have closed or recycled them (a transaction, a pooled router
+// context that already serves another request). It is done when the
+// client closes the connection or sends anything, which a stream has no
+// use for.
+func (s *sse) detach(r *http.Request, caller *principal.Principal) (context.Context, bool) {
+	if !chunked(r) {
+		return nil, false
+	}
+	if h := s.w.Header(); len(h["Content-Encoding"]) > 0 || len(h["Content-Length"]) > 0 || len(h["Transfer-Encoding"]) > 0 {
+		// A middleware encodes or frames the body (gzip, say): what the
+		// client reads is not what the stream writes, so the rest of it
+		// must go through that middleware too.
+		return nil, false
+	}
+	if err := s.rc.Flush(); err != nil {
+		return nil, false
+	}
+	conn, _, err := s.rc.Hijack()
+	if err != nil {
+		return nil, false // HTTP/2, or a ResponseWriter that cannot hijack
+	}
+	base := context.Background()
+	if caller != nil {
+		base, _ = principal.NewContext(base, *caller) // a verified caller: it obeys the rules
+	}
+	ctx, cancel := context.WithCancel(base)
+	s.mu.Lock()
+	s.conn, s.w, s.rc = conn, nil, nil
+	s.mu.Unlock()
+	go func() {
+		// The client closing the connection (or writing to it) ends the
+		// stream, as net/http's background read cancelled the request's
+		// context before.
+		var one [1]byte
+		_, _ = conn.Read(one[:])
+		cancel()
+	}()
+	return ctx, true
+}
+
+// chunked reports whether the response to r is an HTTP/1.1 chunked one,
+// the only kind a stream detaches from.
+func chunked(r *http.Request) bool {
+	return r.ProtoMajor == 1 && r.ProtoMinor >= 1 && r.Method != http.MethodHead
+}
+
+// close ends a detached stream: the last chunk, then the connection.
+func (s *sse) close() {
+	s.mu.Lock()
+	conn := s.conn
+	s.mu.Unlock()
+	if conn == nil {
+		return
+	}
+	_ = conn.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = conn.Write([]byte("0\r\n\r\n"))
+	_ = conn.Close()
+}
+
+// keep runs loop, the rest of a stream whose headers and first messages
+// are out: in a goroutine of its own once the stream is detached (the
+// handler returns; loop's context then carries caller and nothing else of
+// r's), else in the handler, with r's context. end runs after loop either
+// way.
+func (s *sse) keep(r *http.Request, caller *principal.Principal, loop func(ctx context.Context), end func()) {
+	if ctx, ok := s.detach(r, caller); ok {
+		go func() {
+			defer end()
+			defer s.close()
+			loop(ctx)
+		}()
+		return
+	}
+	defer end()
+	loop(r.Context())
+}

@@ -1,0 +1,287 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/notify"
+	"github.com/mcpkit/mcpkit/principal"
+)
+
+// stream is one open event stream: a legacy session's GET stream, or a
+// modern subscriptions/listen. It keeps copies of what it needs — the
+// caller, the filter — and nothing of the request that opened it, which
+// it may outlive (see sse.keep).
+type stream struct {
+	ep     *endpoint
+	out    output
+	caller principal.Principal
+	sub    *notify.Subscription
+	// deadline is when the stream ends: the expiry of the credential that
+	// opened it, and of its session; zero: never.
+	deadline time.Time
+	watch    []watched
+
+	// A legacy GET stream: its session, the stop channel its session's
+	// end closes, and how often the stream tells the store it is alive.
+	session string
+	att     *attached
+	refresh time.Duration
+
+	// A modern listen: the request's id and the filter agreed to.
+	listen *filter
+	id     jsonrpc.ID
+}
+
+// output is where a stream's messages go: an SSE response of its own, or
+// the stream of a legacy handler in front of the endpoint (see
+// [Part.Listen]).
+type output interface {
+	message(msg []byte) error
+	comment(text string) error
+}
+
+// sendOutput sends each message with a function of the legacy handler's
+// stream, which has keep-alives of its own.
+type sendOutput func(msg []byte) error
+
+func (f sendOutput) message(msg []byte) error { return f(msg) }
+func (sendOutput) comment(string) error       { return nil }
+
+// watched is one watcher of the caller's view (a tools part's: its tool
+// list) and the signature last seen.
+type watched struct {
+	w    mcphttp.Watcher
+	seen string
+}
+
+// watch returns the watchers to follow (those of names; all when names
+// is nil), each with the signature the caller has now: taken before the
+// stream subscribes, so that a change delivered later is compared with a
+// view older than itself.
+func (ep *endpoint) watch(ctx context.Context, caller *principal.Principal, on func(i int) bool) []watched {
+	var out []watched
+	for i, w := range ep.watchers() {
+		if on != nil && !on(i) {
+			continue
+		}
+		seen, _ := w.Sig(ctx, caller)
+		out = append(out, watched{w: w, seen: seen})
+	}
+	return out
+}
+
+// changed reports whether the caller's view differs from the last look (a
+// signature that cannot be taken now counts as no change).
+func (w *watched) changed(ctx context.Context, caller *principal.Principal) bool {
+	now, ok := w.w.Sig(ctx, caller)
+	if !ok || now == w.seen {
+		return false
+	}
+	w.seen = now
+	return true
+}
+
+// Notifications of the legacy streams, which carry no params.
+var (
+	msgListChanged = notification("notifications/resources/list_changed", nil)
+)
+
+// notification encodes a JSON-RPC notification with params (a complete
+// JSON object, or nil).
+func notification(method string, params []byte) []byte {
+	b := make([]byte, 0, 64+len(params))
+	b = append(b, `{"jsonrpc":"2.0","method":`...)
+	b = mcphttp.AppendString(b, method)
+	if params != nil {
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+	}
+	return append(b, '}')
+}
+
+// meta returns the _meta member value of a listen stream's messages.
+func (st *stream) meta() string {
+	return `{"io.modelcontextprotocol/subscriptionId":` + st.id.Raw() + `}`
+}
+
+// message returns a notification of the stream with the params of an
+// update (uri) and, on a modern listen, the subscription id in _meta.
+func (st *stream) message(method string, uri string) []byte {
+	var p []byte
+	if uri != "" || st.listen != nil {
+		p = append(p, '{')
+		if uri != "" {
+			p = mcphttp.AppendString(append(p, `"uri":`...), uri)
+		}
+		if st.listen != nil {
+			if uri != "" {
+				p = append(p, ',')
+			}
+			p = append(append(p, `"_meta":`...), st.meta()...)
+		}
+		p = append(p, '}')
+	}
+	return notification(method, p)
+}
+
+// run is the stream's loop: keep-alives, its session's refresh, and the
+// caller's events, until the client goes, the credential or the session
+// ends, the hub closes, or the client falls behind. ctx is the request's,
+// or the detached stream's own.
+func (st *stream) run(ctx context.Context) {
+	ep := st.ep
+	tick, pingEvery, refreshEvery := ep.keepAlive, 1, 0
+	if st.refresh > 0 && st.refresh < tick {
+		tick = st.refresh
+	}
+	pingEvery = max(1, int(ep.keepAlive/tick))
+	if st.refresh > 0 {
+		refreshEvery = max(1, int(st.refresh/tick))
+	}
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
+	expired, stopExpiry := until(st.deadline)
+	defer stopExpiry()
+	var stop <-chan struct{}
+	if st.att != nil {
+		stop = st.att.stop
+	}
+	var err error
+	for n := 1; ; n++ {
+		select {
+		case <-ctx.Done():
+			return // the client closed the stream
+		case <-expired:
+			return // the credential expired or the session ended: the client reconnects
+		case <-stop:
+			return // the session ended, or the client opened a new stream
+		case <-st.sub.Done():
+			if st.listen != nil && !st.sub.Dropped() {
+				// The server is shutting down: complete the listen request.
+				result := []byte(`{"resultType":"complete","_meta":` + st.meta() + `}`)
+				_ = st.out.message(jsonrpc.AppendResult(nil, st.id, result))
+			}
+			return // the hub closed, or a slow consumer
+		case <-ticker.C:
+			if n%pingEvery == 0 {
+				err = st.out.comment("keep-alive")
+			}
+			if err == nil && refreshEvery > 0 && n%refreshEvery == 0 && !st.alive(ctx) {
+				return
+			}
+		case ev := <-st.sub.Events():
+			err = st.deliver(ctx, ev)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// alive tells the store that the session's stream is open (which keeps
+// the session from idling out) and reports whether the session lives on:
+// it may have ended on another instance. A store that fails leaves the
+// stream open.
+func (st *stream) alive(ctx context.Context) bool {
+	_, err := st.ep.store.Find(ctx, st.session, &st.caller)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		st.ep.storeFailed(ctx, "refresh", err)
+		return true
+	}
+	return err == nil
+}
+
+// deliver sends what the event means for this stream, if anything.
+func (st *stream) deliver(ctx context.Context, ev notify.Event) error {
+	switch ev.Kind {
+	case notify.ListChanged:
+		if st.listen == nil || st.listen.resources {
+			if err := st.out.message(st.listChanged()); err != nil {
+				return err
+			}
+		}
+		for i := range st.watch {
+			if st.watch[i].changed(ctx, &st.caller) {
+				if err := st.out.message(st.message(st.watch[i].w.Notification, "")); err != nil {
+					return err
+				}
+			}
+		}
+	case notify.ResourceUpdated:
+		if st.subscribed(ctx, ev.URI) && st.ep.canRead(ctx, &st.caller, ev.URI) {
+			return st.out.message(st.message("notifications/resources/updated", ev.URI))
+		}
+	}
+	return nil
+}
+
+func (st *stream) listChanged() []byte {
+	if st.listen == nil {
+		return msgListChanged
+	}
+	return st.message("notifications/resources/list_changed", "")
+}
+
+// subscribed reports whether the stream asked for updates of uri: the
+// listen filter, or the session's subscriptions in the store (made on any
+// instance). A store that fails delivers nothing: never an update that
+// was not asked for.
+func (st *stream) subscribed(ctx context.Context, uri string) bool {
+	if st.listen != nil {
+		return slices.Contains(st.listen.uris, uri)
+	}
+	ok, err := st.ep.store.Subscribed(ctx, st.session, uri)
+	if err != nil {
+		st.ep.storeFailed(ctx, "subscribed", err)
+		return false
+	}
+	return ok
+}
+
+// until returns a channel that fires at t (never, for a zero t) and a
+// function that releases its timer.
+func until(t time.Time) (<-chan time.Time, func()) {
+	if t.IsZero() {
+		return nil, func() {}
+	}
+	tm := time.NewTimer(time.Until(t))
+	return tm.C, func() { tm.Stop() }
+}
+
+// earliest returns the earlier of two times, a zero time meaning never.
+func earliest(a, b time.Time) time.Time {
+	switch {
+	case a.IsZero():
+		return b
+	case b.IsZero() || a.Before(b):
+		return a
+	}
+	return b
+}
+
+// acceptsSSE reports whether r's Accept admits an event stream.
+func acceptsSSE(r *http.Request) bool {
+	return mcphttp.AcceptsType(r.Header["Accept"], "text/event-stream", "text/*")
+}
+
+// filterMember returns the subscriptions/listen filter member that asks
+// for a watcher's notification: "toolsListChanged" for
+// notifications/tools/list_changed; "" for a notification of another form,
+// which only legacy streams carry.
+func filterMember(notification string) string {
+	name, ok := strings.CutPrefix(notification, "notifications/")
+	if !ok {
+		return ""
+	}
+	if name, ok = strings.CutSuffix(name, "/list_changed"); !ok || name == "" || strings.Contains(name, "/") || name == "resources" {
+		return ""
+	}
+	return name + "ListChanged"
+}

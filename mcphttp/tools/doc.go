@@ -1,0 +1,88 @@
+// Package tools is the tools part of an mcphttp endpoint: tools/list and
+// tools/call for tools that are values — a definition and a handler — the
+// built-in ones that offer the private inventory as tools, and a
+// service's own beside them.
+//
+//	builtin, err := tools.Builtin(inv, tools.BuiltinOptions{
+//		Templates: map[string]tools.TemplateTool{"documents": {Name: "read_document"}},
+//	})
+//	part, err := tools.New(append(builtin, tools.Tool{
+//		Name: "count_words", Description: "Counts the words of a text.",
+//		Args: []tools.Arg{{Name: "text", Required: true}}, ReadOnly: true,
+//		RequiredScopes: []string{"docs:read"},
+//		Handler: func(ctx context.Context, req *tools.Request) (tools.Result, error) {
+//			return tools.TextResult(strconv.Itoa(len(strings.Fields(req.Args["text"])))), nil
+//		},
+//	})...)
+//	ep, err := mcphttp.New(inv, mcphttp.Options{...}, part)
+//
+// # The built-in tools
+//
+// [Builtin] returns the inventory as tools, for clients that call tools
+// but never page through resources/list: list_resources (the pages and
+// cursors of resources/list, as structuredContent and text), read_resource
+// (resources/read), typed per-template tools (BuiltinOptions.Templates),
+// and, when some template has a Search callback, search and fetch in the
+// contract of ChatGPT connectors and deep research (one text item holding
+// {"results":[{"id","title","url"}]}, and {"id","title","text","url",
+// "metadata"}). Each is the inventory call the resource methods make,
+// with the same caller: the same authentication, scopes, gates, grants,
+// owner rule, byte limit and cursors, so a tool never shows or reads more
+// than resources/list and resources/read would. They are [Tool] values
+// like any other: filter them, or add tools next to them.
+//
+// # Seeing and calling a tool
+//
+// tools/list shows each caller only the tools it may use, on one page: a
+// tool's Access and RequiredScopes must admit the caller, the caller must
+// pass its Gates (and the inventory's global gates), and its Reach, when
+// set, must accept what the inventory lets the caller do (how the
+// built-in tools follow it). A call of a tool the caller's gates hide
+// answers as an unknown tool's; a call without the tool's access or
+// scopes gets the challenge resources/read would give (401, or 403 naming
+// the scopes). The tools capability is {"listChanged":true} in answers
+// that come with event streams, and a grant change that changes a
+// caller's tools reaches its streams as notifications/tools/list_changed.
+//
+// # Calls and errors
+//
+// params.name and params.arguments are read with the endpoint's one
+// params reader (mcphttp.Members: exact member names, after the strict
+// decode). An unknown tool and a malformed call are -32602 protocol
+// errors (the name is not echoed). A tool's string arguments (Tool.Args)
+// are checked before its handler runs — names case-sensitive, no other
+// member, required ones present and non-empty, lengths in UTF-16 code
+// units — and a call that breaks them gets a tool error result (isError)
+// with a fixed text naming the argument. A handler's error is answered
+// so:
+//
+//	principal.ErrUnauthenticated, *principal.ScopeError  the challenge (401, 403)
+//	*mcphttp.Error                                       that protocol error
+//	inventory.ErrNotFound                                tool error "Resource not found."
+//	*inventory.ParamsError                               tool error "Invalid arguments: …."
+//	*inventory.CursorError                               tool error "Invalid cursor (reason)…"
+//	anything else (logged; inventory errors are          tool error "The server could not
+//	logged where they happen)                            complete this call."
+//
+// A result over the endpoint's byte limit is that last tool error too,
+// logged. In 2026-07-28, tools/call needs Mcp-Name equal to params.name.
+// Protocol 2025-06-18 and later get titles, output schemas and
+// structuredContent; older versions do not.
+//
+// # Classes and observers
+//
+// Each tool has a class (Tool.Class), which mcphttp.Call.Class reports
+// for its calls: rate limits count list_resources as a list, read_resource,
+// fetch and the typed tools as reads, search as a search, and tools/list
+// as a list. Observers see a call's Target as the tool's registered name,
+// its URI as the resource a built-in tool read, and a tool error result
+// as error type mcphttp.ErrorTypeToolError with the outcome it had.
+//
+// # In front of another server
+//
+// tools/call claims (mcphttp.MethodOptions.Claims) only calls that name
+// one of the part's tools, or whose name cannot be read: a handler in
+// front of a legacy MCP server (mcphttp/intercept) forwards the others,
+// and merges [Part.AppendList] into the other server's tools/list,
+// dropping its tools whose names [Part.Has].
+package tools
