@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/internal/uritemplate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -99,9 +100,9 @@ func TestPlainTemplates(t *testing.T) {
 		"x://a\u2028/{id}":         false,
 		"repo://{o}/{r}/blob/{+p}": true,
 	} {
-		ut, err := parseTemplate(tmpl)
+		ut, err := uritemplate.Parse(tmpl)
 		require.NoError(t, err, tmpl)
-		assert.Equal(t, plain, ut.plain, tmpl)
+		assert.Equal(t, plain, ut.Plain(), tmpl)
 	}
 }
 
@@ -149,7 +150,7 @@ func TestJSONPlain(t *testing.T) {
 func TestDuplicateURISkip(t *testing.T) {
 	es := []Entry{{Key: "a", URI: "docs://documents/a", Name: "a"}, {Key: "b", URI: "docs://documents/b", Name: "b"}, {Key: "c", URI: "docs://documents/a", Name: "c"}}
 	for _, tmpl := range []string{"docs://documents/{id}", "{+uri}"} {
-		ut, err := parseTemplate(tmpl)
+		ut, err := uritemplate.Parse(tmpl)
 		require.NoError(t, err)
 		var c pageCheck
 		require.Nil(t, c.start("s", ut, ListRequest{Limit: 3}, Page{Entries: es}))
@@ -160,11 +161,11 @@ func TestDuplicateURISkip(t *testing.T) {
 		assert.Equal(t, RuleURIDuplicate, ce.Rule)
 		assert.Equal(t, 2, ce.Entry)
 	}
-	ut, err := parseTemplate("docs://documents/{id}")
+	ut, err := uritemplate.Parse("docs://documents/{id}")
 	require.NoError(t, err)
-	assert.Equal(t, len("docs://documents/"), ut.prefix())
-	ut, err = parseTemplate("{scheme}://x")
+	assert.Equal(t, len("docs://documents/"), ut.Prefix())
+	ut, err = uritemplate.Parse("{scheme}://x")
 	require.NoError(t, err)
-	assert.Equal(t, 0, ut.prefix())
-	assert.Equal(t, 0, (*uriTemplate)(nil).prefix())
+	assert.Equal(t, 0, ut.Prefix())
+	assert.Equal(t, 0, (*uritemplate.Template)(nil).Prefix())
 }

@@ -46,7 +46,7 @@ func (inv *Inventory) Complete(ctx context.Context, caller *principal.Principal,
 		}
 		return Completion{}, err
 	}
-	if !slices.Contains(rt.ut.vars, arg) {
+	if !slices.Contains(rt.ut.Vars(), arg) {
 		return Completion{}, &ParamsError{Problems: []string{"argument is not a variable of the template"}}
 	}
 	f := rt.tmpl.Complete[arg]
@@ -54,10 +54,10 @@ func (inv *Inventory) Complete(ctx context.Context, caller *principal.Principal,
 		return Completion{Values: []string{}}, nil
 	}
 	req := CompleteRequest{Argument: arg, Value: value, Principal: caller}
-	for _, name := range rt.ut.vars {
+	for _, name := range rt.ut.Vars() {
 		if v, ok := args[name]; ok {
 			if req.Context == nil {
-				req.Context = make(map[string]string, len(rt.ut.vars))
+				req.Context = make(map[string]string, len(rt.ut.Vars()))
 			}
 			req.Context[name] = v
 		}

@@ -61,7 +61,7 @@ func (inv *Inventory) matchTemplate(uri string) (*registered, map[string]string)
 		return nil, nil
 	}
 	for _, rt := range inv.templates {
-		if params, ok := rt.ut.params(uri); ok {
+		if params, ok := rt.ut.Params(uri); ok {
 			return rt, params
 		}
 	}
@@ -99,7 +99,7 @@ func checkTemplate(rt *registered, caller *principal.Principal) error {
 // collects every failure.
 func (inv *Inventory) validateParams(ctx context.Context, rt *registered, params map[string]string) error {
 	var problems []string
-	for _, name := range rt.ut.vars {
+	for _, name := range rt.ut.Vars() {
 		rule := rt.tmpl.Validate[name]
 		if rule == nil {
 			continue

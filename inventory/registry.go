@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpkit/mcpkit/internal/uritemplate"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
 
@@ -54,7 +55,7 @@ type static struct {
 
 type registered struct {
 	tmpl   Template
-	ut     *uriTemplate
+	ut     *uritemplate.Template
 	scopes []string     // sorted, de-duplicated
 	gates  []int        // own and global gates, sorted indices
 	item   TemplateItem // what resources/templates/list shows of it
@@ -112,7 +113,7 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 		}
 		names[rt.tmpl.Name] = true
 		for _, other := range inv.templates {
-			if w, ok := overlap(other.ut, rt.ut); ok && w == "" {
+			if w, ok := uritemplate.Overlap(other.ut, rt.ut, overlapBudget); ok && w == "" {
 				return nil, fmt.Errorf("inventory: templates %q and %q are too complex to prove that no URI matches both",
 					other.tmpl.Name, rt.tmpl.Name)
 			} else if ok {
@@ -255,7 +256,7 @@ func newRegistered(t Template) (*registered, error) {
 	case t.Owner > OwnedByClient:
 		return nil, fmt.Errorf("unknown owner %d", t.Owner)
 	}
-	ut, err := parseTemplate(t.URITemplate)
+	ut, err := uritemplate.Parse(t.URITemplate)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +270,7 @@ func newRegistered(t Template) (*registered, error) {
 	if t.Validate != nil {
 		rt.tmpl.Validate = make(map[string]func(string) error, len(t.Validate))
 		for k, f := range t.Validate {
-			if !slices.Contains(ut.vars, k) {
+			if !slices.Contains(ut.Vars(), k) {
 				return nil, fmt.Errorf("Validate names %q, which is not a variable of the template", k)
 			}
 			if f == nil {
@@ -281,7 +282,7 @@ func newRegistered(t Template) (*registered, error) {
 	if t.Complete != nil {
 		rt.tmpl.Complete = make(map[string]CompleteFunc, len(t.Complete))
 		for k, f := range t.Complete {
-			if !slices.Contains(ut.vars, k) {
+			if !slices.Contains(ut.Vars(), k) {
 				return nil, fmt.Errorf("Complete names %q, which is not a variable of the template", k)
 			}
 			if f == nil {
@@ -393,3 +394,8 @@ func (inv *Inventory) HasListSources() bool { return len(inv.sources) > 0 }
 // Completes reports whether some template has a completion callback: the
 // server should declare the completions capability exactly then.
 func (inv *Inventory) Completes() bool { return inv.completes }
+
+// overlapBudget is the budget of the overlap search between two
+// templates (uritemplate.OverlapBudget; a variable for the test of the
+// refusal).
+var overlapBudget = uritemplate.OverlapBudget

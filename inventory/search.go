@@ -257,7 +257,7 @@ func (inv *Inventory) Template(name string) (TemplateInfo, bool) {
 		if rt.tmpl.Name == name {
 			t := rt.tmpl
 			return TemplateInfo{Name: t.Name, Title: t.Title, Description: t.Description, URITemplate: t.URITemplate,
-				Variables: append([]string(nil), rt.ut.vars...), Access: t.Access, Hidden: t.Hidden}, true
+				Variables: append([]string(nil), rt.ut.Vars()...), Access: t.Access, Hidden: t.Hidden}, true
 		}
 	}
 	return TemplateInfo{}, false

@@ -17,7 +17,7 @@ func (inv *Inventory) Target(ref string) (name string, ok bool) {
 		return rt.tmpl.Name, true
 	}
 	for _, rt := range inv.templates {
-		if rt.ut.matches(ref) {
+		if rt.ut.Matches(ref) {
 			return rt.tmpl.Name, true
 		}
 	}

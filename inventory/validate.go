@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"hash/maphash"
 	"unicode/utf8"
+
+	"github.com/mcpkit/mcpkit/internal/uritemplate"
 )
 
 // Limits of the list contract.
@@ -19,12 +21,12 @@ const (
 // (entry by entry, as it adds them to the page); inventorytest runs them
 // on whole traversals.
 func ValidatePage(tmpl *Template, req ListRequest, p Page) error {
-	var t *uriTemplate
+	var t *uritemplate.Template
 	name := ""
 	if tmpl != nil {
 		name = tmpl.Name
 		var err error
-		if t, err = parseTemplate(tmpl.URITemplate); err != nil {
+		if t, err = uritemplate.Parse(tmpl.URITemplate); err != nil {
 			return fmt.Errorf("inventory: template %q: %w", tmpl.Name, err)
 		}
 	}
@@ -48,7 +50,7 @@ func ValidatePage(tmpl *Template, req ListRequest, p Page) error {
 // reaches ValidatePage), to find a duplicate as soon as it appears.
 type pageCheck struct {
 	source  string
-	t       *uriTemplate
+	t       *uritemplate.Template
 	entries []Entry
 	prev    string // the last key
 	okMIME  string // the last MIME type found valid: pages mostly repeat one
@@ -68,9 +70,9 @@ const dupSlots = 256 // > 2 × MaxLimit: short probe sequences
 var uriSeed = maphash.MakeSeed()
 
 // start checks the page as a whole and prepares the entry checks.
-func (c *pageCheck) start(source string, t *uriTemplate, req ListRequest, p Page) *ContractError {
+func (c *pageCheck) start(source string, t *uritemplate.Template, req ListRequest, p Page) *ContractError {
 	c.source, c.t, c.entries, c.prev, c.okMIME, c.okMIMEPlain = source, t, p.Entries, req.After, "", true
-	c.skip = t.prefix()
+	c.skip = t.Prefix()
 	c.slots = [dupSlots]uint8{}
 	c.big = nil
 	switch {
@@ -102,7 +104,7 @@ func (c *pageCheck) entry(i int) *ContractError {
 	if rule := checkEntryURI(c.t, e.URI); rule != "" {
 		return c.fail(rule, i)
 	}
-	c.plain = c.t != nil && c.t.plain                                   // a URI that matched such a template is made of URI characters
+	c.plain = c.t != nil && c.t.Plain()                                 // a URI that matched such a template is made of URI characters
 	if e.Name != "" && len(e.Name) <= maxNameLen && jsonPlain(e.Name) { // plain ASCII within the limit: valid
 	} else if rule := checkName(e.Name); rule != "" {
 		return c.fail(rule, i)
@@ -171,13 +173,13 @@ func checkKey(k string) Rule {
 }
 
 // checkEntryURI returns the rule a listed URI breaks, or "".
-func checkEntryURI(t *uriTemplate, u string) Rule {
+func checkEntryURI(t *uritemplate.Template, u string) Rule {
 	switch {
 	case u == "":
 		return RuleURIEmpty
 	case longer(u, maxURILen):
 		return RuleURILength
-	case t != nil && !t.matches(u):
+	case t != nil && !t.Matches(u):
 		return RuleURIMatch
 	case t == nil && !plainURI(u):
 		return RuleURIMatch

@@ -1,4 +1,4 @@
-package inventory
+package uritemplate
 
 import "testing"
 
@@ -22,17 +22,17 @@ var matchCases = []struct{ name, tmpl, uri string }{
 func BenchmarkMatch(b *testing.B) {
 	for _, tc := range matchCases {
 		b.Run(tc.name, func(b *testing.B) {
-			ut, err := parseTemplate(tc.tmpl)
+			ut, err := Parse(tc.tmpl)
 			if err != nil {
 				b.Skip(err)
 			}
 			want := tc.name != "simple-miss"
-			if ut.matches(tc.uri) != want {
+			if ut.Matches(tc.uri) != want {
 				b.Fatalf("%q on %q: want %v", tc.uri, tc.tmpl, want)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if ut.matches(tc.uri) != want {
+				if ut.Matches(tc.uri) != want {
 					b.Fatal("changed")
 				}
 			}
@@ -47,13 +47,13 @@ func BenchmarkParams(b *testing.B) {
 			continue
 		}
 		b.Run(tc.name, func(b *testing.B) {
-			ut, err := parseTemplate(tc.tmpl)
+			ut, err := Parse(tc.tmpl)
 			if err != nil {
 				b.Skip(err)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, ok := ut.params(tc.uri); !ok {
+				if _, ok := ut.Params(tc.uri); !ok {
 					b.Fatal("no match")
 				}
 			}

@@ -1,4 +1,4 @@
-package inventory
+package uritemplate
 
 // This file decides whether two templates could match the same URI: the
 // intersection of two regular languages, by a breadth-first search of the
@@ -13,11 +13,12 @@ package inventory
 // and the value steps below spell out unitAt, scanValue's %25 rule and
 // the prefix count one byte at a time.
 
-// overlapBudget bounds the pairs of lanes one search visits. Templates
-// whose search would need more are treated as overlapping (New refuses
-// them): only prefix modifiers of hundreds of characters, which the
-// search must count, get there.
-var overlapBudget = 1 << 18 // a variable for the test of its refusal
+// OverlapBudget is the budget of Overlap that the inventory uses: the
+// pairs of lanes one search may visit. Templates whose search would need
+// more are treated as overlapping (inventory.New refuses them): only
+// prefix modifiers of hundreds of characters, which the search must
+// count, get there.
+const OverlapBudget = 1 << 18
 
 // lane is a state of a template's automaton.
 type lane struct {
@@ -33,7 +34,7 @@ type lane struct {
 
 // step returns the lane after reading c, if any: every lane has at most
 // one successor per byte.
-func (t *uriTemplate) step(l lane, c byte, relax bool) (lane, bool) {
+func (t *Template) step(l lane, c byte, relax bool) (lane, bool) {
 	n := &t.nodes[l.node]
 	switch n.kind {
 	case nLit:
@@ -138,7 +139,7 @@ func unitRead(n *node, l lane, f uint8, relax bool) (lane, bool) {
 // split or a mark), and the node it can move on to without reading a
 // byte: its own for a split or a mark, the next one for a value between
 // units that may end there; -1 for none.
-func (t *uriTemplate) split(l lane) (bool, int32) {
+func (t *Template) split(l lane) (bool, int32) {
 	n := &t.nodes[l.node]
 	switch n.kind {
 	case nSplit, nMark:
@@ -154,7 +155,7 @@ func (t *uriTemplate) split(l lane) (bool, int32) {
 // closure appends l and the lanes reachable from it without reading a
 // byte: the alternatives of splits, past marks, and out of a value
 // between units.
-func (t *uriTemplate) closure(l lane, out []lane) []lane {
+func (t *Template) closure(l lane, out []lane) []lane {
 	n := &t.nodes[l.node]
 	switch n.kind {
 	case nSplit:
@@ -229,7 +230,7 @@ var valueSigma = func() []byte {
 
 // symbols returns the bytes worth trying from the pair (a, b): those that
 // can lead somewhere different.
-func symbols(t1, t2 *uriTemplate, a, b lane, one *[1]byte) []byte {
+func symbols(t1, t2 *Template, a, b lane, one *[1]byte) []byte {
 	na, nb := &t1.nodes[a.node], &t2.nodes[b.node]
 	if na.kind == nAccept || nb.kind == nAccept {
 		return nil
@@ -251,7 +252,7 @@ func symbols(t1, t2 *uriTemplate, a, b lane, one *[1]byte) []byte {
 // accept, or neither does and a byte that one of them needs next (in a
 // literal) the other can read. Leaving dead pairs out saves the search
 // the many pairs that named expressions' alternatives make.
-func live(t1, t2 *uriTemplate, a, b lane, relax bool) bool {
+func live(t1, t2 *Template, a, b lane, relax bool) bool {
 	na, nb := &t1.nodes[a.node], &t2.nodes[b.node]
 	if na.kind == nAccept || nb.kind == nAccept {
 		return na.kind == nb.kind
@@ -267,25 +268,26 @@ func live(t1, t2 *uriTemplate, a, b lane, relax bool) bool {
 	return true
 }
 
-// overlap reports whether some URI matches both templates, and returns the
+// Overlap reports whether some URI matches both templates, and returns the
 // shortest such URI as a witness (for error messages). A search that
-// exceeds overlapBudget reports an overlap without a witness.
+// visits more than budget pairs of lanes reports an overlap without a
+// witness.
 //
 // It searches first without prefix modifiers, a superset of both
 // languages: no URI there means none at all, and a witness that matches
 // both templates is one. Only when prefixes are what separates them does
 // it search again, counting characters.
-func overlap(t1, t2 *uriTemplate) (string, bool) {
-	w, ok, done := search(t1, t2, true)
+func Overlap(t1, t2 *Template, budget int) (string, bool) {
+	w, ok, done := search(t1, t2, true, budget)
 	switch {
 	case !done:
 		return "", true
 	case !ok:
 		return "", false
-	case t1.matches(w) && t2.matches(w):
+	case t1.Matches(w) && t2.Matches(w):
 		return w, true
 	}
-	w, ok, done = search(t1, t2, false)
+	w, ok, done = search(t1, t2, false, budget)
 	if !done {
 		return "", true
 	}
@@ -294,7 +296,7 @@ func overlap(t1, t2 *uriTemplate) (string, bool) {
 
 // search is the breadth-first search of the product of the automata;
 // relax ignores prefix modifiers. done is false when the budget ran out.
-func search(t1, t2 *uriTemplate, relax bool) (witness string, ok, done bool) {
+func search(t1, t2 *Template, relax bool, budget int) (witness string, ok, done bool) {
 	type item struct {
 		a, b lane
 		prev int32 // index of the predecessor in queue, -1 for a start
@@ -317,7 +319,7 @@ func search(t1, t2 *uriTemplate, relax bool) (witness string, ok, done bool) {
 	// closure is the same every time: cached per node, and each pair of
 	// such nodes crossed once.
 	c1, c2 := map[int32][]lane{}, map[int32][]lane{}
-	closure := func(t *uriTemplate, cache map[int32][]lane, n int32) []lane {
+	closure := func(t *Template, cache map[int32][]lane, n int32) []lane {
 		if n < 0 {
 			return nil
 		}
@@ -358,7 +360,7 @@ func search(t1, t2 *uriTemplate, relax bool) (witness string, ok, done bool) {
 	push(lane{node: t1.start}, lane{node: t2.start}, -1, 0)
 	var one [1]byte
 	for i := 0; i < len(queue); i++ {
-		if len(visited) > overlapBudget {
+		if len(visited) > budget {
 			return "", false, false
 		}
 		it := queue[i]

@@ -1,4 +1,4 @@
-package inventory
+package uritemplate
 
 import (
 	"errors"
@@ -8,8 +8,8 @@ import (
 )
 
 // This file parses RFC 6570 URI templates (levels 1–4) and compiles them
-// into the graph that matching (uritemplate_match.go) and overlap
-// detection (overlap.go) share. Expansion is in uritemplate_expand.go.
+// into the graph that matching (match.go) and overlap
+// detection (overlap.go) share. Expansion is in expand.go.
 
 // maxTemplateVars bounds the variables of one template.
 const maxTemplateVars = 32
@@ -81,7 +81,7 @@ type varspec struct {
 	name    string
 	prefix  int  // the :N modifier; 0 without one
 	explode bool // the * modifier
-	index   int  // position in uriTemplate.vars
+	index   int  // position in Template.vars
 	// stops holds the unreserved bytes that Expand percent-encodes in this
 	// variable's value because they can start what follows it, so that the
 	// value cannot end early when the URI is matched.
@@ -131,8 +131,8 @@ type node struct {
 	latest int32
 }
 
-// uriTemplate is a parsed URI template.
-type uriTemplate struct {
+// Template is a parsed URI template.
+type Template struct {
 	raw   string
 	parts []part
 	vars  []string // variable names in order of appearance
@@ -161,24 +161,24 @@ type gpart struct {
 	cls uint8
 }
 
-// parseTemplate parses a URI template that the kit serves: RFC 6570
+// Parse parses a URI template that the kit serves: RFC 6570
 // (levels 1–4) with the restrictions that keep matching unambiguous (see
 // checkTemplate).
-func parseTemplate(s string) (*uriTemplate, error) {
-	fail := func(format string, args ...any) (*uriTemplate, error) {
+func Parse(s string) (*Template, error) {
+	fail := func(format string, args ...any) (*Template, error) {
 		return nil, fmt.Errorf("uri template %q: %s", s, fmt.Sprintf(format, args...))
 	}
 	if s == "" {
 		return fail("empty")
 	}
-	if longer(s, maxURILen) {
-		return fail("longer than %d characters", maxURILen)
+	if longer(s, MaxLen) {
+		return fail("longer than %d characters", MaxLen)
 	}
 	parts, err := parseRFC6570(s)
 	if err != nil {
 		return fail("%v", err)
 	}
-	t := &uriTemplate{raw: s, parts: parts, plain: true}
+	t := &Template{raw: s, parts: parts, plain: true}
 	if err := t.check(); err != nil {
 		return fail("%v", err)
 	}
@@ -359,7 +359,7 @@ func ucschar(r rune) bool {
 //     starts would leave no trace;
 //   - a literal right after an expression may not start with a
 //     pct-encoded triplet, which the value could hold.
-func (t *uriTemplate) check() error {
+func (t *Template) check() error {
 	seen := make(map[string]bool)
 	for i, p := range t.parts {
 		if p.expr == nil {
@@ -395,7 +395,7 @@ func (t *uriTemplate) check() error {
 // follows returns the first bytes of what can come right after part k:
 // the first byte of the next literal, or the leading character of each
 // following expression until one that cannot be empty.
-func (t *uriTemplate) follows(k int) string {
+func (t *Template) follows(k int) string {
 	var b []byte
 	for _, p := range t.parts[k+1:] {
 		if p.expr == nil {
@@ -413,7 +413,7 @@ func (t *uriTemplate) follows(k int) string {
 // encode in its value (see varspec.stops): the separator of its
 // expression when another variable can follow in it, and what can follow
 // the expression.
-func (t *uriTemplate) setStops() {
+func (t *Template) setStops() {
 	for k, p := range t.parts {
 		if p.expr == nil {
 			continue
@@ -440,7 +440,7 @@ func (t *uriTemplate) setStops() {
 
 // compile builds the template's nodes (see node), from the end of the
 // template to its start, and decides whether it is greedy.
-func (t *uriTemplate) compile() {
+func (t *Template) compile() {
 	t.nodes = append(t.nodes[:0], node{kind: nAccept})
 	next := int32(0)
 	for k := len(t.parts) - 1; k >= 0; k-- {
@@ -477,7 +477,7 @@ func (t *uriTemplate) compile() {
 
 // bound sets the before and after of every node: the shortest paths from
 // the start and to the end, in bytes (a non-empty value has at least one).
-func (t *uriTemplate) bound() {
+func (t *Template) bound() {
 	length := func(n *node) int32 {
 		switch {
 		case n.kind == nLit:
@@ -530,29 +530,29 @@ func (n *node) successors() []int32 {
 	return []int32{n.next}
 }
 
-func (t *uriTemplate) add(n node) int32 {
+func (t *Template) add(n node) int32 {
 	t.nodes = append(t.nodes, n)
 	return int32(len(t.nodes) - 1)
 }
 
 // addLit adds the literal s followed by next, joined with next when it is
 // a literal too.
-func (t *uriTemplate) addLit(s string, next int32) int32 {
+func (t *Template) addLit(s string, next int32) int32 {
 	if n := t.nodes[next]; n.kind == nLit {
 		return t.add(node{kind: nLit, lit: s + n.lit, next: n.next})
 	}
 	return t.add(node{kind: nLit, lit: s, next: next})
 }
 
-func (t *uriTemplate) addSplit(alts ...int32) int32 {
+func (t *Template) addSplit(alts ...int32) int32 {
 	return t.add(node{kind: nSplit, alts: alts})
 }
 
 // addVal adds the value of v followed by next.
-func (t *uriTemplate) addVal(e *expression, v *varspec, nonEmpty bool, next int32) int32 {
+func (t *Template) addVal(e *expression, v *varspec, nonEmpty bool, next int32) int32 {
 	t.reservedVal = t.reservedVal || e.op.reserved
 	p := v.prefix
-	if p >= maxURILen {
+	if p >= MaxLen {
 		p = 0 // a value of a URI that matches never has this many characters
 	}
 	return t.add(node{kind: nVal, v: int32(v.index), reserved: e.op.reserved, nonEmpty: nonEmpty, prefix: int32(p), next: next})
@@ -561,7 +561,7 @@ func (t *uriTemplate) addVal(e *expression, v *varspec, nonEmpty bool, next int3
 // addExpr adds expression e followed by next. The alternatives of each
 // split are in order of preference: a list goes on rather than ends, and
 // named variables are tried in template order.
-func (t *uriTemplate) addExpr(e *expression, next int32) int32 {
+func (t *Template) addExpr(e *expression, next int32) int32 {
 	switch {
 	case e.op.first == "":
 		return t.addRequired(e, next)
@@ -573,7 +573,7 @@ func (t *uriTemplate) addExpr(e *expression, next int32) int32 {
 
 // addRequired adds {x,y} or {+x,y}: every variable present and non-empty,
 // in order, separated by ','.
-func (t *uriTemplate) addRequired(e *expression, next int32) int32 {
+func (t *Template) addRequired(e *expression, next int32) int32 {
 	cur := next
 	for i := len(e.vars) - 1; i >= 0; i-- {
 		cur = t.addVal(e, &e.vars[i], true, cur)
@@ -586,7 +586,7 @@ func (t *uriTemplate) addRequired(e *expression, next int32) int32 {
 
 // addPositional adds {#x,y}, {.x,y} or {/x,y}: the values present fill
 // the variables from the left, and each may be empty.
-func (t *uriTemplate) addPositional(e *expression, next int32) int32 {
+func (t *Template) addPositional(e *expression, next int32) int32 {
 	cont := int32(-1) // the separator and value of the variable after i
 	for i := len(e.vars) - 1; ; i-- {
 		after := next
@@ -604,7 +604,7 @@ func (t *uriTemplate) addPositional(e *expression, next int32) int32 {
 // addNamed adds {;x,y}, {?x,y} or {&x,y}: any of the variables, in
 // template order, each as name=value (";name" alone for an empty value of
 // ';', "name=" for one of '?' and '&').
-func (t *uriTemplate) addNamed(e *expression, next int32) int32 {
+func (t *Template) addNamed(e *expression, next int32) int32 {
 	op, m := e.op, len(e.vars)
 	entries := make([]int32, m) // variable k after the separator: name and value
 	firsts := make([]int32, m)  // variable k as the first one present
@@ -631,9 +631,18 @@ func (t *uriTemplate) addNamed(e *expression, next int32) int32 {
 // prefix returns the length of t's leading literal, which every URI that
 // matches t starts with; 0 for a nil t or a template that starts with an
 // expression.
-func (t *uriTemplate) prefix() int {
+func (t *Template) Prefix() int {
 	if t == nil || len(t.parts) == 0 || t.parts[0].expr != nil {
 		return 0
 	}
 	return len(t.parts[0].lit)
 }
+
+// Vars returns the template's variable names in order of first
+// appearance. The slice is the template's own: do not modify it.
+func (t *Template) Vars() []string { return t.vars }
+
+// Plain reports whether every literal of the template is ASCII, so that a
+// URI matching it is printable ASCII without '"' or '\\': its JSON string
+// is the URI between quotes, with nothing to escape.
+func (t *Template) Plain() bool { return t.plain }

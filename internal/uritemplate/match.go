@@ -1,4 +1,4 @@
-package inventory
+package uritemplate
 
 import (
 	"math/bits"
@@ -163,7 +163,7 @@ func scanEncoded(uri string, i int, cls uint8) int {
 }
 
 // matches reports whether uri matches t.
-func (t *uriTemplate) matches(uri string) bool {
+func (t *Template) Matches(uri string) bool {
 	_, ok := t.match(uri, nil)
 	return ok
 }
@@ -175,8 +175,8 @@ func (t *uriTemplate) matches(uri string) bool {
 // choices are made left to right: each variable takes the shortest value
 // that lets the rest match, a list takes its next variable rather than
 // end, and named variables are tried in template order.
-func (t *uriTemplate) match(uri string, vals []string) (present uint64, ok bool) {
-	if uri == "" || longer(uri, maxURILen) {
+func (t *Template) match(uri string, vals []string) (present uint64, ok bool) {
+	if uri == "" || longer(uri, MaxLen) {
 		return 0, false
 	}
 	if t.greedy {
@@ -185,7 +185,7 @@ func (t *uriTemplate) match(uri string, vals []string) (present uint64, ok bool)
 	return t.matchDP(uri, vals)
 }
 
-func (t *uriTemplate) matchGreedy(uri string, vals []string) bool {
+func (t *Template) matchGreedy(uri string, vals []string) bool {
 	if len(t.gparts) == 2 && t.gparts[0].cls == 0 {
 		// The common shape, a literal and one expression ("docs://documents/{id}").
 		lit := t.gparts[0].lit
@@ -242,7 +242,7 @@ func grow[T any](s []T, n int) []T {
 // matchDP decides the match with a table ok[s][j]: "from node s at
 // uri[j], the rest matches", filled from node 0 (the end) up, then walks
 // from the start node choosing the first alternative that still matches.
-func (t *uriTemplate) matchDP(uri string, vals []string) (uint64, bool) {
+func (t *Template) matchDP(uri string, vals []string) (uint64, bool) {
 	n := len(uri)
 	w := n + 1
 	tb := dpPool.Get().(*dpTables)
@@ -438,7 +438,7 @@ func valRowPlain(uri string, nd *node, cur, next []bool, lo, hi int) {
 
 // params matches uri and returns the percent-decoded variables the URI
 // holds (an absent variable has no entry).
-func (t *uriTemplate) params(uri string) (map[string]string, bool) {
+func (t *Template) Params(uri string) (map[string]string, bool) {
 	var stack [8]string
 	vals := stack[:0]
 	if len(t.vars) > len(stack) {

@@ -1,4 +1,4 @@
-package inventory
+package uritemplate
 
 import (
 	"testing"
@@ -291,16 +291,16 @@ func TestExpandMatchesRFC6570Examples(t *testing.T) {
 			continue
 		}
 		t.Run(tc.section+" "+tc.tmpl, func(t *testing.T) {
-			got, err := Expand(tc.tmpl, vals)
+			got, err := expandString(tc.tmpl, vals)
 			if why := refused[tc.tmpl]; why != "" {
 				assert.Error(t, err, why)
 				return
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
-			ut, err := parseTemplate(tc.tmpl)
+			ut, err := Parse(tc.tmpl)
 			require.NoError(t, err)
-			back, ok := ut.params(got)
+			back, ok := ut.Params(got)
 			require.True(t, ok, "%q matches %s", got, tc.tmpl)
 			want := map[string]string{}
 			for _, p := range ut.parts {

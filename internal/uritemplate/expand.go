@@ -1,4 +1,4 @@
-package inventory
+package uritemplate
 
 import (
 	"errors"
@@ -6,42 +6,9 @@ import (
 	"unicode/utf8"
 )
 
-// Expand fills a URI template with string values and returns the URI, by
-// RFC 6570 (levels 1–4) exactly, so that the URI reads back as the same
-// values. Every variable is a string: a variable missing from values is
-// undefined (its part of the expression is left out), an empty string is
-// defined and empty; values of variables the template does not have are
-// ignored. Lists and associative arrays are not values here (so {x*}
-// expands as {x}: RFC 6570 §2.4.2 explodes only composite values); see
-// the URI templates section of the package documentation.
-//
-// One byte may differ from RFC 6570's own expansion: an unreserved
-// character of a value that could also start what follows the value in the
-// template (the '-' of "{a}-{b}", the '.' of "{name}.{ext}" or of
-// "{.x,y}") is percent-encoded, an equivalent URI (RFC 3986 §6.2.2.2),
-// so that matching cannot end the value early.
-//
-// Expand fails, rather than returning a URI that would not read back as
-// the values: on a template New refuses; on a variable of {x} or {+x} (also
-// in a list such as {x,y}) that is missing or empty; on a value that is
-// not valid UTF-8; on a value of {+x} or {#x} holding "%" and two
-// hexadecimal digits (RFC 6570 copies such a triplet into the URI, so the
-// value would read back decoded: give these expressions the text itself);
-// on values that would read back otherwise (a value of {/x,y} given for y
-// but not x reads back as x; a '/' in a of {+a}/{+b} cannot be told from
-// the separator); and on a URI longer than 2048 characters. A value
-// longer than a prefix modifier allows ({x:3}) is cut, as RFC 6570 says,
-// and reads back cut.
-func Expand(uriTemplate string, values map[string]string) (string, error) {
-	t, err := parseTemplate(uriTemplate)
-	if err != nil {
-		return "", fmt.Errorf("inventory: %w", err)
-	}
-	return t.expand(values)
-}
-
-// expand is Expand on a parsed template.
-func (t *uriTemplate) expand(values map[string]string) (string, error) {
+// Expand fills t with string values and returns the URI; it is
+// inventory.Expand on a parsed template (see its documentation).
+func (t *Template) Expand(values map[string]string) (string, error) {
 	fail := func(format string, args ...any) (string, error) {
 		return "", fmt.Errorf("inventory: uri template %q: %s", t.raw, fmt.Sprintf(format, args...))
 	}
@@ -72,8 +39,8 @@ func (t *uriTemplate) expand(values map[string]string) (string, error) {
 		return "", err
 	}
 	uri := string(b)
-	if longer(uri, maxURILen) {
-		return fail("the URI is longer than %d characters", maxURILen)
+	if longer(uri, MaxLen) {
+		return fail("the URI is longer than %d characters", MaxLen)
 	}
 	if !t.greedy && !t.readsBack(uri, values) {
 		return fail("the URI %q would read back as other values", uri)
@@ -83,8 +50,8 @@ func (t *uriTemplate) expand(values map[string]string) (string, error) {
 
 // readsBack reports whether uri matches t with exactly the values (cut to
 // their prefix modifiers) of the variables present in values.
-func (t *uriTemplate) readsBack(uri string, values map[string]string) bool {
-	got, ok := t.params(uri)
+func (t *Template) readsBack(uri string, values map[string]string) bool {
+	got, ok := t.Params(uri)
 	if !ok {
 		return false
 	}
@@ -144,7 +111,7 @@ func expandRFC6570(s string, values map[string]value) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	t := &uriTemplate{raw: s, parts: parts}
+	t := &Template{raw: s, parts: parts}
 	b, err := t.appendExpansion(nil, func(name string) value { return values[name] }, false)
 	return string(b), err
 }
@@ -152,7 +119,7 @@ func expandRFC6570(s string, values map[string]value) (string, error) {
 // appendExpansion appends the expansion of t (RFC 6570 Appendix A) with the
 // values lookup returns; with stops, it encodes the stop bytes of each
 // variable (see varspec.stops).
-func (t *uriTemplate) appendExpansion(b []byte, lookup func(string) value, stops bool) ([]byte, error) {
+func (t *Template) appendExpansion(b []byte, lookup func(string) value, stops bool) ([]byte, error) {
 	for _, p := range t.parts {
 		if p.expr == nil {
 			b = append(b, p.lit...)

@@ -1,4 +1,4 @@
-package inventory
+package uritemplate
 
 import (
 	"strings"
@@ -45,7 +45,7 @@ func TestParseTemplateAccepts(t *testing.T) {
 		{"{/list*,path:4}", []string{"list", "path"}, false},
 	} {
 		t.Run(tc.tmpl, func(t *testing.T) {
-			ut, err := parseTemplate(tc.tmpl)
+			ut, err := Parse(tc.tmpl)
 			require.NoError(t, err)
 			assert.Equal(t, tc.vars, ut.vars)
 			assert.Equal(t, tc.greedy, ut.greedy)
@@ -126,7 +126,7 @@ var rfcInvalidTemplates = []string{
 	"{é}",
 }
 
-// RFC 6570 accepts these; the kit refuses them (see uriTemplate.check).
+// RFC 6570 accepts these; the kit refuses them (see Template.check).
 var kitRefusedTemplates = []string{
 	"",                        // empty
 	"x://{a}{b}",              // adjacent expressions: no trace of the boundary
@@ -147,7 +147,7 @@ func TestParseTemplateRejects(t *testing.T) {
 		t.Run(tmpl, func(t *testing.T) {
 			_, err := parseRFC6570(tmpl)
 			assert.Error(t, err, "RFC 6570 grammar")
-			_, err = parseTemplate(tmpl)
+			_, err = Parse(tmpl)
 			assert.Error(t, err)
 			assert.False(t, rfc6570Grammar.MatchString(tmpl), "the test's own grammar agrees")
 		})
@@ -158,7 +158,7 @@ func TestParseTemplateRejects(t *testing.T) {
 			if len(tmpl) <= 2048 {
 				assert.NoError(t, err, "RFC 6570 accepts it")
 			}
-			_, err = parseTemplate(tmpl)
+			_, err = Parse(tmpl)
 			assert.Error(t, err)
 		})
 	}
@@ -345,11 +345,11 @@ func TestMatch(t *testing.T) {
 		{"docs://all", "docs://all/", nil},
 	} {
 		t.Run(tc.tmpl+" "+tc.uri, func(t *testing.T) {
-			ut, err := parseTemplate(tc.tmpl)
+			ut, err := Parse(tc.tmpl)
 			require.NoError(t, err)
-			got, ok := ut.params(tc.uri)
+			got, ok := ut.Params(tc.uri)
 			assert.Equal(t, tc.want != nil, ok, "match")
-			assert.Equal(t, tc.want != nil, ut.matches(tc.uri), "matches")
+			assert.Equal(t, tc.want != nil, ut.Matches(tc.uri), "matches")
 			if tc.want != nil {
 				assert.Equal(t, tc.want, got)
 			}
@@ -360,7 +360,7 @@ func TestMatch(t *testing.T) {
 // TestGreedyAgreesWithDP checks the fast path against the general one.
 func TestGreedyAgreesWithDP(t *testing.T) {
 	for _, tmpl := range []string{"repo://{owner}/{repo}/blob/{+path}", "docs://documents/{id}", "x://{p}:{q}"} {
-		ut, err := parseTemplate(tmpl)
+		ut, err := Parse(tmpl)
 		require.NoError(t, err)
 		require.True(t, ut.greedy)
 		for _, uri := range []string{
@@ -384,19 +384,19 @@ func TestGreedyAgreesWithDP(t *testing.T) {
 
 func TestMatchLimitsLength(t *testing.T) {
 	for _, tmpl := range []string{"x://{+p}", "x://{?p}"} {
-		ut, err := parseTemplate(tmpl)
+		ut, err := Parse(tmpl)
 		require.NoError(t, err)
 		u := strings.TrimSuffix(tmpl, "{+p}")
 		if strings.HasSuffix(tmpl, "{?p}") {
 			u = "x://?p="
 		}
-		assert.True(t, ut.matches(u+strings.Repeat("a", maxURILen-len(u))), tmpl)
-		assert.False(t, ut.matches(u+strings.Repeat("a", maxURILen-len(u)+1)), tmpl)
+		assert.True(t, ut.Matches(u+strings.Repeat("a", MaxLen-len(u))), tmpl)
+		assert.False(t, ut.Matches(u+strings.Repeat("a", MaxLen-len(u)+1)), tmpl)
 	}
 	// A prefix modifier beyond what a URI can hold is no limit.
-	ut, err := parseTemplate("x://{p:9999}")
+	ut, err := Parse("x://{p:9999}")
 	require.NoError(t, err)
-	assert.True(t, ut.matches("x://"+strings.Repeat("a", maxURILen-4)))
+	assert.True(t, ut.Matches("x://"+strings.Repeat("a", MaxLen-4)))
 }
 
 func TestExpand(t *testing.T) {
@@ -432,12 +432,12 @@ func TestExpand(t *testing.T) {
 		{"docs://documents{/id}{?tag,sort}", m("id", "7", "sort", "new"), "docs://documents/7?sort=new", nil},
 	} {
 		t.Run(tc.tmpl, func(t *testing.T) {
-			got, err := Expand(tc.tmpl, tc.vals)
+			got, err := expandString(tc.tmpl, tc.vals)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
-			ut, err := parseTemplate(tc.tmpl)
+			ut, err := Parse(tc.tmpl)
 			require.NoError(t, err)
-			back, ok := ut.params(got)
+			back, ok := ut.Params(got)
 			require.True(t, ok)
 			want := tc.back
 			if want == nil {
@@ -466,7 +466,7 @@ func TestExpand(t *testing.T) {
 		{"x://{a", m("a", "1"), "not a template"},
 	} {
 		t.Run(tc.why, func(t *testing.T) {
-			_, err := Expand(tc.tmpl, tc.vals)
+			_, err := expandString(tc.tmpl, tc.vals)
 			assert.Error(t, err)
 		})
 	}
@@ -501,4 +501,13 @@ func TestValueUnitsAreUTF8(t *testing.T) {
 			}
 		}
 	}
+}
+
+// expandString is inventory.Expand: parse, then expand.
+func expandString(tmpl string, values map[string]string) (string, error) {
+	t, err := Parse(tmpl)
+	if err != nil {
+		return "", err
+	}
+	return t.Expand(values)
 }
