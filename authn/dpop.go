@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpkit/mcpkit/authn/internal/htu"
 	"github.com/mcpkit/mcpkit/principal"
 
 	"github.com/lestrrat-go/jwx/v2/jwa"
@@ -226,7 +227,7 @@ func newDPoPChecker(o DPoPOptions, resource string, log *slog.Logger) (*dpopChec
 	} else if _, err := parseSecureURL("DPoPOptions.BaseURL", base, true); err != nil {
 		return nil, err
 	}
-	n, ok := normalizeHTU(base)
+	n, ok := htu.Normalize(base)
 	if !ok {
 		return nil, errors.New("authn: DPoPOptions.BaseURL cannot be normalized as an http(s) URL")
 	}
@@ -397,8 +398,8 @@ func (c *dpopChecker) identity(p *principal.Principal) uint64 {
 
 // htuOK compares a proof's htu with the URL of r (BaseURL and the
 // request's path), both normalized, query and fragment ignored.
-func (c *dpopChecker) htuOK(r *http.Request, htu string) bool {
-	got, ok := normalizeHTU(htu)
+func (c *dpopChecker) htuOK(r *http.Request, claim string) bool {
+	got, ok := htu.Normalize(claim)
 	if !ok || r.URL == nil {
 		return false
 	}
@@ -406,7 +407,7 @@ func (c *dpopChecker) htuOK(r *http.Request, htu string) bool {
 	if p == "" {
 		p = "/"
 	}
-	want, ok := normalizeHTU(c.base + p)
+	want, ok := htu.Normalize(c.base + p)
 	return ok && got == want
 }
 

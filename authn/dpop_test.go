@@ -329,38 +329,6 @@ func TestDPoPURL(t *testing.T) {
 	assert.Equal(t, "invalid_dpop_proof", challengeError(w, "DPoP"), "the internal URL is not the external one")
 }
 
-func TestNormalizeHTU(t *testing.T) {
-	for in, want := range map[string]string{
-		"https://a.example":               "https://a.example/",
-		"https://A.EXAMPLE:443/x":         "https://a.example/x",
-		"http://a.example:80/x":           "http://a.example/x",
-		"http://a.example:080/x":          "http://a.example/x",
-		"https://a.example:8443/x":        "https://a.example:8443/x",
-		"https://a.example/%7e%2f%41":     "https://a.example/~%2FA",
-		"https://a.example/a/./b/../c":    "https://a.example/a/c",
-		"https://a.example/x?y#z":         "https://a.example/x",
-		"https://[::1]:443/x":             "https://[::1]/x",
-		"https://a.example:/x":            "https://a.example/x",
-		"https://a.example/%2e%2E/x":      "https://a.example/x",
-		"https://a.example/a%2Fb/../c":    "https://a.example/c",
-		"https://a.example/mcp/":          "https://a.example/mcp/",
-		"https://a.example/!$&'()*+,;=:@": "https://a.example/!$&'()*+,;=:@",
-	} {
-		got, ok := normalizeHTU(in)
-		if assert.True(t, ok, in) {
-			assert.Equal(t, want, got, in)
-		}
-	}
-	for _, in := range []string{
-		"", "/x", "ftp://a.example/x", "https://", "https:///x", "https://u:p@a.example/x", "https://a.example/%zz",
-		"https://a.example/%4", "https://a.example/ x", "https://a.example/\x00", "https://a.example:x/",
-		"https://[1.2.3.4]/", "https://[::1/", "https://a%2eexample/", "https://a.example/" + strings.Repeat("a", 5000),
-	} {
-		_, ok := normalizeHTU(in)
-		assert.False(t, ok, "%q", in)
-	}
-}
-
 // The key binding can come from introspection: the response's cnf.jkt.
 func TestDPoPIntrospection(t *testing.T) {
 	d := newDPoPEnv(t, testissuer.EC256, nil)

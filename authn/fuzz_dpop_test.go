@@ -60,24 +60,3 @@ func FuzzDPoPProof(f *testing.F) {
 		}
 	})
 }
-
-// FuzzNormalizeHTU: normalization never panics, is idempotent, and its
-// output is an http(s) URL without query or fragment.
-func FuzzNormalizeHTU(f *testing.F) {
-	for _, s := range []string{"https://a.example/x", "HTTP://A:80/%7e/./../b?q#f", "https://[::1]:443/", "https://a/%2e%2E/", "https://u@a/"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		n, ok := normalizeHTU(s)
-		if !ok {
-			return
-		}
-		if !strings.HasPrefix(n, "https://") && !strings.HasPrefix(n, "http://") || strings.ContainsAny(n, "?#") {
-			t.Fatalf("normalized %q to %q", s, n)
-		}
-		n2, ok := normalizeHTU(n)
-		if !ok || n2 != n {
-			t.Fatalf("not idempotent: %q → %q → %q (%v)", s, n, n2, ok)
-		}
-	})
-}

@@ -1,14 +1,17 @@
-package authn
+// Package htu normalizes the http(s) URLs that DPoP proofs name (RFC 9449
+// §4.3: a proof's htu is compared with the request's URL "without query
+// and fragment", after RFC 3986 normalization).
+package htu
 
 import (
 	"net"
 	"strings"
 )
 
-// maxHTUBytes bounds the URLs normalizeHTU works on.
-const maxHTUBytes = 4 << 10
+// MaxBytes bounds the URLs Normalize works on.
+const MaxBytes = 4 << 10
 
-// normalizeHTU returns the RFC 3986 normal form of an http(s) URL without
+// Normalize returns the RFC 3986 normal form of an http(s) URL without
 // its query and fragment, for comparing a DPoP proof's htu with the
 // request (RFC 9449 §4.3): syntax-based normalization (§6.2.2: scheme and
 // host in lower case, percent-encodings in upper case, unreserved
@@ -17,8 +20,8 @@ const maxHTUBytes = 4 << 10
 // "/"). It reports false for anything else: another scheme, no host,
 // userinfo, a byte that cannot appear in a URL, a bad percent-encoding,
 // more than 4 KiB.
-func normalizeHTU(raw string) (string, bool) {
-	if len(raw) > maxHTUBytes {
+func Normalize(raw string) (string, bool) {
+	if len(raw) > MaxBytes {
 		return "", false
 	}
 	i := strings.Index(raw, "://")
