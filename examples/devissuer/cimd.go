@@ -89,10 +89,37 @@ func checkClientIDURL(raw string) (*url.URL, error) {
 			return nil, errClientID
 		}
 	}
-	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil && !allowedAddr(ip) {
+	ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]"))
+	switch {
+	case err == nil && !allowedAddr(ip):
+		return nil, errClientID
+	case err != nil && !dnsName(u.Hostname()):
 		return nil, errClientID
 	}
 	return u, nil
+}
+
+// dnsName reports whether h is a DNS host name (RFC 1123 §2.1): labels of
+// 1 to 63 letters, digits and hyphens, not starting or ending with a
+// hyphen, at most 253 characters, one trailing dot allowed. "." and
+// "a..b" are not names a fetch could resolve.
+func dnsName(h string) bool {
+	h = strings.TrimSuffix(h, ".")
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(h, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // isClientIDURL reports whether a client_id is meant as a metadata

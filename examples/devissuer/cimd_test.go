@@ -337,3 +337,18 @@ func TestAllowedAddr(t *testing.T) {
 	}
 	assert.False(t, allowedAddr(netip.MustParseAddr("fe80::1%eth0")), "zoned")
 }
+
+// A client ID URL names a host a fetch could resolve: DNS names of
+// well-formed labels or IP literals; "." (the root), empty labels and
+// hyphens at a label's edge are refused before anything is fetched.
+func TestClientIDURLHost(t *testing.T) {
+	for raw, ok := range map[string]bool{
+		"https://app.example/c": true, "https://app.example./c": true, "https://a-b.example/c": true,
+		"https://127.0.0.1/c": true, "http://localhost/c": true, "http://localhost./c": false, "https://xn--bcher-kva.example/c": true,
+		"https://./c": false, "https://./0": false, "https://a..example/c": false, "https://-a.example/c": false,
+		"https://a-.example/c": false, "https://a_b.example/c": false, "https://" + strings.Repeat("a", 64) + ".example/c": false,
+	} {
+		_, err := checkClientIDURL(raw)
+		assert.Equal(t, ok, err == nil, raw)
+	}
+}
