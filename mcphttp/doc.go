@@ -10,15 +10,20 @@
 // registers the methods it serves, wraps the serving of calls, or serves
 // other HTTP methods, and the core knows nothing of it beyond that.
 //
+//	// legacy sessions and event streams, and subscriptions/listen
+//	streams, err := sessions.New(hub, sessions.Options{})
+//	// the inventory as tools, and a tool of one's own beside them
+//	builtin, err := tools.Builtin(inv, tools.BuiltinOptions{})
+//	toolPart, err := tools.New(append(builtin, myTool)...)
+//	// (each err checked)
 //	ep, err := mcphttp.New(inv, mcphttp.Options{
 //		ServerInfo:    mcphttp.Implementation{Name: "documents", Version: "1.0.0"},
-//		Authenticator: auth,   // *authn.Authenticator; nil: the service's own middleware
-//		Origins:       guard,  // *origin.Guard, shared with the service's other handlers
+//		Authenticator: auth,  // *authn.Authenticator; nil: the service's own middleware
+//		Origins:       guard, // *origin.Guard, shared with the service's other handlers
 //	},
-//		sessions.New(hub, sessions.Options{}), // legacy sessions, event streams, subscriptions/listen
-//		tools.New(tools.Builtin(inv, tools.BuiltinOptions{})...), // the inventory as tools, and tools of one's own
-//		ratelimit.Limit(limiter),              // per-caller rate limits
-//		mcphttp.Observe(tracing, audit),       // otelmcp, mcphttp/audit
+//		streams, toolPart,
+//		limiter.Part(),                  // *ratelimit.Limiter: per-caller rate limits
+//		mcphttp.Observe(tracing, trail), // otelmcp, mcphttp/audit
 //	)
 //	mux.Handle("/mcp", ep)
 //	srv := mcphttp.NewServer("127.0.0.1:8080", mux) // recommended timeouts
