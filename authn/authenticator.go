@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/httpheader"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -272,7 +273,7 @@ func (a *Authenticator) Optional(next http.Handler) http.Handler {
 			SetPrivate(w.Header())
 			next.ServeHTTP(w, r.WithContext(ctx))
 		case errors.Is(err, principal.ErrUnauthenticated):
-			addVary(w.Header())
+			httpheader.AppendVary(w.Header(), "Authorization")
 			next.ServeHTTP(w, r)
 		default:
 			a.WriteError(w, r, err)
@@ -459,7 +460,7 @@ func (a *Authenticator) WriteError(w http.ResponseWriter, r *http.Request, err e
 			slog.Int("status", status), slog.String("reason", rejectReason(err)))
 	}
 	h.Set("Cache-Control", "no-store")
-	addVary(h)
+	httpheader.AppendVary(h, "Authorization")
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Del("Content-Length")
@@ -504,28 +505,5 @@ func joinValidScopes(scopes []string) string {
 // cache stores it or serves it to another caller (RFC 9111 §3.5).
 func SetPrivate(h http.Header) {
 	h.Set("Cache-Control", "private, max-age=0")
-	addVary(h)
-}
-
-// addVary adds Authorization to Vary unless it is already listed.
-func addVary(h http.Header) {
-	for _, v := range h.Values("Vary") {
-		if containsFold(v, "Authorization") || v == "*" {
-			return
-		}
-	}
-	h.Add("Vary", "Authorization")
-}
-
-// containsFold reports whether the comma-separated list contains name,
-// case-insensitively.
-func containsFold(list, name string) bool {
-	for list != "" {
-		var item string
-		item, list, _ = strings.Cut(list, ",")
-		if strings.EqualFold(strings.Trim(item, " \t"), name) {
-			return true
-		}
-	}
-	return false
+	httpheader.AppendVary(h, "Authorization")
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/mcpkit/mcpkit/internal/httpheader"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -74,7 +75,7 @@ func (a contextAuth) WriteError(w http.ResponseWriter, r *http.Request, err erro
 		h.Set("WWW-Authenticate", "Bearer")
 	}
 	h.Set("Cache-Control", "no-store")
-	appendVary(h, "Authorization")
+	httpheader.AppendVary(h, "Authorization")
 	h.Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	if status == http.StatusForbidden {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/httpheader"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -18,7 +19,7 @@ import (
 func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Every answer may depend on the caller, refusals included: the same
 	// Vary whether or not authn's middleware ran in front.
-	appendVary(w.Header(), "Authorization")
+	httpheader.AppendVary(w.Header(), "Authorization")
 	if err := e.origins.Check(r); err != nil {
 		writeTransportError(w, errForbiddenOrigin)
 		return
@@ -193,7 +194,7 @@ func (e *Endpoint) write(w http.ResponseWriter, r *http.Request, rep reply) {
 	vals := make([]string, 3)
 	vals[0] = "private, max-age=0"
 	h["Cache-Control"] = vals[0:1:1]
-	appendVary(h, "Authorization")
+	httpheader.AppendVary(h, "Authorization")
 	if rep.header[0] != "" {
 		h.Set(rep.header[0], rep.header[1])
 	}

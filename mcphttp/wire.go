@@ -4,9 +4,9 @@ import (
 	"encoding/base64"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 
+	"github.com/mcpkit/mcpkit/internal/httpheader"
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -242,47 +242,14 @@ func (e *Endpoint) minResultBytes() int {
 	return head + len(`{"resourceTemplates":[`) + item + e.pageReserve(e.metaPrivate)
 }
 
-// appendVary adds each name to Vary unless it is listed already (or Vary
-// is "*"), keeping what an outer handler set and sharing no value with
-// another response.
-func appendVary(h http.Header, names ...string) {
-	vary := h["Vary"]
-	for _, name := range names {
-		have := false
-		for _, v := range vary {
-			if v == "*" || listHas(v, name) {
-				have = true
-				break
-			}
-		}
-		if !have {
-			vary = append(vary[:len(vary):len(vary)], name)
-		}
-	}
-	if len(vary) > 0 {
-		h["Vary"] = vary
-	}
-}
-
-// listHas reports whether the comma-separated header value lists name,
-// case-insensitively.
-func listHas(list, name string) bool {
-	for item := range strings.SplitSeq(list, ",") {
-		if strings.EqualFold(strings.TrimSpace(item), name) {
-			return true
-		}
-	}
-	return false
-}
-
 // SetPrivate marks a response private: Cache-Control: private, max-age=0,
 // and Authorization appended to Vary (never replacing what an outer
 // handler put there), with values of its own.
 func SetPrivate(h http.Header) {
 	h["Cache-Control"] = []string{"private, max-age=0"}
-	appendVary(h, "Authorization")
+	httpheader.AppendVary(h, "Authorization")
 }
 
 // AppendVary adds each name to the Vary header unless it is listed
 // already, keeping what an outer handler set.
-func AppendVary(h http.Header, names ...string) { appendVary(h, names...) }
+func AppendVary(h http.Header, names ...string) { httpheader.AppendVary(h, names...) }

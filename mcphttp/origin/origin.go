@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/mcpkit/mcpkit/internal/httpheader"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -217,7 +218,7 @@ func (g *Guard) ServeCORS(w http.ResponseWriter, r *http.Request) (done bool) {
 	origin := g.crossOrigin(r)
 	h := w.Header()
 	if isPreflight(r) {
-		appendVary(h, "Origin", "Access-Control-Request-Method", "Access-Control-Request-Headers")
+		httpheader.AppendVary(h, "Origin", "Access-Control-Request-Method", "Access-Control-Request-Headers")
 		if origin == "" {
 			writeForbidden(w)
 			return true
@@ -232,31 +233,9 @@ func (g *Guard) ServeCORS(w http.ResponseWriter, r *http.Request) (done bool) {
 	if origin != "" {
 		h.Set("Access-Control-Allow-Origin", origin)
 		h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
-		appendVary(h, "Origin")
+		httpheader.AppendVary(h, "Origin")
 	}
 	return false
-}
-
-// appendVary adds each name to Vary unless it is listed already (or Vary
-// is "*"), keeping what an outer handler set and sharing no value with
-// another response.
-func appendVary(h http.Header, names ...string) {
-	vary := h["Vary"]
-	for _, name := range names {
-		have := false
-		for _, v := range vary {
-			if v == "*" || listHas(v, name) {
-				have = true
-				break
-			}
-		}
-		if !have {
-			vary = append(vary[:len(vary):len(vary)], name)
-		}
-	}
-	if len(vary) > 0 {
-		h["Vary"] = vary
-	}
 }
 
 // Closed returns a guard that allows no cross-origin request: the one an
@@ -267,15 +246,4 @@ func Closed() *Guard { return &Guard{allowed: map[string]bool{}} }
 // body without id.
 func writeForbidden(w http.ResponseWriter) {
 	jsonrpc.WriteHTTPError(w, http.StatusForbidden, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Forbidden origin"))
-}
-
-// listHas reports whether the comma-separated header value lists name,
-// case-insensitively.
-func listHas(list, name string) bool {
-	for item := range strings.SplitSeq(list, ",") {
-		if strings.EqualFold(strings.TrimSpace(item), name) {
-			return true
-		}
-	}
-	return false
 }
