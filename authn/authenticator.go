@@ -76,6 +76,7 @@ type Authenticator struct {
 	v        Verifier
 	maxToken int
 	resource string
+	scopes   []string // Options.Scopes, for Metadata
 	log      *slog.Logger
 
 	// Pre-rendered WWW-Authenticate values.
@@ -115,7 +116,7 @@ func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Authenticator{v: v, maxToken: maxTok, resource: opts.Resource, log: opts.Logger, metadataURL: mdURL, throttle: opts.Throttle}
+	a := &Authenticator{v: v, maxToken: maxTok, resource: opts.Resource, scopes: slices.Clone(opts.Scopes), log: opts.Logger, metadataURL: mdURL, throttle: opts.Throttle}
 	if a.log == nil {
 		a.log = slog.Default()
 	}

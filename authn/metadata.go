@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -198,4 +199,29 @@ func splitResource(resource string) (origin, path string, err error) {
 		path = ""
 	}
 	return origin, path, nil
+}
+
+// Metadata returns the RFC 9728 protected-resource metadata of a's
+// resource (the document its challenges point clients to) and the path
+// to serve it at, so that the resource URI is given once, to the
+// Authenticator. m.Resource, when empty, is the Authenticator's resource
+// (any other is an error: the document must describe the resource whose
+// challenges link to it); m.ScopesSupported, when empty, the scopes of
+// Options.Scopes. The rest is NewMetadataHandler's.
+func (a *Authenticator) Metadata(m Metadata) (path string, h http.Handler, err error) {
+	switch m.Resource {
+	case "":
+		m.Resource = a.resource
+	case a.resource:
+	default:
+		return "", nil, errors.New("authn: Metadata.Resource differs from the Authenticator's resource")
+	}
+	if len(m.ScopesSupported) == 0 {
+		m.ScopesSupported = slices.Clone(a.scopes)
+	}
+	if h, err = NewMetadataHandler(m); err != nil {
+		return "", nil, err
+	}
+	path, err = WellKnownPath(m.Resource)
+	return path, h, err
 }

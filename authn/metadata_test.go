@@ -162,6 +162,45 @@ func TestMetadataFromChallenge(t *testing.T) {
 	}
 }
 
+// Authenticator.Metadata serves, at the path its challenges point to, the
+// document of the Authenticator's own resource with its scopes: the
+// resource URI given once; a different resource is refused.
+func TestAuthenticatorMetadata(t *testing.T) {
+	for _, path := range []string{"/mcp", "/"} {
+		mux := http.NewServeMux()
+		srv := httptest.NewServer(mux)
+		resource := srv.URL + path
+		a, err := NewAuthenticator(stubVerifier(), Options{Resource: resource, Scopes: []string{"notes:write", "notes:read"}})
+		require.NoError(t, err)
+		wk, md, err := a.Metadata(Metadata{AuthorizationServers: []string{"https://as.example.com"}})
+		require.NoError(t, err)
+		mux.Handle("GET "+wk, md)
+		mux.Handle("/mcp", a.Handler(okHandler))
+
+		resp, err := srv.Client().Get(srv.URL + "/mcp")
+		require.NoError(t, err)
+		resp.Body.Close()
+		p, err := parseChallenge(resp.Header.Get("WWW-Authenticate"))
+		require.NoError(t, err)
+		resp, err = srv.Client().Get(p["resource_metadata"])
+		require.NoError(t, err)
+		var doc struct {
+			Resource        string   `json:"resource"`
+			ScopesSupported []string `json:"scopes_supported"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&doc))
+		resp.Body.Close()
+		assert.Equal(t, resource, doc.Resource)
+		assert.ElementsMatch(t, []string{"notes:read", "notes:write"}, doc.ScopesSupported)
+		srv.Close()
+
+		_, _, err = a.Metadata(Metadata{Resource: "https://other.example/mcp", AuthorizationServers: []string{"https://as.example.com"}})
+		assert.Error(t, err, "another resource's document")
+		_, _, err = a.Metadata(Metadata{})
+		assert.Error(t, err, "no authorization server")
+	}
+}
+
 // FuzzMetadataURL: for any accepted resource, the metadata URL is the
 // resource's scheme and authority, the well-known prefix, then the
 // resource's path byte for byte (a lone "/" dropped), it parses as an

@@ -90,11 +90,10 @@ func newService(ctx context.Context, db *sql.DB, resource, issuer, jwksURL strin
 	if err != nil {
 		return nil, err
 	}
-	metadata, err := authn.NewMetadataHandler(authn.Metadata{Resource: resource, AuthorizationServers: []string{issuer}, ScopesSupported: []string{"notes:read"}})
+	metadataPath, metadata, err := auth.Metadata(authn.Metadata{AuthorizationServers: []string{issuer}})
 	if err != nil {
 		return nil, err
 	}
-	metadataPath, _ := authn.WellKnownPath(resource) // checked by NewMetadataHandler
 	mcp, err := mcphttp.New(inv, mcphttp.Options{ServerInfo: mcphttp.Implementation{Name: "quickstart", Version: "1.0.0"}, Authenticator: auth})
 	if err != nil {
 		return nil, err
