@@ -7,7 +7,7 @@ import (
 // Reading params. The strict decoder has read every message once (no
 // duplicate or case-variant member names, valid UTF-8, bounded depth):
 // after it, params are read with the same strict engine's walker, by exact
-// member name, without reflection and without allocating. One reader
+// member name, without reflection, allocating only the strings it returns. One reader
 // for everything: a member the walker does not find is absent, whatever
 // another decoder would make of a case variant.
 

@@ -102,7 +102,7 @@ func FuzzStringParam(f *testing.F) {
 // BenchmarkParams: reading params.uri with the one reader (the strict
 // walker, over bytes the decoder validated) against encoding/json's
 // exact-name decode into a map and gjson-free alternatives the endpoint
-// used before: the walker reads without allocating.
+// used before: the walker allocates only the string it returns.
 func BenchmarkParams(b *testing.B) {
 	params := []byte(`{"uri":"docs://documents/d000123","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`)
 	b.Run("walker", func(b *testing.B) {
