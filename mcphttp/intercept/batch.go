@@ -149,7 +149,11 @@ func (h *handler) serveSplit(w http.ResponseWriter, r *http.Request, b *jsonrpc.
 	}
 }
 
-// elements returns the bytes of each element of a JSON array.
+// elements returns the bytes of each element of a JSON array: legacy's
+// output, and the client's batch, where it only cuts the bytes apart —
+// what each element is was decided by the strict decode (b.Items), whose
+// invalid elements (a duplicate member, say) the strict engine would not
+// cut out of the array at all.
 func elements(raw []byte) ([][]byte, error) {
 	var elems []json.RawMessage
 	if err := json.Unmarshal(raw, &elems); err != nil {
