@@ -184,8 +184,9 @@ type Contents struct {
 	// Title is the resource's display title, optional: resources/read
 	// never sends it (MCP contents have none), so it is not checked
 	// here; the fetch tool of mcphttp's tools bridge reports it, clipped
-	// like a name (see ClipName), or the URI when it is empty or not
-	// printable UTF-8.
+	// like a name (see ClipName), or when it is empty or not printable
+	// UTF-8 the resource's registered title (a static resource's Title or
+	// Name, a template's Title), else the URI.
 	Title string
 }
 
