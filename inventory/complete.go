@@ -66,7 +66,19 @@ func (inv *Inventory) Complete(ctx context.Context, caller *principal.Principal,
 	if err != nil {
 		return Completion{}, inv.fail(ctx, methodComplete, rt.tmpl.Name, err)
 	}
+	return normalizeCompletion(c), nil
+}
+
+// normalizeCompletion keeps at most MaxCompletionValues values and settles
+// Total: it is known when the callback set it, or when the callback said it
+// returned every match (HasMore false; then Total is the number of values
+// it returned, also when the kit drops some). Otherwise it stays zero, and
+// HasMore is true: the total is unknown.
+func normalizeCompletion(c Completion) Completion {
 	n := len(c.Values)
+	if c.Total > 0 || !c.HasMore {
+		c.Total = max(c.Total, n)
+	}
 	if n > MaxCompletionValues {
 		c.Values = slices.Clone(c.Values[:MaxCompletionValues])
 		c.HasMore = true
@@ -74,8 +86,7 @@ func (inv *Inventory) Complete(ctx context.Context, caller *principal.Principal,
 	if c.Values == nil {
 		c.Values = []string{}
 	}
-	c.Total = max(c.Total, n)
-	return c, nil
+	return c
 }
 
 // errUnknownTemplate is the answer for a template that does not exist or

@@ -144,3 +144,46 @@ func TestCompleteOperatorVariables(t *testing.T) {
 		require.ErrorAs(t, err, &pe, "%q matches no template", ref)
 	}
 }
+
+// The total is known when the callback sets it or returns every match;
+// otherwise it stays zero with HasMore, which means unknown.
+func TestCompleteTotal(t *testing.T) {
+	values := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("v%03d", i)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name      string
+		from      inventory.Completion
+		wantN     int
+		wantTotal int
+		wantMore  bool
+	}{
+		{name: "every match", from: inventory.Completion{Values: values(3)}, wantN: 3, wantTotal: 3},
+		{name: "none", from: inventory.Completion{}, wantN: 0, wantTotal: 0},
+		{name: "every match, more than the kit keeps", from: inventory.Completion{Values: values(150)}, wantN: 100, wantTotal: 150, wantMore: true},
+		{name: "some, total unknown", from: inventory.Completion{Values: values(100), HasMore: true}, wantN: 100, wantTotal: 0, wantMore: true},
+		{name: "some of more than the kit keeps, total unknown", from: inventory.Completion{Values: values(120), HasMore: true}, wantN: 100, wantTotal: 0, wantMore: true},
+		{name: "some, total known", from: inventory.Completion{Values: values(100), Total: 400, HasMore: true}, wantN: 100, wantTotal: 400, wantMore: true},
+		{name: "a total below the values is raised", from: inventory.Completion{Values: values(5), Total: 2, HasMore: true}, wantN: 5, wantTotal: 5, wantMore: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmpl := inventory.Template{
+				Name: "t", URITemplate: "t://{x}", Access: inventory.Public, Read: readEcho,
+				Complete: map[string]inventory.CompleteFunc{"x": func(context.Context, inventory.CompleteRequest) (inventory.Completion, error) {
+					return tc.from, nil
+				}},
+			}
+			inv, err := inventory.New(nil, []inventory.Template{tmpl}, inventory.Options{})
+			require.NoError(t, err)
+			c, err := inv.Complete(context.Background(), nil, tmpl.URITemplate, "x", "", nil)
+			require.NoError(t, err)
+			assert.Len(t, c.Values, tc.wantN)
+			assert.Equal(t, tc.wantTotal, c.Total)
+			assert.Equal(t, tc.wantMore, c.HasMore)
+		})
+	}
+}

@@ -184,8 +184,9 @@ type Contents struct {
 	// Title is the resource's display title, optional: resources/read
 	// never sends it (MCP contents have none), so it is not checked
 	// here; the fetch tool of mcphttp's tools bridge reports it, clipped
-	// like a name (see ClipName), or the URI when it is empty or not
-	// printable UTF-8.
+	// like a name (see ClipName), or when it is empty or not printable
+	// UTF-8 the resource's registered title (a static resource's Title or
+	// Name, a template's Title), else the URI.
 	Title string
 }
 
@@ -242,12 +243,20 @@ type CompleteRequest struct {
 // CompleteFunc suggests values for one variable of a template.
 type CompleteFunc func(ctx context.Context, req CompleteRequest) (Completion, error)
 
-// Completion is a completion result. The kit keeps at most 100 values,
-// sets HasMore when it drops some, and raises Total to at least the number
-// of values the callback returned.
+// Completion is a completion result. The kit keeps at most 100 values
+// and sets HasMore when it drops some.
 type Completion struct {
-	Values  []string
-	Total   int
+	// Values are the suggestions, in the order to show them.
+	Values []string
+	// Total is the number of matches in all, when known. A callback that
+	// returns every match may leave it zero: with HasMore false the kit
+	// sets it to the number of values returned (before it drops any
+	// beyond 100). A callback that returns only some sets HasMore and,
+	// if it knows it, Total; zero with HasMore means the total is
+	// unknown, and the kit raises a known Total to at least the number of
+	// values returned. On the wire an unknown total is left out.
+	Total int
+	// HasMore says there are matches beyond Values.
 	HasMore bool
 }
 

@@ -279,7 +279,9 @@ func contextArguments(params []byte) (map[string]string, error) {
 	return args, nil
 }
 
-// completionResult encodes {"completion":{"values":[…],"total":n,"hasMore":b}}.
+// completionResult encodes {"completion":{"values":[…],"total":n,"hasMore":b}},
+// leaving total out when it is unknown (zero with HasMore; see
+// inventory.Completion).
 func (e *Endpoint) completionResult(c *Call, comp inventory.Completion) []byte {
 	b := make([]byte, 0, 64+16*len(comp.Values))
 	b = append(b, `{"completion":{"values":[`...)
@@ -289,8 +291,11 @@ func (e *Endpoint) completionResult(c *Call, comp inventory.Completion) []byte {
 		}
 		b = AppendString(b, v)
 	}
-	b = append(b, `],"total":`...)
-	b = strconv.AppendInt(b, int64(max(comp.Total, len(comp.Values))), 10)
+	b = append(b, ']')
+	if comp.Total > 0 || !comp.HasMore {
+		b = append(b, `,"total":`...)
+		b = strconv.AppendInt(b, int64(max(comp.Total, len(comp.Values))), 10)
+	}
 	b = append(b, `,"hasMore":`...)
 	b = strconv.AppendBool(b, comp.HasMore)
 	b = append(b, '}')

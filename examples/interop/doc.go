@@ -38,6 +38,25 @@
 // Without MCPKIT_TS_SDK_DIR the TypeScript test skips with that hint;
 // under CI=true a missing SDK or node fails it instead.
 //
+// # Walking a large inventory under the default rate limits
+//
+// The TestWalkAndReadWithDefaultRateLimits tests start the documents
+// server as its binary starts with no flags (ParseFlags' defaults: the
+// default rate limits, 50 a page) with dave owning 400 documents, and let
+// each client list all 401 resources and read every one as fast as it
+// goes: the go-sdk client, the TypeScript SDK v1 and v2 clients
+// (tsclient/walk.mjs; v2 in both eras), and the MCP Inspector's CLI
+// (@modelcontextprotocol/inspector on Node.js 22, both pinned in
+// inspector/package.json and its lock file), which lists every page in one
+// command but reads one resource per command, a Node.js process each, so
+// it reads a sample. None may see a 429; each also reads the filtered
+// listing docs://documents{?q}. TestReadFloodIsRateLimited sends 3,000
+// reads at once and gets 429 with Retry-After past the burst. The
+// Inspector installs like the SDK:
+//
+//	eval "$(bash examples/interop/inspector/install.sh)"   # export MCPKIT_INSPECTOR_DIR=…
+//	go test -run 'WalkAndRead|ReadFlood' -v ./examples/interop/
+//
 // # DPoP with a real authorization server
 //
 // TestDPoPWithOIDCProviderAndTypeScriptSDK runs oidc-provider (panva's,

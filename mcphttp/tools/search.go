@@ -56,10 +56,11 @@ func (b *builtins) search(ctx context.Context, req *Request) (Result, error) {
 // fetch is the fetch tool: resources/read of the id (a search result's
 // URI), its access checks included, as one text item holding
 // {"id","title","text","url","metadata"}. text joins the text contents;
-// title is the contents' Title clipped like a name (inventory.ClipName),
-// else — empty, or not printable UTF-8 — the URI. A text too long for the
-// byte limit is cut at a character boundary, and metadata.truncated says
-// so.
+// title is the first usable one (clipped like a name, inventory.ClipName;
+// usable is non-empty printable UTF-8) of: the contents' Title, the
+// resource's own as registered (see listedTitles), and the URI. A text too
+// long for the byte limit is cut at a character boundary, and
+// metadata.truncated says so.
 func (b *builtins) fetch(ctx context.Context, req *Request) (Result, error) {
 	c := req.Call
 	id := req.Args["id"]
@@ -86,7 +87,14 @@ func (b *builtins) fetch(ctx context.Context, req *Request) (Result, error) {
 			n++
 		}
 	}
-	if title = inventory.ClipName(title); title == "" || !printableText(title) {
+	title = usableTitle(title)
+	for _, t := range b.listedTitles(id) {
+		if title != "" {
+			break
+		}
+		title = usableTitle(t)
+	}
+	if title == "" {
 		title = id
 	}
 	url := b.cite(id)
@@ -129,6 +137,35 @@ func (b *builtins) fetch(ctx context.Context, req *Request) (Result, error) {
 		inner = doc(text[:runeStart(text, lo)], true)
 	}
 	return TextResult(string(inner)), nil
+}
+
+// listedTitles returns what the inventory knows to call the resource at
+// uri, best first: a static resource's Title and Name (as listed); for a
+// URI a template matches, the template's Title. (A template's Name is an
+// identifier, and the name a list callback gives an entry is not known to
+// a read.) Called only after a read of uri succeeded, so it names nothing
+// the caller may not see.
+func (b *builtins) listedTitles(uri string) []string {
+	for _, it := range b.inv.StaticItems() {
+		if it.URI == uri {
+			return []string{it.Title, it.Name}
+		}
+	}
+	if name, ok := b.inv.Target(uri); ok {
+		if ti, ok := b.inv.Template(name); ok {
+			return []string{ti.Title}
+		}
+	}
+	return nil
+}
+
+// usableTitle returns t clipped like a name, or "" when that is empty or
+// not printable UTF-8.
+func usableTitle(t string) string {
+	if t = inventory.ClipName(t); t == "" || !printableText(t) {
+		return ""
+	}
+	return t
 }
 
 // printableText reports valid UTF-8 without control characters.

@@ -453,33 +453,49 @@ func TestToolsListChangedSignature(t *testing.T) {
 	assert.NotEqual(t, seen, sig(alicePrincipal))
 }
 
-// TestFetchTitle: fetch reports Contents.Title clipped to the name limit,
-// and the URI instead of an empty or unprintable title.
+// TestFetchTitle: fetch reports Contents.Title clipped to the name limit;
+// instead of an empty or unprintable one, the resource's own title as
+// registered (a static resource's Title, then Name; a template's Title),
+// and only then the URI.
 func TestFetchTitle(t *testing.T) {
-	for _, tc := range []struct{ title, want string }{
-		{"Plain", "Plain"},
-		{strings.Repeat("文", 600), strings.Repeat("文", 511) + "…"},
-		{"", "docs://documents/1"},
-		{"bell\a", "docs://documents/1"},
-		{"\xff", "docs://documents/1"},
+	var title string // what the reads below give as Contents.Title
+	read := func(_ context.Context, req inventory.ReadRequest) ([]inventory.Contents, error) {
+		return []inventory.Contents{{URI: req.URI, Text: "x", Title: title}}, nil
+	}
+	statics := []inventory.Resource{
+		{URI: "s://titled", Name: "about", Title: "About this server", Access: inventory.Public, Read: read},
+		{URI: "s://named", Name: "named", Access: inventory.Public, Read: read},
+	}
+	templates := []inventory.Template{
+		{Name: "d", URITemplate: "docs://documents/{id}", Read: read,
+			Search: func(context.Context, inventory.SearchRequest) ([]inventory.SearchHit, error) { return nil, nil }},
+		{Name: "readers", Title: "Readers of a document", URITemplate: "r://{id}", Read: read},
+	}
+	inv, err := inventory.New(statics, templates, inventory.Options{})
+	require.NoError(t, err)
+	builtin, err := tools.Builtin(inv, tools.BuiltinOptions{})
+	require.NoError(t, err)
+	part, err := tools.New(builtin...)
+	require.NoError(t, err)
+	ep := newEndpoint(t, inv, 0, nil, part)
+	for _, tc := range []struct{ uri, title, want string }{
+		{"docs://documents/1", "Plain", "Plain"},
+		{"docs://documents/1", strings.Repeat("文", 600), strings.Repeat("文", 511) + "…"},
+		{"docs://documents/1", "", "docs://documents/1"},
+		{"docs://documents/1", "bell\a", "docs://documents/1"},
+		{"docs://documents/1", "\xff", "docs://documents/1"},
+		{"s://titled", "Own", "Own"},
+		{"s://titled", "", "About this server"},
+		{"s://titled", "bell\a", "About this server"},
+		{"s://named", "", "named"},
+		{"r://1", "", "Readers of a document"},
+		{"r://1", "Alice's readers", "Alice's readers"},
 	} {
-		tmpl := inventory.Template{Name: "d", URITemplate: "docs://documents/{id}",
-			Read: func(_ context.Context, req inventory.ReadRequest) ([]inventory.Contents, error) {
-				return []inventory.Contents{{URI: req.URI, Text: "x", Title: tc.title}}, nil
-			},
-			Search: func(context.Context, inventory.SearchRequest) ([]inventory.SearchHit, error) { return nil, nil },
-		}
-		inv, err := inventory.New(nil, []inventory.Template{tmpl}, inventory.Options{})
-		require.NoError(t, err)
-		builtin, err := tools.Builtin(inv, tools.BuiltinOptions{})
-		require.NoError(t, err)
-		part, err := tools.New(builtin...)
-		require.NoError(t, err)
-		ep := newEndpoint(t, inv, 0, nil, part)
-		res := callTool(t, ep, alicePrincipal, eraLegacy, "fetch", map[string]any{"id": "docs://documents/1"})
-		require.False(t, res.IsError)
+		title = tc.title
+		res := callTool(t, ep, alicePrincipal, eraLegacy, "fetch", map[string]any{"id": tc.uri})
+		require.False(t, res.IsError, tc.uri)
 		var doc struct{ Title string }
 		require.NoError(t, json.Unmarshal([]byte(res.Content[0].Text), &doc))
-		assert.Equal(t, tc.want, doc.Title)
+		assert.Equal(t, tc.want, doc.Title, "%s with %q", tc.uri, tc.title)
 	}
 }

@@ -31,7 +31,9 @@
 // discoverable template, docs://documents/{id} (scope documents:read), whose
 // List callback serves the caller's own documents page by page with a
 // keyset query ([DocumentsTemplate]), whose Read re-checks visibility, and
-// whose completion suggests the caller's own ids.
+// whose completion suggests the caller's own ids. A second template with an
+// RFC 6570 query expression, docs://documents{?q} ([FilteredDocumentsTemplate]),
+// reads as a filtered listing: the caller's documents matching q, as JSON.
 //
 // # Sharing and notifications
 //

@@ -41,6 +41,9 @@ their **own** documents and those shared with them, and nobody else's:
   to the caller and expire 15 minutes after the first page.
 - ` + "`resources/read`" + ` returns one document, if the caller may see it now;
   a document of somebody else's is "not found", exactly like a missing one.
+- ` + "`resources/read`" + ` of ` + "`" + FilteredTemplate + "`" + ` (e.g. ` + "`docs://documents?q=quarterly`" + `)
+  returns the caller's documents whose title or body holds every word of q,
+  as JSON: their URIs and titles, at most 100.
 - ` + "`completion/complete`" + ` suggests the caller's own document ids.
 - Tools, for clients that only call tools: ` + "`list_resources`" + ` (the pages of
   resources/list), ` + "`read_resource`" + `, ` + "`read_document`" + ` (by id), and ` + "`search`" + ` /
@@ -142,7 +145,10 @@ func (a *App) newInventory() (*inventory.Inventory, error) {
 	if err != nil {
 		return nil, err
 	}
-	inv, err := inventory.New([]inventory.Resource{AboutResource()}, []inventory.Template{DocumentsTemplate(a.mcpStore()), DocumentReadersTemplate(a.mcpStore())},
+	inv, err := inventory.New([]inventory.Resource{AboutResource()}, []inventory.Template{
+		DocumentsTemplate(a.mcpStore()), DocumentReadersTemplate(a.mcpStore()),
+		FilteredDocumentsTemplate(a.mcpStore(), mcphttp.DefaultMaxResultBytes), // the endpoint keeps the default limit
+	},
 		inventory.Options{PageSize: a.cfg.PageSize, Sealer: sealer, Logger: a.log, Notifier: a.hub})
 	if err != nil {
 		return nil, fmt.Errorf("inventory: %w", err)

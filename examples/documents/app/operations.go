@@ -16,13 +16,20 @@ import (
 )
 
 // The flag defaults of the rate limits: calls a second and burst per
-// caller, for each method class (see ratelimit.Limits). Generous for an
-// interactive client, which lists a few pages and reads what it needs; a
-// script that walks everything at full speed is slowed down, not refused
-// forever (Retry-After says when).
+// caller, for each method class (see ratelimit.Limits; tool calls count as
+// what they do: list_resources as a list, read_resource, fetch and the
+// template tools as reads, search as a search). The read burst lets a
+// client walk a user's whole inventory at full speed, one read after
+// another: none of the TypeScript SDK v1 and v2 and go-sdk clients
+// retries a 429, so a walk that outruns the bucket loses resources. 500 holds the 401 reads (and 9 list pages) of a
+// user with 400 documents however fast the client goes, with a quarter to
+// spare; 100 a second after it keeps a longer walk going at a pace no
+// person reads at. A flood is still refused within seconds (3,000 reads at
+// once: about 600 served, the rest 429 with Retry-After; see
+// examples/interop's walk tests).
 const (
 	DefaultRateList   = "20:100"
-	DefaultRateRead   = "50:200"
+	DefaultRateRead   = "100:500"
 	DefaultRateSearch = "20:100"
 	DefaultRateOther  = "20:100"
 	// DefaultRateRefused limits refused credentials per remote address

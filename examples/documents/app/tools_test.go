@@ -90,3 +90,16 @@ func TestToolsSearchOwnAndShared(t *testing.T) {
 	_, isErr = s.callTool(t, alice, ReadDocumentTool, map[string]any{"id": budget})
 	assert.True(t, isErr)
 }
+
+// TestToolsFetchAbout: fetch of the static about resource, whose contents
+// carry no title, reports the resource's own title, not its URI.
+func TestToolsFetchAbout(t *testing.T) {
+	s := start(t, nil)
+	text, isErr := s.callTool(t, s.token(t, "alice"), "fetch", map[string]any{"id": AboutURI})
+	require.False(t, isErr, text)
+	var doc struct{ ID, Title, Text string }
+	require.NoError(t, json.Unmarshal([]byte(text), &doc))
+	assert.Equal(t, AboutURI, doc.ID)
+	assert.Equal(t, "About this server", doc.Title)
+	assert.True(t, strings.HasPrefix(doc.Text, "# mcpkit documents"), doc.Text)
+}
