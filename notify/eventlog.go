@@ -15,14 +15,16 @@ import "context"
 // again). Implementations must be safe for concurrent use.
 type EventLog interface {
 	// Append records e under key and returns its id: 1–[MaxIDLen] bytes
-	// of printable ASCII without space (0x21–0x7E), unique within the
-	// log. e.ID is ignored. An error means e was not recorded; the hub
+	// of printable ASCII without space (0x21–0x7E), unique among key's
+	// events (another key's may be equal: Since is always asked about one
+	// key, and streams tell their principal's ids apart themselves).
+	// e.ID is ignored. An error means e was not recorded; the hub
 	// logs it and delivers e without an id.
 	Append(ctx context.Context, key string, e Event) (id string, err error)
 	// Since returns, oldest first, the events of key recorded after the
 	// one with the given id, each with its ID set. ok is false when id
-	// cannot tell what was missed: it is malformed, unknown, not an id of
-	// key's, or older than what the log retains. id comes from a client
+	// cannot tell what was missed: it is malformed, unknown to key's
+	// events, or older than what the log retains. id comes from a client
 	// (scoped to key by the caller): only key's events may come back,
 	// whatever it holds.
 	Since(ctx context.Context, key, id string) (events []Event, ok bool, err error)
