@@ -30,6 +30,11 @@ type Event struct {
 	Kind    Kind
 	// URI is the resource of a ResourceUpdated event.
 	URI string
+	// ID is the event's id in the hub's [EventLog], set by the hub that
+	// published it (brokers carry it to the other instances); empty when
+	// the log could not record the event. Streams that resume with
+	// Last-Event-ID are given what they missed by it.
+	ID string
 }
 
 // valid reports whether e can be delivered.
@@ -66,14 +71,20 @@ type Options struct {
 	// QueueSize bounds each subscription's queue. Zero means
 	// DefaultQueueSize.
 	QueueSize int
-	// Logger receives broker failures. Nil means slog.Default().
+	// Logger receives broker and log failures. Nil means slog.Default().
 	Logger *slog.Logger
+	// Log keeps the recent events of each key, for streams that resume
+	// (see [EventLog]); share one between the instances of a fleet
+	// (redisstore.EventLog) so that a stream resumes on any of them. Nil
+	// means a [MemoryLog] with its defaults, which is the process's own.
+	Log EventLog
 }
 
 // Hub routes events to the subscriptions of their subject. It is safe for
 // concurrent use.
 type Hub struct {
 	broker Broker
+	elog   EventLog
 	queue  int
 	log    *slog.Logger
 
@@ -87,7 +98,10 @@ type Hub struct {
 
 // New returns a Hub. With a Broker it starts listening to it; Close stops.
 func New(opts Options) *Hub {
-	h := &Hub{broker: opts.Broker, queue: opts.QueueSize, log: opts.Logger, subs: map[string]map[*Subscription]struct{}{}}
+	h := &Hub{broker: opts.Broker, elog: opts.Log, queue: opts.QueueSize, log: opts.Logger, subs: map[string]map[*Subscription]struct{}{}}
+	if h.elog == nil {
+		h.elog = NewMemoryLog(MemoryLogOptions{})
+	}
 	if h.queue <= 0 {
 		h.queue = DefaultQueueSize
 	}
@@ -140,15 +154,27 @@ func (h *Hub) ResourceUpdated(ctx context.Context, subject, uri string) {
 	h.Publish(ctx, Event{Subject: subject, Kind: ResourceUpdated, URI: uri})
 }
 
-// Publish delivers e to its subject's subscriptions, on every instance when
-// a Broker is configured. Events without a subject (or a URI, for
-// ResourceUpdated) are dropped: nothing is ever broadcast. A broker failure
-// is logged; notifications are best-effort by nature (a client that misses
-// one lists again later).
+// Publish records e in the hub's [EventLog], which gives it its ID, and
+// delivers it to its subject's subscriptions, on every instance when a
+// Broker is configured. Events without a subject (or a URI, for
+// ResourceUpdated) are dropped: nothing is ever broadcast. A failure of
+// the log or the broker is logged; an event the log could not record is
+// still delivered, without an id. Notifications are best-effort by nature
+// (a client that misses one lists again later).
 func (h *Hub) Publish(ctx context.Context, e Event) {
 	if !e.valid() {
 		return
 	}
+	id, err := h.elog.Append(ctx, e.Subject, Event{Subject: e.Subject, Kind: e.Kind, URI: e.URI})
+	switch {
+	case err != nil:
+		h.log.Error("notify: recording an event failed; it goes out without an id", "kind", int(e.Kind), "err", err)
+		id = ""
+	case !ValidID(id):
+		h.log.Error("notify: the event log returned an invalid id; the event goes out without one", "kind", int(e.Kind))
+		id = ""
+	}
+	e.ID = id
 	if h.broker == nil {
 		h.deliver(e)
 		return
@@ -163,6 +189,9 @@ func (h *Hub) deliver(e Event) {
 	if !e.valid() {
 		return
 	}
+	if !ValidID(e.ID) {
+		e.ID = "" // a broker's message with an id no log gives: delivered without it
+	}
 	h.mu.RLock()
 	var full []*Subscription
 	for s := range h.subs[e.Subject] {
@@ -176,6 +205,30 @@ func (h *Hub) deliver(e Event) {
 	for _, s := range full {
 		s.end(true) // a slow consumer: end it rather than grow memory
 	}
+}
+
+// Since returns the events of key published after the one whose ID is id,
+// oldest first, from the hub's [EventLog] (see [EventLog.Since]): ok is
+// false when id cannot tell what was missed, and then the stream starts
+// over. The caller scopes id to key — the principal of the stream — so
+// that a forged id yields nothing of anyone else's. Every event returned
+// is key's and valid.
+func (h *Hub) Since(ctx context.Context, key, id string) ([]Event, bool, error) {
+	if key == "" || !ValidID(id) {
+		return nil, false, nil
+	}
+	evs, ok, err := h.elog.Since(ctx, key, id)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	out := evs[:0]
+	for _, e := range evs {
+		e.Subject = key
+		if e.valid() && ValidID(e.ID) {
+			out = append(out, e)
+		}
+	}
+	return out, true, nil
 }
 
 // Subscribe opens a subscription to subject's events. The caller must Close

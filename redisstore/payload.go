@@ -32,8 +32,11 @@ const (
 
 // appendPayload appends the compact JSON message of e to dst:
 //
-//	{"subject":"bob","kind":"list_changed"}
+//	{"subject":"bob","kind":"list_changed","id":"1764680000000-0"}
 //	{"subject":"alice","kind":"resource_updated","uri":"docs://documents/x"}
+//
+// "id" is the event's id in the hubs' event log, absent when it has none;
+// instances of earlier versions ignore it, and deliver the event without.
 func appendPayload(dst []byte, e notify.Event) ([]byte, error) {
 	var kind string
 	switch e.Kind {
@@ -55,6 +58,10 @@ func appendPayload(dst []byte, e notify.Event) ([]byte, error) {
 		dst = append(dst, `,"uri":`...)
 		dst = mcphttp.AppendString(dst, e.URI)
 	}
+	if notify.ValidID(e.ID) {
+		dst = append(dst, `,"id":`...)
+		dst = mcphttp.AppendString(dst, e.ID)
+	}
 	dst = append(dst, '}')
 	if len(dst)-start > MaxPayloadBytes {
 		return dst[:start], ErrPayloadTooLarge
@@ -71,7 +78,7 @@ func decodePayload(payload []byte) (notify.Event, bool) {
 	if len(payload) > MaxPayloadBytes {
 		return notify.Event{}, false
 	}
-	var subject, kind, uri string
+	var subject, kind, uri, id string
 	var hasSubject, hasKind, ok bool
 	ok = true
 	err := mcphttp.Members(payload, func(name string, value []byte) bool {
@@ -83,6 +90,8 @@ func decodePayload(payload []byte) (notify.Event, bool) {
 			p, hasKind = &kind, true
 		case "uri":
 			p = &uri
+		case "id":
+			p = &id
 		default:
 			return true
 		}
@@ -92,7 +101,10 @@ func decodePayload(payload []byte) (notify.Event, bool) {
 	if err != nil || !ok || !hasSubject || !hasKind || !validEvent(subject, kind, uri) {
 		return notify.Event{}, false
 	}
-	e := notify.Event{Subject: subject, URI: uri, Kind: notify.ListChanged}
+	if !notify.ValidID(id) {
+		id = "" // none, or one no log gives: the event goes without
+	}
+	e := notify.Event{Subject: subject, URI: uri, Kind: notify.ListChanged, ID: id}
 	if kind == kindResourceUpdated {
 		e.Kind = notify.ResourceUpdated
 	}

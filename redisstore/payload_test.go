@@ -24,6 +24,8 @@ func TestPayloadRoundTrip(t *testing.T) {
 		{updated("alice", "docs://documents/x"), `{"subject":"alice","kind":"resource_updated","uri":"docs://documents/x"}`},
 		{listChanged(`auth0|5f7c<&>"é`), `{"subject":"auth0|5f7c<&>\"é","kind":"list_changed"}`},
 		{listChanged("a\x00b\nc"), `{"subject":"a\u0000b\nc","kind":"list_changed"}`},
+		{notify.Event{Subject: "bob", Kind: notify.ListChanged, ID: "1764680000000-0"}, `{"subject":"bob","kind":"list_changed","id":"1764680000000-0"}`},
+		{notify.Event{Subject: "bob", Kind: notify.ResourceUpdated, URI: "docs://documents/x", ID: "x-1"}, `{"subject":"bob","kind":"resource_updated","uri":"docs://documents/x","id":"x-1"}`},
 		{listChanged("https://issuer.example\x00alice"), `{"subject":"https://issuer.example\u0000alice","kind":"list_changed"}`},
 	} {
 		got, err := appendPayload(nil, tc.event)
@@ -38,6 +40,27 @@ func TestPayloadRoundTrip(t *testing.T) {
 	e, ok := decodePayload([]byte(`{"subject":"auth0|5f7c\u003c\u0026\u003e\"\u00e9","kind":"list_changed"}`))
 	require.True(t, ok)
 	assert.Equal(t, listChanged(`auth0|5f7c<&>"é`), e)
+}
+
+// TestPayloadIDs: an event id that no log gives (which could split an SSE
+// field) is neither sent nor taken; the event goes without it, as from an
+// instance of an earlier version.
+func TestPayloadIDs(t *testing.T) {
+	got, err := appendPayload(nil, notify.Event{Subject: "bob", Kind: notify.ListChanged, ID: "a\nb"})
+	require.NoError(t, err)
+	assert.NotContains(t, string(got), `"id"`)
+	for _, wire := range []string{
+		`{"subject":"bob","kind":"list_changed","id":"a\nid: 1"}`,
+		`{"subject":"bob","kind":"list_changed","id":""}`,
+		`{"subject":"bob","kind":"list_changed","id":"with space"}`,
+		`{"subject":"bob","kind":"list_changed"}`,
+	} {
+		e, ok := decodePayload([]byte(wire))
+		require.True(t, ok, wire)
+		assert.Equal(t, listChanged("bob"), e, wire)
+	}
+	_, ok := decodePayload([]byte(`{"subject":"bob","kind":"list_changed","id":5}`))
+	assert.False(t, ok, "an id that is not a string is not an event")
 }
 
 func TestAppendPayloadRejects(t *testing.T) {

@@ -65,7 +65,10 @@ type SessionStore struct {
 	gate   gate
 }
 
-var _ sessions.Store = (*SessionStore)(nil)
+var (
+	_ sessions.Store              = (*SessionStore)(nil)
+	_ sessions.SubscriptionLister = (*SessionStore)(nil)
+)
 
 // NewSessionStore returns a SessionStore using client. It does not
 // connect. It returns an error for a nil client or a negative limit.
@@ -220,6 +223,13 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 return redis.call('SISMEMBER', KEYS[2], ARGV[1])
 `)
 
+// subscriptionsScript: KEYS: the session's hash, its subscriptions.
+// Returns its URIs; none when the session is gone.
+var subscriptionsScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
+return redis.call('SMEMBERS', KEYS[2])
+`)
+
 // maxIDLen bounds a session id: the part mints 43 characters.
 const maxIDLen = 128
 
@@ -370,6 +380,19 @@ func (s *SessionStore) Subscribed(ctx context.Context, id, uri string) (bool, er
 		return false, fmt.Errorf("redisstore: session: %w", err)
 	}
 	return n == 1, nil
+}
+
+// Subscriptions returns the URIs of the session id (one script call);
+// see [sessions.SubscriptionLister].
+func (s *SessionStore) Subscriptions(ctx context.Context, id string) ([]string, error) {
+	if !validID(id) {
+		return nil, nil
+	}
+	uris, err := s.run(ctx, subscriptionsScript, []string{s.prefix + "s:" + id, s.prefix + "u:" + id}).StringSlice()
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: session: %w", err)
+	}
+	return uris, nil
 }
 
 // Len returns the number of sessions the store holds, live or not yet

@@ -276,6 +276,9 @@ func TestRedisSubscriptions(t *testing.T) {
 		require.NoError(t, st.Subscribe(ctx, id, alice, "docs://3"))
 	}
 	require.True(t, alive(st, id, alice))
+	uris, err := st.Subscriptions(ctx, id)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"docs://1", "docs://2", "docs://3"}, uris)
 	ttl, err := client.PTTL(ctx, redisstore.DefaultSessionPrefix+"u:"+id).Result()
 	require.NoError(t, err)
 	assert.InDelta(t, 61, ttl.Seconds(), 2, "the subscriptions expire with the session")
@@ -285,6 +288,11 @@ func TestRedisSubscriptions(t *testing.T) {
 	assert.False(t, got, "subscriptions end with the session")
 	got, _ = st.Subscribed(ctx, "no-such-session", "docs://3")
 	assert.False(t, got)
+	for _, gone := range []string{id, "no-such-session", "bad id!"} {
+		uris, err = st.Subscriptions(ctx, gone)
+		require.NoError(t, err)
+		assert.Empty(t, uris, gone)
+	}
 	n, err := client.Exists(ctx, redisstore.DefaultSessionPrefix+"u:"+id, redisstore.DefaultSessionPrefix+"s:"+id).Result()
 	require.NoError(t, err)
 	assert.Zero(t, n)

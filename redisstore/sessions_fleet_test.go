@@ -52,7 +52,9 @@ func newNodes(t *testing.T, redisSrv *redistest.Server, n int) (*testissuer.Issu
 		require.NoError(t, err)
 		broker, err := redisstore.NewBroker(client, redisstore.BrokerOptions{Logger: quiet, MinBackoff: 5 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
 		require.NoError(t, err)
-		hub := notify.New(notify.Options{Broker: broker, Logger: quiet})
+		elog, err := redisstore.NewEventLog(client, redisstore.EventLogOptions{})
+		require.NoError(t, err)
+		hub := notify.New(notify.Options{Broker: broker, Log: elog, Logger: quiet})
 		store, err := redisstore.NewSessionStore(client, redisstore.SessionOptions{})
 		require.NoError(t, err)
 		part, err := sessions.New(hub, sessions.Options{Store: store, KeepAlive: time.Hour})
@@ -129,6 +131,43 @@ func sseData(resp *http.Response) <-chan string {
 		}
 	}()
 	return ch
+}
+
+// sseEvent is one SSE message event: its id ("" for none) and data.
+type sseEvent struct{ id, data string }
+
+// sseEvents returns a channel of the message events of an SSE response.
+func sseEvents(resp *http.Response) <-chan sseEvent {
+	ch := make(chan sseEvent, 16)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(resp.Body)
+		var e sseEvent
+		for sc.Scan() {
+			line := sc.Text()
+			if v, ok := strings.CutPrefix(line, "id: "); ok {
+				e.id = v
+			} else if v, ok := strings.CutPrefix(line, "data: "); ok {
+				e.data = v
+			} else if line == "" && e.data != "" {
+				ch <- e
+				e = sseEvent{}
+			}
+		}
+	}()
+	return ch
+}
+
+func nextEvent(t *testing.T, ch <-chan sseEvent) sseEvent {
+	t.Helper()
+	select {
+	case e, ok := <-ch:
+		require.True(t, ok, "the stream ended")
+		return e
+	case <-time.After(10 * time.Second):
+		t.Fatal("nothing on the stream")
+	}
+	return sseEvent{}
 }
 
 func nextData(t *testing.T, ch <-chan string) string {

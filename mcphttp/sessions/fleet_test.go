@@ -95,11 +95,18 @@ type instance struct {
 // with each event published on one instance delivered on all of them.
 func newFleet(t *testing.T, n int, store sessions.Store, lim sessions.Limits, log *slog.Logger) []*instance {
 	t.Helper()
+	return newFleetLog(t, n, store, lim, log, nil)
+}
+
+// newFleetLog is newFleet whose hubs share elog (nil: each its own
+// MemoryLog).
+func newFleetLog(t *testing.T, n int, store sessions.Store, lim sessions.Limits, log *slog.Logger, elog notify.EventLog) []*instance {
+	t.Helper()
 	base := mcptest.New(t, mcptest.Options{})
 	b := &broker{}
 	var out []*instance
 	for range n {
-		hub := notify.New(notify.Options{Broker: b})
+		hub := notify.New(notify.Options{Broker: b, Log: elog, Logger: log})
 		part, err := sessions.New(hub, sessions.Options{Store: store, Limits: lim, KeepAlive: time.Hour})
 		require.NoError(t, err)
 		inv := base.Inv

@@ -50,6 +50,7 @@ func (ep *endpoint) get(w http.ResponseWriter, r *http.Request, caller *principa
 	ep.attached.replace(id, att)
 	st := &stream{ep: ep, caller: *caller, session: id, att: att,
 		deadline: earliest(caller.Expires, sess.Deadline), refresh: refreshInterval(sess)}
+	st.tag = eventTag(st.caller.Key())
 	st.watch = ep.watch(r.Context(), &st.caller, nil)
 	st.sub = ep.hub.Subscribe(st.caller.Key())
 	end := func() {
@@ -69,6 +70,14 @@ func (ep *endpoint) get(w http.ResponseWriter, r *http.Request, caller *principa
 		return
 	}
 	st.out = out
+	if last, ok := r.Header[headerLastEventID]; ok {
+		// Subscribed already: what is published from now on arrives live,
+		// and the replay holds what came before.
+		if st.resume(r.Context(), last) != nil {
+			end()
+			return
+		}
+	}
 	out.keep(r, &st.caller, st.run, end)
 }
 

@@ -216,7 +216,7 @@ func (st *stream) serveListen(w http.ResponseWriter, r *http.Request, key string
 	st.out = out
 	ack := append([]byte(`{"notifications":`), st.listen.appendJSON(nil, members)...)
 	ack = append(append(append(ack, `,"_meta":`...), st.meta()...), '}')
-	if st.out.message(notification("notifications/subscriptions/acknowledged", ack)) != nil {
+	if st.out.message("", notification("notifications/subscriptions/acknowledged", ack)) != nil {
 		end()
 		return
 	}

@@ -28,7 +28,10 @@ type MemoryStore struct {
 	byKey map[string][]*memSession // each principal's sessions, oldest first
 }
 
-var _ Store = (*MemoryStore)(nil)
+var (
+	_ Store              = (*MemoryStore)(nil)
+	_ SubscriptionLister = (*MemoryStore)(nil)
+)
 
 type memSession struct {
 	id, key string // the session id, and the SessionKey of its principal
@@ -145,6 +148,27 @@ func (st *MemoryStore) Subscribed(_ context.Context, id, uri string) (bool, erro
 	defer s.mu.Unlock()
 	_, held := s.subs[uri]
 	return held && !s.ended, nil
+}
+
+// Subscriptions returns the URIs of the session id; see
+// [SubscriptionLister].
+func (st *MemoryStore) Subscriptions(_ context.Context, id string) ([]string, error) {
+	st.mu.Lock()
+	s := st.byID[id]
+	st.mu.Unlock()
+	if s == nil {
+		return nil, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return nil, nil
+	}
+	out := make([]string, 0, len(s.subs))
+	for uri := range s.subs {
+		out = append(out, uri)
+	}
+	return out, nil
 }
 
 // Len returns the number of sessions the store holds, live or not yet

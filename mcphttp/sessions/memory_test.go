@@ -291,3 +291,23 @@ func TestFilterMember(t *testing.T) {
 		assert.Equal(t, want, filterMember(n), n)
 	}
 }
+
+func TestMemoryStoreSubscriptions(t *testing.T) {
+	st, err := NewMemoryStore(Limits{})
+	require.NoError(t, err)
+	ctx := context.Background()
+	alice := &principal.Principal{Subject: "alice"}
+	_, err = st.Create(ctx, "s1", alice)
+	require.NoError(t, err)
+	require.NoError(t, st.Subscribe(ctx, "s1", alice, "docs://b"))
+	require.NoError(t, st.Subscribe(ctx, "s1", alice, "docs://a"))
+	uris, err := st.Subscriptions(ctx, "s1")
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"docs://a", "docs://b"}, uris)
+	require.NoError(t, st.End(ctx, "s1", alice))
+	uris, err = st.Subscriptions(ctx, "s1")
+	require.NoError(t, err)
+	assert.Empty(t, uris, "ended")
+	uris, _ = st.Subscriptions(ctx, "unknown")
+	assert.Empty(t, uris)
+}

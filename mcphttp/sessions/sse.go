@@ -84,10 +84,15 @@ func writeChunk(conn net.Conn, b []byte) error {
 	return err
 }
 
-// message sends one JSON-RPC message as an SSE "message" event.
-func (s *sse) message(msg []byte) error {
-	b := make([]byte, 0, len(msg)+32)
-	b = append(b, "event: message\ndata: "...)
+// message sends one JSON-RPC message as an SSE "message" event, with id
+// (printable ASCII: see parseEventID) unless it is "".
+func (s *sse) message(id string, msg []byte) error {
+	b := make([]byte, 0, len(msg)+len(id)+40)
+	b = append(b, "event: message\n"...)
+	if id != "" {
+		b = append(append(append(b, "id: "...), id...), '\n')
+	}
+	b = append(b, "data: "...)
 	b = append(b, msg...)
 	return s.write(append(b, "\n\n"...))
 }

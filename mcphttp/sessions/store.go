@@ -96,3 +96,16 @@ type Store interface {
 	SessionStore
 	SubscriptionStore
 }
+
+// SubscriptionLister is a [SubscriptionStore] that lists a session's
+// URIs. A GET stream that cannot resume where its client left off (see
+// the package documentation: Last-Event-ID) asks it once, to send
+// notifications/resources/updated for each URI the session subscribed to
+// and the caller may still read, and a stream that resumes asks it once
+// for the updates it replays. Without it, such a stream only says
+// list_changed. [MemoryStore] and redisstore's implement it.
+type SubscriptionLister interface {
+	// Subscriptions returns the URIs of the live session id, in no
+	// particular order; none for a session that is unknown or ended.
+	Subscriptions(ctx context.Context, id string) ([]string, error)
+}

@@ -33,6 +33,13 @@ type stream struct {
 	session string
 	att     *attached
 	refresh time.Duration
+	// Its event ids' tag (see resume.go), the ids of the events replayed
+	// that may still arrive live, and the session's subscriptions while a
+	// replay or a restart runs (hasSubs: taken).
+	tag      string
+	replayed map[string]struct{}
+	subs     []string
+	hasSubs  bool
 
 	// A modern listen: the request's id and the filter agreed to.
 	listen *filter
@@ -43,22 +50,26 @@ type stream struct {
 // the stream of a legacy handler in front of the endpoint (see
 // [Part.Listen]).
 type output interface {
-	message(msg []byte) error
+	// message sends msg, with an SSE id unless id is "".
+	message(id string, msg []byte) error
 	comment(text string) error
 }
 
 // sendOutput sends each message with a function of the legacy handler's
-// stream, which has keep-alives of its own.
+// stream, which has keep-alives (and event ids) of its own.
 type sendOutput func(msg []byte) error
 
-func (f sendOutput) message(msg []byte) error { return f(msg) }
-func (sendOutput) comment(string) error       { return nil }
+func (f sendOutput) message(_ string, msg []byte) error { return f(msg) }
+func (sendOutput) comment(string) error                 { return nil }
 
 // watched is one watcher of the caller's view (a tools part's: its tool
 // list) and the signature last seen.
 type watched struct {
 	w    mcphttp.Watcher
 	seen string
+	// unknown: what the caller saw is not known (a replay runs), so the
+	// next look counts as a change.
+	unknown bool
 }
 
 // watch returns the watchers to follow (those of names; all when names
@@ -81,10 +92,10 @@ func (ep *endpoint) watch(ctx context.Context, caller *principal.Principal, on f
 // signature that cannot be taken now counts as no change).
 func (w *watched) changed(ctx context.Context, caller *principal.Principal) bool {
 	now, ok := w.w.Sig(ctx, caller)
-	if !ok || now == w.seen {
+	if !ok || now == w.seen && !w.unknown {
 		return false
 	}
-	w.seen = now
+	w.seen, w.unknown = now, false
 	return true
 }
 
@@ -166,7 +177,7 @@ func (st *stream) run(ctx context.Context) {
 			if st.listen != nil && !st.sub.Dropped() {
 				// The server is shutting down: complete the listen request.
 				result := []byte(`{"resultType":"complete","_meta":` + st.meta() + `}`)
-				_ = st.out.message(jsonrpc.AppendResult(nil, st.id, result))
+				_ = st.out.message("", jsonrpc.AppendResult(nil, st.id, result))
 			}
 			return // the hub closed, or a slow consumer
 		case <-ticker.C:
@@ -177,7 +188,9 @@ func (st *stream) run(ctx context.Context) {
 				return
 			}
 		case ev := <-st.sub.Events():
-			err = st.deliver(ctx, ev)
+			if !st.duplicate(ev) {
+				err = st.deliver(ctx, ev)
+			}
 		}
 		if err != nil {
 			return
@@ -198,28 +211,26 @@ func (st *stream) alive(ctx context.Context) bool {
 	return err == nil
 }
 
-// deliver sends what the event means for this stream, if anything.
+// deliver sends what the event means for this stream, if anything; on a
+// legacy GET stream the last of its messages carries the event's id.
 func (st *stream) deliver(ctx context.Context, ev notify.Event) error {
+	var msgs [][]byte
 	switch ev.Kind {
 	case notify.ListChanged:
 		if st.listen == nil || st.listen.resources {
-			if err := st.out.message(st.listChanged()); err != nil {
-				return err
-			}
+			msgs = append(msgs, st.listChanged())
 		}
 		for i := range st.watch {
 			if st.watch[i].changed(ctx, &st.caller) {
-				if err := st.out.message(st.message(st.watch[i].w.Notification, "")); err != nil {
-					return err
-				}
+				msgs = append(msgs, st.message(st.watch[i].w.Notification, ""))
 			}
 		}
 	case notify.ResourceUpdated:
 		if st.subscribed(ctx, ev.URI) && st.ep.canRead(ctx, &st.caller, ev.URI) {
-			return st.out.message(st.message("notifications/resources/updated", ev.URI))
+			msgs = append(msgs, st.message("notifications/resources/updated", ev.URI))
 		}
 	}
-	return nil
+	return st.send(ev.ID, msgs)
 }
 
 func (st *stream) listChanged() []byte {
@@ -236,6 +247,9 @@ func (st *stream) listChanged() []byte {
 func (st *stream) subscribed(ctx context.Context, uri string) bool {
 	if st.listen != nil {
 		return slices.Contains(st.listen.uris, uri)
+	}
+	if st.hasSubs {
+		return slices.Contains(st.subs, uri) // a replay's: taken once
 	}
 	ok, err := st.ep.store.Subscribed(ctx, st.session, uri)
 	if err != nil {

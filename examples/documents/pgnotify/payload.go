@@ -33,11 +33,17 @@ type wire struct {
 	Subject string `json:"subject"`
 	Kind    string `json:"kind"`
 	URI     string `json:"uri,omitempty"`
+	// ID is the event's id in the hubs' event log (notify.Event.ID),
+	// absent when it has none; instances of earlier versions ignore it.
+	ID string `json:"id,omitempty"`
 }
 
 // encodePayload returns the compact JSON payload of e.
 func encodePayload(e notify.Event) ([]byte, error) {
 	w := wire{Subject: e.Subject, URI: e.URI}
+	if notify.ValidID(e.ID) {
+		w.ID = e.ID
+	}
 	switch e.Kind {
 	case notify.ListChanged:
 		w.Kind = kindListChanged
@@ -72,6 +78,9 @@ func decodePayload(payload string) (notify.Event, bool) {
 		return notify.Event{}, false
 	}
 	e := notify.Event{Subject: w.Subject, URI: w.URI}
+	if notify.ValidID(w.ID) {
+		e.ID = w.ID // else none, or one no log gives: the event goes without
+	}
 	switch w.Kind {
 	case kindListChanged:
 		e.Kind = notify.ListChanged

@@ -1,0 +1,179 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcpkit/mcpkit/notify"
+)
+
+// DefaultEventLogPrefix begins the keys of an [EventLog] when
+// EventLogOptions.Prefix is empty.
+const DefaultEventLogPrefix = "mcpkit:events:"
+
+// EventLogOptions configures an [EventLog]. The zero value is valid.
+type EventLogOptions struct {
+	// Prefix begins every key of the log. Empty means
+	// DefaultEventLogPrefix. Give each application (or environment) its
+	// own.
+	Prefix string
+	// Events is about how many events of one key the log keeps: the
+	// stream is trimmed with MAXLEN ~ Events, which keeps at least that
+	// many and, between trims, up to some 100 more. Zero means
+	// notify.DefaultLogEvents.
+	Events int
+	// Age is how long a key's events are kept after its last one (the
+	// stream's expiry). Zero means notify.DefaultLogAge.
+	Age time.Duration
+}
+
+// EventLog is a [notify.EventLog] in Redis, shared by the instances of a
+// fleet, so that a legacy stream that reconnects to any of them is given
+// what it missed. Each key's events are a Redis stream (named by the
+// prefix and the SHA-256 of the key, never an identity) of entries
+// {k: kind, u: URI}; an event's id is its entry's id (ms-seq), which
+// Redis assigns. Append is one round trip (XADD with MAXLEN ~, and
+// PEXPIRE, in one MULTI); Since one XRANGE. It is safe for concurrent
+// use.
+type EventLog struct {
+	client redis.UniversalClient
+	prefix string
+	events int64
+	age    time.Duration
+	gate   gate
+}
+
+var _ notify.EventLog = (*EventLog)(nil)
+
+// NewEventLog returns an EventLog on client. It does not connect.
+func NewEventLog(client redis.UniversalClient, o EventLogOptions) (*EventLog, error) {
+	if client == nil {
+		return nil, errors.New("redisstore: nil client")
+	}
+	if o.Events < 0 || o.Age < 0 {
+		return nil, errors.New("redisstore: negative EventLogOptions")
+	}
+	if o.Events == 0 {
+		o.Events = notify.DefaultLogEvents
+	}
+	if o.Age == 0 {
+		o.Age = notify.DefaultLogAge
+	}
+	if o.Age < time.Millisecond {
+		return nil, errors.New("redisstore: EventLogOptions.Age below a millisecond")
+	}
+	if o.Prefix == "" {
+		o.Prefix = DefaultEventLogPrefix
+	}
+	return &EventLog{client: client, prefix: o.Prefix, events: int64(o.Events), age: o.Age}, nil
+}
+
+// The wire names of an entry's fields and kinds.
+const (
+	fieldKind  = "k"
+	fieldURI   = "u"
+	logListed  = "l"
+	logUpdated = "u"
+)
+
+// Append records e under key (see [notify.EventLog]). It fails with
+// ErrInvalidEvent for an event no broker could carry, with ErrUnavailable
+// for a while after Redis could not be reached, and with the client's
+// error when the event may not be recorded.
+func (l *EventLog) Append(ctx context.Context, key string, e notify.Event) (string, error) {
+	values := []any{fieldKind, logListed}
+	switch {
+	case key == "":
+		return "", ErrInvalidEvent
+	case e.Kind == notify.ListChanged && e.URI == "":
+	case e.Kind == notify.ResourceUpdated && e.URI != "":
+		values = []any{fieldKind, logUpdated, fieldURI, e.URI}
+	default:
+		return "", ErrInvalidEvent
+	}
+	if !l.gate.allow() {
+		return "", ErrUnavailable
+	}
+	k := hashKey(l.prefix, key)
+	var add *redis.StringCmd
+	_, err := l.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		add = p.XAdd(ctx, &redis.XAddArgs{Stream: k, MaxLen: l.events, Approx: true, Values: values})
+		p.PExpire(ctx, k, l.age)
+		return nil
+	})
+	l.gate.done(ctx, err)
+	if err != nil {
+		return "", fmt.Errorf("redisstore: event log: %w", err)
+	}
+	return add.Val(), nil
+}
+
+// Since returns key's events after id (see [notify.EventLog]): ok only
+// when id names an entry of key's stream that Redis still holds. An id
+// not of the form Redis gives costs no round trip. It fails with
+// ErrUnavailable for a while after Redis could not be reached, and with
+// the client's error.
+func (l *EventLog) Since(ctx context.Context, key, id string) ([]notify.Event, bool, error) {
+	if key == "" || !validStreamID(id) {
+		return nil, false, nil
+	}
+	if !l.gate.allow() {
+		return nil, false, ErrUnavailable
+	}
+	// From id itself: found, it proves that nothing after it was trimmed
+	// (a stream is trimmed from its oldest end). More than the stream
+	// can hold between trims: not an id of this log's bounds, start over.
+	limit := 2*l.events + 100
+	msgs, err := l.client.XRangeN(ctx, hashKey(l.prefix, key), id, "+", limit).Result()
+	l.gate.done(ctx, err)
+	if err != nil {
+		return nil, false, fmt.Errorf("redisstore: event log: %w", err)
+	}
+	if len(msgs) == 0 || msgs[0].ID != id || int64(len(msgs)) == limit {
+		return nil, false, nil // unknown, too old (trimmed or expired), or Redis restarted empty
+	}
+	out := make([]notify.Event, 0, len(msgs)-1)
+	for _, m := range msgs[1:] {
+		if e, ok := decodeEntry(m); ok {
+			e.Subject = key
+			out = append(out, e)
+		}
+	}
+	return out, true, nil
+}
+
+// decodeEntry reads a stream entry the log wrote; anything else is
+// skipped.
+func decodeEntry(m redis.XMessage) (notify.Event, bool) {
+	kind, _ := m.Values[fieldKind].(string)
+	uri, _ := m.Values[fieldURI].(string)
+	switch {
+	case kind == logListed && uri == "":
+		return notify.Event{Kind: notify.ListChanged, ID: m.ID}, true
+	case kind == logUpdated && uri != "":
+		return notify.Event{Kind: notify.ResourceUpdated, URI: uri, ID: m.ID}, true
+	}
+	return notify.Event{}, false
+}
+
+// validStreamID reports whether id has the form of the ids Redis assigns
+// a stream's entries, "ms-seq": two unsigned 64-bit decimal numbers
+// without leading zeros (which Redis would read as another id).
+func validStreamID(id string) bool {
+	ms, seq, ok := strings.Cut(id, "-")
+	return ok && canonicalUint(ms) && canonicalUint(seq)
+}
+
+func canonicalUint(s string) bool {
+	if s == "" || len(s) > 1 && s[0] == '0' {
+		return false
+	}
+	_, err := strconv.ParseUint(s, 10, 64)
+	return err == nil
+}
