@@ -185,7 +185,8 @@ const usageHeader = `Usage:
   documents [flags] token USER   print a development access token for USER (1 hour,
                                  scopes documents:read documents:share) for the
                                  development server that started last with -data-dir,
-                                 or, with -addr, for the one on that address
+                                 or, with -addr, for the one on that address, signed
+                                 with the key in -data-dir (give the server's own)
 
 Without -issuer, -jwks-url or -introspection-url the server runs in
 development mode, with a built-in token issuer and a sign-in page for MCP
