@@ -6,6 +6,7 @@
 //	go run ./examples/bench -rounds 9 -duration 3s
 //	go run ./examples/bench -cpuprofile /tmp/prof   # then: go tool pprof /tmp/prof/kit-private.*.pprof
 //	go run ./examples/bench -streams 1000   # memory per idle notification stream, server side
+//	go run ./examples/bench documents       # the documents server: first and deep pages (documents.go)
 //
 // It starts, each in its own process (this program again, with -serve):
 //
@@ -50,6 +51,12 @@
 // streams (subscriptions/listen, protocol 2026-07-28) on a kit-private
 // server with notifications: the server's heap and stack in use, after
 // garbage collection, before and after the streams opened, per stream.
+//
+// With the first argument "documents" it measures instead the whole
+// documents server (examples/documents) in this process, on SQLite: first
+// pages of a small and a large collection against deep pages of the large
+// one, with flags of their own (go run ./examples/bench documents -h; see
+// runDocuments).
 package main
 
 import (
@@ -267,6 +274,9 @@ func walk(addr, token string, n int) (string, error) {
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) > 0 && args[0] == "documents" {
+		return runDocuments(ctx, args[1:], out)
+	}
 	o, err := parse(args, out)
 	if err != nil {
 		return err

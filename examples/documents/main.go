@@ -59,13 +59,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 // token prints a development token for user: what the server prints at
-// start, for any user.
+// start, for any user. stdout gets the token alone (ALICE=$(documents
+// token alice)); stderr says which server it is for and which data
+// directory's key signed it, since a server started with another
+// -data-dir refuses it.
 func token(cfg app.Config, user string, stdout, stderr io.Writer) int {
-	tok, err := app.DevToken(cfg, user, app.DevTokenTTL)
+	tok, src, err := app.DevTokenFrom(cfg, user, app.DevTokenTTL)
 	if err != nil {
 		return fail(stderr, "token", err)
 	}
 	fmt.Fprintln(stdout, tok)
+	fmt.Fprintf(stderr, "documents: a token for %s, signed with the development key in %s\n", src.Resource, src.DataDir)
+	switch {
+	case cfg.Addr == "":
+	case src.RecordedAddr == "":
+		fmt.Fprintf(stderr, "documents: no development server has recorded itself in that -data-dir; the server on %s accepts the token only if it was started with the same -data-dir\n", cfg.Addr)
+	case src.RecordedAddr != cfg.Addr:
+		fmt.Fprintf(stderr, "documents: the server that started last with that -data-dir listens on %s, not %s; the server on %s accepts the token only if it was started with the same -data-dir\n",
+			src.RecordedAddr, cfg.Addr, cfg.Addr)
+	}
 	return 0
 }
 

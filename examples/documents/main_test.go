@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/examples/devissuer"
 )
 
 type syncBuffer struct {
@@ -101,6 +103,8 @@ func TestServeAndTokenSubcommand(t *testing.T) {
 		require.Equal(t, 0, run(context.Background(), args, env(nil), &tokOut, &tokErr), tokErr.String())
 		tok := strings.TrimSpace(tokOut.String())
 		toks = append(toks, tok)
+		// stderr says which server and which data directory's key.
+		assert.Equal(t, "documents: a token for "+mcp[1]+", signed with the development key in "+dir+"\n", tokErr.String(), "%v", args)
 
 		req, err := http.NewRequest(http.MethodPost, mcp[1], strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"resources/list"}`))
 		require.NoError(t, err)
@@ -114,6 +118,14 @@ func TestServeAndTokenSubcommand(t *testing.T) {
 		assert.Contains(t, string(body), "Carol's thesis outline", "%v", args)
 	}
 
+	// An -addr that is not the recorded server's: the token is signed with
+	// the key of -data-dir, and stderr says whose server that is.
+	var tokOut, tokErr bytes.Buffer
+	require.Equal(t, 0, run(context.Background(), []string{"-data-dir", dir, "token", "carol", "-addr", "127.0.0.1:1"}, env(nil), &tokOut, &tokErr), tokErr.String())
+	assert.Contains(t, tokErr.String(), "documents: a token for http://127.0.0.1:1/mcp, signed with the development key in "+dir+"\n")
+	assert.Contains(t, tokErr.String(), "the server that started last with that -data-dir listens on "+addr+", not 127.0.0.1:1")
+	toks = append(toks, strings.TrimSpace(tokOut.String()))
+
 	cancel()
 	select {
 	case code := <-codec:
@@ -126,4 +138,20 @@ func TestServeAndTokenSubcommand(t *testing.T) {
 	for _, tok := range toks {
 		assert.NotContains(t, stderr.String(), tok)
 	}
+}
+
+// "documents token USER -addr A" beside a data directory that holds a key
+// but no server record (a server started with another -data-dir, or none
+// yet): the token comes, and stderr says which directory signed it and
+// that the server on A must have been started with it.
+func TestTokenSaysWhichDataDir(t *testing.T) {
+	dir := t.TempDir()
+	_, err := devissuer.Open(dir, "http://127.0.0.1:9/dev", "http://127.0.0.1:9/mcp", devissuer.Options{})
+	require.NoError(t, err)
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, run(context.Background(), []string{"token", "alice", "-data-dir", dir, "-addr", "127.0.0.1:9"}, env(nil), &stdout, &stderr), stderr.String())
+	assert.Regexp(t, `^[\w-]+\.[\w-]+\.[\w-]+\n$`, stdout.String(), "stdout holds the JWT alone")
+	assert.Equal(t, "documents: a token for http://127.0.0.1:9/mcp, signed with the development key in "+dir+"\n"+
+		"documents: no development server has recorded itself in that -data-dir; the server on 127.0.0.1:9 accepts the token only if it was started with the same -data-dir\n",
+		stderr.String())
 }

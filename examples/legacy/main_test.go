@@ -152,9 +152,9 @@ func TestGoSDKClient(t *testing.T) {
 			assert.Equal(t, "4 words", res.Content[0].(*mcp.TextContent).Text)
 
 			uris, pages := listAll(t, alice)
-			assert.Equal(t, s.app.texts.uris("alice"), uris, "alice's texts, each once, in order")
+			assert.Equal(t, s.app.texts.URIs("alice"), uris, "alice's texts, each once, in order")
 			assert.Equal(t, 3, pages, "12 texts in pages of 5")
-			for _, u := range s.app.texts.uris("bob") {
+			for _, u := range s.app.texts.URIs("bob") {
 				assert.NotContains(t, uris, u)
 			}
 			for i, u := range uris {
@@ -164,14 +164,14 @@ func TestGoSDKClient(t *testing.T) {
 				assert.Equal(t, u, read.Contents[0].URI)
 				assert.Equal(t, "This is text number "+strconv.Itoa(i+1)+" of alice.", read.Contents[0].Text)
 			}
-			for _, u := range s.app.texts.uris("bob") {
+			for _, u := range s.app.texts.URIs("bob") {
 				_, err := alice.ReadResource(ctx, &mcp.ReadResourceParams{URI: u})
 				assert.Error(t, err, "bob's %s is not readable with alice's token", u)
 			}
 
 			bob := s.connect(t, s.bob, era.version)
 			bobURIs, _ := listAll(t, bob)
-			assert.Equal(t, s.app.texts.uris("bob"), bobURIs)
+			assert.Equal(t, s.app.texts.URIs("bob"), bobURIs)
 			read, err := bob.ReadResource(ctx, &mcp.ReadResourceParams{URI: bobURIs[0]})
 			require.NoError(t, err)
 			assert.Equal(t, "This is text number 1 of bob.", read.Contents[0].Text)

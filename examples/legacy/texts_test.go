@@ -21,7 +21,7 @@ func TestTextsListContract(t *testing.T) {
 	s := newTexts()
 	require.NoError(t, seed(s))
 	for i := 250; i >= 1; i-- { // descending: every add inserts in front
-		_, err := s.add("carol", fmt.Sprintf("c%04d", i), fmt.Sprintf("text %d", i), "body")
+		_, err := s.Add("carol", fmt.Sprintf("c%04d", i), fmt.Sprintf("text %d", i), "body")
 		require.NoError(t, err)
 	}
 	for _, sub := range []string{"alice", "bob", "carol", "dave"} {
@@ -29,8 +29,8 @@ func TestTextsListContract(t *testing.T) {
 			inventorytest.CheckList(t, s.template(), principal.Principal{Subject: sub}, inventorytest.Options{})
 		})
 	}
-	assert.Len(t, s.uris("alice"), aliceTexts)
-	assert.Equal(t, "texts://texts/c0001", s.uris("carol")[0], "listing order is key order")
+	assert.Len(t, s.URIs("alice"), aliceTexts)
+	assert.Equal(t, "texts://texts/c0001", s.URIs("carol")[0], "listing order is key order")
 }
 
 // Attacks on the store: no subject lists nothing (never everything),
@@ -55,9 +55,9 @@ func TestTextsOwnership(t *testing.T) {
 	assert.ErrorIs(t, read(alice, "t999"), inventory.ErrNotFound, "a missing text")
 	assert.ErrorIs(t, read(nil, "t001"), inventory.ErrNotFound, "no principal")
 
-	_, err = s.add("bob", "t001", "now bob's", "body")
+	_, err = s.Add("bob", "t001", "now bob's", "body")
 	require.NoError(t, err)
-	assert.NotContains(t, s.uris("alice"), "texts://texts/t001")
-	assert.Contains(t, s.uris("bob"), "texts://texts/t001")
+	assert.NotContains(t, s.URIs("alice"), "texts://texts/t001")
+	assert.Contains(t, s.URIs("bob"), "texts://texts/t001")
 	assert.ErrorIs(t, read(alice, "t001"), inventory.ErrNotFound)
 }

@@ -228,22 +228,97 @@ func (c Config) withDefaults() Config {
 }
 
 // Validate checks the configuration after defaults are applied and returns
-// every problem found, each a *ConfigError (joined with errors.Join).
+// every problem found, each a *ConfigError (joined with errors.Join), in
+// the order of the rules (configRules).
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	var errs []error
 	bad := func(flag, format string, args ...any) {
 		errs = append(errs, &ConfigError{Flag: flag, Problem: fmt.Sprintf(format, args...)})
 	}
-	dev := c.Development()
+	for _, check := range configRules() {
+		check(c, bad)
+	}
+	return errors.Join(errs...)
+}
 
-	if host, port, err := net.SplitHostPort(c.Addr); err != nil {
-		bad("addr", "must be HOST:PORT")
-	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		bad("addr", "port must be a number from 0 to 65535")
-	} else if dev && !isLoopback(host) {
+// reportFunc records one problem of a flag.
+type reportFunc func(flag, format string, args ...any)
+
+// configRule checks one setting, or settings that depend on each other,
+// of a configuration with its defaults applied, and reports each problem.
+type configRule func(c Config, bad reportFunc)
+
+// configRules are the rules Validate applies, in order: where and what
+// the server stores, who issues its tokens, then the limits and outputs.
+func configRules() []configRule {
+	return []configRule{
+		checkAddr,
+		checkDB,
+		checkNotifyChannel,
+		checkResource,
+		checkAuthURLs,
+		checkTokenKind,
+		checkIntrospection,
+		checkMoreIssuers,
+		when("dpop", func(c Config) bool { return c.DPoP > authn.DPoPRequired },
+			"must be off, allowed or required"),
+		when("dpop-nonce", func(c Config) bool { return c.DPoPNonce && c.DPoP == authn.DPoPOff },
+			"needs -dpop allowed or required"),
+		when("allow-plain-jwt-type", func(c Config) bool { return c.AllowPlainJWTType && c.JWKSURL == "" },
+			"only applies to JWT access tokens from a real issuer (-jwks-url)"),
+		when("authorization-server", func(c Config) bool { return c.Development() && c.AuthorizationServer != "" },
+			"development mode publishes its built-in issuer; set -issuer to use another"),
+		checkCursorKeys,
+		checkOrigins,
+		when("page-size", func(c Config) bool { return c.PageSize < 1 || c.PageSize > 100 },
+			"must be from 1 to 100"),
+		when("shutdown-timeout", func(c Config) bool { return c.ShutdownTimeout < 0 },
+			"must not be negative"),
+		when("seed", func(c Config) bool { return c.Seed > SeedNever },
+			"must be auto, true or false"),
+		when("otel", func(c Config) bool { return c.OTLPEndpoint != "" && !isOTLPEndpoint(c.OTLPEndpoint) },
+			"must be an http or https URL of an OTLP/HTTP receiver, e.g. http://localhost:4318"),
+		checkMetricsAddr,
+		checkRates,
+	}
+}
+
+// when is the rule that reports problem for flag when broken(c) holds.
+func when(flag string, broken func(Config) bool, problem string) configRule {
+	return func(c Config, bad reportFunc) {
+		if broken(c) {
+			bad(flag, "%s", problem)
+		}
+	}
+}
+
+// checkAddr: HOST:PORT, and loopback only in development mode.
+func checkAddr(c Config, bad reportFunc) {
+	host, problem := checkHostPort(c.Addr)
+	switch {
+	case problem != "":
+		bad("addr", "%s", problem)
+	case c.Development() && !isLoopback(host):
 		bad("addr", "development mode (no -issuer) listens on loopback only (127.0.0.1, ::1 or localhost); configure a real issuer to listen on %q", host)
 	}
+}
+
+// checkHostPort returns the host of a HOST:PORT listen address, or what
+// is wrong with it.
+func checkHostPort(addr string) (host, problem string) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", "must be HOST:PORT"
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return "", "port must be a number from 0 to 65535"
+	}
+	return host, ""
+}
+
+// checkDB: "sqlite:PATH" or a PostgreSQL DSN.
+func checkDB(c Config, bad reportFunc) {
 	switch {
 	case strings.HasPrefix(c.DB, "sqlite:"):
 		if strings.TrimPrefix(c.DB, "sqlite:") == "" {
@@ -253,6 +328,10 @@ func (c Config) Validate() error {
 	default:
 		bad("db", `must be "sqlite:PATH" or a "postgres://" DSN`)
 	}
+}
+
+// checkNotifyChannel: a valid channel name, with PostgreSQL only.
+func checkNotifyChannel(c Config, bad reportFunc) {
 	switch {
 	case c.NotifyChannel == "":
 	case !isPostgres(c.DB):
@@ -260,26 +339,44 @@ func (c Config) Validate() error {
 	case !pgnotify.ValidChannel(c.NotifyChannel):
 		bad("notify-channel", "must be 1-63 characters of [a-z0-9_], not starting with a digit")
 	}
+}
 
-	if c.Resource == "" && !dev {
+// checkResource: required with a real issuer; a URL with a well-known
+// metadata path.
+func checkResource(c Config, bad reportFunc) {
+	switch {
+	case c.Resource == "" && !c.Development():
 		bad("resource", "required with a real issuer: the canonical URI of this server's MCP endpoint, e.g. https://mcp.example.com/mcp")
-	} else if c.Resource != "" {
-		if p := checkURL(c.Resource); p != "" {
-			bad("resource", "%s", p)
-		} else if _, err := authn.WellKnownPath(c.Resource); err != nil {
+	case c.Resource == "":
+	case checkURL(c.Resource) != "":
+		bad("resource", "%s", checkURL(c.Resource))
+	default:
+		if _, err := authn.WellKnownPath(c.Resource); err != nil {
 			bad("resource", "must be an absolute https URL (http only for loopback hosts) without userinfo, query or fragment")
 		}
 	}
+}
+
+// checkAuthURLs: the issuer's URLs that are set are https URLs (http on
+// loopback); a defaulted -authorization-server (= -issuer) is not
+// reported twice.
+func checkAuthURLs(c Config, bad reportFunc) {
 	for _, f := range []struct{ flag, value string }{
 		{"issuer", c.Issuer}, {"jwks-url", c.JWKSURL},
 		{"introspection-url", c.IntrospectionURL}, {"authorization-server", c.AuthorizationServer},
 	} {
-		if f.value != "" && (f.flag != "authorization-server" || f.value != c.Issuer) { // not twice for a defaulted one
-			if p := checkURL(f.value); p != "" {
-				bad(f.flag, "%s", p)
-			}
+		if f.value == "" || f.flag == "authorization-server" && f.value == c.Issuer {
+			continue
+		}
+		if p := checkURL(f.value); p != "" {
+			bad(f.flag, "%s", p)
 		}
 	}
+}
+
+// checkTokenKind: JWTs (-issuer with -jwks-url) or opaque tokens
+// (-introspection-url), not both.
+func checkTokenKind(c Config, bad reportFunc) {
 	switch {
 	case c.JWKSURL != "" && c.IntrospectionURL != "":
 		bad("jwks-url", "choose one of -jwks-url (JWT access tokens) and -introspection-url (opaque tokens)")
@@ -288,89 +385,97 @@ func (c Config) Validate() error {
 	case c.Issuer != "" && c.JWKSURL == "" && c.IntrospectionURL == "":
 		bad("jwks-url", "required with -issuer (or use -introspection-url)")
 	}
-	if c.IntrospectionURL != "" {
-		if c.IntrospectionClientID == "" {
-			bad("introspection-client-id", "required with -introspection-url")
-		}
-		if c.IntrospectionClientSecret == "" {
-			bad("introspection-client-secret", "required with -introspection-url: set MCPKIT_INTROSPECTION_CLIENT_SECRET")
-		}
-		if c.AuthorizationServer == "" {
-			bad("authorization-server", "required with -introspection-url when -issuer is not set")
-		}
-	} else if c.IntrospectionClientID != "" || c.IntrospectionClientSecret != "" {
-		bad("introspection-client-id", "only used with -introspection-url")
-	}
-	if len(c.MoreIssuers) > 0 {
-		seen := map[string]bool{c.Issuer: true}
-		switch {
-		case c.IntrospectionURL != "":
-			bad("issuer", "several issuers need a -jwks-url each; -introspection-url serves one issuer")
-		case c.AuthorizationServer != c.Issuer:
-			bad("authorization-server", "with several issuers, the metadata lists every -issuer; leave -authorization-server unset")
-		}
-		for _, mi := range c.MoreIssuers {
-			if p := checkURL(mi.Issuer); p != "" {
-				bad("issuer", "%q: %s", mi.Issuer, p)
-			} else if seen[mi.Issuer] {
-				bad("issuer", "%q is given twice", mi.Issuer)
-			}
-			seen[mi.Issuer] = true
-			if p := checkURL(mi.JWKSURL); p != "" {
-				bad("jwks-url", "%q: %s", mi.JWKSURL, p)
-			}
-		}
-	}
-	if c.DPoP > authn.DPoPRequired {
-		bad("dpop", "must be off, allowed or required")
-	}
-	if c.DPoPNonce && c.DPoP == authn.DPoPOff {
-		bad("dpop-nonce", "needs -dpop allowed or required")
-	}
-	if c.AllowPlainJWTType && c.JWKSURL == "" {
-		bad("allow-plain-jwt-type", "only applies to JWT access tokens from a real issuer (-jwks-url)")
-	}
-	if dev && c.AuthorizationServer != "" {
-		bad("authorization-server", "development mode publishes its built-in issuer; set -issuer to use another")
-	}
+}
 
-	if c.CursorKeys != "" {
-		if _, err := sealedcursor.ParseKeyRing(c.CursorKeys); err != nil {
-			bad("cursor-keys", "%v (generate one with sealedcursor.GenerateKey)", err)
+// checkIntrospection: the endpoint's client credentials and the
+// authorization server to publish, and no credentials without it.
+func checkIntrospection(c Config, bad reportFunc) {
+	if c.IntrospectionURL == "" {
+		if c.IntrospectionClientID != "" || c.IntrospectionClientSecret != "" {
+			bad("introspection-client-id", "only used with -introspection-url")
+		}
+		return
+	}
+	if c.IntrospectionClientID == "" {
+		bad("introspection-client-id", "required with -introspection-url")
+	}
+	if c.IntrospectionClientSecret == "" {
+		bad("introspection-client-secret", "required with -introspection-url: set MCPKIT_INTROSPECTION_CLIENT_SECRET")
+	}
+	if c.AuthorizationServer == "" {
+		bad("authorization-server", "required with -introspection-url when -issuer is not set")
+	}
+}
+
+// checkMoreIssuers: several issuers are JWT issuers, each once, each with
+// its JWK Set, and the metadata lists them all.
+func checkMoreIssuers(c Config, bad reportFunc) {
+	if len(c.MoreIssuers) == 0 {
+		return
+	}
+	switch {
+	case c.IntrospectionURL != "":
+		bad("issuer", "several issuers need a -jwks-url each; -introspection-url serves one issuer")
+	case c.AuthorizationServer != c.Issuer:
+		bad("authorization-server", "with several issuers, the metadata lists every -issuer; leave -authorization-server unset")
+	}
+	seen := map[string]bool{c.Issuer: true}
+	for _, mi := range c.MoreIssuers {
+		if p := checkURL(mi.Issuer); p != "" {
+			bad("issuer", "%q: %s", mi.Issuer, p)
+		} else if seen[mi.Issuer] {
+			bad("issuer", "%q is given twice", mi.Issuer)
+		}
+		seen[mi.Issuer] = true
+		if p := checkURL(mi.JWKSURL); p != "" {
+			bad("jwks-url", "%q: %s", mi.JWKSURL, p)
 		}
 	}
+}
+
+// checkCursorKeys: a key ring sealedcursor can parse.
+func checkCursorKeys(c Config, bad reportFunc) {
+	if c.CursorKeys == "" {
+		return
+	}
+	if _, err := sealedcursor.ParseKeyRing(c.CursorKeys); err != nil {
+		bad("cursor-keys", "%v (generate one with sealedcursor.GenerateKey)", err)
+	}
+}
+
+// checkOrigins: every allowed origin is an origin.
+func checkOrigins(c Config, bad reportFunc) {
 	for _, o := range c.AllowedOrigins {
 		if !isOrigin(o) {
 			bad("allowed-origins", "%q is not an origin (scheme://host[:port], no path)", o)
 		}
 	}
-	if c.PageSize < 1 || c.PageSize > 100 {
-		bad("page-size", "must be from 1 to 100")
+}
+
+// isOTLPEndpoint reports whether s is the http(s) base URL of an OTLP
+// receiver.
+func isOTLPEndpoint(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil && u.RawQuery == "" && u.Fragment == ""
+}
+
+// checkMetricsAddr: HOST:PORT when set.
+func checkMetricsAddr(c Config, bad reportFunc) {
+	if c.MetricsAddr == "" {
+		return
 	}
-	if c.ShutdownTimeout < 0 {
-		bad("shutdown-timeout", "must not be negative")
+	if _, problem := checkHostPort(c.MetricsAddr); problem != "" {
+		bad("metrics-addr", "%s", problem)
 	}
-	if c.Seed > SeedNever {
-		bad("seed", "must be auto, true or false")
-	}
-	if c.OTLPEndpoint != "" {
-		if u, err := url.Parse(c.OTLPEndpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-			bad("otel", "must be an http or https URL of an OTLP/HTTP receiver, e.g. http://localhost:4318")
-		}
-	}
-	if c.MetricsAddr != "" {
-		if _, port, err := net.SplitHostPort(c.MetricsAddr); err != nil {
-			bad("metrics-addr", "must be HOST:PORT")
-		} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-			bad("metrics-addr", "port must be a number from 0 to 65535")
-		}
-	}
+}
+
+// checkRates: every rate limit parses.
+func checkRates(c Config, bad reportFunc) {
 	for _, f := range c.rateFlags() {
 		if _, err := parseRate(f.value); err != nil {
 			bad(f.flag, "%v", err)
 		}
 	}
-	return errors.Join(errs...)
 }
 
 // checkURL returns what is wrong with an absolute https URL (http for

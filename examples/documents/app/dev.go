@@ -122,48 +122,83 @@ func (a *App) startDevelopment() error {
 
 // DevToken returns a development access token for subject, valid for ttl,
 // with the scopes documents:read and documents:share: what "documents
-// token USER" prints. Without an address (cfg.Addr empty: no -addr), the
-// token is for the development server that started last with cfg.DataDir,
-// which recorded its issuer and audience there (port 0 included); a
-// cfg.Resource that is not that server's is refused. With an address, the
-// token is for a server started with the same -addr and -resource. It
-// fails with ErrNotDevelopment when a real issuer is configured, with an
-// error wrapping ErrNoServer when no address is given and no server
-// recorded itself, with an error wrapping devissuer.ErrNoKey when the data
-// directory has no development key, and with *ConfigError values for a
-// bad configuration.
+// token USER" prints. It is DevTokenFrom without the source.
 func DevToken(cfg Config, subject string, ttl time.Duration) (string, error) {
+	tok, _, err := DevTokenFrom(cfg, subject, ttl)
+	return tok, err
+}
+
+// DevTokenSource says where a development token came from, for the
+// token command to tell its user.
+type DevTokenSource struct {
+	// DataDir is the data directory whose development key signed the
+	// token, made absolute.
+	DataDir string
+	// Resource is the token's audience: the MCP endpoint it is for.
+	Resource string
+	// RecordedAddr is the address of the development server that started
+	// last with DataDir, as it recorded itself there; empty when none did.
+	// With -addr it may differ from the server the token is for: a server
+	// started with another -data-dir signs with another key and refuses
+	// the token.
+	RecordedAddr string
+}
+
+// DevTokenFrom returns a development access token for subject, valid for
+// ttl, with the scopes documents:read and documents:share, and where it
+// came from. Without an address (cfg.Addr empty: no -addr), the token is
+// for the development server that started last with cfg.DataDir, which
+// recorded its issuer and audience there (port 0 included); a
+// cfg.Resource that is not that server's is refused. With an address, the
+// token is for a server started with the same -addr and -resource, and
+// signed with the key in cfg.DataDir. It fails with ErrNotDevelopment
+// when a real issuer is configured, with an error wrapping ErrNoServer
+// when no address is given and no server recorded itself, with an error
+// wrapping devissuer.ErrNoKey when the data directory has no development
+// key, and with *ConfigError values for a bad configuration.
+func DevTokenFrom(cfg Config, subject string, ttl time.Duration) (string, DevTokenSource, error) {
+	var src DevTokenSource
 	recorded := cfg.Addr == ""
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
-		return "", err
+		return "", src, err
 	}
 	if !cfg.Development() {
-		return "", ErrNotDevelopment
+		return "", src, ErrNotDevelopment
 	}
 	if _, port, _ := net.SplitHostPort(cfg.Addr); port == "0" {
-		return "", &ConfigError{Flag: "addr", Problem: "give the port the server listens on, not 0"}
+		return "", src, &ConfigError{Flag: "addr", Problem: "give the port the server listens on, not 0"}
+	}
+	if abs, err := filepath.Abs(cfg.DataDir); err == nil {
+		src.DataDir = abs
+	} else {
+		src.DataDir = cfg.DataDir
 	}
 	issuer, resource := devURLs(cfg, cfg.Addr)
-	if recorded {
-		rec, err := readServerRecord(cfg.DataDir)
-		if err != nil {
-			return "", err
-		}
+	rec, err := readServerRecord(cfg.DataDir)
+	switch {
+	case recorded && err != nil:
+		return "", src, err
+	case recorded:
 		if cfg.Resource != "" && cfg.Resource != rec.Resource {
-			return "", &ConfigError{Flag: "resource", Problem: fmt.Sprintf(
+			return "", src, &ConfigError{Flag: "resource", Problem: fmt.Sprintf(
 				"the development server of -data-dir %s serves %s; give that, or its -addr", cfg.DataDir, rec.Resource)}
 		}
 		issuer, resource = rec.Issuer, rec.Resource
 	}
+	if err == nil {
+		src.RecordedAddr = rec.Addr
+	}
+	src.Resource = resource
 	dev, err := devissuer.Load(cfg.DataDir, issuer, resource, devissuer.Options{})
 	if errors.Is(err, devissuer.ErrNoKey) {
-		return "", fmt.Errorf("%w: start the server once (go run ./examples/documents) with the same -data-dir", err)
+		return "", src, fmt.Errorf("%w: start the server once (go run ./examples/documents) with the same -data-dir", err)
 	}
 	if err != nil {
-		return "", err
+		return "", src, err
 	}
-	return dev.Sign(subject, devScopes, ttl)
+	tok, err := dev.Sign(subject, devScopes, ttl)
+	return tok, src, err
 }
 
 // walkthrough renders the ready-to-paste curl commands printed at start in

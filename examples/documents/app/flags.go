@@ -39,47 +39,90 @@ func EnvName(flagName string) string {
 // empty without -addr or MCPKIT_ADDR): New and DevToken do that.
 func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Config, []string, error) {
 	var c Config
-	fs := flag.NewFlagSet("documents", flag.ContinueOnError)
-	fs.SetOutput(output)
-	str := func(p *string, name, def, usage string) {
-		fs.StringVar(p, name, def, usage+" (env "+EnvName(name)+")")
+	var multi issuerFlags
+	fs := newFlagSet(&c, &multi, output)
+	positional, err := parseInterleaved(fs, args, output)
+	if err != nil {
+		return Config{}, nil, err
 	}
+	if err := setFromEnv(fs, getenv); err != nil {
+		fmt.Fprintln(output, err)
+		return Config{}, nil, err
+	}
+	c.IntrospectionClientSecret = getenv(EnvIntrospectionSecret)
+	if c.OTLPEndpoint == "" {
+		c.OTLPEndpoint = getenv(EnvOTLPEndpoint) // the standard variable, when MCPKIT_OTEL and -otel are unset
+	}
+	if err := multi.apply(&c); err != nil {
+		fmt.Fprintln(output, err)
+		return Config{}, nil, err
+	}
+	return c, positional, nil
+}
+
+// flagSet is the documents flag set; str defines a string flag whose
+// usage names its environment variable.
+type flagSet struct{ *flag.FlagSet }
+
+func (fs flagSet) str(p *string, name, def, usage string) {
+	fs.StringVar(p, name, def, usage+" (env "+EnvName(name)+")")
+}
+
+// newFlagSet defines every flag, writing into c (and multi, for the
+// repeatable -issuer and -jwks-url).
+func newFlagSet(c *Config, multi *issuerFlags, output io.Writer) flagSet {
+	fs := flagSet{flag.NewFlagSet("documents", flag.ContinueOnError)}
+	fs.SetOutput(output)
+	defineStorageFlags(fs, c)
+	defineAuthFlags(fs, c, multi)
+	defineServingFlags(fs, c)
+	defineTelemetryFlags(fs, c)
+	fs.Usage = func() { fmt.Fprintln(output, "run with -h for help") } // after a flag error
+	return fs
+}
+
+// defineStorageFlags: where the server listens and keeps its data.
+func defineStorageFlags(fs flagSet, c *Config) {
 	// No default here: DevToken tells an -addr given from none (the
 	// address of the server that recorded itself in -data-dir).
-	str(&c.Addr, "addr", "", `listen address; port 0 picks a free port (default "`+DefaultAddr+`"; for "token USER", the running server's)`)
-	str(&c.DataDir, "data-dir", DefaultDataDir, "directory for the SQLite database and the development signing key")
-	str(&c.DB, "db", "", `database: "sqlite:PATH" or "postgres://…" (default "sqlite:<data-dir>/documents.db")`)
-	str(&c.NotifyChannel, "notify-channel", "", `PostgreSQL LISTEN/NOTIFY channel carrying change notifications between the instances sharing a postgres:// database (default "mcpkit_notify")`)
+	fs.str(&c.Addr, "addr", "", `listen address; port 0 picks a free port (default "`+DefaultAddr+`"; for "token USER", the running server's)`)
+	fs.str(&c.DataDir, "data-dir", DefaultDataDir, "directory for the SQLite database and the development signing key")
+	fs.str(&c.DB, "db", "", `database: "sqlite:PATH" or "postgres://…" (default "sqlite:<data-dir>/documents.db")`)
+	fs.str(&c.NotifyChannel, "notify-channel", "", `PostgreSQL LISTEN/NOTIFY channel carrying change notifications between the instances sharing a postgres:// database (default "mcpkit_notify")`)
+}
+
+// defineAuthFlags: who issues the tokens and how they are checked.
+func defineAuthFlags(fs flagSet, c *Config, multi *issuerFlags) {
 	// -issuer and -jwks-url may be repeated: the n-th -jwks-url belongs to
 	// the n-th -issuer (see Config.MoreIssuers).
-	var issuers, jwks []string
 	fs.Func("issuer", "issuer identifier of the authorization server; repeat it (each with its -jwks-url, in the same order) to trust several; unset means development mode (env "+EnvName("issuer")+")", func(v string) error {
-		issuers = append(issuers, v)
+		multi.issuers = append(multi.issuers, v)
 		return nil
 	})
 	fs.Func("jwks-url", "the issuer's JWK Set URL (JWT access tokens); one per -issuer, in the same order (env "+EnvName("jwks-url")+")", func(v string) error {
-		jwks = append(jwks, v)
+		multi.jwks = append(multi.jwks, v)
 		return nil
 	})
 	fs.Func("dpop", "DPoP (RFC 9449) sender-constrained tokens: off, allowed or required (env "+EnvName("dpop")+`) (default "off")`, func(v string) error {
-		switch strings.ToLower(v) {
-		case "off":
-			c.DPoP = authn.DPoPOff
-		case "allowed":
-			c.DPoP = authn.DPoPAllowed
-		case "required":
-			c.DPoP = authn.DPoPRequired
-		default:
+		m, ok := map[string]authn.DPoPMode{"off": authn.DPoPOff, "allowed": authn.DPoPAllowed, "required": authn.DPoPRequired}[strings.ToLower(v)]
+		if !ok {
 			return errors.New("must be off, allowed or required")
 		}
+		c.DPoP = m
 		return nil
 	})
 	fs.BoolVar(&c.DPoPNonce, "dpop-nonce", false, "require server nonces in DPoP proofs (use_dpop_nonce, DPoP-Nonce) (env "+EnvName("dpop-nonce")+")")
-	str(&c.IntrospectionURL, "introspection-url", "", "RFC 7662 introspection endpoint (opaque tokens); secret from "+EnvIntrospectionSecret)
-	str(&c.IntrospectionClientID, "introspection-client-id", "", "client id for the introspection endpoint")
-	str(&c.Resource, "resource", "", "canonical resource URI of the MCP endpoint, the tokens' audience (default in development mode: http://ADDR/mcp)")
-	str(&c.AuthorizationServer, "authorization-server", "", "authorization server published in the resource metadata (default: -issuer)")
-	str(&c.CursorKeys, "cursor-keys", "", "shared cursor key ring ID:SECRET[,ID:SECRET…] for several instances; prefer the env var (default: a random key per process)")
+	fs.str(&c.IntrospectionURL, "introspection-url", "", "RFC 7662 introspection endpoint (opaque tokens); secret from "+EnvIntrospectionSecret)
+	fs.str(&c.IntrospectionClientID, "introspection-client-id", "", "client id for the introspection endpoint")
+	fs.str(&c.Resource, "resource", "", "canonical resource URI of the MCP endpoint, the tokens' audience (default in development mode: http://ADDR/mcp)")
+	fs.str(&c.AuthorizationServer, "authorization-server", "", "authorization server published in the resource metadata (default: -issuer)")
+	fs.BoolVar(&c.AllowPlainJWTType, "allow-plain-jwt-type", false, `also accept JWTs typed "JWT" or untyped, for issuers that cannot type access tokens at+jwt: weaker (env `+EnvName("allow-plain-jwt-type")+")")
+}
+
+// defineServingFlags: cursors, origins, pages, seeding, limits and
+// shutdown.
+func defineServingFlags(fs flagSet, c *Config) {
+	fs.str(&c.CursorKeys, "cursor-keys", "", "shared cursor key ring ID:SECRET[,ID:SECRET…] for several instances; prefer the env var (default: a random key per process)")
 	fs.Func("allowed-origins", "comma-separated browser origins allowed to call the endpoint (env "+EnvName("allowed-origins")+")", func(v string) error {
 		c.AllowedOrigins = c.AllowedOrigins[:0]
 		for o := range strings.SplitSeq(v, ",") {
@@ -89,7 +132,6 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Co
 		}
 		return nil
 	})
-	fs.BoolVar(&c.AllowPlainJWTType, "allow-plain-jwt-type", false, `also accept JWTs typed "JWT" or untyped, for issuers that cannot type access tokens at+jwt: weaker (env `+EnvName("allow-plain-jwt-type")+")")
 	fs.Func("page-size", "resources per resources/list page, 1..100 (env "+EnvName("page-size")+`) (default 50); clients that stop after 64 pages (TypeScript SDK v2, MCP Inspector) list at most 64 × this many`, func(v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {
@@ -99,47 +141,55 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Co
 		return nil
 	})
 	fs.Func("seed", "create the demo documents of alice, bob and carol when they have none: auto (development mode only), true or false (env "+EnvName("seed")+`) (default "auto")`, func(v string) error {
-		switch strings.ToLower(v) {
-		case "auto":
-			c.Seed = SeedAuto
-		case "true", "1", "yes":
-			c.Seed = SeedAlways
-		case "false", "0", "no":
-			c.Seed = SeedNever
-		default:
+		m, ok := map[string]SeedMode{"auto": SeedAuto, "true": SeedAlways, "1": SeedAlways, "yes": SeedAlways,
+			"false": SeedNever, "0": SeedNever, "no": SeedNever}[strings.ToLower(v)]
+		if !ok {
 			return errors.New("must be auto, true or false")
 		}
+		c.Seed = m
 		return nil
 	})
-	str(&c.OTLPEndpoint, "otel", "", "OTLP/HTTP receiver for traces and metrics, e.g. http://localhost:4318 (default: OTEL_EXPORTER_OTLP_ENDPOINT; unset: no export)")
-	str(&c.MetricsAddr, "metrics-addr", "", "listen address of a Prometheus /metrics endpoint, e.g. 127.0.0.1:9464 (default: none)")
-	str(&c.AuditLog, "audit-log", AuditStdout, `audit records, one JSON line per call that touched the inventory: "stdout", "off" or a file path`)
-	str(&c.RateList, "rate-list", DefaultRateList, "per-caller limit of resources/list and resources/templates/list: PERSECOND[:BURST] or off")
-	str(&c.RateRead, "rate-read", DefaultRateRead, "per-caller limit of resources/read: PERSECOND[:BURST] or off")
-	str(&c.RateSearch, "rate-search", DefaultRateSearch, "per-caller limit of completion/complete and tools/call: PERSECOND[:BURST] or off")
-	str(&c.RateOther, "rate-other", DefaultRateOther, "per-caller limit of every other MCP request: PERSECOND[:BURST] or off")
-	str(&c.RateRefused, "rate-refused", DefaultRateRefused, "per-address limit of refused tokens, checked before any signature: PERSECOND[:BURST] or off")
+	fs.str(&c.RateList, "rate-list", DefaultRateList, "per-caller limit of resources/list and resources/templates/list: PERSECOND[:BURST] or off")
+	fs.str(&c.RateRead, "rate-read", DefaultRateRead, "per-caller limit of resources/read: PERSECOND[:BURST] or off")
+	fs.str(&c.RateSearch, "rate-search", DefaultRateSearch, "per-caller limit of completion/complete and tools/call: PERSECOND[:BURST] or off")
+	fs.str(&c.RateOther, "rate-other", DefaultRateOther, "per-caller limit of every other MCP request: PERSECOND[:BURST] or off")
+	fs.str(&c.RateRefused, "rate-refused", DefaultRateRefused, "per-address limit of refused tokens, checked before any signature: PERSECOND[:BURST] or off")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", DefaultShutdownTimeout, "how long shutdown waits for requests in flight (env "+EnvName("shutdown-timeout")+")")
-	fs.TextVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env "+EnvName("log-level")+")")
-	fs.Usage = func() { fmt.Fprintln(output, "run with -h for help") } // after a flag error
+}
 
+// defineTelemetryFlags: traces, metrics, audit records and logs.
+func defineTelemetryFlags(fs flagSet, c *Config) {
+	fs.str(&c.OTLPEndpoint, "otel", "", "OTLP/HTTP receiver for traces and metrics, e.g. http://localhost:4318 (default: OTEL_EXPORTER_OTLP_ENDPOINT; unset: no export)")
+	fs.str(&c.MetricsAddr, "metrics-addr", "", "listen address of a Prometheus /metrics endpoint, e.g. 127.0.0.1:9464 (default: none)")
+	fs.str(&c.AuditLog, "audit-log", AuditStdout, `audit records, one JSON line per call that touched the inventory: "stdout", "off" or a file path`)
+	fs.TextVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env "+EnvName("log-level")+")")
+}
+
+// parseInterleaved parses args, in which flags and positional arguments
+// may alternate, and returns the positional ones. For -h it prints the
+// usage and returns flag.ErrHelp.
+func parseInterleaved(fs flagSet, args []string, output io.Writer) ([]string, error) {
 	var positional []string
 	for {
 		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(output, usageHeader)
 			fs.PrintDefaults()
-			return Config{}, nil, err
+			return nil, err
 		} else if err != nil {
-			return Config{}, nil, err
+			return nil, err
 		}
 		args = fs.Args()
 		if len(args) == 0 {
-			break
+			return positional, nil
 		}
 		positional = append(positional, args[0])
 		args = args[1:]
 	}
+}
 
+// setFromEnv sets each flag not given on the command line from its
+// MCPKIT_* variable, when that is set.
+func setFromEnv(fs flagSet, getenv func(string) string) error {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	var err error
@@ -153,31 +203,31 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Co
 			}
 		}
 	})
-	if err != nil {
-		fmt.Fprintln(output, err)
-		return Config{}, nil, err
+	return err
+}
+
+// issuerFlags collects the repeatable -issuer and -jwks-url.
+type issuerFlags struct{ issuers, jwks []string }
+
+// apply sets c's Issuer and JWKSURL from the first of each, and
+// MoreIssuers from the others, paired in order.
+func (m issuerFlags) apply(c *Config) error {
+	if len(m.issuers) > 0 {
+		c.Issuer = m.issuers[0]
 	}
-	c.IntrospectionClientSecret = getenv(EnvIntrospectionSecret)
-	if c.OTLPEndpoint == "" {
-		c.OTLPEndpoint = getenv(EnvOTLPEndpoint) // the standard variable, when MCPKIT_OTEL and -otel are unset
+	if len(m.jwks) > 0 {
+		c.JWKSURL = m.jwks[0]
 	}
-	if len(issuers) > 0 {
-		c.Issuer = issuers[0]
+	if len(m.issuers) <= 1 && len(m.jwks) <= 1 {
+		return nil
 	}
-	if len(jwks) > 0 {
-		c.JWKSURL = jwks[0]
+	if len(m.issuers) != len(m.jwks) {
+		return &ConfigError{Flag: "jwks-url", Problem: fmt.Sprintf("%d -issuer and %d -jwks-url given: with several issuers, give each its -jwks-url, in the same order", len(m.issuers), len(m.jwks))}
 	}
-	if len(issuers) > 1 || len(jwks) > 1 {
-		if len(issuers) != len(jwks) {
-			err := &ConfigError{Flag: "jwks-url", Problem: fmt.Sprintf("%d -issuer and %d -jwks-url given: with several issuers, give each its -jwks-url, in the same order", len(issuers), len(jwks))}
-			fmt.Fprintln(output, err)
-			return Config{}, nil, err
-		}
-		for i := 1; i < len(issuers); i++ {
-			c.MoreIssuers = append(c.MoreIssuers, TrustedIssuer{Issuer: issuers[i], JWKSURL: jwks[i]})
-		}
+	for i := 1; i < len(m.issuers); i++ {
+		c.MoreIssuers = append(c.MoreIssuers, TrustedIssuer{Issuer: m.issuers[i], JWKSURL: m.jwks[i]})
 	}
-	return c, positional, nil
+	return nil
 }
 
 const usageHeader = `Usage:
@@ -185,7 +235,8 @@ const usageHeader = `Usage:
   documents [flags] token USER   print a development access token for USER (1 hour,
                                  scopes documents:read documents:share) for the
                                  development server that started last with -data-dir,
-                                 or, with -addr, for the one on that address
+                                 or, with -addr, for the one on that address, signed
+                                 with the key in -data-dir (give the server's own)
 
 Without -issuer, -jwks-url or -introspection-url the server runs in
 development mode, with a built-in token issuer and a sign-in page for MCP

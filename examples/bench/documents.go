@@ -1,40 +1,3 @@
-// Command loadgen measures the documents server under load, over real
-// loopback HTTP with keep-alive connections and cached tokens:
-//
-//	go run ./examples/documents/loadgen                  # about 10 s of load
-//	go run ./examples/documents/loadgen -duration 30s -concurrency 16
-//
-// It starts the server in-process on 127.0.0.1:0 with a fresh SQLite
-// database in a temporary directory, gives the user "small" 10 documents and
-// the user "big" 100,000 (store.SeedMany), mints development tokens for
-// both, warms the token cache, and then runs -concurrency clients issuing
-// resources/list in four scenarios:
-//
-//	first-small   small's first (and only) page
-//	first-big     big's first page
-//	deep-big-same big's page -deep-page, again and again (replaying one
-//	              cursor): the cost of depth alone, with warm caches
-//	deep-big      big's pages from -deep-page on (page 1000 = documents
-//	              ~11,000 on at the default page size), walking forward
-//	              with each answer's nextCursor and starting over at the deep
-//	              cursor at the end
-//
-// The page size defaults to 11, so that every page measured holds the same
-// number of entries: small's only page is docs://about and its 10
-// documents.
-//
-// Scenarios alternate in -rounds rounds so that a noisy machine affects
-// them alike. Each scenario gets a quarter of -duration in total, or stops earlier
-// after -requests requests. The report gives requests per second and the
-// p50 and p99 latency of each, and the ratios to first-small: keyset
-// pagination makes a deep page of a 100,000-document collection cost what
-// the single page of a 10-document one does, so they should be close to 1
-// (the forward walk also reads database pages that are not cached yet,
-// which the repeated page does not). The server logs at warn level, so request log lines (info) are not
-// written.
-//
-// The deep cursor is fetched once, by walking to it, and a traversal expires
-// 15 minutes after its first page: -duration is limited to 10 minutes.
 package main
 
 import (
@@ -53,17 +16,8 @@ import (
 	"github.com/mcpkit/mcpkit/examples/documents/store"
 )
 
-func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "loadgen:", err)
-		}
-		os.Exit(1)
-	}
-}
-
-// options are the command-line settings.
-type options struct {
+// docOptions are the settings of "bench documents".
+type docOptions struct {
 	duration    time.Duration
 	requests    int
 	concurrency int
@@ -74,9 +28,9 @@ type options struct {
 	cpuProfile  string
 }
 
-func parse(args []string, out io.Writer) (options, error) {
-	var o options
-	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
+func parseDocuments(args []string, out io.Writer) (docOptions, error) {
+	var o docOptions
+	fs := flag.NewFlagSet("bench documents", flag.ContinueOnError)
 	fs.SetOutput(out)
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "total measuring time, shared by the four scenarios (at most 10m)")
 	fs.IntVar(&o.requests, "requests", 0, "stop each scenario after this many requests (0: only -duration bounds it)")
@@ -117,12 +71,50 @@ func parse(args []string, out io.Writer) (options, error) {
 	return o, nil
 }
 
-func run(ctx context.Context, args []string, out io.Writer) error {
-	o, err := parse(args, out)
+// runDocuments is "bench documents": it measures the documents server under
+// load, over real
+// loopback HTTP with keep-alive connections and cached tokens:
+//
+//	go run ./examples/bench documents                  # about 10 s of load
+//	go run ./examples/bench documents -duration 30s -concurrency 16
+//
+// It starts the server in-process on 127.0.0.1:0 with a fresh SQLite
+// database in a temporary directory, gives the user "small" 10 documents and
+// the user "big" 100,000 (store.SeedMany), mints development tokens for
+// both, warms the token cache, and then runs -concurrency clients issuing
+// resources/list in four scenarios:
+//
+//	first-small   small's first (and only) page
+//	first-big     big's first page
+//	deep-big-same big's page -deep-page, again and again (replaying one
+//	              cursor): the cost of depth alone, with warm caches
+//	deep-big      big's pages from -deep-page on (page 1000 = documents
+//	              ~11,000 on at the default page size), walking forward
+//	              with each answer's nextCursor and starting over at the deep
+//	              cursor at the end
+//
+// The page size defaults to 11, so that every page measured holds the same
+// number of entries: small's only page is docs://about and its 10
+// documents.
+//
+// Scenarios alternate in -rounds rounds so that a noisy machine affects
+// them alike. Each scenario gets a quarter of -duration in total, or stops earlier
+// after -requests requests. The report gives requests per second and the
+// p50 and p99 latency of each, and the ratios to first-small: keyset
+// pagination makes a deep page of a 100,000-document collection cost what
+// the single page of a 10-document one does, so they should be close to 1
+// (the forward walk also reads database pages that are not cached yet,
+// which the repeated page does not). The server logs at warn level, so request log lines (info) are not
+// written.
+//
+// The deep cursor is fetched once, by walking to it, and a traversal expires
+// 15 minutes after its first page: -duration is limited to 10 minutes.
+func runDocuments(ctx context.Context, args []string, out io.Writer) error {
+	o, err := parseDocuments(args, out)
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "mcpkit-loadgen-")
+	dir, err := os.MkdirTemp("", "mcpkit-bench-documents-")
 	if err != nil {
 		return err
 	}
@@ -130,7 +122,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	dsn := "sqlite:" + filepath.Join(dir, "documents.db")
 
 	began := time.Now()
-	if err := seed(ctx, dsn, o); err != nil {
+	if err := seedDocuments(ctx, dsn, o); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "seeded small (%d documents) and big (%d) in %v\n", o.small, o.big, time.Since(began).Round(time.Millisecond))
@@ -151,7 +143,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		<-served
 	}()
 
-	l, err := newLoad(a, dir, o)
+	l, err := newDocLoad(a, dir, o)
 	if err != nil {
 		return err
 	}
@@ -176,12 +168,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if o.cpuProfile != "" {
 		pprof.StopCPUProfile()
 	}
-	report(out, o, results)
+	docReport(out, o, results)
 	return nil
 }
 
 // seed fills a fresh database with the two users' documents.
-func seed(ctx context.Context, dsn string, o options) error {
+func seedDocuments(ctx context.Context, dsn string, o docOptions) error {
 	db, err := store.Open(ctx, dsn)
 	if err != nil {
 		return err

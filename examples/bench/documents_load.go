@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -21,9 +20,9 @@ import (
 	"github.com/mcpkit/mcpkit/examples/documents/app"
 )
 
-// load drives one server.
-type load struct {
-	o          options
+// docLoad drives the documents server.
+type docLoad struct {
+	o          docOptions
 	url        string
 	client     *http.Client
 	small, big string // tokens
@@ -31,8 +30,8 @@ type load struct {
 	deepFirst  string // name of that page's first document
 }
 
-func newLoad(a *app.App, dir string, o options) (*load, error) {
-	l := &load{o: o, url: a.URL() + "/mcp", client: &http.Client{
+func newDocLoad(a *app.App, dir string, o docOptions) (*docLoad, error) {
+	l := &docLoad{o: o, url: a.URL() + "/mcp", client: &http.Client{
 		Timeout: 30 * time.Second,
 		Transport: &http.Transport{
 			MaxIdleConns: o.concurrency, MaxIdleConnsPerHost: o.concurrency,
@@ -50,43 +49,43 @@ func newLoad(a *app.App, dir string, o options) (*load, error) {
 	return l, nil
 }
 
-// page is what the load generator reads from a resources/list answer.
-type page struct {
+// docPage is what the load generator reads from a resources/list answer.
+type docPage struct {
 	entries   int
 	next      string
 	firstName string
 }
 
 // list sends one resources/list and checks the answer.
-func (l *load) list(ctx context.Context, token, cursor string) (page, error) {
+func (l *docLoad) list(ctx context.Context, token, cursor string) (docPage, error) {
 	body := `{"jsonrpc":"2.0","id":1,"method":"resources/list"}`
 	if cursor != "" {
 		body = `{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{"cursor":"` + cursor + `"}}`
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.url, strings.NewReader(body))
 	if err != nil {
-		return page{}, err
+		return docPage{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+token)
 	res, err := l.client.Do(req)
 	if err != nil {
-		return page{}, err
+		return docPage{}, err
 	}
 	var buf bytes.Buffer
 	_, err = io.Copy(&buf, res.Body)
 	res.Body.Close()
 	if err != nil {
-		return page{}, err
+		return docPage{}, err
 	}
 	if res.StatusCode != http.StatusOK {
-		return page{}, fmt.Errorf("HTTP %d", res.StatusCode)
+		return docPage{}, fmt.Errorf("HTTP %d", res.StatusCode)
 	}
 	r := gjson.ParseBytes(buf.Bytes())
 	if e := r.Get("error"); e.Exists() {
-		return page{}, fmt.Errorf("JSON-RPC error %s", e.Raw)
+		return docPage{}, fmt.Errorf("JSON-RPC error %s", e.Raw)
 	}
-	return page{
+	return docPage{
 		entries:   int(r.Get("result.resources.#").Int()),
 		next:      r.Get("result.nextCursor").String(),
 		firstName: r.Get("result.resources.0.name").String(),
@@ -95,7 +94,7 @@ func (l *load) list(ctx context.Context, token, cursor string) (page, error) {
 
 // prepare warms the token cache and the connections, and walks to the
 // deep cursor.
-func (l *load) prepare(ctx context.Context) error {
+func (l *docLoad) prepare(ctx context.Context) error {
 	for range 10 {
 		for _, tok := range []string{l.small, l.big} {
 			if _, err := l.list(ctx, tok, ""); err != nil {
@@ -122,17 +121,17 @@ func (l *load) prepare(ctx context.Context) error {
 	return nil
 }
 
-// scenario is one kind of request.
-type scenario struct {
+// docScenario is one kind of request.
+type docScenario struct {
 	name   string
 	token  string
 	deep   bool // start at the deep cursor and walk forward
 	replay bool // with deep: ask for the deep page again and again
-	check  func(page) error
+	check  func(docPage) error
 }
 
-// result accumulates the measurements of one scenario.
-type result struct {
+// docResult accumulates the measurements of one scenario.
+type docResult struct {
 	name      string
 	errors    int64
 	elapsed   time.Duration
@@ -140,27 +139,27 @@ type result struct {
 	firstErr  error
 }
 
-func (l *load) scenarios() []scenario {
-	return []scenario{
-		{name: fmt.Sprintf("first-small (%d docs, one page)", l.o.small), token: l.small, check: func(p page) error {
+func (l *docLoad) scenarios() []docScenario {
+	return []docScenario{
+		{name: fmt.Sprintf("first-small (%d docs, one page)", l.o.small), token: l.small, check: func(p docPage) error {
 			if p.entries != l.o.small+1 || p.next != "" { // + docs://about
 				return fmt.Errorf("small's page: %d entries, more: %v", p.entries, p.next != "")
 			}
 			return nil
 		}},
-		{name: fmt.Sprintf("first-big (%d docs)", l.o.big), token: l.big, check: func(p page) error {
+		{name: fmt.Sprintf("first-big (%d docs)", l.o.big), token: l.big, check: func(p docPage) error {
 			if p.entries != l.o.pageSize || p.next == "" {
 				return fmt.Errorf("big's first page: %d entries", p.entries)
 			}
 			return nil
 		}},
-		{name: fmt.Sprintf("deep-big-same (page %d again)", l.o.deepPage), token: l.big, deep: true, replay: true, check: func(p page) error {
+		{name: fmt.Sprintf("deep-big-same (page %d again)", l.o.deepPage), token: l.big, deep: true, replay: true, check: func(p docPage) error {
 			if p.entries != l.o.pageSize {
 				return fmt.Errorf("big's deep page: %d entries", p.entries)
 			}
 			return nil
 		}},
-		{name: fmt.Sprintf("deep-big (pages %d+)", l.o.deepPage), token: l.big, deep: true, check: func(p page) error {
+		{name: fmt.Sprintf("deep-big (pages %d+)", l.o.deepPage), token: l.big, deep: true, check: func(p docPage) error {
 			if p.entries == 0 {
 				return errors.New("empty deep page")
 			}
@@ -170,11 +169,11 @@ func (l *load) scenarios() []scenario {
 }
 
 // measure runs the scenarios in alternating rounds.
-func (l *load) measure(ctx context.Context) []*result {
+func (l *docLoad) measure(ctx context.Context) []*docResult {
 	scs := l.scenarios()
-	results := make([]*result, len(scs))
+	results := make([]*docResult, len(scs))
 	for i, sc := range scs {
-		results[i] = &result{name: sc.name}
+		results[i] = &docResult{name: sc.name}
 	}
 	slot := l.o.duration / time.Duration(len(scs)*l.o.rounds)
 	perRound := 0
@@ -191,7 +190,7 @@ func (l *load) measure(ctx context.Context) []*result {
 
 // runScenario runs sc with o.concurrency clients for d or limit requests
 // (0: no limit), whichever ends first.
-func (l *load) runScenario(ctx context.Context, sc scenario, d time.Duration, limit int, res *result) {
+func (l *docLoad) runScenario(ctx context.Context, sc docScenario, d time.Duration, limit int, res *docResult) {
 	var budget atomic.Int64
 	budget.Store(int64(limit))
 	var errs atomic.Int64
@@ -244,23 +243,15 @@ func (l *load) runScenario(ctx context.Context, sc scenario, d time.Duration, li
 	}
 }
 
-func (r *result) rate() float64 {
+func (r *docResult) rate() float64 {
 	if r.elapsed <= 0 {
 		return 0
 	}
 	return float64(len(r.latencies)) / r.elapsed.Seconds()
 }
 
-// quantile returns the q-quantile (nearest rank) of sorted latencies.
-func quantile(sorted []time.Duration, q float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	return sorted[int(q*float64(len(sorted)-1)+0.5)]
-}
-
-// report prints the table and the ratio that matters.
-func report(out io.Writer, o options, results []*result) {
+// docReport prints the table and the ratio that matters.
+func docReport(out io.Writer, o docOptions, results []*docResult) {
 	fmt.Fprintf(out, "\nGOMAXPROCS %d, %d CPUs%s; %d clients, %d rounds\n\n",
 		runtime.GOMAXPROCS(0), runtime.NumCPU(), loadAverage(), o.concurrency, o.rounds)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -293,17 +284,4 @@ func report(out io.Writer, o options, results []*result) {
 	}
 	fmt.Fprintln(out, "(≈1: a deep page of a large collection costs what the only page of a small one does;")
 	fmt.Fprintln(out, " the walk also reads database pages that are not in SQLite's cache yet)")
-}
-
-// loadAverage returns ", load average X Y Z" on Linux, else "".
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return ""
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return ""
-	}
-	return ", load average " + strings.Join(f[:3], " ")
 }
