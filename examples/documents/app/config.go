@@ -68,6 +68,14 @@ type Config struct {
 	// pgnotify.DefaultChannel. With SQLite, notifications stay in the
 	// process and this must be empty.
 	NotifyChannel string
+	// Redis is the redis:// URL of a Redis shared by the instances of a
+	// fleet (-redis): sessions, the DPoP replay memory, the rate limits,
+	// and notifications unless DB is PostgreSQL. Empty means none. See
+	// redis.go for what an outage of it does.
+	Redis string
+	// RateFailClosed refuses calls (503) while the Redis of rate limits
+	// cannot answer (-rate-fail-closed). False lets them through, logged.
+	RateFailClosed bool
 
 	// Issuer is the authorization server's issuer identifier (-issuer).
 	// Development mode is on when Issuer, JWKSURL and IntrospectionURL are
@@ -261,6 +269,11 @@ func (c Config) Validate() error {
 		bad("notify-channel", "must be 1-63 characters of [a-z0-9_], not starting with a digit")
 	}
 
+	if p := checkRedisURL(c.Redis); p != "" {
+		bad("redis", "%s", p)
+	} else if c.RateFailClosed && c.Redis == "" {
+		bad("rate-fail-closed", "only used with -redis")
+	}
 	if c.Resource == "" && !dev {
 		bad("resource", "required with a real issuer: the canonical URI of this server's MCP endpoint, e.g. https://mcp.example.com/mcp")
 	} else if c.Resource != "" {

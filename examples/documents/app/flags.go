@@ -23,8 +23,15 @@ const EnvIntrospectionSecret = EnvPrefix + "INTROSPECTION_CLIENT_SECRET"
 // receiver, the fallback of -otel.
 const EnvOTLPEndpoint = "OTEL_EXPORTER_OTLP_ENDPOINT"
 
+// EnvRedisURL is the variable of -redis: the name the redisstore
+// documentation and other tools use.
+const EnvRedisURL = EnvPrefix + "REDIS_URL"
+
 // EnvName returns the environment variable of a flag (without its dash).
 func EnvName(flagName string) string {
+	if flagName == "redis" {
+		return EnvRedisURL
+	}
 	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
@@ -50,6 +57,8 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Co
 	str(&c.DataDir, "data-dir", DefaultDataDir, "directory for the SQLite database and the development signing key")
 	str(&c.DB, "db", "", `database: "sqlite:PATH" or "postgres://…" (default "sqlite:<data-dir>/documents.db")`)
 	str(&c.NotifyChannel, "notify-channel", "", `PostgreSQL LISTEN/NOTIFY channel carrying change notifications between the instances sharing a postgres:// database (default "mcpkit_notify")`)
+	str(&c.Redis, "redis", "", "redis:// URL of a Redis shared by several instances: sessions, DPoP replay memory, rate limits, notifications (without postgres://); prefer the env var when it has a password")
+	fs.BoolVar(&c.RateFailClosed, "rate-fail-closed", false, "with -redis: refuse calls (503) while Redis cannot answer, instead of not limiting them (env "+EnvName("rate-fail-closed")+")")
 	// -issuer and -jwks-url may be repeated: the n-th -jwks-url belongs to
 	// the n-th -issuer (see Config.MoreIssuers).
 	var issuers, jwks []string
