@@ -100,7 +100,9 @@ func post(t *testing.T, endpoint string, hdr map[string]string, method string, p
 	return res, string(body)
 }
 
-func auth(token string) map[string]string { return map[string]string{"Authorization": "Bearer " + token} }
+func auth(token string) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + token}
+}
 
 // initializeParams opens a legacy session.
 var initializeParams = map[string]any{
