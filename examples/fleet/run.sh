@@ -34,6 +34,12 @@ read -r -a extra <<<"${FLEET_ARGS:-}"
 ((${#iports[@]} == 3)) || { echo "run.sh: FLEET_INSTANCE_PORTS needs three ports" >&2; exit 2; }
 
 log() { printf 'fleet: %s\n' "$*" >&2; }
+for p in "$port" "${iports[@]}" "$issuer_port" "$redis_port"; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+    log "port $p is taken on 127.0.0.1: choose others (FLEET_PORT, FLEET_INSTANCE_PORTS, FLEET_ISSUER_PORT, FLEET_REDIS_PORT)"
+    exit 2
+  fi
+done
 dir=$(mktemp -d /tmp/mcpkit-fleet.XXXXXX)
 pids=()
 cleanup() {
