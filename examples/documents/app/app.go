@@ -57,6 +57,7 @@ type App struct {
 	streams    *sessions.Part // its streams outlive their handlers: Run waits for them
 	broker     *pgnotify.Broker
 	notifyPool *pgxpool.Pool
+	redis      *sharedState // -redis: the shared stores; nil without
 
 	// Operations: OpenTelemetry (nil when off) and the audit file (nil
 	// unless -audit-log names one).
@@ -102,6 +103,9 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if err := a.openStore(ctx); err != nil {
 		return nil, err
 	}
+	if err := a.openRedis(ctx); err != nil {
+		return nil, err
+	}
 	if err := a.openNotifications(ctx); err != nil {
 		return nil, err
 	}
@@ -119,7 +123,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	auth, err := authn.NewAuthenticator(subjectRecorder{verifier}, authn.Options{
 		Resource: a.resource, Scopes: []string{ScopeRead}, Logger: a.log,
-		DPoP:     authn.DPoPOptions{Mode: cfg.DPoP, RequireNonce: cfg.DPoPNonce},
+		DPoP:     authn.DPoPOptions{Mode: cfg.DPoP, RequireNonce: cfg.DPoPNonce, ReplayStore: a.replayStore()},
 		Throttle: throttle,
 	})
 	if err != nil {
@@ -163,7 +167,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		}
 	}
 	a.log.Info("documents server ready", "url", a.URL()+"/mcp", "resource", a.resource,
-		"database", describeDB(cfg.DB), "notifications", a.describeNotifications(),
+		"database", describeDB(cfg.DB), "notifications", a.describeNotifications(), "shared_state", a.describeShared(),
 		"development", a.dev != nil, "page_size", cfg.PageSize)
 	ok = true
 	return a, nil
@@ -244,6 +248,7 @@ func (a *App) Close() error {
 		if a.hub != nil {
 			a.hub.Close() // ends the streams and stops the broker's listener
 		}
+		errs = append(errs, a.redis.close()) // after the hub: its broker may listen on it
 		if a.srv != nil {
 			errs = append(errs, a.srv.Close())
 		}
@@ -396,7 +401,7 @@ func (s subjectRecorder) Verify(ctx context.Context, token string) (principal.Pr
 // limits, tracing and the audit trail.
 func (a *App) newEndpoint(inv *inventory.Inventory, auth *authn.Authenticator, origins *origin.Guard,
 	limiter *ratelimit.Limiter, tracing mcphttp.Observer, trail mcphttp.Observer) (*mcphttp.Endpoint, error) {
-	streams, err := sessions.New(a.hub, sessions.Options{})
+	streams, err := sessions.New(a.hub, sessions.Options{Store: a.sessionStore()})
 	if err != nil {
 		return nil, fmt.Errorf("endpoint: %w", err)
 	}

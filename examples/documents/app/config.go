@@ -68,6 +68,14 @@ type Config struct {
 	// pgnotify.DefaultChannel. With SQLite, notifications stay in the
 	// process and this must be empty.
 	NotifyChannel string
+	// Redis is the redis:// URL of a Redis shared by the instances of a
+	// fleet (-redis): sessions, the DPoP replay memory, the rate limits,
+	// and notifications unless DB is PostgreSQL. Empty means none. See
+	// redis.go for what an outage of it does.
+	Redis string
+	// RateFailClosed refuses calls (503) while the Redis of rate limits
+	// cannot answer (-rate-fail-closed). False lets them through, logged.
+	RateFailClosed bool
 
 	// Issuer is the authorization server's issuer identifier (-issuer).
 	// Development mode is on when Issuer, JWKSURL and IntrospectionURL are
@@ -256,6 +264,7 @@ func configRules() []configRule {
 		checkAddr,
 		checkDB,
 		checkNotifyChannel,
+		checkRedis,
 		checkResource,
 		checkAuthURLs,
 		checkTokenKind,
@@ -338,6 +347,15 @@ func checkNotifyChannel(c Config, bad reportFunc) {
 		bad("notify-channel", "only used with a postgres:// database (-db); with SQLite, notifications stay in the process")
 	case !pgnotify.ValidChannel(c.NotifyChannel):
 		bad("notify-channel", "must be 1-63 characters of [a-z0-9_], not starting with a digit")
+	}
+}
+
+// checkRedis: a redis:// URL, and -rate-fail-closed only with it.
+func checkRedis(c Config, bad reportFunc) {
+	if p := checkRedisURL(c.Redis); p != "" {
+		bad("redis", "%s", p)
+	} else if c.RateFailClosed && c.Redis == "" {
+		bad("rate-fail-closed", "only used with -redis")
 	}
 }
 

@@ -37,6 +37,8 @@ func (a *App) openNotifications(ctx context.Context) error {
 			return &ConfigError{Flag: "notify-channel", Problem: err.Error()}
 		}
 		opts.Broker = a.broker
+	} else if a.redis != nil {
+		opts.Broker = a.redis.broker // Redis pub/sub
 	}
 	a.hub = notify.New(opts)
 	return nil
@@ -46,6 +48,9 @@ func (a *App) openNotifications(ctx context.Context) error {
 func (a *App) describeNotifications() string {
 	if a.broker != nil {
 		return "postgres LISTEN/NOTIFY channel " + a.broker.Channel()
+	}
+	if a.redis != nil {
+		return "redis pub/sub channel " + a.redis.broker.Channel()
 	}
 	return "in-process"
 }

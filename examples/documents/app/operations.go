@@ -87,7 +87,11 @@ func (a *App) newRateLimiter() (*ratelimit.Limiter, error) {
 	if !limited {
 		return nil, nil
 	}
-	return ratelimit.New(ratelimit.Limits{List: rates[0], Read: rates[1], Search: rates[2], Other: rates[3], Refused: rates[4]})
+	lim := ratelimit.Limits{List: rates[0], Read: rates[1], Search: rates[2], Other: rates[3], Refused: rates[4], Logger: a.log}
+	if a.redis != nil {
+		lim.Store, lim.FailClosed = a.redis.rates, a.cfg.RateFailClosed
+	}
+	return ratelimit.New(lim)
 }
 
 // newAudit returns the audit trail's Observer, on its own stream (never

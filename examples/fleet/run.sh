@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# examples/fleet/run.sh: a local fleet of the documents server in one
+# command, as an operator would run one behind a plain load balancer:
+#
+#   Redis        sessions, DPoP replay memory, rate limits (-redis)
+#   PostgreSQL   the documents, and notifications between the instances
+#                (LISTEN/NOTIFY)
+#   3 instances  of examples/documents in production mode, one cursor key
+#                ring, one database, one Redis
+#   an issuer    examples/fleet/issuer: a development issuer whose tokens
+#                every instance accepts
+#   HAProxy      round-robin, health checks on /healthz, no stickiness
+#                (examples/fleet/haproxy.cfg)
+#
+#     bash examples/fleet/run.sh         # then Ctrl-C stops everything
+#
+# It prints the MCP URL and how to get tokens. Everything lives in a
+# temporary directory, removed at the end, data included. It installs
+# redis-server, PostgreSQL and haproxy from the Debian packages when they
+# are missing (needs root or sudo; see .ci/redis.sh, .ci/postgres.sh,
+# .ci/haproxy.sh). Ports (all on 127.0.0.1) and extra flags for the
+# instances come from the environment:
+#
+#   FLEET_PORT=8080  FLEET_INSTANCE_PORTS="8081 8082 8083"  FLEET_ISSUER_PORT=8090
+#   FLEET_REDIS_PORT=6390  FLEET_ARGS="-rate-list off"  (any documents flags)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+port=${FLEET_PORT:-8080}
+read -r -a iports <<<"${FLEET_INSTANCE_PORTS:-8081 8082 8083}"
+issuer_port=${FLEET_ISSUER_PORT:-8090}
+redis_port=${FLEET_REDIS_PORT:-6390}
+read -r -a extra <<<"${FLEET_ARGS:-}"
+((${#iports[@]} == 3)) || { echo "run.sh: FLEET_INSTANCE_PORTS needs three ports" >&2; exit 2; }
+
+log() { printf 'fleet: %s\n' "$*" >&2; }
+for p in "$port" "${iports[@]}" "$issuer_port" "$redis_port"; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+    log "port $p is taken on 127.0.0.1: choose others (FLEET_PORT, FLEET_INSTANCE_PORTS, FLEET_ISSUER_PORT, FLEET_REDIS_PORT)"
+    exit 2
+  fi
+done
+dir=$(mktemp -d /tmp/mcpkit-fleet.XXXXXX)
+pids=()
+cleanup() {
+  trap - EXIT INT TERM
+  log "stopping"
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  pg_stop 2>/dev/null || true
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# shellcheck source=../../.ci/redis.sh
+source .ci/redis.sh
+# shellcheck source=../../.ci/postgres.sh
+source .ci/postgres.sh
+# shellcheck source=../../.ci/haproxy.sh
+source .ci/haproxy.sh
+redis_ensure
+haproxy_ensure
+
+log "building the documents server and the issuer"
+go build -o "$dir/documents" ./examples/documents
+go build -o "$dir/issuer" ./examples/fleet/issuer
+
+# wait_http URL: until it answers 200 (30 s at most).
+wait_http() {
+  local i
+  for ((i = 0; i < 300; i++)); do
+    curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  log "$1 did not answer; logs in $dir"; return 1
+}
+
+mkdir -p "$dir/redis"
+"$MCPKIT_REDIS_SERVER" --port "$redis_port" --bind 127.0.0.1 --dir "$dir/redis" --save "" --appendonly no \
+  >"$dir/redis.log" 2>&1 &
+pids+=($!)
+pg_start
+dsn=$MCPKIT_TEST_POSTGRES_DSN
+
+resource=http://127.0.0.1:$port/mcp
+issuer=http://127.0.0.1:$issuer_port
+"$dir/issuer" -addr "127.0.0.1:$issuer_port" -data-dir "$dir/issuer-key" -resource "$resource" 2>"$dir/issuer.log" &
+pids+=($!)
+wait_http "$issuer/jwks.json"
+
+# One cursor key ring for the fleet: a cursor sealed by one instance opens
+# on every other. In the environment, not on the command line.
+MCPKIT_CURSOR_KEYS=1:$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+export MCPKIT_CURSOR_KEYS
+export MCPKIT_REDIS_URL=redis://127.0.0.1:$redis_port/0
+common=(-db "$dsn" -issuer "$issuer" -jwks-url "$issuer/jwks.json" -resource "$resource" -audit-log off "${extra[@]}")
+for i in 0 1 2; do
+  seed=false
+  ((i == 0)) && seed=true # the first seeds alice's, bob's and carol's documents, alone
+  "$dir/documents" -addr "127.0.0.1:${iports[i]}" -seed "$seed" "${common[@]}" 2>"$dir/instance-$((i + 1)).log" &
+  pids+=($!)
+  wait_http "http://127.0.0.1:${iports[i]}/healthz"
+done
+
+FLEET_BIND=127.0.0.1:$port FLEET_A=127.0.0.1:${iports[0]} FLEET_B=127.0.0.1:${iports[1]} FLEET_C=127.0.0.1:${iports[2]} \
+  "$MCPKIT_HAPROXY" -db -f examples/fleet/haproxy.cfg 2>"$dir/haproxy.log" &
+haproxy_pid=$!
+pids+=($haproxy_pid)
+wait_http "http://127.0.0.1:$port/healthz"
+
+cat <<MSG
+
+The fleet is up: $resource
+  (HAProxy, round-robin over 127.0.0.1:${iports[0]}, :${iports[1]} and :${iports[2]};
+   Redis redis://127.0.0.1:$redis_port, PostgreSQL $dsn)
+
+Tokens (one hour, documents:read and documents:share), for alice, bob, carol or anyone:
+  TOKEN=\$($dir/issuer -addr 127.0.0.1:$issuer_port -data-dir $dir/issuer-key -resource $resource token alice)
+
+List alice's documents through the balancer:
+  curl -s $resource -H "Authorization: Bearer \$TOKEN" -H 'Content-Type: application/json' \\
+    -H 'Accept: application/json, text/event-stream' \\
+    -d '{"jsonrpc":"2.0","id":1,"method":"resources/list"}'
+
+MCP clients sign in through the issuer's page ($issuer/authorize), which the
+resource metadata names. Logs: $dir/*.log. Kill one instance (kill -9) and
+keep going; Ctrl-C stops everything and removes $dir.
+MSG
+
+wait "$haproxy_pid" || true
+log "HAProxy ended:"; tail -n 5 "$dir/haproxy.log" >&2
