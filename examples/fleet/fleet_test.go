@@ -310,6 +310,18 @@ func TestFleet(t *testing.T) {
 
 	t.Run("Redis stopped and started again", func(t *testing.T) {
 		stream := listen(t, f.resource, bob, []string{shared})
+		// carol's stream, and her own document as a marker: she must hear
+		// nothing of bob's before her own change.
+		carol := f.token(t, "carol")
+		var carolDoc string
+		for _, u := range walkPages(t, connect(t, f.inst[1].mcpURL(), carol, "2025-11-25", nil), nil) {
+			if strings.HasPrefix(u, documentPrefix) {
+				carolDoc = u
+				break
+			}
+		}
+		require.NotEmpty(t, carolDoc)
+		carolStream := listen(t, f.resource, carol, []string{carolDoc})
 		oldSession, _ := post(t, f.resource, auth(bob), "initialize", initializeParams)
 		oldID := oldSession.Header.Get("Mcp-Session-Id")
 		require.NotEmpty(t, oldID)
@@ -331,6 +343,8 @@ func TestFleet(t *testing.T) {
 		for _, n := range stream.untilUpdated(t, shared) {
 			assert.Equal(t, "notifications/resources/list_changed", n.method)
 		}
+		f.edit(t, f.inst[2], carol, carolDoc, "carol's marker")
+		assert.Empty(t, carolStream.untilUpdated(t, carolDoc), "nothing of bob's reaches carol")
 
 		f.redis.start(t) // empty, as after a crash without persistence
 		deadline := time.Now().Add(15 * time.Second)

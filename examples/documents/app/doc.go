@@ -61,6 +61,18 @@
 // closed first, so open streams end (modern ones with their final result)
 // and the server drains at once instead of waiting for them.
 //
+// # Several instances
+//
+// With -redis (MCPKIT_REDIS_URL) the instances of a fleet share, through
+// package redisstore, the legacy sessions and their subscriptions, the
+// DPoP replay memory and the rate-limit buckets, and, when the database
+// is SQLite, the notifications (Redis pub/sub; with PostgreSQL they stay
+// on LISTEN/NOTIFY, which a Redis outage then does not touch). While Redis
+// cannot answer, DPoP proofs are refused (503, Retry-After), rate limits
+// let calls through (logged; -rate-fail-closed refuses them with 503) and
+// initialize is answered without a session; it all comes back with Redis
+// (see redis.go). examples/fleet runs such a fleet behind HAProxy.
+//
 // # Development mode
 //
 // With no issuer configured, New opens (or creates, on first start) the

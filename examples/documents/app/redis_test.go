@@ -202,6 +202,19 @@ func TestRedisOutage(t *testing.T) {
 	assert.Equal(t, []int{200, 200, 429}, codes)
 }
 
+// A Redis out of reach at start is logged, not fatal: the server starts
+// as it runs during an outage.
+func TestRedisDownAtStart(t *testing.T) {
+	rs := startRedis(t)
+	rs.stop()
+	idp := startIdentityProvider(t, prodResource)
+	s := start(t, func(c *Config) { jwtConfig(idp)(c); c.Redis = rs.url() })
+	s.logs.waitFor(t, "redis: not reachable at start")
+	res, out := s.post(t, idp.token(t, "alice", ScopeRead), "resources/list", nil)
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Nil(t, out.Error)
+}
+
 func initializeBody(t *testing.T) string {
 	t.Helper()
 	return rpcBody(t, 1, "initialize", map[string]any{
