@@ -39,11 +39,15 @@ const filteredReserve = 2048
 //
 // at most MaxFiltered documents, best matches first for a query, and only
 // as many as keep the whole response within maxResultBytes (the
-// endpoint's mcphttp.Options.MaxResultBytes): the rest are left out and
-// truncated says so. It has no List: resources/list shows the documents
+// endpoint's mcphttp.Options.MaxResultBytes; zero means
+// mcphttp.DefaultMaxResultBytes): the rest are left out and truncated
+// says so. It has no List: resources/list shows the documents
 // themselves. Another user's documents are never in it: the store puts the
 // caller in the query, exactly as for List and Read.
 func FilteredDocumentsTemplate(st store.Store, maxResultBytes int) inventory.Template {
+	if maxResultBytes == 0 {
+		maxResultBytes = mcphttp.DefaultMaxResultBytes
+	}
 	return inventory.Template{
 		Name: "filtered", Title: "Your documents, filtered",
 		Description: "Your documents (and those shared with you) whose title or body holds every word of q; without q, the first of them",

@@ -3,8 +3,10 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -124,9 +126,10 @@ func TestFilteredListingBounds(t *testing.T) {
 		assert.True(t, strings.HasPrefix(d.Title, "dave's document "), d.Title)
 	}
 
-	// A small byte limit: an endpoint of its own over the same store.
+	// Small byte limits, and zero (the default): an inventory of its own
+	// over the same store.
 	caller := &principal.Principal{Subject: "dave", Scopes: []string{ScopeRead}}
-	for _, limit := range []int{4096, 8192, 1 << 20} {
+	for _, limit := range []int{4096, 8192, 0} {
 		tmpl := FilteredDocumentsTemplate(s.app.db, limit)
 		inv, err := inventory.New(nil, []inventory.Template{tmpl}, inventory.Options{})
 		require.NoError(t, err)
@@ -137,12 +140,60 @@ func TestFilteredListingBounds(t *testing.T) {
 			var fl filteredListing
 			require.NoError(t, json.Unmarshal([]byte(contents[0].Text), &fl))
 			escaped := len(mcphttp.AppendString(nil, contents[0].Text))
-			assert.LessOrEqual(t, escaped+filteredReserve+len(uri), limit, "%s at %d", uri, limit)
+			budget := limit
+			if budget == 0 {
+				budget = mcphttp.DefaultMaxResultBytes // what zero means
+			}
+			assert.LessOrEqual(t, escaped+filteredReserve+len(uri), budget, "%s at %d", uri, limit)
 			assert.True(t, fl.Truncated)
-			if limit < 1<<20 {
+			if limit > 0 {
 				assert.Less(t, len(fl.Documents), MaxFiltered, "%s at %d: cut by bytes", uri, limit)
 				assert.NotEmpty(t, fl.Documents)
 			}
+		}
+	}
+}
+
+// TestFilteredListingFitsTheEndpoint: through an endpoint with a small
+// byte limit, the longest request id and a long query, the read answers
+// (no internal error for a result over the limit) within the limit.
+func TestFilteredListingFitsTheEndpoint(t *testing.T) {
+	s := start(t, nil)
+	// Titles that grow most on the wire: quotes, escaped in the listing's
+	// JSON and again in the read result's string; clipped to 512.
+	title := strings.Repeat(`"quoted" \`, 60)
+	for i := range 120 {
+		_, err := s.app.db.Create(context.Background(), store.NewDocument{Owner: "erin", Title: fmt.Sprintf("%03d %s", i, title), MIMEType: "text/plain"})
+		require.NoError(t, err)
+	}
+	caller := principal.Principal{Subject: "erin", Scopes: []string{ScopeRead}}
+	id := strings.Repeat("i", 254) // a 256-byte JSON string: the longest id
+	for _, limit := range []int{16384, 20000} {
+		inv, err := inventory.New(nil, []inventory.Template{FilteredDocumentsTemplate(s.app.db, limit)}, inventory.Options{})
+		require.NoError(t, err)
+		ep, err := mcphttp.New(inv, mcphttp.Options{MaxResultBytes: limit})
+		require.NoError(t, err)
+		for _, uri := range []string{"docs://documents", "docs://documents?q=" + strings.Repeat("quoted%20", 110) + "quoted"} {
+			body := `{"jsonrpc":"2.0","id":"` + id + `","method":"resources/read","params":{"uri":"` + uri + `"}}`
+			req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			ctx, err := principal.NewContext(req.Context(), caller)
+			require.NoError(t, err)
+			w := httptest.NewRecorder()
+			ep.ServeHTTP(w, req.WithContext(ctx))
+			require.Equal(t, http.StatusOK, w.Code)
+			var out rpcResponse
+			require.NoError(t, json.Unmarshal(w.Body.Bytes(), &out))
+			require.Nil(t, out.Error, "%s at %d", uri, limit)
+			assert.LessOrEqual(t, w.Body.Len(), limit, "%s at %d", uri, limit)
+			var rr readResult
+			require.NoError(t, json.Unmarshal(out.Result, &rr))
+			var fl filteredListing
+			require.NoError(t, json.Unmarshal([]byte(rr.Contents[0].Text), &fl))
+			assert.NotEmpty(t, fl.Documents)
+			assert.Less(t, len(fl.Documents), MaxFiltered, "cut by bytes")
+			assert.True(t, fl.Truncated)
 		}
 	}
 }
