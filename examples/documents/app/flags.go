@@ -158,9 +158,9 @@ func defineServingFlags(fs flagSet, c *Config) {
 		c.Seed = m
 		return nil
 	})
-	fs.str(&c.RateList, "rate-list", DefaultRateList, "per-caller limit of resources/list and resources/templates/list: PERSECOND[:BURST] or off")
-	fs.str(&c.RateRead, "rate-read", DefaultRateRead, "per-caller limit of resources/read: PERSECOND[:BURST] or off")
-	fs.str(&c.RateSearch, "rate-search", DefaultRateSearch, "per-caller limit of completion/complete and tools/call: PERSECOND[:BURST] or off")
+	fs.str(&c.RateList, "rate-list", DefaultRateList, "per-caller limit of resources/list, resources/templates/list and the list_resources tool: PERSECOND[:BURST] or off")
+	fs.str(&c.RateRead, "rate-read", DefaultRateRead, "per-caller limit of resources/read and the tools that read (read_resource, fetch, read_document, count_words): PERSECOND[:BURST] or off")
+	fs.str(&c.RateSearch, "rate-search", DefaultRateSearch, "per-caller limit of completion/complete and the search tool: PERSECOND[:BURST] or off")
 	fs.str(&c.RateOther, "rate-other", DefaultRateOther, "per-caller limit of every other MCP request: PERSECOND[:BURST] or off")
 	fs.str(&c.RateRefused, "rate-refused", DefaultRateRefused, "per-address limit of refused tokens, checked before any signature: PERSECOND[:BURST] or off")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", DefaultShutdownTimeout, "how long shutdown waits for requests in flight (env "+EnvName("shutdown-timeout")+")")
