@@ -40,4 +40,22 @@
 // the documents example has one). Publish hands the event to the broker;
 // every instance's hub receives it from the broker and delivers it to its
 // own subscriptions of that subject.
+//
+// # Event ids and resuming
+//
+// Publish first records the event in the hub's [EventLog], which gives
+// it its [Event.ID]; brokers carry the id, so every instance delivers an
+// event with the same one. A stream that reconnects after the event with
+// id x asks [Hub.Since] for key's events after x: the legacy era's
+// Last-Event-ID (the sessions part does this). The log is bounded (per key
+// a number of events and an age, and a [MemoryLog] a number of keys);
+// an id it cannot place — unknown, too old, another log's — answers ok
+// false, and the stream starts over (the client lists again). The default
+// [MemoryLog] is the process's own: its ids mean nothing to another
+// instance or to this one after a restart. A fleet shares one
+// (redisstore.EventLog). A log that fails is logged, and the event is
+// delivered live without an id.
+//
+//	hub := notify.New(notify.Options{Broker: broker, Log: sharedLog})
+//	missed, ok, err := hub.Since(ctx, caller.Key(), lastID) // the caller's own key, whatever lastID holds
 package notify

@@ -35,3 +35,25 @@ func Example() {
 	// alice: true
 	// bob: nothing
 }
+
+// A stream that reconnects asks what it missed after the last event it
+// received; the hub's log answers for the caller's own key.
+func ExampleHub_Since() {
+	hub := notify.New(notify.Options{}) // a MemoryLog; share one in a fleet
+	defer hub.Close()
+	ctx := context.Background()
+
+	alice := hub.Subscribe("alice")
+	hub.ListChanged(ctx, "alice")
+	last := (<-alice.Events()).ID
+	alice.Close() // the connection drops
+
+	hub.ResourceUpdated(ctx, "alice", "docs://documents/1")
+	missed, ok, _ := hub.Since(ctx, "alice", last)
+	fmt.Println(ok, len(missed), missed[0].URI)
+	_, ok, _ = hub.Since(ctx, "bob", last) // alice's id means nothing for bob
+	fmt.Println(ok)
+	// Output:
+	// true 1 docs://documents/1
+	// false
+}

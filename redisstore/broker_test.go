@@ -39,11 +39,13 @@ func updated(s, uri string) notify.Event {
 	return notify.Event{Subject: s, Kind: notify.ResourceUpdated, URI: uri}
 }
 
-// next returns the subscription's next event, failing after 10 s.
+// next returns the subscription's next event, failing after 10 s,
+// without its id (TestBrokerCarriesIDs checks those).
 func next(t testing.TB, s *notify.Subscription) notify.Event {
 	t.Helper()
 	select {
 	case e := <-s.Events():
+		e.ID = ""
 		return e
 	case <-s.Done():
 		t.Fatal("subscription ended")
@@ -126,6 +128,30 @@ func TestBrokerTwoInstances(t *testing.T) {
 	assert.Equal(t, updated("bob", "marker://other"), next(t, bobOther), "another channel hears nothing")
 	waitStats(t, a.broker, func(s redisstore.BrokerStats) bool { return s.Delivered == 5 }, "A delivers the five events of its channel")
 	assert.Equal(t, uint64(1), a.broker.Stats().Connects)
+}
+
+// The id the publishing hub's log gave an event reaches every instance
+// with it.
+func TestBrokerCarriesIDs(t *testing.T) {
+	srv, client := startRedis(t)
+	a, b := newInstance(t, client, redisstore.BrokerOptions{}), newInstance(t, srv.Client(t), redisstore.BrokerOptions{})
+	onA, onB := a.hub.Subscribe("bob"), b.hub.Subscribe("bob")
+	defer onA.Close()
+	defer onB.Close()
+	a.hub.ResourceUpdated(context.Background(), "bob", "docs://documents/1")
+	var fromA, fromB notify.Event
+	select {
+	case fromA = <-onA.Events():
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event")
+	}
+	select {
+	case fromB = <-onB.Events():
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event")
+	}
+	require.True(t, notify.ValidID(fromA.ID), "%+v", fromA)
+	assert.Equal(t, fromA, fromB, "the same id on every instance")
 }
 
 // Messages that are not valid events are ignored and logged by size

@@ -2,8 +2,11 @@
 // must share in Redis: the DPoP replay memory ([ReplayStore], an
 // authn.ReplayStore), the rate-limit buckets ([RateStore], a
 // ratelimit.Store), legacy sessions and their subscriptions
-// ([SessionStore], a sessions.Store) and the change notifications between
-// instances ([Broker], a notify.Broker over pub/sub). It is a module of its own, so
+// ([SessionStore], a sessions.Store), the change notifications between
+// instances ([Broker], a notify.Broker over pub/sub) and the recent events
+// of each principal's streams ([EventLog], a notify.EventLog), from which
+// a legacy stream that reconnects to any instance with Last-Event-ID is
+// given what it missed. It is a module of its own, so
 // that the kit's module keeps requiring only jwx, gjson and testify; it
 // uses github.com/redis/go-redis/v9.
 //
@@ -23,7 +26,8 @@
 //	limiter, err := ratelimit.New(ratelimit.Limits{Read: ratelimit.Rate{PerSecond: 50, Burst: 200}, Store: rates})
 //
 //	broker, err := redisstore.NewBroker(client, redisstore.BrokerOptions{})
-//	hub := notify.New(notify.Options{Broker: broker})
+//	events, err := redisstore.NewEventLog(client, redisstore.EventLogOptions{})
+//	hub := notify.New(notify.Options{Broker: broker, Log: events})
 //	defer hub.Close() // before client.Close: it stops the listener
 //
 //	store, err := redisstore.NewSessionStore(client, redisstore.SessionOptions{})
@@ -38,7 +42,8 @@
 //
 // Every call a request makes is one round trip: Remember, Take/Peek and
 // each session operation are one script call each (EVALSHA; EVAL once
-// after Redis lost its script cache), Publish one PUBLISH. Measured against the in-memory
+// after Redis lost its script cache), Publish one PUBLISH, an event log's
+// Append one MULTI (XADD and PEXPIRE) and Since one XRANGE. Measured against the in-memory
 // implementations, interleaved in one run on a loaded 2-core machine with
 // redis-server on loopback (the Benchmark…Interleaved functions, which
 // time a bare PING beside them; PING took 35–70 µs there): a DPoP request's
@@ -47,8 +52,12 @@
 // rate-limited endpoint 6–8.6 times (82–90 µs against 10–13 µs), a Take
 // itself 43–48 µs against 0.95 µs, an event from Publish to its
 // subscription 75–83 µs against 1.2–1.9 µs, a session's Find 86–96 µs
-// against 1.2–1.5 µs and Subscribed 57–60 µs against 1.2 µs. On a
-// network, add its round trip to each.
+// against 1.2–1.5 µs and Subscribed 57–60 µs against 1.2 µs. The event
+// log (BenchmarkEventLogInterleaved, PING 62–135 µs in that run): an
+// Append, which every published event costs its publisher, 150–230 µs
+// against 1.8–2.5 µs of a notify.MemoryLog (84–93 times; 18–92 µs beyond
+// the round trip), a Since of 4 events 88–130 µs against 3.2–3.7 µs (27–35
+// times; 14–22 µs beyond it). On a network, add its round trip to each.
 //
 // # The replay memory
 //
@@ -108,16 +117,35 @@
 // at most MaxSubscriptions URIs, and everything expires with its session.
 // About 630 bytes of Redis a session (measured with a principal of its
 // own each, the worst case), plus its URIs. A Redis that restarts empty
-// forgets the sessions: their clients get 404 and initialize again. There
-// is no event log for Last-Event-ID yet: the sessions part does not
-// replay events.
+// forgets the sessions: their clients get 404 and initialize again.
+//
+// # The event log
+//
+// [EventLog] keeps each key's recent events (a principal's identity key:
+// the hub appends every event it publishes) as a Redis stream named by
+// the prefix and the SHA-256 of the key, trimmed with MAXLEN ~ Events
+// (64 by default; between trims up to some 100 more) and expiring Age (30
+// minutes by default) after its last event. An event's id is the entry's
+// id that Redis gives (ms-seq), unique per key; Since(key, id) reads from
+// id on and answers ok only when id is still there, which proves nothing
+// after it was trimmed; an id trimmed, expired, of a Redis that restarted
+// empty, or of a form Redis does not give (checked before any round trip)
+// makes the stream start over. A stream costs about 4.8 KB of Redis
+// whether it holds 1 event or 64 (MEMORY USAGE, BenchmarkEventLogMemory:
+// Redis 7 allocates a stream's node whole), so count 4.8 KB for each
+// principal with an event in the last Age. Redis out of reach: Append
+// fails (the hub logs it and delivers the event live, without an id) and
+// Since fails (the stream starts over: list_changed); both come back with
+// Redis.
 //
 // # Notifications
 //
 // [Broker] publishes each event as a compact JSON message on one channel —
-// {"subject":"bob","kind":"list_changed"} or
+// {"subject":"bob","kind":"list_changed","id":"1764680000000-0"} or
 // {"subject":"alice","kind":"resource_updated","uri":"docs://documents/x"},
-// the documents example's PostgreSQL broker's messages, at most
+// with the event's log id when it has one (instances of earlier versions
+// ignore it; an id no log gives is dropped), the documents example's
+// PostgreSQL broker's messages, at most
 // [MaxPayloadBytes] — and [Broker.Listen] holds one subscribed connection,
 // delivering every valid message to the hub. A message that is not exactly
 // one valid event (read with the kit's strict JSON reader: no repeated or
@@ -153,7 +181,8 @@
 //
 // # Redis Cluster
 //
-// The rate store's calls touch one key and the broker's one channel. A
+// The rate store's calls touch one key, the event log's one key and the
+// broker's one channel. A
 // replay script touches several keys: in Redis Cluster they must share a
 // slot, so give the replay store a prefix with a hash tag
 // ("{mcpkit-dpop}:"), which puts its memory on one shard.

@@ -54,8 +54,12 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	hub := notify.New(notify.Options{Broker: broker})
-	defer hub.Close() // before client.Close
+	events, err := redisstore.NewEventLog(client, redisstore.EventLogOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	hub := notify.New(notify.Options{Broker: broker, Log: events}) // events get ids every instance can resume from
+	defer hub.Close()                                              // before client.Close
 	store, err := redisstore.NewSessionStore(client, redisstore.SessionOptions{})
 	if err != nil {
 		log.Fatal(err)
@@ -92,7 +96,9 @@ func TestExampleFleet(t *testing.T) {
 		require.NoError(t, err)
 		limiter, err := ratelimit.New(ratelimit.Limits{Read: ratelimit.Rate{PerSecond: 1, Burst: 3}, Store: rates, Now: f.clock.Now})
 		require.NoError(t, err)
-		hub := notify.New(notify.Options{Broker: broker, Logger: f.log})
+		events, err := redisstore.NewEventLog(client, redisstore.EventLogOptions{})
+		require.NoError(t, err)
+		hub := notify.New(notify.Options{Broker: broker, Log: events, Logger: f.log})
 		t.Cleanup(hub.Close)
 		fleet = append(fleet, inst{f.instance(t, replay), limiter, hub})
 		waitStats(t, broker, func(s redisstore.BrokerStats) bool { return s.Connects == 1 }, "not listening")
@@ -113,7 +119,21 @@ func TestExampleFleet(t *testing.T) {
 	sub := a.hub.Subscribe("alice")
 	defer sub.Close()
 	b.hub.ListChanged(context.Background(), "alice")
-	assert.Equal(t, notify.Event{Subject: "alice", Kind: notify.ListChanged}, next(t, sub))
+	var e notify.Event
+	select {
+	case e = <-sub.Events():
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event")
+	}
+	assert.Equal(t, notify.Event{Subject: "alice", Kind: notify.ListChanged, ID: e.ID}, e)
+	// What a stream of alice's that resumes after it on a is given: what
+	// came after, from the log b wrote.
+	b.hub.ResourceUpdated(context.Background(), "alice", "docs://documents/1")
+	missed, ok, err := a.hub.Since(context.Background(), "alice", e.ID)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Len(t, missed, 1)
+	assert.Equal(t, "docs://documents/1", missed[0].URI)
 
 	// A new Redis refuses DPoP proofs for a period (it may have forgotten
 	// some); then a proof accepted by a is a replay on b.

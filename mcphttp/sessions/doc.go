@@ -109,11 +109,43 @@
 // count this process's streams; a new GET or a DELETE ends at once only
 // a stream open on the same instance (after a DELETE through another
 // instance, a stream ends at its next refresh; a GET through another
-// instance leaves the older stream open until it ends on its own). Events reach the instance that holds a stream through the
-// hub's [notify.Broker], whichever instance published them. A stream's
-// messages all go through one writer (its delivery of an event), and a
-// GET stream starts in one place, which is where event ids and the replay
-// of what a client reconnecting with Last-Event-ID missed belong: the
-// recent events of a session's stream, kept in the store beside the
-// session.
+// instance leaves the older stream open until it ends on its own).
+// Events reach the instance that holds a stream through the hub's
+// [notify.Broker], whichever instance published them.
+//
+// # Nothing lost across a reconnect
+//
+// Legacy era (2025-11-25 and before): each message of a GET stream that
+// completes an event's delivery carries an SSE id, "<tag>.<log id>": the
+// event's id in the hub's [notify.EventLog], given once by the instance
+// that published it, after a tag of the stream's principal (9 bytes of
+// SHA-256 of its identity key, base64url), which tells its own ids from
+// another's. A GET with Last-Event-ID subscribes, then replays what the
+// principal's key received after that id (asked of the log for the
+// caller's own key only, so a forged id can name nothing of anyone
+// else's), through the same delivery as live events — the session's
+// subscriptions ([SubscriptionLister], once for the replay) and the
+// caller's access as they are now — and skips the live events it
+// replayed. An id that is malformed, another principal's, unknown, older
+// than the log keeps, or that the log cannot be asked about (a store out
+// of reach, logged) gets a clean restart instead: list_changed, the
+// watchers' notifications, and updated for each URI the session
+// subscribed to and the caller may still read, so the client lists and
+// reads again; the restart's messages carry no id, the next event's gives
+// one. With a log shared by a fleet (redisstore's) and the session in a
+// shared store, a stream resumes on any instance; with the default
+// [notify.MemoryLog], on the instance that published what it missed, and
+// it restarts elsewhere. A replayed list_changed also carries the
+// watchers' notifications, whose views the stream cannot compare across
+// the gap. Through mcphttp/intercept, the legacy handler owns the GET
+// stream and its ids; the endpoint's notifications go into it without.
+//
+// 2026-07-28 era: there are no event ids (SEP-2575). A broken
+// subscriptions/listen is issued again, on any instance, and receives
+// from its acknowledgement on; what changed while no stream was open
+// shows on the client's next list. The part does not send list_changed
+// first on a new listen: telling whether the caller's view changed since
+// its last listen would need a per-caller record shared by the fleet (a
+// store write per listen and per event), which is not cheap; a client
+// that re-listens lists again.
 package sessions

@@ -16,6 +16,20 @@ import (
 // Two instances (two pools, two brokers, two hubs) on one channel: an
 // event published on either reaches its subject's subscriptions on both,
 // and nobody else's; an instance on another channel hears nothing.
+// TestCarriesIDs: the id the publishing hub's log gave an event reaches
+// every instance with it.
+func TestCarriesIDs(t *testing.T) {
+	channel := testChannel(t)
+	a, b := newInstance(t, channel, Options{}), newInstance(t, channel, Options{})
+	onA, onB := a.hub.Subscribe("bob"), b.hub.Subscribe("bob")
+	defer onA.Close()
+	defer onB.Close()
+	a.hub.ResourceUpdated(context.Background(), "bob", "docs://documents/1")
+	fromA, fromB := nextWithID(t, onA), nextWithID(t, onB)
+	require.True(t, notify.ValidID(fromA.ID), "%+v", fromA)
+	assert.Equal(t, fromA, fromB, "the same id on every instance")
+}
+
 func TestTwoInstances(t *testing.T) {
 	channel := testChannel(t)
 	a, b := newInstance(t, channel, Options{}), newInstance(t, channel, Options{})

@@ -18,10 +18,12 @@
 //
 // [Broker.Publish] runs SELECT pg_notify(channel, payload) on a pooled
 // connection, outside any transaction, so the notification is sent at once.
-// The payload is compact JSON naming only the subject, the kind and, for an
-// update, the URI:
+// The payload is compact JSON naming only the subject, the kind, for an
+// update the URI, and the event's id in the hubs' event log when it has
+// one (notify.Event.ID; instances of earlier versions ignore it, and an id
+// no log gives is dropped on receipt):
 //
-//	{"subject":"bob","kind":"list_changed"}
+//	{"subject":"bob","kind":"list_changed","id":"1764680000000-0"}
 //	{"subject":"alice","kind":"resource_updated","uri":"docs://documents/q3Xv0c7mS8e2N9Rk1pLwGA"}
 //
 // PostgreSQL refuses payloads of 8000 bytes or more; Publish checks first
@@ -47,9 +49,13 @@
 // Notifications are hints, not a log. Events published while an instance's
 // listener is disconnected are lost for that instance's streams: NOTIFY
 // delivers only to sessions listening at commit time, and nothing is
-// replayed. A client that misses a list_changed sees the change the next
-// time it lists; mcpkit's streams tell clients nothing else. If a missed
-// event matters, close the affected streams on reconnection so that clients
+// replayed here. A client that misses a list_changed sees the change the
+// next time it lists. The hubs' event log is what remembers: a legacy
+// stream that reconnects with Last-Event-ID is given, from the log, what
+// was published after its last event (on any instance when the log is
+// shared, as redisstore's is; with each hub's own in-memory log, on the
+// instance that published it). If a missed event matters to a stream that
+// stays open, close the affected streams on reconnection so that clients
 // reconnect and list again ([Stats] counts reconnections).
 //
 // # Trust

@@ -123,7 +123,17 @@ func waitStats(t testing.TB, b *Broker, ok func(Stats) bool, msg string) {
 }
 
 // next returns the next event of sub, failing the test after 10 s.
+// next returns sub's next event without its id (TestCarriesIDs checks
+// those).
 func next(t testing.TB, sub *notify.Subscription) notify.Event {
+	t.Helper()
+	e := nextWithID(t, sub)
+	e.ID = ""
+	return e
+}
+
+// nextWithID returns sub's next event.
+func nextWithID(t testing.TB, sub *notify.Subscription) notify.Event {
 	t.Helper()
 	select {
 	case e := <-sub.Events():
