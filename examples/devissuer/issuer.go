@@ -18,13 +18,12 @@ import (
 	"runtime"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jwk"
 	"github.com/lestrrat-go/jwx/v2/jws"
+
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // KeyFile is the name of the signing key's file in the data directory:
@@ -176,10 +175,10 @@ func (is *Issuer) Sign(subject string, scopes []string, ttl time.Duration) (stri
 
 // checkSubject reports whether subject is one a token may carry: 1–256
 // UTF-16 code units of UTF-8 without control characters, as authn and the
-// inventory count a subject (not bytes: a subject in any script fits).
+// inventory count a subject (not bytes: a subject in any script fits):
+// principal.ValidIdentifier, the kit's rule.
 func checkSubject(subject string) error {
-	if subject == "" || len(subject) > 3*256 || !utf8.ValidString(subject) || len(utf16.Encode([]rune(subject))) > 256 ||
-		strings.IndexFunc(subject, unicode.IsControl) >= 0 {
+	if !principal.ValidIdentifier(subject) {
 		return errors.New("devissuer: subject must be 1–256 UTF-16 code units of UTF-8 without control characters")
 	}
 	return nil
@@ -197,7 +196,7 @@ func (is *Issuer) mint(subject, clientID string, scopes []string, ttl time.Durat
 		return "", errors.New("devissuer: invalid client id")
 	}
 	for _, s := range scopes {
-		if !isScopeToken(s) {
+		if !principal.ValidScope(s) {
 			return "", errors.New("devissuer: invalid scope")
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // The limits on what clients send, checked before anything else.
@@ -104,28 +106,14 @@ func readForm(w http.ResponseWriter, r *http.Request, multi ...string) (params, 
 	return parseParams(b.String(), multi...)
 }
 
-// isScopeToken reports whether s is an RFC 6749 scope-token:
-// 1*( %x21 / %x23-5B / %x5D-7E ).
-func isScopeToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return true
-}
-
-// parseScope splits an RFC 6749 scope parameter: scope-tokens separated by
-// single spaces. It returns them de-duplicated, in the order given, and
-// false for anything else (two spaces, a leading space, a bad character).
+// parseScope splits an RFC 6749 scope parameter: scope-tokens (the kit's
+// grammar, principal.ValidScope) separated by single spaces. It returns
+// them de-duplicated, in the order given, and false for anything else (two
+// spaces, a leading space, a bad character).
 func parseScope(s string) ([]string, bool) {
 	var out []string
 	for tok := range strings.SplitSeq(s, " ") {
-		if !isScopeToken(tok) {
+		if !principal.ValidScope(tok) {
 			return nil, false
 		}
 		if !contains(out, tok) {

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // Defaults of ServerOptions.
@@ -123,7 +125,7 @@ func (is *Issuer) NewServer(opts ServerOptions) (*Server, error) {
 	}
 	s := &Server{is: is, log: opts.Logger}
 	for _, sc := range opts.Scopes {
-		if !isScopeToken(sc.Name) || contains(s.supported, sc.Name) {
+		if !principal.ValidScope(sc.Name) || contains(s.supported, sc.Name) {
 			return nil, fmt.Errorf("devissuer: scope %q is not a distinct RFC 6749 scope-token", sc.Name)
 		}
 		s.supported = append(s.supported, sc.Name)

@@ -90,8 +90,7 @@ func TestProductionAllowPlainJWTType(t *testing.T) {
 // reaches the log.
 func TestProductionIntrospection(t *testing.T) {
 	const secret = "introspection-s3cret-value"
-	idp := startIdentityProvider(t, prodResource)
-	idp.setIntrospectionClient("documents", secret)
+	idp := startIntrospectionProvider(t, prodResource, "documents", secret)
 	s := start(t, func(c *Config) {
 		c.IntrospectionURL, c.IntrospectionClientID, c.IntrospectionClientSecret = idp.introspectionURL(), "documents", secret
 		c.Resource, c.AuthorizationServer, c.Seed = prodResource, idp.url, SeedAlways
