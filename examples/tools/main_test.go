@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -22,21 +21,16 @@ import (
 // their scopes admit, adds notes only with notes:write, and counts, lists
 // and reads only their own.
 func TestOwnTools(t *testing.T) {
-	idpMux := http.NewServeMux()
-	idp := httptest.NewServer(idpMux)
+	jwks := http.NewServeMux() // the authorization server's JWK Set, over HTTP
+	idp := httptest.NewServer(jwks)
 	defer idp.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	const resource = "http://127.0.0.1:8091/mcp" // the tokens' audience
+	is, err := devissuer.New(idp.URL, resource, devissuer.Options{ClientID: "tools-test"})
 	require.NoError(t, err)
-	base := "http://" + ln.Addr().String()
-	is, err := devissuer.New(idp.URL, base+"/mcp", devissuer.Options{ClientID: "tools-test"})
+	jwks.Handle(is.JWKSPath(), is.JWKSHandler())
+	h, err := newService(context.Background(), memstore.New("notes://notes/{id}"), resource, is.Issuer(), is.JWKSURL())
 	require.NoError(t, err)
-	idpMux.Handle(is.JWKSPath(), is.JWKSHandler())
-	h, err := newService(context.Background(), memstore.New("notes://notes/{id}"), base+"/mcp", is.Issuer(), is.JWKSURL())
-	require.NoError(t, err)
-	srv := httptest.NewUnstartedServer(h)
-	_ = srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
+	srv := httptest.NewServer(h)
 	defer srv.Close()
 
 	token := func(sub string, scopes ...string) string {
@@ -48,7 +42,7 @@ func TestOwnTools(t *testing.T) {
 	call := func(tok, method string, params any) (int, map[string]any) {
 		body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 		require.NoError(t, err)
-		req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(string(body)))
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(string(body)))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
 		req.Header.Set("Authorization", "Bearer "+tok)
