@@ -7,6 +7,7 @@
 //	go run ./examples/bench -cpuprofile /tmp/prof   # then: go tool pprof /tmp/prof/kit-private.*.pprof
 //	go run ./examples/bench -streams 1000   # memory per idle notification stream, server side
 //	go run ./examples/bench documents       # the documents server: first and deep pages (documents.go)
+//	go run ./examples/bench targets -target a=URL -target b=URL  # running servers, e.g. a fleet (targets.go)
 //
 // It starts, each in its own process (this program again, with -serve):
 //
@@ -56,7 +57,8 @@
 // documents server (examples/documents) in this process, on SQLite: first
 // pages of a small and a large collection against deep pages of the large
 // one, with flags of their own (go run ./examples/bench documents -h; see
-// runDocuments).
+// runDocuments). With "targets" it loads servers already running with
+// resources/list, alternating between them (targets.go).
 package main
 
 import (
@@ -276,6 +278,9 @@ func walk(addr, token string, n int) (string, error) {
 func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) > 0 && args[0] == "documents" {
 		return runDocuments(ctx, args[1:], out)
+	}
+	if len(args) > 0 && args[0] == "targets" {
+		return runTargets(args[1:], out)
 	}
 	o, err := parse(args, out)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 
 // Every answer is checked: a 200 with a result counts, anything else is
 // a bad answer (which fails the run).
-func TestRunChecksAnswers(t *testing.T) {
+func TestTargetsChecksAnswers(t *testing.T) {
 	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		assert.Equal(t, "Bearer tok", r.Header.Get("Authorization"))
 		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"resources":[]}}`))
@@ -23,11 +23,11 @@ func TestRunChecksAnswers(t *testing.T) {
 	}))
 	defer limited.Close()
 
-	res, bad := run(http.DefaultClient, ok.URL, "tok", 2, 100*time.Millisecond)
+	res, bad := loadTarget(http.DefaultClient, ok.URL, "tok", 2, 100*time.Millisecond)
 	assert.Zero(t, bad)
 	assert.Positive(t, res.rps)
 	assert.LessOrEqual(t, res.p50, res.p99)
 
-	_, bad = run(http.DefaultClient, limited.URL, "tok", 2, 100*time.Millisecond)
+	_, bad = loadTarget(http.DefaultClient, limited.URL, "tok", 2, 100*time.Millisecond)
 	assert.Positive(t, bad)
 }
