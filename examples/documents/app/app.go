@@ -89,45 +89,59 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 			a.Close()
 		}
 	}()
-
 	var err error
 	if a.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
 		return nil, fmt.Errorf("listen on %s (-addr): %w", cfg.Addr, err)
 	}
 	a.resource = cfg.Resource
-	if cfg.Development() {
-		if err := a.startDevelopment(); err != nil {
-			return nil, err
-		}
-	}
-	if err := a.openStore(ctx); err != nil {
+	if err := a.openState(ctx); err != nil {
 		return nil, err
 	}
-	if err := a.openRedis(ctx); err != nil {
-		return nil, err
-	}
-	if err := a.openNotifications(ctx); err != nil {
-		return nil, err
-	}
-	verifier, err := a.newVerifier(ctx)
+	inv, err := a.assemble(ctx)
 	if err != nil {
 		return nil, err
 	}
+	if a.dev != nil {
+		if a.banner, err = a.walkthrough(ctx, inv); err != nil {
+			return nil, err
+		}
+	}
+	a.log.Info("documents server ready", "url", a.URL()+"/mcp", "resource", a.resource,
+		"database", describeDB(cfg.DB), "notifications", a.describeNotifications(), "shared_state", a.describeShared(),
+		"development", a.dev != nil, "page_size", cfg.PageSize)
+	ok = true
+	return a, nil
+}
+
+// openState starts what the server keeps state in: development mode's
+// issuer, the store, Redis and the notification hub.
+func (a *App) openState(ctx context.Context) error {
+	if a.cfg.Development() {
+		if err := a.startDevelopment(); err != nil {
+			return err
+		}
+	}
+	if err := a.openStore(ctx); err != nil {
+		return err
+	}
+	if err := a.openRedis(ctx); err != nil {
+		return err
+	}
+	return a.openNotifications(ctx)
+}
+
+// assemble builds the serving side on the opened state — the
+// authenticator, telemetry and audit, the inventory, one origin guard for
+// the MCP endpoint and the REST API, the endpoint, the routes and the
+// HTTP server — and returns the inventory.
+func (a *App) assemble(ctx context.Context) (*inventory.Inventory, error) {
 	limiter, err := a.newRateLimiter()
 	if err != nil {
 		return nil, err
 	}
-	var throttle authn.Throttle // refused tokens per address, before signatures
-	if limiter != nil {
-		throttle = limiter
-	}
-	auth, err := authn.NewAuthenticator(subjectRecorder{verifier}, authn.Options{
-		Resource: a.resource, Scopes: []string{ScopeRead}, Logger: a.log,
-		DPoP:     authn.DPoPOptions{Mode: cfg.DPoP, RequireNonce: cfg.DPoPNonce, ReplayStore: a.replayStore()},
-		Throttle: throttle,
-	})
+	auth, err := a.newAuthenticator(ctx, limiter)
 	if err != nil {
-		return nil, fmt.Errorf("authenticator: %w", err)
+		return nil, err
 	}
 	tracing, err := a.startTelemetry(ctx)
 	if err != nil {
@@ -141,8 +155,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	// One origin guard for the MCP endpoint and the REST API.
-	origins, err := origin.New(cfg.AllowedOrigins)
+	origins, err := origin.New(a.cfg.AllowedOrigins)
 	if err != nil {
 		return nil, err
 	}
@@ -153,24 +166,38 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if a.handler, err = a.routes(ep, auth, origins); err != nil {
 		return nil, err
 	}
-	if cfg.wrap != nil {
-		a.handler = cfg.wrap(a.handler)
+	if a.cfg.wrap != nil {
+		a.handler = a.cfg.wrap(a.handler)
 	}
 	a.srv = mcphttp.NewServer(a.ln.Addr().String(), a.handler)
 	a.srv.ErrorLog = slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)
 	// Open streams end when the hub closes: Shutdown closes it first, so
 	// it does not wait for them until its timeout.
 	a.srv.RegisterOnShutdown(a.hub.Close)
-	if a.dev != nil {
-		if a.banner, err = a.walkthrough(ctx, inv); err != nil {
-			return nil, err
-		}
+	return inv, nil
+}
+
+// newAuthenticator verifies the tokens of the configured issuers (or
+// development mode's), with DPoP as configured and limiter as the
+// throttle of refused tokens per address, before signatures.
+func (a *App) newAuthenticator(ctx context.Context, limiter *ratelimit.Limiter) (*authn.Authenticator, error) {
+	verifier, err := a.newVerifier(ctx)
+	if err != nil {
+		return nil, err
 	}
-	a.log.Info("documents server ready", "url", a.URL()+"/mcp", "resource", a.resource,
-		"database", describeDB(cfg.DB), "notifications", a.describeNotifications(), "shared_state", a.describeShared(),
-		"development", a.dev != nil, "page_size", cfg.PageSize)
-	ok = true
-	return a, nil
+	var throttle authn.Throttle
+	if limiter != nil {
+		throttle = limiter
+	}
+	auth, err := authn.NewAuthenticator(subjectRecorder{verifier}, authn.Options{
+		Resource: a.resource, Scopes: []string{ScopeRead}, Logger: a.log,
+		DPoP:     authn.DPoPOptions{Mode: a.cfg.DPoP, RequireNonce: a.cfg.DPoPNonce, ReplayStore: a.replayStore()},
+		Throttle: throttle,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("authenticator: %w", err)
+	}
+	return auth, nil
 }
 
 // Handler returns the server's HTTP handler (for tests with httptest).
