@@ -215,3 +215,82 @@ func (s *stream) untilUpdated(t *testing.T, uri string) []note {
 		require.Less(t, len(before), 10, "no update of %s among %v", uri, before)
 	}
 }
+
+// idEvent is a message of a legacy GET stream with its SSE id ("" when it
+// carries none).
+type idEvent struct {
+	id   string
+	note note
+}
+
+// getStream is a legacy session's GET stream, read in the background;
+// events is closed when the stream ends.
+type getStream struct {
+	res    *http.Response
+	events chan idEvent
+}
+
+// openGET opens the GET stream of a legacy session, with Last-Event-ID
+// lastID when not empty.
+func openGET(t *testing.T, endpoint, token, session, lastID string) *getStream {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, endpoint, nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	s := &getStream{res: res, events: make(chan idEvent, 64)}
+	go func() {
+		defer close(s.events)
+		sc := bufio.NewScanner(res.Body)
+		id := ""
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "id:"):
+				id = strings.TrimSpace(strings.TrimPrefix(line, "id:"))
+			case strings.HasPrefix(line, "data:"):
+				s.events <- idEvent{id: id, note: decodeNote(strings.TrimSpace(strings.TrimPrefix(line, "data:")))}
+			case line == "":
+				id = ""
+			}
+		}
+	}()
+	t.Cleanup(func() { res.Body.Close() })
+	return s
+}
+
+// next returns the next message (10 s at most).
+func (s *getStream) next(t *testing.T) idEvent {
+	t.Helper()
+	select {
+	case e, ok := <-s.events:
+		require.True(t, ok, "the stream ended")
+		return e
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event on the stream within 10 s")
+		return idEvent{}
+	}
+}
+
+// decodeNote is parseNote for a reading goroutine, which must not fail
+// the test: a message it cannot decode is a note of its own.
+func decodeNote(data string) note {
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			URI string `json:"uri"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal([]byte(data), &m); err != nil {
+		return note{method: "undecodable: " + data}
+	}
+	return note{m.Method, m.Params.URI}
+}

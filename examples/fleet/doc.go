@@ -1,7 +1,8 @@
 // Package fleet is the documents server run as an operator runs a fleet:
 // several instances behind a plain load balancer, sharing one database
 // (PostgreSQL, whose LISTEN/NOTIFY carries notifications), one Redis
-// (sessions, the DPoP replay memory, rate limits) and one cursor key ring.
+// (sessions, the DPoP replay memory, rate limits, the event log from which
+// a legacy stream resumes with Last-Event-ID) and one cursor key ring.
 //
 //	bash examples/fleet/run.sh      # Redis, PostgreSQL, an issuer, three instances, HAProxy
 //

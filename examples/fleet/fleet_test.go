@@ -372,9 +372,74 @@ func TestFleet(t *testing.T) {
 	})
 
 	t.Run("a legacy stream resumes on another instance with Last-Event-ID", func(t *testing.T) {
-		t.Skip("TODO(issue 23): needs the sessions part's event log (Last-Event-ID replay), built on another branch; " +
-			"then: open bob's GET stream on instance B, kill -9 B, edit on C, reconnect through the balancer with Last-Event-ID, " +
-			"and the update sent while the stream was down arrives")
+		// bob's legacy session (in Redis) through the balancer, subscribed
+		// to the shared document; its GET stream on instance B. Each
+		// instance's session store comes back within a second of Redis,
+		// and B's must have: wait until B mints a session.
+		session := ""
+		deadline := time.Now().Add(15 * time.Second)
+		for session == "" {
+			res, body := post(t, f.inst[1].mcpURL(), auth(bob), "initialize", initializeParams)
+			require.Equal(t, http.StatusOK, res.StatusCode, body)
+			session = res.Header.Get("Mcp-Session-Id")
+			require.True(t, session != "" || time.Now().Before(deadline), "B's sessions did not come back with Redis")
+			if session == "" {
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+		hdr := auth(bob)
+		hdr["Mcp-Session-Id"], hdr["MCP-Protocol-Version"] = session, "2025-11-25"
+		res, body := post(t, f.inst[2].mcpURL(), hdr, "resources/subscribe", map[string]any{"uri": shared})
+		require.Equal(t, http.StatusOK, res.StatusCode, body)
+		require.NotContains(t, body, `"error"`, "a subscription made through C")
+		onB := openGET(t, f.inst[1].mcpURL(), bob, session, "")
+		// The stream subscribes after its response began: edit until an
+		// update with an id arrives. The edits are made on B, so their ids
+		// are given by B's publishing: a log of B's own (the hub's default
+		// MemoryLog) would not know them on C, where the stream resumes.
+		var got idEvent
+		for i := 0; i < 20 && got.id == ""; i++ {
+			f.edit(t, f.inst[1], alice, shared, "Edited for bob's GET stream, "+string(rune('a'+i)))
+			select {
+			case got = <-onB.events:
+				require.Equal(t, note{"notifications/resources/updated", shared}, got.note)
+				require.NotEmpty(t, got.id, "a legacy stream's event carries an id")
+			case <-time.After(time.Second):
+			}
+		}
+		require.NotEmpty(t, got.id, "no notifications/resources/updated on bob's GET stream")
+
+		f.inst[1].p.kill()
+		// The last id the client holds: whatever B wrote before it died.
+		lastID := got.id
+		for e := range onB.events {
+			if e.id != "" {
+				lastID = e.id
+			}
+		}
+		// While bob's stream is down: alice edits the document he
+		// subscribed to, and shares another with carol (carol's
+		// list_changed, which bob must not be given).
+		f.edit(t, f.inst[2], alice, shared, "Edited while bob's stream was down.")
+		f.api(t, f.inst[2], alice, http.MethodPost, strings.TrimPrefix(edited, documentPrefix)+"/shares", `{"with":"carol"}`)
+
+		// Reconnect through the balancer (only C is alive): the update
+		// sent while the stream was down, with an id; a clean restart
+		// would begin with list_changed and carry none.
+		again := openGET(t, f.resource, bob, session, lastID)
+		missed := again.next(t)
+		assert.Equal(t, note{"notifications/resources/updated", shared}, missed.note, "the notification sent while the stream was down")
+		assert.NotEmpty(t, missed.id, "replayed, not a restart")
+		assert.NotEqual(t, lastID, missed.id)
+		// The next change arrives live, and nothing came in between (no
+		// duplicate, nothing of carol's).
+		f.edit(t, f.inst[2], alice, shared, "Edited after bob's stream resumed.")
+		live := again.next(t)
+		assert.Equal(t, note{"notifications/resources/updated", shared}, live.note, "nothing between the replay and the next change")
+		assert.NotEmpty(t, live.id)
+		assert.NotEqual(t, missed.id, live.id)
+		text := readAll(t, connect(t, f.resource, bob, "2025-11-25", nil), []string{shared})[shared]
+		assert.Equal(t, "Edited after bob's stream resumed.", text)
 	})
 }
 

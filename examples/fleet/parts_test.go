@@ -113,6 +113,13 @@ type proc struct {
 
 func startProc(t *testing.T, name string, env []string, bin string, args ...string) *proc {
 	t.Helper()
+	return startProcOwned(t, t, name, env, bin, args...)
+}
+
+// startProcOwned is startProc for a process that outlives t: owner (t
+// or a test that t runs in) kills it when it ends.
+func startProcOwned(t, owner *testing.T, name string, env []string, bin string, args ...string) *proc {
+	t.Helper()
 	p := &proc{name: name, out: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = append(os.Environ(), env...)
@@ -120,9 +127,9 @@ func startProc(t *testing.T, name string, env []string, bin string, args ...stri
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	require.NoError(t, p.cmd.Start(), name)
 	go func() { _ = p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
+	owner.Cleanup(func() {
 		p.kill()
-		if t.Failed() {
+		if owner.Failed() {
 			t.Logf("--- %s output (last 3000 bytes):\n%s", name, tail(p.out.String(), 3000))
 		}
 	})
@@ -165,15 +172,17 @@ func waitHTTP(t *testing.T, url string, p *proc) {
 }
 
 // redisProc is a redis-server without persistence, stopped (as by a
-// crash) and started again empty on the same port.
+// crash) and started again empty on the same port. It lives as long as
+// the test that started it first, also when a subtest restarts it.
 type redisProc struct {
 	bin, dir, addr string
+	owner          *testing.T
 	p              *proc
 }
 
 func startRedis(t *testing.T, bin string) *redisProc {
 	t.Helper()
-	r := &redisProc{bin: bin, dir: t.TempDir(), addr: freeAddr(t)}
+	r := &redisProc{bin: bin, dir: t.TempDir(), addr: freeAddr(t), owner: t}
 	r.start(t)
 	return r
 }
@@ -183,7 +192,7 @@ func (r *redisProc) url() string { return "redis://" + r.addr + "/0" }
 func (r *redisProc) start(t *testing.T) {
 	t.Helper()
 	_, port, _ := net.SplitHostPort(r.addr)
-	r.p = startProc(t, "redis-server", nil, r.bin, "--port", port, "--bind", "127.0.0.1", "--dir", r.dir,
+	r.p = startProcOwned(t, r.owner, "redis-server", nil, r.bin, "--port", port, "--bind", "127.0.0.1", "--dir", r.dir,
 		"--save", "", "--appendonly", "no")
 	c := redis.NewClient(&redis.Options{Addr: r.addr})
 	defer c.Close()

@@ -65,9 +65,13 @@
 //
 // With -redis (MCPKIT_REDIS_URL) the instances of a fleet share, through
 // package redisstore, the legacy sessions and their subscriptions, the
-// DPoP replay memory and the rate-limit buckets, and, when the database
-// is SQLite, the notifications (Redis pub/sub; with PostgreSQL they stay
-// on LISTEN/NOTIFY, which a Redis outage then does not touch). While Redis
+// DPoP replay memory, the rate-limit buckets, the hub's event log (a
+// legacy GET stream that reconnects to any instance with Last-Event-ID is
+// given what it missed; without -redis the hub's own log resumes it on
+// the same instance only) and, when the database is SQLite, the
+// notifications (Redis pub/sub; with PostgreSQL they stay on
+// LISTEN/NOTIFY, which a Redis outage then does not touch; either carries
+// the event ids). While Redis
 // cannot answer, DPoP proofs are refused (503, Retry-After), rate limits
 // let calls through (logged; -rate-fail-closed refuses them with 503) and
 // initialize is answered without a session; it all comes back with Redis

@@ -20,8 +20,11 @@ const notifyPoolConns = 4
 // LISTEN/NOTIFY on Config.NotifyChannel (pgnotify), so that the instances
 // sharing the database notify each other's streams; the broker gets its
 // own small pool (the store's pool does not serve LISTEN connections).
+// Either broker carries each event's id in the hub's event log (Redis
+// with -redis, else the hub's own), so that every instance delivers an
+// event with the same one.
 func (a *App) openNotifications(ctx context.Context) error {
-	opts := notify.Options{Logger: a.log}
+	opts := notify.Options{Logger: a.log, Log: a.eventLog()}
 	if isPostgres(a.cfg.DB) {
 		pcfg, err := pgxpool.ParseConfig(a.cfg.DB)
 		if err != nil {

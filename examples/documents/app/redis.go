@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/mcphttp/sessions"
+	"github.com/mcpkit/mcpkit/notify"
 	"github.com/mcpkit/mcpkit/redisstore"
 )
 
@@ -32,6 +33,7 @@ type sharedState struct {
 	rates    *redisstore.RateStore
 	sessions *redisstore.SessionStore
 	broker   *redisstore.Broker // nil when PostgreSQL carries notifications
+	events   *redisstore.EventLog
 }
 
 // checkRedisURL returns what is wrong with a -redis value, or "".
@@ -55,9 +57,12 @@ func describeRedis(raw string) string {
 }
 
 // openRedis connects the stores to the Redis of -redis, if any. Sessions,
-// the DPoP replay memory and the rate-limit buckets go there; change
+// the DPoP replay memory, the rate-limit buckets and the notification
+// hub's event log (from which a legacy stream that reconnects to any
+// instance with Last-Event-ID is given what it missed) go there; change
 // notifications too unless the database is PostgreSQL, whose
-// LISTEN/NOTIFY carries them then (see openNotifications). A Redis out of
+// LISTEN/NOTIFY carries them then, with their event ids (see
+// openNotifications). A Redis out of
 // reach at start is logged, not fatal: the server starts as it runs
 // during an outage (see Config.Redis) and the stores come back by
 // themselves when Redis answers, so the instances of a fleet do not
@@ -82,6 +87,9 @@ func (a *App) openRedis(ctx context.Context) error {
 		return fmt.Errorf("redis (-redis): %w", err)
 	}
 	if s.sessions, err = redisstore.NewSessionStore(s.client, redisstore.SessionOptions{}); err != nil {
+		return fmt.Errorf("redis (-redis): %w", err)
+	}
+	if s.events, err = redisstore.NewEventLog(s.client, redisstore.EventLogOptions{}); err != nil {
 		return fmt.Errorf("redis (-redis): %w", err)
 	}
 	if !isPostgres(a.cfg.DB) {
@@ -132,11 +140,24 @@ func (a *App) sessionStore() sessions.Store {
 	return a.redis.sessions
 }
 
+// eventLog returns the hub's event log: Redis with -redis, so that a
+// legacy stream resumes with Last-Event-ID on any instance; else nil (the
+// hub's own notify.MemoryLog, per process: a stream resumes on the
+// instance it left, and restarts with list_changed after a restart).
+// While Redis cannot answer, events are delivered live without an id, and
+// a stream that reconnects then restarts with list_changed.
+func (a *App) eventLog() notify.EventLog {
+	if a.redis == nil {
+		return nil
+	}
+	return a.redis.events
+}
+
 // describeShared names, for the log, where the state the instances of a
 // fleet must share is kept.
 func (a *App) describeShared() string {
 	if a.redis == nil {
-		return "in-process (sessions, DPoP replay memory and rate limits per instance)"
+		return "in-process (sessions, DPoP replay memory, rate limits and event log per instance)"
 	}
 	return "redis " + a.redis.addr
 }

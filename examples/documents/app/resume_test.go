@@ -1,0 +1,260 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// idStream is a legacy GET stream read with each message's SSE id.
+type idStream struct {
+	resp   *http.Response
+	events chan idMessage
+	done   chan struct{}
+}
+
+type idMessage struct {
+	id   string // "" when the message carries none
+	note note
+}
+
+// openResume opens a legacy session's GET stream on s, with Last-Event-ID
+// lastID when not empty, and waits until s's hub counts want
+// subscriptions of subject.
+func (s *testServer) openResume(t *testing.T, token, subject, session, lastID string, want int) *idStream {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, s.mcpURL(), nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Mcp-Session-Id", session)
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	st := &idStream{resp: res, events: make(chan idMessage, 1000), done: make(chan struct{})}
+	go func() {
+		defer close(st.done)
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		id := ""
+		for sc.Scan() {
+			line := sc.Text()
+			if v, ok := strings.CutPrefix(line, "id: "); ok {
+				id = v
+			} else if data, ok := strings.CutPrefix(line, "data: "); ok {
+				st.events <- idMessage{id: id, note: decodeNote(data)}
+			} else if line == "" {
+				id = ""
+			}
+		}
+	}()
+	t.Cleanup(st.close)
+	waitSubscribers(t, s.app.hub, subject, want)
+	return st
+}
+
+// decodeNote is parseNote for the reading goroutine, which must not fail
+// the test: a message it cannot decode is a note of its own.
+func decodeNote(data string) note {
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			URI string `json:"uri"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal([]byte(data), &m); err != nil {
+		return note{Method: "undecodable: " + data}
+	}
+	n := note{Method: m.Method, URI: m.Params.URI}
+	switch m.Method {
+	case "notifications/resources/list_changed":
+		n.Method = "list_changed"
+	case "notifications/resources/updated":
+		n.Method = "updated"
+	}
+	return n
+}
+
+func (st *idStream) next(t *testing.T) idMessage {
+	t.Helper()
+	select {
+	case m := <-st.events:
+		return m
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event within 10s")
+		return idMessage{}
+	}
+}
+
+func (st *idStream) close() { st.resp.Body.Close(); <-st.done }
+
+// untilMarker returns the messages before the marker (an update of
+// AboutURI carrying an id), and the marker's id.
+func (st *idStream) untilMarker(t *testing.T) ([]idMessage, string) {
+	t.Helper()
+	var out []idMessage
+	for {
+		m := st.next(t)
+		if m.note == updatedNote(AboutURI) && m.id != "" {
+			return out, m.id
+		}
+		out = append(out, m)
+		require.Less(t, len(out), 20, "no marker among %v", out)
+	}
+}
+
+// Two instances sharing one database and one Redis (-redis: the hub's
+// event log is redisstore's), the notifications on Redis pub/sub (SQLite)
+// or on LISTEN/NOTIFY (PostgreSQL), each carrying the event id: bob's
+// legacy stream on A, closed; changes meanwhile; the stream reconnects to
+// B with Last-Event-ID and is given what it missed, once, with ids that
+// resume again; an id it cannot place (forged, or carol's) restarts it
+// with list_changed and the updates of its subscriptions, never anything
+// of carol's.
+func TestRedisResume(t *testing.T) {
+	t.Run("redis pub/sub", func(t *testing.T) {
+		db := "sqlite:" + t.TempDir() + "/documents.db"
+		testResume(t, func(c *Config) { c.DB = db }, func(t *testing.T, s *testServer) {
+			require.NotNil(t, s.app.redis.broker)
+			waitRedisListening(t, s.app.redis.broker)
+		})
+	})
+	t.Run("postgres LISTEN/NOTIFY", func(t *testing.T) {
+		dsn, channel := testPostgres(t)
+		testResume(t, func(c *Config) { c.DB, c.NotifyChannel = dsn, channel }, func(t *testing.T, s *testServer) {
+			require.Nil(t, s.app.redis.broker)
+			require.NotNil(t, s.app.broker)
+			waitListening(t, s.app.broker)
+		})
+	})
+}
+
+func testResume(t *testing.T, db func(*Config), listening func(*testing.T, *testServer)) {
+	rs := startRedis(t)
+	idp := startIdentityProvider(t, prodResource)
+	cfg := func(c *Config) { jwtConfig(idp)(c); db(c); c.Redis = rs.url() }
+	a, b := start(t, cfg), start(t, cfg)
+	for _, s := range []*testServer{a, b} {
+		require.NotNil(t, s.app.redis.events)
+		listening(t, s)
+	}
+	ctx := context.Background()
+	alice := idp.token(t, "alice", ScopeRead, ScopeShare)
+	bob, carol := idp.token(t, "bob", ScopeRead), idp.token(t, "carol", ScopeRead)
+	id := a.firstDocs(t, "alice", 1)[0]
+	uri := documentPrefix + id
+
+	session := a.initialize(t, bob)
+	a.subscribe(t, bob, session, AboutURI)
+	a.subscribe(t, bob, session, uri)
+	onA := a.openResume(t, bob, "bob", session, "", 1)
+	a.share(t, alice, id, "bob")
+	first := onA.next(t)
+	assert.Equal(t, listChangedNote(), first.note)
+	require.NotEmpty(t, first.id, "a legacy stream's event carries an id")
+	onA.close()
+	waitSubscribers(t, a.app.hub, "bob", 0)
+
+	// While bob has no stream: alice edits (on A), and carol hears of a
+	// change of her own.
+	a.update(t, alice, id, "Edited while bob was away.")
+	carolSession := b.initialize(t, carol)
+	b.subscribe(t, carol, carolSession, AboutURI)
+	carolGET := b.openResume(t, carol, "carol", carolSession, "", 1)
+	a.app.hub.ListChanged(ctx, "carol")
+	carolFirst := carolGET.next(t)
+	require.Equal(t, listChangedNote(), carolFirst.note)
+	require.NotEmpty(t, carolFirst.id)
+	a.app.hub.ListChanged(ctx, "carol") // after carolFirst: what resuming from it would replay
+
+	// bob reconnects to B: the update he missed, with an id, then nothing
+	// more before the marker (no duplicate of the replay).
+	onB := b.openResume(t, bob, "bob", session, first.id, 1)
+	missed := onB.next(t)
+	assert.Equal(t, updatedNote(uri), missed.note, "the notification sent while the stream was down")
+	require.NotEmpty(t, missed.id)
+	assert.NotEqual(t, first.id, missed.id)
+	a.app.hub.ResourceUpdated(ctx, "bob", AboutURI)
+	rest, marker := onB.untilMarker(t)
+	assert.Empty(t, rest, "nothing replayed twice, nothing of carol's")
+	onB.close()
+	waitSubscribers(t, b.app.hub, "bob", 0)
+
+	// Resuming from the last id, on A this time: nothing missed.
+	again := a.openResume(t, bob, "bob", session, marker, 1)
+	a.app.hub.ResourceUpdated(ctx, "bob", AboutURI)
+	rest, _ = again.untilMarker(t)
+	assert.Empty(t, rest, "nothing missed since the marker")
+	again.close()
+	waitSubscribers(t, a.app.hub, "bob", 0)
+
+	// Ids the log cannot place for bob: a clean restart, without ids
+	// (list_changed, the tool watcher's, the updates of his subscriptions).
+	restart := []idMessage{{note: listChangedNote()}, {note: note{Method: "notifications/tools/list_changed"}},
+		{note: updatedNote(AboutURI)}, {note: updatedNote(uri)}}
+	tag, _, ok := strings.Cut(first.id, ".")
+	require.True(t, ok, first.id)
+	for name, last := range map[string]string{
+		"forged":                         "forged",
+		"bob's tag, unknown log id":      tag + ".1-1",
+		"carol's":                        carolFirst.id,
+		"carol's log id under bob's tag": tag + carolFirst.id[strings.Index(carolFirst.id, "."):],
+	} {
+		st := b.openResume(t, bob, "bob", session, last, 1)
+		got := make([]idMessage, 0, len(restart))
+		for range restart {
+			got = append(got, st.next(t))
+		}
+		assert.Equal(t, restart, got, name)
+		a.app.hub.ResourceUpdated(ctx, "bob", AboutURI)
+		rest, _ := st.untilMarker(t)
+		assert.Empty(t, rest, name)
+		st.close()
+		waitSubscribers(t, b.app.hub, "bob", 0)
+	}
+	b.app.hub.ResourceUpdated(ctx, "carol", AboutURI)
+	rest, _ = carolGET.untilMarker(t)
+	assert.Equal(t, []idMessage{{id: rest[0].id, note: listChangedNote()}}, rest, "carol's second change, and nothing of bob's")
+}
+
+// One instance without -redis: the hub's own notify.MemoryLog gives the
+// ids, and a stream that reconnects to the same instance is given what
+// it missed.
+func TestResumeSingleInstance(t *testing.T) {
+	s := start(t, nil)
+	require.Nil(t, s.app.redis)
+	ctx := context.Background()
+	alice, bob := s.token(t, "alice"), s.token(t, "bob")
+	id := s.firstDocs(t, "alice", 1)[0]
+	uri := documentPrefix + id
+
+	session := s.initialize(t, bob)
+	s.subscribe(t, bob, session, uri)
+	st := s.openResume(t, bob, "bob", session, "", 1)
+	s.share(t, alice, id, "bob")
+	first := st.next(t)
+	assert.Equal(t, listChangedNote(), first.note)
+	require.NotEmpty(t, first.id)
+	st.close()
+	waitSubscribers(t, s.app.hub, "bob", 0)
+
+	s.update(t, alice, id, "Edited while bob was away.")
+	st = s.openResume(t, bob, "bob", session, first.id, 1)
+	missed := st.next(t)
+	assert.Equal(t, updatedNote(uri), missed.note)
+	assert.NotEmpty(t, missed.id)
+	s.app.hub.ListChanged(ctx, "bob")
+	end := st.next(t)
+	assert.Equal(t, listChangedNote(), end.note, "nothing replayed twice")
+	assert.NotEmpty(t, end.id)
+}
