@@ -98,7 +98,7 @@ func startOIDCProvider(t *testing.T, node, dir, resource, redirectURI string, en
 	case l, ok := <-line:
 		require.True(t, ok, "provider.mjs ended before it was ready:\n%s", stderr.String())
 		require.NoError(t, json.Unmarshal([]byte(l), &ready))
-	case <-time.After(60 * time.Second): // a hang guard, not a timing assertion
+	case <-time.After(180 * time.Second): // a hang guard, not a timing assertion (a loaded CI machine starts node slowly)
 		t.Fatalf("provider.mjs not ready:\n%s", stderr.String())
 	}
 	return ready.Issuer, ready.JWKSURI
