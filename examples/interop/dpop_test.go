@@ -56,6 +56,25 @@ func oidcProviderDir(t *testing.T) string {
 // (MCPKIT_LOGIN=form: a person signs in through its login form).
 func startOIDCProvider(t *testing.T, node, dir, resource, redirectURI string, env ...string) (issuer, jwksURL string) {
 	t.Helper()
+	// Node has been seen to hang at start on a loaded CI machine (before
+	// the provider prints a line): such a start is stopped and tried again,
+	// at most three times. What the tests check never runs twice.
+	for attempt := 1; ; attempt++ {
+		issuer, jwksURL, stderr, ok := tryOIDCProvider(t, node, dir, resource, redirectURI, env...)
+		if ok {
+			return issuer, jwksURL
+		}
+		if attempt == 3 {
+			t.Fatalf("provider.mjs not ready after %d starts:\n%s", attempt, stderr)
+		}
+		t.Logf("provider.mjs not ready (start %d), starting it again:\n%s", attempt, stderr)
+	}
+}
+
+// tryOIDCProvider is one start of provider.mjs: ok false when it printed
+// no ready line within its hang guard (it is stopped then).
+func tryOIDCProvider(t *testing.T, node, dir, resource, redirectURI string, env ...string) (issuer, jwksURL, errText string, ok bool) {
+	t.Helper()
 	cmd := exec.Command(node, filepath.Join("oidcprovider", "provider.mjs"))
 	cmd.Env = append(os.Environ(), "MCPKIT_OIDC_PROVIDER_DIR="+dir, "MCPKIT_RESOURCE="+resource,
 		"MCPKIT_ACCOUNT=alice", "MCPKIT_REDIRECT_URI="+redirectURI)
@@ -98,10 +117,11 @@ func startOIDCProvider(t *testing.T, node, dir, resource, redirectURI string, en
 	case l, ok := <-line:
 		require.True(t, ok, "provider.mjs ended before it was ready:\n%s", stderr.String())
 		require.NoError(t, json.Unmarshal([]byte(l), &ready))
-	case <-time.After(180 * time.Second): // a hang guard, not a timing assertion (a loaded CI machine starts node slowly)
-		t.Fatalf("provider.mjs not ready:\n%s", stderr.String())
+	case <-time.After(90 * time.Second): // a hang guard, not a timing assertion
+		_ = cmd.Process.Kill()
+		return "", "", stderr.String(), false
 	}
-	return ready.Issuer, ready.JWKSURI
+	return ready.Issuer, ready.JWKSURI, "", true
 }
 
 // freePort returns a loopback port that was free a moment ago: the
