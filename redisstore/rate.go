@@ -39,7 +39,7 @@ type RateOptions struct {
 type RateStore struct {
 	client redis.UniversalClient
 	prefix string
-	gate   gate
+	gates  gates
 }
 
 var _ ratelimit.Store = (*RateStore)(nil)
@@ -66,7 +66,7 @@ func NewRateStore(client redis.UniversalClient, o RateOptions) (*RateStore, erro
 // (there is a token: the bucket holds (span − (tat − now)) / interval);
 // it returns 0 then (and, taking, stores the new tat, expiring when the
 // bucket is full again), else the µs until a token.
-var rateScript = redis.NewScript(`
+var rateScript = newScript(`
 local now = tonumber(ARGV[1])
 local interval = tonumber(ARGV[2])
 local tat = tonumber(redis.call('GET', KEYS[1])) or now
@@ -96,12 +96,14 @@ func (s *RateStore) run(ctx context.Context, b ratelimit.Bucket, now time.Time, 
 		return false, 0, errors.New("redisstore: rate: a bucket needs a positive rate and burst")
 	}
 	interval := 1e6 / b.PerSecond
-	if !s.gate.allow() {
+	key := s.Key(b.Key)
+	g := s.gates.For(ctx, s.client, key)
+	if !g.allow() {
 		return false, 0, ErrUnavailable
 	}
-	wait, err := rateScript.Run(ctx, s.client, []string{s.Key(b.Key)},
+	wait, err := rateScript.run(ctx, s.client, []string{key},
 		now.UnixMicro(), interval, float64(b.Burst)*interval, take).Int64()
-	s.gate.done(ctx, err)
+	g.done(ctx, err)
 	if err != nil {
 		return false, 0, fmt.Errorf("redisstore: rate: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -82,7 +83,10 @@ type ReplayStore struct {
 	max, share      int
 	log             *slog.Logger
 	now             func() time.Time
-	gate            gate
+	gates           gates
+	tags            []string        // the families' hash tags (see familyTags)
+	perFamily       int             // the bound of each family's counters
+	armed           atomic.Bool     // every family's marker set (if missing) once
 	quarantineUntil atomic.Int64    // the end of the last quarantine logged (unix ms)
 	warned          [2]atomic.Int64 // the period (+1) of the last full, at-share refusal logged
 }
@@ -125,6 +129,15 @@ func NewReplayStore(client redis.UniversalClient, o ReplayOptions) (*ReplayStore
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	// The callers are spread over families of keys, each on a slot of its
+	// own (see the package documentation, Redis Cluster): up to 16, each
+	// holding the bound's share of eight callers' shares at least; a
+	// prefix with a hash tag of its own keeps one family.
+	n := min(max(o.MaxEntries/(8*o.MaxEntriesPerCaller), 1), maxFamilies)
+	tags := familyTags(n)
+	if strings.ContainsRune(o.Prefix, '{') {
+		tags = []string{""}
+	}
 	return &ReplayStore{
 		client: client, prefix: o.Prefix, skew: o.ClockSkew,
 		// A proof is accepted up to a window after its iat, which is up
@@ -132,8 +145,12 @@ func NewReplayStore(client redis.UniversalClient, o ReplayOptions) (*ReplayStore
 		// and the skew. A period holds that, as the in-memory cache's.
 		period: 2*o.ProofWindow + o.ClockSkew + time.Second,
 		max:    o.MaxEntries, share: o.MaxEntriesPerCaller, log: o.Logger, now: o.Now,
+		tags: tags, perFamily: max(o.MaxEntries/len(tags), o.MaxEntriesPerCaller),
 	}, nil
 }
+
+// maxFamilies bounds the families of a ReplayStore.
+const maxFamilies = 16
 
 // replayScript remembers a proof, atomically, in one call.
 //
@@ -150,7 +167,7 @@ func NewReplayStore(client redis.UniversalClient, o ReplayOptions) (*ReplayStore
 // found no marker: a Redis without it may have lost proofs that are still
 // within their window (a restart without persistence, a flush, an
 // eviction), so nothing is accepted until they all would have expired.
-var replayScript = redis.NewScript(`
+var replayScript = newScript(`
 local now = tonumber(ARGV[1])
 local m = tonumber(redis.call('GET', KEYS[6]))
 if not m then
@@ -171,6 +188,27 @@ if redis.call('INCR', KEYS[4]) == 1 then redis.call('PEXPIRE', KEYS[4], ARGV[5])
 return {0, 0}
 `)
 
+// arm sets the marker of every family that has none (SET NX, one round
+// trip to each node), so that a new Redis's quarantine begins for all of
+// them at once rather than at each family's first proof. A family whose
+// marker goes later (its node restarted empty) begins its own.
+func (s *ReplayStore) arm(ctx context.Context, until int64) {
+	if len(s.tags) == 1 {
+		s.armed.Store(true) // the script sets the only marker
+		return
+	}
+	v := strconv.FormatInt(until, 10)
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, t := range s.tags {
+			p.SetNX(ctx, s.prefix+t+"marker", v, 0)
+		}
+		return nil
+	})
+	if err == nil {
+		s.armed.Store(true)
+	}
+}
+
 // Remember records proof, charged to caller, until expires plus the clock
 // skew. It returns nil when the proof is new, authn.ErrReplayed for a
 // replay, an *authn.UnavailableError when the store will not remember it
@@ -188,18 +226,23 @@ func (s *ReplayStore) Remember(ctx context.Context, proof, caller string, expire
 	periodMS := s.period.Milliseconds()
 	gen := nowMS / periodMS
 	cur, prev := strconv.FormatInt(gen, 10), strconv.FormatInt(gen-1, 10)
+	p := s.prefix + s.tags[family(caller, len(s.tags))]
 	keys := []string{
-		s.prefix + "p:" + proof,
-		s.prefix + "c:" + caller + ":" + cur, s.prefix + "c:" + caller + ":" + prev,
-		s.prefix + "n:" + cur, s.prefix + "n:" + prev,
-		s.prefix + "marker",
+		p + "p:" + proof,
+		p + "c:" + caller + ":" + cur, p + "c:" + caller + ":" + prev,
+		p + "n:" + cur, p + "n:" + prev,
+		p + "marker",
 	}
-	if !s.gate.allow() {
+	g := s.gates.For(ctx, s.client, keys[0])
+	if !g.allow() {
 		return ErrUnavailable
 	}
-	res, err := replayScript.Run(ctx, s.client, keys,
-		nowMS, max(ttl.Milliseconds(), 1), s.share, s.max, 2*periodMS+s.skew.Milliseconds(), periodMS).Int64Slice()
-	s.gate.done(ctx, err)
+	if !s.armed.Load() {
+		s.arm(ctx, nowMS+periodMS)
+	}
+	res, err := replayScript.run(ctx, s.client, keys,
+		nowMS, max(ttl.Milliseconds(), 1), s.share, s.perFamily, 2*periodMS+s.skew.Milliseconds(), periodMS).Int64Slice()
+	g.done(ctx, err)
 	if err != nil {
 		return fmt.Errorf("redisstore: replay: %w", err)
 	}

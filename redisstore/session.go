@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -62,7 +65,9 @@ type SessionStore struct {
 	prefix string
 	lim    sessions.Limits
 	now    func() time.Time
-	gate   gate
+	gates  gates
+	tags   []string // the families' hash tags: a principal's keys share one
+	ids    idCache  // the family of sessions seen lately, by id
 }
 
 var (
@@ -101,8 +106,36 @@ func NewSessionStore(client redis.UniversalClient, o SessionOptions) (*SessionSt
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &SessionStore{client: client, prefix: o.Prefix, lim: l, now: o.Now}, nil
+	// Principals are spread over families of keys, each on a slot of its
+	// own (see the package documentation, Redis Cluster): up to 16, each
+	// bounded by its part of MaxSessions, which holds the sessions of
+	// eight principals at their cap at least; a prefix with a hash tag
+	// of its own keeps one family.
+	n := min(max(l.MaxSessions/(8*l.MaxSessionsPerPrincipal), 1), maxFamilies)
+	if strings.ContainsRune(o.Prefix, '{') {
+		n = 1
+	}
+	tags := familyTags(n)
+	if n == 1 && strings.ContainsRune(o.Prefix, '{') {
+		tags = []string{""}
+	}
+	return &SessionStore{client: client, prefix: o.Prefix, lim: l, now: o.Now, tags: tags}, nil
 }
+
+// fam returns the key prefix of family i.
+func (s *SessionStore) fam(i int) string { return s.prefix + s.tags[i] }
+
+// familyOf returns the family of caller's sessions.
+func (s *SessionStore) familyOf(pk string) int { return family(pk, len(s.tags)) }
+
+// bound returns MaxSessions' part for each family.
+func (s *SessionStore) bound() int {
+	return max(s.lim.MaxSessions/len(s.tags), s.lim.MaxSessionsPerPrincipal)
+}
+
+// pointer returns the key that names the family of session id (none in a
+// store of one family): Subscribed and Subscriptions know no principal.
+func (s *SessionStore) pointer(id string) string { return s.prefix + "{" + id + "}" }
 
 // sessionLua is the part every session script shares: the state of a
 // session and whether it has ended, by the limits in ARGV[1..3] (now,
@@ -129,33 +162,54 @@ end
 `
 
 // createScript: KEYS: the new session's hash, its principal's sessions,
-// all the sessions. ARGV: now, idle, life, the principal's digest, the
-// credential expiry (0: unknown), the id, the cap per principal, the
-// bound, the prefix. Returns {status, ended ids...}: 0 created, 2 full.
-var createScript = redis.NewScript(sessionLua + `
+// the family's sessions, then for each session the script may end (the
+// principal's, as read just before, and ended sessions of the family
+// when it is full): its hash, its subscriptions, its principal's
+// sessions. ARGV: now, idle, life, the principal's digest, the credential
+// expiry (0: unknown), the id, the cap per principal, the family's bound,
+// then the ids of those sessions. Returns {status, ended ids...}: 0
+// created, 2 full, 9 the principal has a session not declared (created
+// meanwhile): nothing done, read and run again.
+var createScript = newScript(sessionLua + `
 local pk, exp, id = ARGV[4], tonumber(ARGV[5]), ARGV[6]
-local per, all, prefix = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
+local per, all = tonumber(ARGV[7]), tonumber(ARGV[8])
+local at = {}
+for i = 9, #ARGV do at[ARGV[i]] = 3 + 3 * (i - 9) + 1 end
+local ids = redis.call('ZRANGE', KEYS[2], 0, -1)
 local out = {0}
-local function drop(sid, own)
-  redis.call('DEL', prefix .. 's:' .. sid, prefix .. 'u:' .. sid)
+local function drop(sid)
+  local k = at[sid]
+  redis.call('DEL', KEYS[k], KEYS[k + 1])
   redis.call('ZREM', KEYS[3], sid)
-  if own then redis.call('ZREM', own, sid) end
+  redis.call('ZREM', KEYS[k + 2], sid)
   out[#out + 1] = sid
 end
 -- The principal's sessions: those that ended on their own go, then the
--- oldest while the principal is at its cap.
-local live = {}
-for _, sid in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
-  local p, c, e, l = state(prefix .. 's:' .. sid)
-  if not p or ended(c, e, l) then drop(sid, KEYS[2]) else live[#live + 1] = sid end
+-- oldest while the principal is at its cap. A session not declared was
+-- created after the read, so it is among the newest and alive; when one
+-- of them would have to go, nothing is done.
+local gone, live = {}, {}
+for _, sid in ipairs(ids) do
+  if at[sid] then
+    local p, c, e, l = state(KEYS[at[sid]])
+    if not p or ended(c, e, l) then gone[#gone + 1] = sid else live[#live + 1] = sid end
+  else
+    live[#live + 1] = sid
+  end
 end
-for i = 1, #live - per + 1 do drop(live[i], KEYS[2]) end
--- A full store drops the sessions that ended (by their end, the score).
+for i = 1, #live - per + 1 do
+  if not at[live[i]] then return {9} end
+  gone[#gone + 1] = live[i]
+end
+for _, sid in ipairs(gone) do drop(sid) end
+-- A full family drops the sessions that ended (read by their end, the score).
 if redis.call('ZCARD', KEYS[3]) >= all then
-  for _, sid in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', num(now), 'LIMIT', 0, 1000)) do
-    local p, c, e, l = state(prefix .. 's:' .. sid)
-    if not p then drop(sid, nil)
-    elseif ended(c, e, l) then drop(sid, prefix .. 'k:' .. p) end
+  for i = 9, #ARGV do
+    local sid = ARGV[i]
+    if redis.call('ZSCORE', KEYS[3], sid) then
+      local p, c, e, l = state(KEYS[at[sid]])
+      if not p or ended(c, e, l) then drop(sid) end
+    end
   end
   if redis.call('ZCARD', KEYS[3]) >= all then out[1] = 2 return out end
 end
@@ -181,7 +235,7 @@ return out
 // ("f"ind, "s"ubscribe, "u"nsubscribe), the URI, the subscription bound.
 // Returns {status, deadline, idle deadline}: 0 found, 1 not found, 3 too
 // many subscriptions.
-var useScript = redis.NewScript(sessionLua + `
+var useScript = newScript(sessionLua + `
 local p, c, e, l = state(KEYS[1])
 if not p or p ~= ARGV[4] or ended(c, e, l) then return {1, 0, 0} end
 local exp = tonumber(ARGV[5])
@@ -206,7 +260,7 @@ return {status, d, i}
 // hash, its subscriptions, all the sessions, its principal's sessions.
 // ARGV: now, idle, life, the principal's digest, the id. Returns 0 ended,
 // 1 not found (unknown, another's, or ended already: dropped then too).
-var endScript = redis.NewScript(sessionLua + `
+var endScript = newScript(sessionLua + `
 local p, c, e, l = state(KEYS[1])
 if not p or p ~= ARGV[4] then return 1 end
 redis.call('DEL', KEYS[1], KEYS[2])
@@ -218,14 +272,14 @@ return 0
 
 // subscribedScript: KEYS: the session's hash, its subscriptions. ARGV:
 // the URI. Returns 1 when the session holds it.
-var subscribedScript = redis.NewScript(`
+var subscribedScript = newScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 return redis.call('SISMEMBER', KEYS[2], ARGV[1])
 `)
 
 // subscriptionsScript: KEYS: the session's hash, its subscriptions.
 // Returns its URIs; none when the session is gone.
-var subscriptionsScript = redis.NewScript(`
+var subscriptionsScript = newScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
 return redis.call('SMEMBERS', KEYS[2])
 `)
@@ -267,37 +321,55 @@ func expiresMS(caller *principal.Principal) int64 {
 	return max(caller.Expires.UnixMilli(), 1)
 }
 
-// run runs a script through the gate.
-func (s *SessionStore) run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
-	if !s.gate.allow() {
+// run runs a script through the gate of its keys' node.
+func (s *SessionStore) run(ctx context.Context, sc *script, keys []string, args ...any) *redis.Cmd {
+	g := s.gates.For(ctx, s.client, keys[0])
+	if !g.allow() {
 		cmd := redis.NewCmd(ctx)
 		cmd.SetErr(ErrUnavailable)
 		return cmd
 	}
-	cmd := script.Run(ctx, s.client, keys, args...)
-	s.gate.done(ctx, cmd.Err())
+	cmd := sc.run(ctx, s.client, keys, args...)
+	g.done(ctx, cmd.Err())
 	return cmd
 }
 
+// maxCreateRounds bounds the reads and runs of one Create: another
+// instance creating a session of the same principal in between makes it
+// read again.
+const maxCreateRounds = 16
+
 // Create stores a new session id bound to caller; see
-// [sessions.SessionStore].
+// [sessions.SessionStore]. It reads the principal's sessions (and, when
+// its family is full, the family's ended ones) and then runs one script
+// declaring all their keys: two round trips, three when the family is
+// full, and one more in a store of several families (the id's pointer).
 func (s *SessionStore) Create(ctx context.Context, id string, caller *principal.Principal) ([]string, error) {
 	if caller == nil || !validID(id) {
 		return nil, errors.New("redisstore: session: no caller, or an id that is not 1–128 base64url characters")
 	}
 	pk := principalDigest(caller)
-	args := append(s.args(s.now()), pk, expiresMS(caller), id, s.lim.MaxSessionsPerPrincipal, s.lim.MaxSessions, s.prefix)
-	res, err := s.run(ctx, createScript, []string{s.prefix + "s:" + id, s.prefix + "k:" + pk, s.prefix + "all"}, args...).Slice()
+	fi := s.familyOf(pk)
+	base := s.fam(fi)
+	own, all := base+"k:"+pk, base+"all"
+	g := s.gates.For(ctx, s.client, own)
+	if !g.allow() {
+		return nil, ErrUnavailable
+	}
+	res, err := s.create(ctx, id, pk, expiresMS(caller), base, own, all)
+	g.done(ctx, err)
+	if err == nil && len(s.tags) > 1 {
+		err = do(ctx, s.client, "SET", s.pointer(id), fi, "PX", s.lim.Lifetime.Milliseconds()+1000).Err()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: session: %w", err)
 	}
-	if len(res) == 0 {
-		return nil, errors.New("redisstore: session: unexpected reply")
-	}
+	s.ids.put(id, fi)
 	var ended []string
 	for _, v := range res[1:] {
 		if sid, ok := v.(string); ok {
 			ended = append(ended, sid)
+			s.ids.drop(sid)
 		}
 	}
 	if status, _ := res[0].(int64); status == 2 {
@@ -306,13 +378,83 @@ func (s *SessionStore) Create(ctx context.Context, id string, caller *principal.
 	return ended, nil
 }
 
+func (s *SessionStore) create(ctx context.Context, id, pk string, exp int64, base, own, all string) ([]any, error) {
+	now := s.now()
+	bound := s.bound()
+	for range maxCreateRounds {
+		var ids *redis.StringSliceCmd
+		var n *redis.IntCmd
+		var swept *redis.StringSliceCmd
+		if _, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			ids = p.ZRange(ctx, own, 0, -1)
+			n = p.ZCard(ctx, all)
+			swept = p.ZRangeByScore(ctx, all, &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: 100})
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		declared := ids.Val()
+		owners := make([]string, len(declared))
+		for i := range owners {
+			owners[i] = own
+		}
+		if n.Val() >= int64(bound) {
+			// The family's ended sessions: their principals, read from
+			// their hashes, name the indexes they leave.
+			var cand []string
+			for _, sid := range swept.Val() {
+				if validID(sid) {
+					cand = append(cand, sid)
+				}
+			}
+			ps := make([]*redis.StringCmd, len(cand))
+			if _, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+				for i, sid := range cand {
+					ps[i] = p.HGet(ctx, base+"s:"+sid, "p")
+				}
+				return nil
+			}); err != nil && !errors.Is(err, redis.Nil) {
+				return nil, err
+			}
+			for i, sid := range cand {
+				o := own
+				if p := ps[i].Val(); p != "" && validID(p) {
+					o = base + "k:" + p
+				}
+				declared, owners = append(declared, sid), append(owners, o)
+			}
+		}
+		keys := make([]string, 0, 3+3*len(declared))
+		keys = append(keys, base+"s:"+id, own, all)
+		args := append(s.args(now), pk, exp, id, s.lim.MaxSessionsPerPrincipal, bound)
+		for i, sid := range declared {
+			keys = append(keys, base+"s:"+sid, base+"u:"+sid, owners[i])
+			args = append(args, sid)
+		}
+		res, err := createScript.run(ctx, s.client, keys, args...).Slice()
+		if err != nil {
+			return nil, err
+		}
+		if len(res) == 0 {
+			return nil, errors.New("unexpected reply")
+		}
+		if status, _ := res[0].(int64); status != 9 {
+			return res, nil
+		}
+	}
+	return nil, errors.New("too many sessions of one principal created at once")
+}
+
 // use runs useScript for op.
 func (s *SessionStore) use(ctx context.Context, id string, caller *principal.Principal, op, uri string) (sessions.Session, error) {
 	if caller == nil || !validID(id) {
 		return sessions.Session{}, sessions.ErrNotFound
 	}
-	args := append(s.args(s.now()), principalDigest(caller), expiresMS(caller), id, op, uri, s.lim.MaxSubscriptions)
-	res, err := s.run(ctx, useScript, []string{s.prefix + "s:" + id, s.prefix + "u:" + id, s.prefix + "all"}, args...).Int64Slice()
+	pk := principalDigest(caller)
+	fi := s.familyOf(pk)
+	base := s.fam(fi)
+	args := append(s.args(s.now()), pk, expiresMS(caller), id, op, uri, s.lim.MaxSubscriptions)
+	res, err := s.run(ctx, useScript, []string{base + "s:" + id, base + "u:" + id, base + "all"}, args...).Int64Slice()
 	if err != nil {
 		return sessions.Session{}, fmt.Errorf("redisstore: session: %w", err)
 	}
@@ -322,6 +464,7 @@ func (s *SessionStore) use(ctx context.Context, id string, caller *principal.Pri
 	info := sessions.Session{Deadline: time.UnixMilli(res[1]), IdleDeadline: time.UnixMilli(res[2])}
 	switch res[0] {
 	case 0:
+		s.ids.put(id, fi)
 		return info, nil
 	case 1:
 		return sessions.Session{}, sessions.ErrNotFound
@@ -344,8 +487,12 @@ func (s *SessionStore) End(ctx context.Context, id string, caller *principal.Pri
 		return sessions.ErrNotFound
 	}
 	pk := principalDigest(caller)
+	base := s.fam(s.familyOf(pk))
 	args := append(s.args(s.now()), pk, id)
-	n, err := s.run(ctx, endScript, []string{s.prefix + "s:" + id, s.prefix + "u:" + id, s.prefix + "all", s.prefix + "k:" + pk}, args...).Int64()
+	n, err := s.run(ctx, endScript, []string{base + "s:" + id, base + "u:" + id, base + "all", base + "k:" + pk}, args...).Int64()
+	if err == nil {
+		s.ids.drop(id)
+	}
 	switch {
 	case err != nil:
 		return fmt.Errorf("redisstore: session: %w", err)
@@ -375,7 +522,11 @@ func (s *SessionStore) Subscribed(ctx context.Context, id, uri string) (bool, er
 	if !validID(id) {
 		return false, nil
 	}
-	n, err := s.run(ctx, subscribedScript, []string{s.prefix + "s:" + id, s.prefix + "u:" + id}, uri).Int64()
+	base, ok, err := s.base(ctx, id)
+	if !ok || err != nil {
+		return false, err
+	}
+	n, err := s.run(ctx, subscribedScript, []string{base + "s:" + id, base + "u:" + id}, uri).Int64()
 	if err != nil {
 		return false, fmt.Errorf("redisstore: session: %w", err)
 	}
@@ -388,23 +539,99 @@ func (s *SessionStore) Subscriptions(ctx context.Context, id string) ([]string, 
 	if !validID(id) {
 		return nil, nil
 	}
-	uris, err := s.run(ctx, subscriptionsScript, []string{s.prefix + "s:" + id, s.prefix + "u:" + id}).StringSlice()
+	base, ok, err := s.base(ctx, id)
+	if !ok || err != nil {
+		return nil, err
+	}
+	uris, err := s.run(ctx, subscriptionsScript, []string{base + "s:" + id, base + "u:" + id}).StringSlice()
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: session: %w", err)
 	}
 	return uris, nil
 }
 
+// base returns the key prefix of session id's family: known when the
+// store has one family or saw the session lately, else read from the
+// id's pointer (one round trip more). ok is false for a session unknown.
+func (s *SessionStore) base(ctx context.Context, id string) (string, bool, error) {
+	if len(s.tags) == 1 {
+		return s.fam(0), true, nil
+	}
+	if fi, ok := s.ids.get(id); ok {
+		return s.fam(fi), true, nil
+	}
+	ptr := s.pointer(id)
+	g := s.gates.For(ctx, s.client, ptr)
+	if !g.allow() {
+		return "", false, ErrUnavailable
+	}
+	v, err := do(ctx, s.client, "GET", ptr).Int()
+	g.done(ctx, err)
+	switch {
+	case errors.Is(err, redis.Nil):
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("redisstore: session: %w", err)
+	case v < 0 || v >= len(s.tags):
+		return "", false, nil
+	}
+	s.ids.put(id, v)
+	return s.fam(v), true, nil
+}
+
 // Len returns the number of sessions the store holds, live or not yet
-// dropped (one ZCARD).
+// dropped (one ZCARD a family, pipelined).
 func (s *SessionStore) Len(ctx context.Context) (int, error) {
-	if !s.gate.allow() {
+	g := s.gates.For(ctx, s.client, s.fam(0)+"all")
+	if !g.allow() {
 		return 0, ErrUnavailable
 	}
-	n, err := s.client.ZCard(ctx, s.prefix+"all").Result()
-	s.gate.done(ctx, err)
+	cmds := make([]*redis.IntCmd, len(s.tags))
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range s.tags {
+			cmds[i] = p.ZCard(ctx, s.fam(i)+"all")
+		}
+		return nil
+	})
+	g.done(ctx, err)
 	if err != nil {
 		return 0, fmt.Errorf("redisstore: session: %w", err)
 	}
+	var n int64
+	for _, c := range cmds {
+		n += c.Val()
+	}
 	return int(min(n, math.MaxInt32)), nil
+}
+
+// idCache remembers the family of the sessions an instance saw lately, so
+// that Subscribed (asked for every update a stream receives) costs one
+// round trip. It holds at most maxCachedIDs; when full it starts over.
+type idCache struct {
+	mu sync.Mutex
+	m  map[string]int
+}
+
+const maxCachedIDs = 1 << 14
+
+func (c *idCache) get(id string) (int, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[id]
+	return v, ok
+}
+
+func (c *idCache) put(id string, fi int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedIDs {
+		c.m = make(map[string]int)
+	}
+	c.m[id] = fi
+}
+
+func (c *idCache) drop(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, id)
 }

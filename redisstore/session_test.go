@@ -227,7 +227,7 @@ func TestRedisSessionEvictionAndSweep(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
 	assert.True(t, alive(st, c1, carol))
-	keys, err := client.Keys(ctx, redisstore.DefaultSessionPrefix+"k:*").Result()
+	keys, err := client.Keys(ctx, st.IndexPattern()).Result()
 	require.NoError(t, err)
 	assert.Len(t, keys, 1, "no principal's empty index kept: %v", keys)
 
@@ -279,7 +279,7 @@ func TestRedisSubscriptions(t *testing.T) {
 	uris, err := st.Subscriptions(ctx, id)
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{"docs://1", "docs://2", "docs://3"}, uris)
-	ttl, err := client.PTTL(ctx, redisstore.DefaultSessionPrefix+"u:"+id).Result()
+	ttl, err := client.PTTL(ctx, st.SessionKey("u", id, alice)).Result()
 	require.NoError(t, err)
 	assert.InDelta(t, 61, ttl.Seconds(), 2, "the subscriptions expire with the session")
 
@@ -293,7 +293,7 @@ func TestRedisSubscriptions(t *testing.T) {
 		require.NoError(t, err)
 		assert.Empty(t, uris, gone)
 	}
-	n, err := client.Exists(ctx, redisstore.DefaultSessionPrefix+"u:"+id, redisstore.DefaultSessionPrefix+"s:"+id).Result()
+	n, err := client.Exists(ctx, st.SessionKey("u", id, alice), st.SessionKey("s", id, alice)).Result()
 	require.NoError(t, err)
 	assert.Zero(t, n)
 }

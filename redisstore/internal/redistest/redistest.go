@@ -30,6 +30,7 @@ import (
 type Server struct {
 	bin, dir string
 	port     int
+	extra    []string // further arguments of redis-server (cluster mode)
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -74,8 +75,10 @@ func Start(t testing.TB) *Server {
 }
 
 // New starts a server running bin in dir. The caller must Stop it.
-func New(bin, dir string) (*Server, error) {
-	s := &Server{bin: bin, dir: dir}
+func New(bin, dir string) (*Server, error) { return newServer(bin, dir, nil) }
+
+func newServer(bin, dir string, extra []string) (*Server, error) {
+	s := &Server{bin: bin, dir: dir, extra: extra}
 	var err error
 	for range 5 { // another process may take the free port first
 		if s.port, err = freePort(); err != nil {
@@ -129,9 +132,10 @@ func (s *Server) start() error {
 	if s.cmd != nil {
 		return errors.New("already running")
 	}
-	cmd := exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+	args := []string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--dir", s.dir, "--daemonize", "no", "--protected-mode", "yes", "--loglevel", "warning",
-		"--logfile", filepath.Join(s.dir, "redis.log"), "--maxmemory-policy", "noeviction")
+		"--logfile", filepath.Join(s.dir, "redis.log"), "--maxmemory-policy", "noeviction"}
+	cmd := exec.Command(s.bin, append(args, s.extra...)...)
 	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", s.bin, err)

@@ -1,0 +1,195 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ClusterOptions returns the client settings the stores are built and
+// tested with on Redis Cluster, for the seed nodes addrs (any nodes of the
+// cluster, host:port): short timeouts, no retried call (MaxRetries -1:
+// the stores run their calls so that go-redis follows only the redirects
+// after which a call cannot have run twice, see the package
+// documentation), and the cluster's layout reloaded every second, so that
+// a replica promoted after a master's failure is used within about a
+// second of its promotion (go-redis's default is a minute). Adjust the
+// result (TLS, a password, PoolSize) before redis.NewClusterClient.
+func ClusterOptions(addrs ...string) *redis.ClusterOptions {
+	o := &redis.ClusterOptions{Addrs: addrs}
+	ApplyClusterSettings(o)
+	return o
+}
+
+// ApplyClusterSettings sets on o, in place, what ClusterOptions sets: for
+// options that come from redis.ParseClusterURL. Settings the URL gave (a
+// non-zero timeout, a larger PoolSize) are kept, except the retries.
+func ApplyClusterSettings(o *redis.ClusterOptions) {
+	set := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	set(&o.DialTimeout, time.Second)
+	set(&o.ReadTimeout, 500*time.Millisecond)
+	set(&o.WriteTimeout, 500*time.Millisecond)
+	o.MaxRetries = -1
+	o.DialerRetries = 1
+	o.ClusterStateReloadInterval = time.Second
+	if o.MaxRedirects == 0 {
+		o.MaxRedirects = 3 // MOVED, ASK, TRYAGAIN, READONLY: the call did not run
+	}
+	o.ReadOnly, o.RouteByLatency, o.RouteRandomly = false, false, false
+}
+
+// NewClusterClient returns a cluster client with ClusterOptions(addrs...).
+func NewClusterClient(addrs ...string) *redis.ClusterClient {
+	return redis.NewClusterClient(ClusterOptions(addrs...))
+}
+
+// once is a command that go-redis must not send again after an attempt
+// that may have reached Redis (a timeout, a lost connection): a cluster
+// client retries such commands up to MaxRedirects times whatever
+// MaxRetries says. Redirects (MOVED, ASK) and errors that Redis answers
+// before running anything (READONLY, TRYAGAIN) are still followed.
+type once struct{ *redis.Cmd }
+
+func (once) NoRetry() bool { return true }
+
+// do runs args on client as a command that is never sent twice.
+func do(ctx context.Context, client redis.UniversalClient, args ...any) *redis.Cmd {
+	cmd := redis.NewCmd(ctx, args...)
+	_ = client.Process(ctx, once{cmd})
+	return cmd
+}
+
+// script is a Lua script the stores run by its hash (EVALSHA), sending
+// its body (EVAL) only when Redis lost its script cache.
+type script struct{ src, hash string }
+
+func newScript(src string) *script { return &script{src: src, hash: redis.NewScript(src).Hash()} }
+
+// run runs s on client without ever sending it twice: NOSCRIPT proves
+// that nothing ran, so the EVAL that follows it is safe.
+func (s *script) run(ctx context.Context, client redis.UniversalClient, keys []string, args ...any) *redis.Cmd {
+	cmd := do(ctx, client, evalArgs("evalsha", s.hash, keys, args)...)
+	if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		cmd = do(ctx, client, evalArgs("eval", s.src, keys, args)...)
+	}
+	return cmd
+}
+
+func evalArgs(verb, body string, keys []string, args []any) []any {
+	out := make([]any, 0, 3+len(keys)+len(args))
+	out = append(out, verb, body, len(keys))
+	for _, k := range keys {
+		out = append(out, k)
+	}
+	return append(out, args...)
+}
+
+// gates holds a store's outage gates: one per master of a Redis Cluster
+// (a dead shard shuts only the calls to its slots), one for any other
+// client. Its zero value is ready.
+type gates struct {
+	single gate
+	nodes  sync.Map // master address -> *gate
+}
+
+// For returns the gate of the node holding key.
+func (g *gates) For(ctx context.Context, client redis.UniversalClient, key string) *gate {
+	cc, ok := client.(*redis.ClusterClient)
+	if !ok {
+		return &g.single
+	}
+	m, err := cc.MasterForKey(ctx, key)
+	if err != nil {
+		return &g.single // no layout yet: the call fails, and tells
+	}
+	addr := m.Options().Addr
+	if v, ok := g.nodes.Load(addr); ok {
+		return v.(*gate)
+	}
+	v, _ := g.nodes.LoadOrStore(addr, new(gate))
+	return v.(*gate)
+}
+
+// slot returns the Redis Cluster slot of key: CRC16 (XMODEM) of its hash
+// tag (the part between the first { and the next }, when not empty),
+// else of the whole key, modulo 16384.
+func slot(key string) int {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			key = key[i+1 : i+1+j]
+		}
+	}
+	var crc uint16
+	for k := 0; k < len(key); k++ {
+		crc ^= uint16(key[k]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return int(crc) % 16384
+}
+
+// familyTags returns n hash tags ("{k}" for the smallest k that fits),
+// the i-th of which names a slot in the i-th of n equal ranges of the
+// 16384 slots. A standard cluster gives each of its m masters one range
+// of slots, so the families of a store spread over the masters as evenly
+// as n allows, and every instance computes the same tags.
+func familyTags(n int) []string {
+	tags := make([]string, n)
+	found := 0
+	for k := 0; found < n; k++ {
+		t := "{" + strconv.Itoa(k) + "}"
+		if i := slot(t) * n / 16384; tags[i] == "" {
+			tags[i] = t
+			found++
+		}
+	}
+	return tags
+}
+
+// family returns the index of the family of key among n.
+func family(key string, n int) int {
+	if n <= 1 {
+		return 0
+	}
+	h := uint32(2166136261) // FNV-1a
+	for i := 0; i < len(key); i++ {
+		h ^= uint32(key[i])
+		h *= 16777619
+	}
+	return int(h % uint32(n))
+}
+
+// errNoCluster: a non-cluster client of a cluster node.
+var errNoCluster = errors.New("redisstore: the Redis is a node of a Redis Cluster, but the client is not a cluster client: use redis.NewClusterClient (see ClusterOptions)")
+
+// CheckClient asks Redis (one INFO cluster) whether client suits it: an
+// error when client is a single-node client of a node of a Redis Cluster
+// (the stores would fail on most keys with MOVED), or when Redis cannot be
+// reached. Run it at start-up.
+func CheckClient(ctx context.Context, client redis.UniversalClient) error {
+	if _, ok := client.(*redis.ClusterClient); ok {
+		return client.Ping(ctx).Err()
+	}
+	info, err := client.Info(ctx, "cluster").Result()
+	if err != nil {
+		return err
+	}
+	if strings.Contains(info, "cluster_enabled:1") {
+		return errNoCluster
+	}
+	return nil
+}

@@ -1,0 +1,32 @@
+package redisstore
+
+import "github.com/mcpkit/mcpkit/principal"
+
+// Keys of the stores, for tests that look at Redis itself.
+
+// ProofKey returns the key of proof charged to caller.
+func (s *ReplayStore) ProofKey(proof, caller string) string {
+	return s.prefix + s.tags[family(caller, len(s.tags))] + "p:" + proof
+}
+
+// MarkerKey returns the marker of caller's family.
+func (s *ReplayStore) MarkerKey(caller string) string {
+	return s.prefix + s.tags[family(caller, len(s.tags))] + "marker"
+}
+
+// Families returns the store's families.
+func (s *ReplayStore) Families() int { return len(s.tags) }
+
+// SessionKey returns the key of kind ("s", "u") of session id of caller.
+func (s *SessionStore) SessionKey(kind, id string, caller *principal.Principal) string {
+	return s.fam(s.familyOf(principalDigest(caller))) + kind + ":" + id
+}
+
+// IndexPattern returns the pattern of the principals' indexes' keys.
+func (s *SessionStore) IndexPattern() string { return s.prefix + "*k:*" }
+
+// Families returns the store's families.
+func (s *SessionStore) Families() int { return len(s.tags) }
+
+// Slot is slot.
+func Slot(key string) int { return slot(key) }
