@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -66,7 +68,11 @@ type Broker struct {
 	log      *slog.Logger
 	min, max time.Duration
 	health   time.Duration
-	gate     gate
+	gates    gates
+	// shards are the channels of a cluster client, one per family of
+	// subjects, each on a slot of its own (sharded pub/sub: SPUBLISH,
+	// SSUBSCRIBE); nil for any other client: one channel (PUBLISH).
+	shards []string
 
 	connects, delivered, malformed atomic.Uint64
 }
@@ -103,8 +109,21 @@ func NewBroker(client redis.UniversalClient, o BrokerOptions) (*Broker, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Broker{client: client, channel: o.Channel, log: o.Logger, min: o.MinBackoff, max: o.MaxBackoff, health: o.HealthCheck}, nil
+	b := &Broker{client: client, channel: o.Channel, log: o.Logger, min: o.MinBackoff, max: o.MaxBackoff, health: o.HealthCheck}
+	if _, ok := client.(*redis.ClusterClient); ok {
+		if strings.ContainsRune(o.Channel, '{') {
+			b.shards = []string{o.Channel} // the channel's own hash tag: one shard
+		} else {
+			for _, t := range familyTags(brokerShards) {
+				b.shards = append(b.shards, o.Channel+t)
+			}
+		}
+	}
+	return b, nil
 }
+
+// brokerShards is the number of channels of a Broker on a cluster client.
+const brokerShards = 8
 
 // validChannel reports whether name is 1–200 printable ASCII characters
 // (no space): a name an operator can read and type in redis-cli.
@@ -138,11 +157,16 @@ func (b *Broker) Publish(ctx context.Context, e notify.Event) error {
 	if err != nil {
 		return err
 	}
-	if !b.gate.allow() {
+	verb, ch := "PUBLISH", b.channel
+	if b.shards != nil {
+		verb, ch = "SPUBLISH", b.shards[family(e.Subject, len(b.shards))]
+	}
+	g := b.gates.For(ctx, b.client, ch)
+	if !g.allow() {
 		return ErrUnavailable
 	}
-	err = b.client.Publish(ctx, b.channel, payload).Err()
-	b.gate.done(ctx, err)
+	err = do(ctx, b.client, verb, ch, payload).Err()
+	g.done(ctx, err)
 	if err != nil {
 		return fmt.Errorf("redisstore: publish: %w", err)
 	}
@@ -155,10 +179,31 @@ func (b *Broker) Publish(ctx context.Context, e notify.Event) error {
 // holds one subscribed connection and replaces it, with capped exponential
 // backoff and jitter, whenever it is lost; messages published meanwhile
 // are lost for this instance (pub/sub keeps nothing).
+//
+// On a cluster client it listens on each shard's channel, each with its
+// own connection to the master of the channel's slot.
 func (b *Broker) Listen(ctx context.Context, deliver func(notify.Event)) error {
+	if b.shards == nil {
+		return b.listen(ctx, b.channel, false, deliver)
+	}
+	var mu sync.Mutex // the hub is given one event at a time
+	one := func(e notify.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		deliver(e)
+	}
+	var wg sync.WaitGroup
+	for _, ch := range b.shards {
+		wg.Go(func() { _ = b.listen(ctx, ch, true, one) })
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+func (b *Broker) listen(ctx context.Context, channel string, sharded bool, deliver func(notify.Event)) error {
 	wait := b.min
 	for {
-		listened, err := b.listenOnce(ctx, deliver)
+		listened, err := b.listenOnce(ctx, channel, sharded, deliver)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -167,7 +212,7 @@ func (b *Broker) Listen(ctx context.Context, deliver func(notify.Event)) error {
 		}
 		d := wait/2 + rand.N(wait/2+1) // in [wait/2, wait]: a fleet does not reconnect in step
 		b.log.Warn("redisstore: broker connection lost; notifications from other instances are missed until it is back",
-			"channel", b.channel, "retry_in", d, "err", err)
+			"channel", channel, "retry_in", d, "err", err)
 		t := time.NewTimer(d)
 		select {
 		case <-ctx.Done():
@@ -179,13 +224,21 @@ func (b *Broker) Listen(ctx context.Context, deliver func(notify.Event)) error {
 	}
 }
 
+// errShardMoved: Redis ended a sharded subscription.
+var errShardMoved = errors.New("redisstore: broker: the channel's shard moved")
+
 // errNoPong: the connection did not answer a ping within HealthCheck.
 var errNoPong = errors.New("redisstore: broker: no answer to a ping")
 
 // listenOnce runs one subscription: subscribe, deliver until an error.
 // listened reports whether Redis confirmed the subscription.
-func (b *Broker) listenOnce(ctx context.Context, deliver func(notify.Event)) (listened bool, err error) {
-	ps := b.client.Subscribe(ctx)
+func (b *Broker) listenOnce(ctx context.Context, channel string, sharded bool, deliver func(notify.Event)) (listened bool, err error) {
+	var ps *redis.PubSub
+	if sharded {
+		ps = b.client.SSubscribe(ctx)
+	} else {
+		ps = b.client.Subscribe(ctx)
+	}
 	// A read blocks until a message or the health check's deadline: close
 	// the connection when ctx ends, so that Listen returns at once.
 	stop := context.AfterFunc(ctx, func() { _ = ps.Close() })
@@ -194,7 +247,11 @@ func (b *Broker) listenOnce(ctx context.Context, deliver func(notify.Event)) (li
 			_ = ps.Close()
 		}
 	}()
-	if err := ps.Subscribe(ctx, b.channel); err != nil {
+	subscribe, kind := ps.Subscribe, "subscribe"
+	if sharded {
+		subscribe, kind = ps.SSubscribe, "ssubscribe"
+	}
+	if err := subscribe(ctx, channel); err != nil {
 		return false, err
 	}
 	pinged := false
@@ -217,20 +274,25 @@ func (b *Broker) listenOnce(ctx context.Context, deliver func(notify.Event)) (li
 		pinged = false
 		switch m := msg.(type) {
 		case *redis.Subscription:
-			if m.Kind == "subscribe" && m.Channel == b.channel && !listened {
+			switch {
+			case m.Kind == kind && m.Channel == channel && !listened:
 				listened = true
 				if b.connects.Add(1) > 1 {
-					b.log.Info("redisstore: broker listening again", "channel", b.channel)
+					b.log.Info("redisstore: broker listening again", "channel", channel)
 				}
+			case m.Kind == "sunsubscribe" && m.Channel == channel:
+				// The channel's slot moved (a failover, a resharding):
+				// subscribe again where it lives now.
+				return listened, errShardMoved
 			}
 		case *redis.Message:
-			if m.Channel != b.channel {
+			if m.Channel != channel {
 				continue
 			}
 			e, ok := decodePayload([]byte(m.Payload))
 			if !ok {
 				b.malformed.Add(1)
-				b.log.Warn("redisstore: broker ignored a malformed message", "channel", b.channel, "bytes", len(m.Payload))
+				b.log.Warn("redisstore: broker ignored a malformed message", "channel", channel, "bytes", len(m.Payload))
 				continue
 			}
 			b.delivered.Add(1)

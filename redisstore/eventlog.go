@@ -46,7 +46,7 @@ type EventLog struct {
 	prefix string
 	events int64
 	age    time.Duration
-	gate   gate
+	gates  gates
 }
 
 var _ notify.EventLog = (*EventLog)(nil)
@@ -87,32 +87,42 @@ const (
 // for a while after Redis could not be reached, and with the client's
 // error when the event may not be recorded.
 func (l *EventLog) Append(ctx context.Context, key string, e notify.Event) (string, error) {
-	values := []any{fieldKind, logListed}
+	kind, uri := logListed, ""
 	switch {
 	case key == "":
 		return "", ErrInvalidEvent
 	case e.Kind == notify.ListChanged && e.URI == "":
 	case e.Kind == notify.ResourceUpdated && e.URI != "":
-		values = []any{fieldKind, logUpdated, fieldURI, e.URI}
+		kind, uri = logUpdated, e.URI
 	default:
 		return "", ErrInvalidEvent
 	}
-	if !l.gate.allow() {
+	k := hashKey(l.prefix, key)
+	g := l.gates.For(ctx, l.client, k)
+	if !g.allow() {
 		return "", ErrUnavailable
 	}
-	k := hashKey(l.prefix, key)
-	var add *redis.StringCmd
-	_, err := l.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		add = p.XAdd(ctx, &redis.XAddArgs{Stream: k, MaxLen: l.events, Approx: true, Values: values})
-		p.PExpire(ctx, k, l.age)
-		return nil
-	})
-	l.gate.done(ctx, err)
+	id, err := appendScript.run(ctx, l.client, []string{k}, l.events, l.age.Milliseconds(), kind, uri).Text()
+	g.done(ctx, err)
 	if err != nil {
 		return "", fmt.Errorf("redisstore: event log: %w", err)
 	}
-	return add.Val(), nil
+	return id, nil
 }
+
+// appendScript adds an entry to a stream and sets its expiry. KEYS: the
+// stream. ARGV: about how many entries to keep, the expiry (ms), the
+// kind, the URI ("" for none). Returns the entry's id.
+var appendScript = newScript(`
+local id
+if ARGV[4] == '' then
+  id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'k', ARGV[3])
+else
+  id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'k', ARGV[3], 'u', ARGV[4])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return id
+`)
 
 // Since returns key's events after id (see [notify.EventLog]): ok only
 // when id names an entry of key's stream that Redis still holds. An id
@@ -123,15 +133,17 @@ func (l *EventLog) Since(ctx context.Context, key, id string) ([]notify.Event, b
 	if key == "" || !validStreamID(id) {
 		return nil, false, nil
 	}
-	if !l.gate.allow() {
+	k := hashKey(l.prefix, key)
+	g := l.gates.For(ctx, l.client, k)
+	if !g.allow() {
 		return nil, false, ErrUnavailable
 	}
 	// From id itself: found, it proves that nothing after it was trimmed
 	// (a stream is trimmed from its oldest end). More than the stream
 	// can hold between trims: not an id of this log's bounds, start over.
 	limit := 2*l.events + 100
-	msgs, err := l.client.XRangeN(ctx, hashKey(l.prefix, key), id, "+", limit).Result()
-	l.gate.done(ctx, err)
+	msgs, err := l.client.XRangeN(ctx, k, id, "+", limit).Result()
+	g.done(ctx, err)
 	if err != nil {
 		return nil, false, fmt.Errorf("redisstore: event log: %w", err)
 	}
