@@ -133,7 +133,7 @@ func TestBrokerTwoInstances(t *testing.T) {
 // The id the publishing hub's log gave an event reaches every instance
 // with it.
 func TestBrokerCarriesIDs(t *testing.T) {
-	srv, client := startRedis(t)
+	srv, client := startBackend(t)
 	a, b := newInstance(t, client, redisstore.BrokerOptions{}), newInstance(t, srv.Client(t), redisstore.BrokerOptions{})
 	onA, onB := a.hub.Subscribe("bob"), b.hub.Subscribe("bob")
 	defer onA.Close()
@@ -157,7 +157,7 @@ func TestBrokerCarriesIDs(t *testing.T) {
 // Messages that are not valid events are ignored and logged by size
 // only; the listener carries on.
 func TestBrokerMalformedIgnored(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := startBackend(t)
 	log, logs := newLogger()
 	in := newInstance(t, client, redisstore.BrokerOptions{Logger: log})
 	bob := in.hub.Subscribe("bob")
@@ -182,7 +182,7 @@ func TestBrokerMalformedIgnored(t *testing.T) {
 // Listen returns ctx's error when ctx ends, whether listening or waiting
 // to subscribe again, and leaves no subscribed connection behind.
 func TestBrokerListenReturnsOnCancel(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := startBackend(t)
 	ctx := context.Background()
 	subscribers := func() int64 {
 		n, err := client.PubSubNumSub(ctx, redisstore.DefaultChannel).Result()

@@ -32,7 +32,7 @@ func appendOK(t *testing.T, l notify.EventLog, key string, e notify.Event) strin
 }
 
 func TestEventLogSince(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := startBackend(t)
 	ctx := context.Background()
 	l, err := redisstore.NewEventLog(client, redisstore.EventLogOptions{Age: time.Hour})
 	require.NoError(t, err)
@@ -81,7 +81,7 @@ func TestEventLogSince(t *testing.T) {
 	assert.False(t, ok, "a key without events")
 
 	// Keys name no identity, and expire.
-	keys, err := client.Keys(ctx, "*").Result()
+	keys, err := allKeys(client, "*")
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{logKey("alice"), logKey("bob")}, keys)
 	ttl, err := client.PTTL(ctx, logKey("alice")).Result()
@@ -96,7 +96,7 @@ func TestEventLogSince(t *testing.T) {
 
 // TestEventLogTrims: the stream is bounded; an id trimmed away is too old.
 func TestEventLogTrims(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := startBackend(t)
 	l, err := redisstore.NewEventLog(client, redisstore.EventLogOptions{Events: 10})
 	require.NoError(t, err)
 	var ids []string

@@ -192,3 +192,60 @@ func startRedis(t testing.TB) (*redistest.Server, *redis.Client) {
 	srv := redistest.Start(t)
 	return srv, srv.Client(t)
 }
+
+// backend is the Redis a contract test runs on: one redis-server, or,
+// inside TestOnCluster, a Redis Cluster. Client returns another client of
+// it (another instance).
+type backend interface {
+	Client(t testing.TB) redis.UniversalClient
+}
+
+type singleBackend struct{ srv *redistest.Server }
+
+func (b singleBackend) Client(t testing.TB) redis.UniversalClient { return b.srv.Client(t) }
+
+// clusterBackend is a running cluster, emptied before each test.
+type clusterBackend struct{ c *redistest.Cluster }
+
+func (b clusterBackend) Client(t testing.TB) redis.UniversalClient {
+	t.Helper()
+	c := redis.NewClusterClient(redisstore.ClusterOptions(b.c.Addrs()...))
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// onCluster is set while TestOnCluster runs the contract tests (one at a
+// time, never in parallel).
+var onCluster *redistest.Cluster
+
+// startBackend returns the backend of a contract test and a client of it.
+func startBackend(t testing.TB) (backend, redis.UniversalClient) {
+	t.Helper()
+	if onCluster != nil {
+		require.NoError(t, onCluster.FlushAll(context.Background()))
+		b := clusterBackend{onCluster}
+		return b, b.Client(t)
+	}
+	srv := redistest.Start(t)
+	return singleBackend{srv}, srv.Client(t)
+}
+
+// allKeys returns the keys matching pattern, of every master of a
+// cluster.
+func allKeys(client redis.UniversalClient, pattern string) ([]string, error) {
+	ctx := context.Background()
+	cc, ok := client.(*redis.ClusterClient)
+	if !ok {
+		return client.Keys(ctx, pattern).Result()
+	}
+	var mu sync.Mutex
+	var out []string
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+		keys, err := c.Keys(ctx, pattern).Result()
+		mu.Lock()
+		defer mu.Unlock()
+		out = append(out, keys...)
+		return err
+	})
+	return out, err
+}

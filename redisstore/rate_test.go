@@ -46,7 +46,7 @@ var anyRequest = httptest.NewRequest(http.MethodPost, "/mcp", nil)
 // answers and the same Retry-After (to the millisecond), whether they
 // take or peek.
 func TestRateStoreAsInMemory(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := startBackend(t)
 	clk := newClock()
 	limits := ratelimit.Limits{
 		List: ratelimit.Rate{PerSecond: 10, Burst: 5}, Read: ratelimit.Rate{PerSecond: 2.5, Burst: 3},
@@ -101,7 +101,7 @@ func TestRateStoreAsInMemory(t *testing.T) {
 // alternating between them, or hammering both from 32 goroutines, gets
 // the burst and the rate, not twice that.
 func TestRateTwoLimitersOneBudget(t *testing.T) {
-	srv, client := startRedis(t)
+	srv, client := startBackend(t)
 	clk := newClock()
 	rate := ratelimit.Rate{PerSecond: 2, Burst: 4}
 	a := newLimiter(t, ratelimit.Limits{Read: rate, Now: clk.Now, Store: newRateStore(t, client, redisstore.RateOptions{})})
@@ -143,7 +143,7 @@ func TestRateTwoLimitersOneBudget(t *testing.T) {
 // Keys are the prefix and a SHA-256: no identity, no address; each
 // expires when its bucket is full again.
 func TestRateKeysHashedAndExpiring(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := startBackend(t)
 	clk := newClock()
 	store := newRateStore(t, client, redisstore.RateOptions{Prefix: "app1:rl:"})
 	l := newLimiter(t, ratelimit.Limits{List: ratelimit.Rate{PerSecond: 10, Burst: 5}, Refused: ratelimit.Rate{PerSecond: 1, Burst: 3},
@@ -156,7 +156,7 @@ func TestRateKeysHashedAndExpiring(t *testing.T) {
 	}
 	l.Refused(r)
 	ctx := context.Background()
-	keys, err := client.Keys(ctx, "*").Result()
+	keys, err := allKeys(client, "*")
 	require.NoError(t, err)
 	require.Len(t, keys, 3, "alice's list bucket, the address's list bucket and its refusals: %v", keys)
 	for _, k := range keys {
@@ -177,7 +177,7 @@ func TestRateKeysHashedAndExpiring(t *testing.T) {
 // A bucket's key lives until the bucket is full again (its tokens spent
 // times the interval), and a peek writes nothing.
 func TestRateStoreDirect(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := startBackend(t)
 	s := newRateStore(t, client, redisstore.RateOptions{})
 	ctx := context.Background()
 	now := time.Unix(1_800_000_000, 0)

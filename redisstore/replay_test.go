@@ -42,7 +42,7 @@ func TestNewReplayStoreRejects(t *testing.T) {
 // remaining lifetime and the clock skew; a Redis without the store's
 // marker first refuses everything for a period (see passQuarantine).
 func TestReplayStoreRemember(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := startBackend(t)
 	clk := newClock()
 	s := newReplayStore(t, client, clk, redisstore.ReplayOptions{Prefix: "t:"})
 	passQuarantine(t, s, clk)
@@ -95,7 +95,7 @@ func retryAt(now time.Time, olderEmpty bool) time.Duration {
 // counters (two periods), while others are served, and its replays are
 // still reported as replays.
 func TestReplayStoreShares(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := startBackend(t)
 	clk := newClock()
 	log, logs := newLogger()
 	s := newReplayStore(t, client, clk, redisstore.ReplayOptions{MaxEntries: 100, MaxEntriesPerCaller: 3, Logger: log})
@@ -124,7 +124,7 @@ func TestReplayStoreShares(t *testing.T) {
 // The bound holds for everyone: when the counters reach it, every new
 // proof is refused, and replays are still replays.
 func TestReplayStoreFull(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := startBackend(t)
 	clk := newClock()
 	log, logs := newLogger()
 	s := newReplayStore(t, client, clk, redisstore.ReplayOptions{MaxEntries: 4, MaxEntriesPerCaller: 4, Logger: log})
@@ -144,7 +144,7 @@ func TestReplayStoreFull(t *testing.T) {
 // Redis keys hold digests only: the Authenticator's opaque proof and
 // caller digests, never a subject, client id or key thumbprint.
 func TestReplayKeysHoldNoIdentity(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := startBackend(t)
 	f := newFleet(t)
 	s := newReplayStore(t, client, f.clock, redisstore.ReplayOptions{})
 	passQuarantine(t, s, f.clock)
@@ -153,7 +153,7 @@ func TestReplayKeysHoldNoIdentity(t *testing.T) {
 	require.Equal(t, http.StatusOK, send(a, c, f.proof(t, c)).Code)
 	jkt, err := c.key.Thumbprint()
 	require.NoError(t, err)
-	keys, err := client.Keys(context.Background(), "*").Result()
+	keys, err := allKeys(client, "*")
 	require.NoError(t, err)
 	require.NotEmpty(t, keys)
 	for _, k := range keys {
@@ -167,7 +167,7 @@ func TestReplayKeysHoldNoIdentity(t *testing.T) {
 // Two instances sharing one Redis (each its own client and store): a
 // proof accepted by one is refused by the other, and by itself.
 func TestReplayAcrossInstances(t *testing.T) {
-	srv, client := startRedis(t)
+	srv, client := startBackend(t)
 	f := newFleet(t)
 	sa := newReplayStore(t, client, f.clock, redisstore.ReplayOptions{})
 	sb := newReplayStore(t, srv.Client(t), f.clock, redisstore.ReplayOptions{})
@@ -189,7 +189,7 @@ func TestReplayAcrossInstances(t *testing.T) {
 // 32 goroutines present one proof to two instances at once: exactly one
 // is accepted, every other request is refused as a replay.
 func TestReplayRace(t *testing.T) {
-	srv, client := startRedis(t)
+	srv, client := startBackend(t)
 	f := newFleet(t)
 	sa := newReplayStore(t, client, f.clock, redisstore.ReplayOptions{})
 	sb := newReplayStore(t, srv.Client(t), f.clock, redisstore.ReplayOptions{})
@@ -223,7 +223,7 @@ func TestReplayRace(t *testing.T) {
 // One token holder flooding the store with fresh proofs fills its own
 // share, fleet-wide, and nobody else's.
 func TestReplayFloodDoesNotLockOthersOut(t *testing.T) {
-	srv, client := startRedis(t)
+	srv, client := startBackend(t)
 	f := newFleet(t)
 	o := redisstore.ReplayOptions{MaxEntries: 1000, MaxEntriesPerCaller: 5}
 	sa := newReplayStore(t, client, f.clock, o)

@@ -64,7 +64,7 @@ func TestNewSessionStoreRejects(t *testing.T) {
 // A session ends at its absolute lifetime, even with a steady flow of
 // requests.
 func TestRedisSessionLifetime(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := startBackend(t)
 	clk := newClock()
 	st := newSessionStore(t, client, clk, sessions.Limits{Lifetime: time.Hour, IdleTimeout: time.Minute})
 	alice := &principal.Principal{Subject: "alice", Expires: clk.Now().Add(48 * time.Hour)}
@@ -86,7 +86,7 @@ func TestRedisSessionLifetime(t *testing.T) {
 // A session ends when the credential last seen on it expires; a request
 // with a fresher credential of the same principal carries it on.
 func TestRedisSessionEndsWithItsToken(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := startBackend(t)
 	clk := newClock()
 	st := newSessionStore(t, client, clk, sessions.Limits{})
 	ctx := context.Background()
@@ -115,7 +115,7 @@ func TestRedisSessionEndsWithItsToken(t *testing.T) {
 }
 
 func TestRedisSessionIdle(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := startBackend(t)
 	clk := newClock()
 	st := newSessionStore(t, client, clk, sessions.Limits{IdleTimeout: time.Minute})
 	alice := &principal.Principal{Subject: "alice"}
@@ -129,7 +129,7 @@ func TestRedisSessionIdle(t *testing.T) {
 
 // A session is found only with the identity that created it.
 func TestRedisSessionBinding(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := startBackend(t)
 	st := newSessionStore(t, client, newClock(), sessions.Limits{})
 	ctx := context.Background()
 	alice := principal.Principal{Subject: "alice", ClientID: "c1", Audience: "https://mcp.example.com/mcp", Scopes: []string{"docs:read"}}
@@ -171,7 +171,7 @@ func TestRedisSessionBinding(t *testing.T) {
 // Ids a client may send that are no session's: not found, without
 // reaching any other key (no prefix or separator gets through).
 func TestRedisSessionIDs(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := startBackend(t)
 	st := newSessionStore(t, client, newClock(), sessions.Limits{})
 	ctx := context.Background()
 	alice := &principal.Principal{Subject: "alice"}
@@ -195,7 +195,7 @@ func TestRedisSessionIDs(t *testing.T) {
 // Evicting a principal's oldest session reports it, and a full store is
 // swept of ended sessions before it refuses.
 func TestRedisSessionEvictionAndSweep(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := startBackend(t)
 	clk := newClock()
 	st := newSessionStore(t, client, clk, sessions.Limits{MaxSessions: 4, MaxSessionsPerPrincipal: 2, IdleTimeout: time.Minute})
 	ctx := context.Background()
@@ -227,7 +227,7 @@ func TestRedisSessionEvictionAndSweep(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
 	assert.True(t, alive(st, c1, carol))
-	keys, err := client.Keys(ctx, st.IndexPattern()).Result()
+	keys, err := allKeys(client, st.IndexPattern())
 	require.NoError(t, err)
 	assert.Len(t, keys, 1, "no principal's empty index kept: %v", keys)
 
@@ -247,7 +247,7 @@ func TestRedisSessionEvictionAndSweep(t *testing.T) {
 // unsubscribing frees a place, a subscribe keeps the session alive, and
 // they end with the session.
 func TestRedisSubscriptions(t *testing.T) {
-	_, client := startRedis(t)
+	_, client := startBackend(t)
 	clk := newClock()
 	st := newSessionStore(t, client, clk, sessions.Limits{MaxSubscriptions: 3, IdleTimeout: time.Minute})
 	ctx := context.Background()
@@ -302,7 +302,7 @@ func TestRedisSubscriptions(t *testing.T) {
 // never leave it more than its cap, and each session is another's only
 // through its own principal; keys hold no identity.
 func TestRedisSessionsRaceAndKeys(t *testing.T) {
-	srv, client := startRedis(t)
+	srv, client := startBackend(t)
 	clk := newClock()
 	stores := []*redisstore.SessionStore{newSessionStore(t, client, clk, sessions.Limits{MaxSessionsPerPrincipal: 3}),
 		newSessionStore(t, srv.Client(t), clk, sessions.Limits{MaxSessionsPerPrincipal: 3})}
@@ -328,7 +328,7 @@ func TestRedisSessionsRaceAndKeys(t *testing.T) {
 	}
 	assert.Equal(t, 3, live, "the cap, fleet-wide")
 	assert.Equal(t, int32(29), endedN.Load(), "every other session was reported ended, once")
-	keys, err := client.Keys(ctx, "*").Result()
+	keys, err := allKeys(client, "*")
 	require.NoError(t, err)
 	for _, k := range keys {
 		for _, raw := range []string{"alice", "example.com", "client-1", "issuer"} {
