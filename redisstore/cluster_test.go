@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/mcphttp/ratelimit"
 	"github.com/mcpkit/mcpkit/mcphttp/sessions"
 	"github.com/mcpkit/mcpkit/notify"
@@ -167,5 +168,98 @@ func testClusterBroker(t *testing.T, c *redistest.Cluster) {
 var _ = strings.Contains
 var _ = sessions.ErrNotFound
 
-func testStall(t *testing.T, c *redistest.Cluster)    { t.Skip("todo") }
+// masterOf returns the running master that holds key's slot.
+func masterOf(t *testing.T, c *redistest.Cluster, client *redis.ClusterClient, key string) *redistest.Server {
+	t.Helper()
+	m, err := client.MasterForKey(context.Background(), key)
+	require.NoError(t, err)
+	for _, n := range c.Nodes() {
+		if n.Addr() == m.Options().Addr {
+			return n
+		}
+	}
+	t.Fatalf("no node %s", m.Options().Addr)
+	return nil
+}
+
+// stall runs DEBUG SLEEP on node for d, and returns when the node sleeps;
+// wait returns when it is awake again.
+func stall(t *testing.T, c *redistest.Cluster, node *redistest.Server, d time.Duration) (wait func()) {
+	t.Helper()
+	done := make(chan error, 1)
+	o := redistest.ClientOptions(node.Addr())
+	o.ReadTimeout = d + 5*time.Second
+	cl := redis.NewClient(o)
+	go func() {
+		defer cl.Close()
+		done <- cl.Do(context.Background(), "DEBUG", "SLEEP", fmt.Sprintf("%.3f", d.Seconds())).Err()
+	}()
+	time.Sleep(100 * time.Millisecond) // the DEBUG SLEEP is running
+	return func() { require.NoError(t, <-done) }
+}
+
+// A node that stalls longer than the client's ReadTimeout (DEBUG SLEEP
+// 1.2 s against 500 ms): the store's call fails, and runs once when the
+// node wakes; go-redis's own script call, on a cluster client with the
+// same settings, runs again after the timeout (its MaxRedirects loop
+// retries timeouts whatever MaxRetries says), so twice or more.
+func testStall(t *testing.T, c *redistest.Cluster) {
+	ctx := context.Background()
+	require.NoError(t, c.FlushAll(ctx))
+	client := clusterBackend{c}.Client(t).(*redis.ClusterClient)
+	const sleep = 1200 * time.Millisecond
+
+	t.Run("rate", func(t *testing.T) {
+		rates := newRateStore(t, client, redisstore.RateOptions{})
+		b := ratelimit.Bucket{Key: "stalled", PerSecond: 1e-6, Burst: 10}
+		now := time.Now()
+		_, _, err := rates.Peek(ctx, b, now) // the script is in the node's cache
+		require.NoError(t, err)
+		wake := stall(t, c, masterOf(t, c, client, rates.Key(b.Key)), sleep)
+		_, _, err = rates.Take(ctx, b, now)
+		assert.Error(t, err, "the call timed out")
+		wake()
+		left := 0
+		for range 20 {
+			ok, _, err := rates.Peek(ctx, b, now)
+			if err != nil { // the gate, shut by the timeout, opens within a second
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
+			if !ok {
+				break
+			}
+			ok, _, err = rates.Take(ctx, b, now)
+			require.NoError(t, err)
+			require.True(t, ok)
+			left++
+		}
+		assert.Equal(t, 9, left, "the bucket was charged once by the stalled call")
+	})
+
+	t.Run("replay", func(t *testing.T) {
+		clk := newClock()
+		replay := newReplayStore(t, client, clk, redisstore.ReplayOptions{})
+		passQuarantine(t, replay, clk)
+		require.NoError(t, replay.Remember(ctx, "warm", "alice", clk.Now().Add(time.Minute))) // the script is cached
+		wake := stall(t, c, masterOf(t, c, client, replay.ProofKey("fresh", "alice")), sleep)
+		err := replay.Remember(ctx, "fresh", "alice", clk.Now().Add(time.Minute))
+		require.Error(t, err)
+		assert.NotErrorIs(t, err, authn.ErrReplayed, "a fresh proof is never its own replay")
+		wake()
+	})
+
+	t.Run("go-redis script retried", func(t *testing.T) {
+		counter := "{stall}counter"
+		incr := redis.NewScript(`return redis.call('INCR', KEYS[1])`)
+		require.NoError(t, incr.Load(ctx, client).Err())
+		wake := stall(t, c, masterOf(t, c, client, counter), sleep)
+		_ = incr.Run(ctx, client, []string{counter}) // answered by its second run
+		wake()
+		n, err := client.Get(ctx, counter).Int()
+		require.NoError(t, err)
+		t.Logf("go-redis Script.Run on a cluster client, MaxRetries -1, a 1.2 s stall: ran %d times", n)
+		assert.Greater(t, n, 1, "the retry the stores avoid")
+	})
+}
 func testFailover(t *testing.T, c *redistest.Cluster) { t.Skip("todo") }

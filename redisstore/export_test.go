@@ -30,3 +30,14 @@ func (s *SessionStore) Families() int { return len(s.tags) }
 
 // Slot is slot.
 func Slot(key string) int { return slot(key) }
+
+// Key returns the stream of key.
+func (l *EventLog) Key(key string) string { return hashKey(l.prefix, key) }
+
+// ChannelOf returns the channel of subject's events.
+func (b *Broker) ChannelOf(subject string) string {
+	if b.shards == nil {
+		return b.channel
+	}
+	return b.shards[family(subject, len(b.shards))]
+}

@@ -57,7 +57,9 @@ func NewCluster(bin, dir string, masters, replicas int) (*Cluster, error) {
 			// kills masters), and a cluster missing a shard still serves
 			// the others' slots.
 			"--cluster-replica-validity-factor", "0", "--cluster-require-full-coverage", "no",
-			"--cluster-allow-reads-when-down", "no"}
+			"--cluster-allow-reads-when-down", "no",
+			// DEBUG SLEEP stalls a node in the tests.
+			"--enable-debug-command", "local"}
 	}
 	for i := range masters * (1 + replicas) {
 		d := filepath.Join(dir, "node"+strconv.Itoa(i))
