@@ -173,8 +173,9 @@ func family(key string, n int) int {
 	return int(h % uint32(n))
 }
 
-// errNoCluster: a non-cluster client of a cluster node.
-var errNoCluster = errors.New("redisstore: the Redis is a node of a Redis Cluster, but the client is not a cluster client: use redis.NewClusterClient (see ClusterOptions)")
+// ErrNotCluster is CheckClient's answer for a single-node client of a
+// node of a Redis Cluster.
+var ErrNotCluster = errors.New("redisstore: the Redis is a node of a Redis Cluster, but the client is not a cluster client: use redis.NewClusterClient (see ClusterOptions)")
 
 // CheckClient asks Redis (one INFO cluster) whether client suits it: an
 // error when client is a single-node client of a node of a Redis Cluster
@@ -189,7 +190,7 @@ func CheckClient(ctx context.Context, client redis.UniversalClient) error {
 		return err
 	}
 	if strings.Contains(info, "cluster_enabled:1") {
-		return errNoCluster
+		return ErrNotCluster
 	}
 	return nil
 }

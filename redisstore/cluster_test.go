@@ -3,8 +3,10 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -262,4 +264,177 @@ func testStall(t *testing.T, c *redistest.Cluster) {
 		assert.Greater(t, n, 1, "the retry the stores avoid")
 	})
 }
-func testFailover(t *testing.T, c *redistest.Cluster) { t.Skip("todo") }
+// instanceSet is one instance's stores on a client of its own.
+type instanceSet struct {
+	name    string
+	client  *redis.ClusterClient
+	replay  *redisstore.ReplayStore
+	rates   *redisstore.RateStore
+	st      *redisstore.SessionStore
+	elog    *redisstore.EventLog
+	recover time.Duration // from the kill to every store's first answer on the dead shard's keys
+}
+
+// A master is killed under a bounded load (one caller at a time, a few
+// hundred calls a second): its replica takes over, and the stores come
+// back by themselves. Meanwhile no proof is accepted twice, no bucket
+// goes over its bound, no session is lost, no event id is missing, and
+// the stores' calls to the healthy masters never fail (the gate is per
+// node). The outage is measured with the shipped settings (ClusterOptions)
+// and, with MCPKIT_CLUSTER_DEFAULTS=1 (a minute more), with go-redis's
+// defaults, in the same run.
+func testFailover(t *testing.T, c *redistest.Cluster) {
+	ctx := context.Background()
+	require.NoError(t, c.FlushAll(ctx))
+	clk := newClock()
+	mk := func(name string, o *redis.ClusterOptions) *instanceSet {
+		cl := redis.NewClusterClient(o)
+		t.Cleanup(func() { _ = cl.Close() })
+		in := &instanceSet{name: name, client: cl, replay: newReplayStore(t, cl, clk, redisstore.ReplayOptions{}),
+			rates: newRateStore(t, cl, redisstore.RateOptions{})}
+		var err error
+		in.st, err = redisstore.NewSessionStore(cl, redisstore.SessionOptions{Now: clk.Now})
+		require.NoError(t, err)
+		in.elog, err = redisstore.NewEventLog(cl, redisstore.EventLogOptions{})
+		require.NoError(t, err)
+		return in
+	}
+	sets := []*instanceSet{mk("shipped", redisstore.ClusterOptions(c.Addrs()...)), mk("shipped-2", redisstore.ClusterOptions(c.Addrs()...))}
+	if os.Getenv("MCPKIT_CLUSTER_DEFAULTS") == "1" {
+		sets = append(sets, mk("go-redis defaults", &redis.ClusterOptions{Addrs: c.Addrs()}))
+	}
+	passQuarantine(t, sets[0].replay, clk)
+	victim := c.Masters[0]
+	onVictim := func(key string) bool { return redisstore.Slot(key) < 16384/3 }
+
+	// Sessions and events of 60 principals, replicated before the kill.
+	type who struct {
+		p       *principal.Principal
+		id      string
+		bucket  ratelimit.Bucket
+		dead    bool // its keys live on the victim
+		taken   int
+		events  []string
+		proofs  []string
+		deadKey map[string]bool
+	}
+	var ws []*who
+	for i := range 60 {
+		w := &who{p: &principal.Principal{Subject: "p" + strconv.Itoa(i)}, id: newID(),
+			bucket: ratelimit.Bucket{Key: "b" + strconv.Itoa(i), PerSecond: 1e-6, Burst: 20}}
+		_, err := sets[0].st.Create(ctx, w.id, w.p)
+		require.NoError(t, err)
+		id, err := sets[0].elog.Append(ctx, w.p.Subject, notify.Event{Kind: notify.ListChanged})
+		require.NoError(t, err)
+		w.events = append(w.events, id)
+		w.dead = onVictim(sets[0].st.SessionKey("s", w.id, w.p))
+		ws = append(ws, w)
+	}
+	for _, m := range c.Masters {
+		_, err := c.Do(ctx, m, "WAIT", 1, 2000)
+		require.NoError(t, err)
+	}
+
+	victim.Stop()
+	killed := time.Now()
+	promoted := make(chan time.Duration, 1)
+	go func() { // when the victim's replica becomes a master
+		for time.Since(killed) < 30*time.Second {
+			if role, err := c.Do(ctx, c.Replicas[0], "ROLE"); err == nil && role == "master" {
+				promoted <- time.Since(killed)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		promoted <- -1
+	}()
+	deadline := killed.Add(20 * time.Second)
+	if len(sets) > 2 {
+		deadline = killed.Add(90 * time.Second)
+	}
+	var mu sync.Mutex // guards ws and the counts
+	healthyFailures, proof := 0, 0
+	var wg sync.WaitGroup
+	for n, in := range sets {
+		other := sets[(n+1)%2] // a shipped instance: the other's calls must not slow this one's loop
+		wg.Go(func() {
+			down := map[string]bool{"replay": true, "rate": true, "session": true, "events": true}
+			fail := func(deadKey bool, err error, store string) {
+				switch {
+				case err == nil && deadKey:
+					delete(down, store)
+				case err != nil && !deadKey:
+					mu.Lock()
+					healthyFailures++
+					mu.Unlock()
+				}
+			}
+			for len(down) > 0 && time.Now().Before(deadline) {
+				for _, w := range ws {
+					// A fresh proof; accepted, it is refused by the other instance.
+					mu.Lock()
+					proof++
+					pr := fmt.Sprint("proof-", proof)
+					mu.Unlock()
+					err := in.replay.Remember(ctx, pr, w.p.Subject, clk.Now().Add(time.Minute))
+					fail(onVictim(in.replay.ProofKey(pr, w.p.Subject)), err, "replay")
+					if err == nil {
+						mu.Lock()
+						w.proofs = append(w.proofs, pr)
+						mu.Unlock()
+						assert.Error(t, other.replay.Remember(ctx, pr, w.p.Subject, clk.Now().Add(time.Minute)), "accepted twice")
+					}
+					ok, _, err := in.rates.Take(ctx, w.bucket, clk.Now())
+					fail(onVictim(in.rates.Key(w.bucket.Key)), err, "rate")
+					if err == nil && ok {
+						mu.Lock()
+						w.taken++
+						mu.Unlock()
+					}
+					_, err = in.st.Find(ctx, w.id, w.p)
+					fail(w.dead, err, "session")
+					id, err := in.elog.Append(ctx, w.p.Subject, notify.Event{Kind: notify.ListChanged})
+					fail(onVictim(in.elog.Key(w.p.Subject)), err, "events")
+					if err == nil {
+						mu.Lock()
+						w.events = append(w.events, id)
+						mu.Unlock()
+					}
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			in.recover = time.Since(killed)
+			assert.Empty(t, down, "%s: stores still down on the dead shard's keys after %v", in.name, in.recover)
+		})
+	}
+	wg.Wait()
+	prom := <-promoted
+	for _, in := range sets {
+		t.Logf("%s: every store answered on the dead shard's keys %.1f s after the kill, %.1f s after the replica's promotion (%.1f s; cluster-node-timeout %v)",
+			in.name, in.recover.Seconds(), (in.recover - prom).Seconds(), prom.Seconds(), c.NodeTimeout)
+	}
+	assert.Zero(t, healthyFailures, "calls to healthy masters never fail")
+
+	// After: every session is there, for every instance; no bucket gave
+	// more than its burst; every event recorded is in the log; every
+	// accepted proof is a replay.
+	for _, w := range ws {
+		assert.LessOrEqual(t, w.taken, w.bucket.Burst, "bucket over its bound")
+		for _, in := range sets {
+			_, err := in.st.Find(ctx, w.id, w.p)
+			assert.NoError(t, err, "%s: session lost", in.name)
+			for _, pr := range w.proofs {
+				assert.ErrorIs(t, in.replay.Remember(ctx, pr, w.p.Subject, clk.Now().Add(time.Minute)), authn.ErrReplayed)
+			}
+		}
+		evs, ok, err := sets[0].elog.Since(ctx, w.p.Subject, w.events[0])
+		require.NoError(t, err)
+		require.True(t, ok)
+		var got []string
+		for _, e := range evs {
+			got = append(got, e.ID)
+		}
+		assert.ElementsMatch(t, w.events[1:], got, "no event id missing")
+	}
+}
+

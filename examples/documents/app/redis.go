@@ -3,7 +3,10 @@ package app
 import (
 	"context"
 	"fmt"
+	"errors"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -27,7 +30,7 @@ const (
 // sharedState holds what the instances of a fleet share through Redis
 // (-redis): the client and the stores on it.
 type sharedState struct {
-	client   *redis.Client
+	client   redis.UniversalClient // a *redis.ClusterClient for a cluster URL
 	addr     string // host:port/db, for logs: never the password
 	replay   *redisstore.ReplayStore
 	rates    *redisstore.RateStore
@@ -41,10 +44,49 @@ func checkRedisURL(raw string) string {
 	if raw == "" {
 		return ""
 	}
-	if _, err := redis.ParseURL(raw); err != nil {
-		return "must be a redis:// or rediss:// URL: redis://[:PASSWORD@]HOST:PORT[/DB]"
+	_, _, err := parseRedisURL(raw)
+	if err != nil {
+		return err.Error()
 	}
 	return ""
+}
+
+// redisURLForms says what -redis takes.
+const redisURLForms = "redis://[:PASSWORD@]HOST:PORT[/DB] (rediss:// for TLS), or for Redis Cluster redis://[:PASSWORD@]HOST1:PORT?addr=HOST2:PORT&addr=HOST3:PORT"
+
+// parseRedisURL reads a -redis value: one Redis (redis.ParseURL), or a
+// Redis Cluster (redis.ParseClusterURL) when it has addr parameters. A
+// comma-separated list of hosts, which go-redis would take for one
+// impossible address, and Sentinel's form (master_name), which the
+// server does not support, are refused.
+func parseRedisURL(raw string) (*redis.Options, *redis.ClusterOptions, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+		return nil, nil, fmt.Errorf("must be a URL: %s", redisURLForms)
+	}
+	if strings.Contains(u.Host, ",") || strings.Contains(strings.Join(u.Query()["addr"], ""), ",") {
+		return nil, nil, fmt.Errorf("names several hosts with commas, which go-redis cannot honour; for Redis Cluster give the other nodes as addr parameters: %s", redisURLForms)
+	}
+	q := u.Query()
+	if q.Has("master_name") {
+		return nil, nil, fmt.Errorf("is a Redis Sentinel URL (master_name), which the server does not support: %s", redisURLForms)
+	}
+	if q.Has("addr") {
+		if u.Path != "" && u.Path != "/" && u.Path != "/0" {
+			return nil, nil, fmt.Errorf("names a database, which Redis Cluster does not have: %s", redisURLForms)
+		}
+		u.Path = ""
+		co, err := redis.ParseClusterURL(u.String())
+		if err != nil {
+			return nil, nil, fmt.Errorf("is not a Redis Cluster URL go-redis reads: %s", redisURLForms)
+		}
+		return nil, co, nil
+	}
+	o, err := redis.ParseURL(raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("must be a URL: %s", redisURLForms)
+	}
+	return o, nil, nil
 }
 
 // describeRedis names a Redis for logs without credentials.
@@ -53,7 +95,11 @@ func describeRedis(raw string) string {
 	if err != nil {
 		return "redis"
 	}
-	return u.Scheme + "://" + u.Host + u.Path
+	d := u.Scheme + "://" + u.Host + u.Path
+	if addrs := u.Query()["addr"]; len(addrs) > 0 {
+		d += " (cluster, " + strconv.Itoa(len(addrs)+1) + " seed nodes)"
+	}
+	return d
 }
 
 // openRedis connects the stores to the Redis of -redis, if any. Sessions,
@@ -71,14 +117,10 @@ func (a *App) openRedis(ctx context.Context) error {
 	if a.cfg.Redis == "" {
 		return nil
 	}
-	opt, err := redis.ParseURL(a.cfg.Redis)
+	s, err := newSharedState(a.cfg.Redis)
 	if err != nil { // Validate checked it
-		return &ConfigError{Flag: "redis", Problem: "must be a redis:// or rediss:// URL"}
+		return &ConfigError{Flag: "redis", Problem: err.Error()}
 	}
-	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = redisDialTimeout, redisIOTimeout, redisIOTimeout
-	opt.MaxRetries = -1 // a retried script whose answer was lost would refuse a fresh proof or charge a bucket twice
-	opt.DialerRetries = 1
-	s := &sharedState{client: redis.NewClient(opt), addr: describeRedis(a.cfg.Redis)}
 	a.redis = s
 	if s.replay, err = redisstore.NewReplayStore(s.client, redisstore.ReplayOptions{Logger: a.log}); err != nil {
 		return fmt.Errorf("redis (-redis): %w", err)
@@ -99,11 +141,41 @@ func (a *App) openRedis(ctx context.Context) error {
 	}
 	pctx, cancel := context.WithTimeout(ctx, redisPingTimeout)
 	defer cancel()
-	if err := s.client.Ping(pctx).Err(); err != nil {
+	if err := redisstore.CheckClient(pctx, s.client); errors.Is(err, redisstore.ErrNotCluster) {
+		// A single-node client of a cluster's node would serve a third of
+		// the keys: refuse to start rather than run degraded.
+		return &ConfigError{Flag: "redis", Problem: "names one node of a Redis Cluster; give the cluster's URL form: " + redisURLForms}
+	} else if err != nil {
 		a.log.Warn("redis: not reachable at start; serving as during an outage until it answers (DPoP proofs refused, rate limits not applied, initialize without a session)",
 			"redis", s.addr)
 	}
 	return nil
+}
+
+// newSharedState returns the client of the -redis URL raw, with the
+// settings the stores need (see the redisstore package doc): short
+// timeouts, so that a Redis out of reach costs a request a bounded wait
+// (the stores' gates then fail at once until a probe answers), no
+// retries, so that no store call runs twice, and on a cluster the layout
+// reloaded every second (redisstore.ApplyClusterSettings), so that a
+// replica promoted after a master's failure is used within a second.
+func newSharedState(raw string) (*sharedState, error) {
+	o, co, err := parseRedisURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	s := &sharedState{addr: describeRedis(raw)}
+	if co != nil {
+		redisstore.ApplyClusterSettings(co)
+		co.DialTimeout, co.ReadTimeout, co.WriteTimeout = redisDialTimeout, redisIOTimeout, redisIOTimeout
+		s.client = redis.NewClusterClient(co)
+		return s, nil
+	}
+	o.DialTimeout, o.ReadTimeout, o.WriteTimeout = redisDialTimeout, redisIOTimeout, redisIOTimeout
+	o.MaxRetries = -1 // a retried script whose answer was lost would refuse a fresh proof or charge a bucket twice
+	o.DialerRetries = 1
+	s.client = redis.NewClient(o)
+	return s, nil
 }
 
 // close closes the client; the hub, whose broker listens on it, must be

@@ -24,12 +24,16 @@ type redisServer struct {
 	bin, dir string
 	port     int
 	cmd      *exec.Cmd
+	extra    []string // further arguments of redis-server
 }
 
 // startRedis starts a redis-server for t ($MCPKIT_REDIS_SERVER, else
 // redis-server on PATH: source .ci/redis.sh && redis_ensure). Without one
 // the test is skipped, or fails under CI=true.
-func startRedis(t *testing.T) *redisServer {
+func startRedis(t *testing.T) *redisServer { t.Helper(); return startRedisWith(t) }
+
+// startRedisWith starts a redis-server with further arguments.
+func startRedisWith(t *testing.T, extra ...string) *redisServer {
 	t.Helper()
 	bin := os.Getenv("MCPKIT_REDIS_SERVER")
 	if bin == "" {
@@ -45,7 +49,7 @@ func startRedis(t *testing.T) *redisServer {
 	require.NoError(t, err)
 	port := l.Addr().(*net.TCPAddr).Port
 	require.NoError(t, l.Close())
-	s := &redisServer{bin: bin, dir: t.TempDir(), port: port}
+	s := &redisServer{bin: bin, dir: t.TempDir(), port: port, extra: extra}
 	s.start(t)
 	t.Cleanup(s.stop)
 	return s
@@ -56,8 +60,9 @@ func (s *redisServer) url() string { return "redis://127.0.0.1:" + strconv.Itoa(
 // start runs the server and waits until it answers PING.
 func (s *redisServer) start(t *testing.T) {
 	t.Helper()
-	s.cmd = exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
-		"--save", "", "--appendonly", "no", "--daemonize", "no")
+	args := []string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
+		"--save", "", "--appendonly", "no", "--daemonize", "no"}
+	s.cmd = exec.Command(s.bin, append(args, s.extra...)...)
 	require.NoError(t, s.cmd.Start())
 	c := s.client(t)
 	deadline := time.Now().Add(10 * time.Second)
