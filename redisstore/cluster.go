@@ -173,24 +173,33 @@ func family(key string, n int) int {
 	return int(h % uint32(n))
 }
 
-// ErrNotCluster is CheckClient's answer for a single-node client of a
-// node of a Redis Cluster.
-var ErrNotCluster = errors.New("redisstore: the Redis is a node of a Redis Cluster, but the client is not a cluster client: use redis.NewClusterClient (see ClusterOptions)")
+// Errors of CheckClient: a client that does not suit its Redis.
+var (
+	// ErrClusterNode: a single-node client of a node of a Redis Cluster,
+	// which would serve the keys of that node's slots and fail the others.
+	ErrClusterNode = errors.New("redisstore: the Redis is a node of a Redis Cluster, but the client is not a cluster client: use redis.NewClusterClient (see ClusterOptions)")
+	// ErrNotACluster: a cluster client of a Redis that is not a cluster.
+	ErrNotACluster = errors.New("redisstore: the client is a cluster client, but the Redis is not a Redis Cluster")
+)
 
-// CheckClient asks Redis (one INFO cluster) whether client suits it: an
-// error when client is a single-node client of a node of a Redis Cluster
-// (the stores would fail on most keys with MOVED), or when Redis cannot be
-// reached. Run it at start-up.
+// CheckClient asks Redis (one INFO cluster, or a cluster client's first
+// look at the cluster) whether client suits it: ErrClusterNode,
+// ErrNotACluster, or the client's error when Redis cannot be reached. Run
+// it at start-up.
 func CheckClient(ctx context.Context, client redis.UniversalClient) error {
 	if _, ok := client.(*redis.ClusterClient); ok {
-		return client.Ping(ctx).Err()
+		err := client.Ping(ctx).Err()
+		if err != nil && strings.Contains(err.Error(), "cluster support disabled") {
+			return ErrNotACluster
+		}
+		return err
 	}
 	info, err := client.Info(ctx, "cluster").Result()
 	if err != nil {
 		return err
 	}
 	if strings.Contains(info, "cluster_enabled:1") {
-		return ErrNotCluster
+		return ErrClusterNode
 	}
 	return nil
 }

@@ -141,10 +141,12 @@ func (a *App) openRedis(ctx context.Context) error {
 	}
 	pctx, cancel := context.WithTimeout(ctx, redisPingTimeout)
 	defer cancel()
-	if err := redisstore.CheckClient(pctx, s.client); errors.Is(err, redisstore.ErrNotCluster) {
+	if err := redisstore.CheckClient(pctx, s.client); errors.Is(err, redisstore.ErrClusterNode) {
 		// A single-node client of a cluster's node would serve a third of
 		// the keys: refuse to start rather than run degraded.
 		return &ConfigError{Flag: "redis", Problem: "names one node of a Redis Cluster; give the cluster's URL form: " + redisURLForms}
+	} else if errors.Is(err, redisstore.ErrNotACluster) {
+		return &ConfigError{Flag: "redis", Problem: "has addr parameters (Redis Cluster), but the Redis is not a cluster: give one Redis as redis://HOST:PORT"}
 	} else if err != nil {
 		a.log.Warn("redis: not reachable at start; serving as during an outage until it answers (DPoP proofs refused, rate limits not applied, initialize without a session)",
 			"redis", s.addr)

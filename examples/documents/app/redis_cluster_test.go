@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -65,4 +66,14 @@ func TestRedisRefusesOneNodeOfACluster(t *testing.T) {
 	assert.Equal(t, "redis", ce.Flag)
 	assert.Contains(t, ce.Problem, "one node of a Redis Cluster")
 	assert.Contains(t, ce.Problem, "addr=")
+}
+
+// A cluster URL of a Redis that is not a cluster: refused at start-up.
+func TestRedisClusterURLOfOneRedis(t *testing.T) {
+	rs := startRedis(t)
+	raw := "redis://127.0.0.1:" + strconv.Itoa(rs.port) + "?addr=127.0.0.1:" + strconv.Itoa(rs.port)
+	_, err := New(context.Background(), Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Redis: raw, Logger: slog.New(slog.DiscardHandler)})
+	var ce *ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Contains(t, ce.Problem, "not a cluster")
 }
