@@ -264,6 +264,7 @@ func testStall(t *testing.T, c *redistest.Cluster) {
 		assert.Greater(t, n, 1, "the retry the stores avoid")
 	})
 }
+
 // instanceSet is one instance's stores on a client of its own.
 type instanceSet struct {
 	name    string
@@ -437,4 +438,3 @@ func testFailover(t *testing.T, c *redistest.Cluster) {
 		assert.ElementsMatch(t, w.events[1:], got, "no event id missing")
 	}
 }
-

@@ -209,6 +209,19 @@ func (s *ReplayStore) arm(ctx context.Context, until int64) {
 	}
 }
 
+// Markers returns the keys of the store's markers, one for each family
+// of its keys (see the package documentation: a Redis, or a node of a
+// cluster, found without one refuses the family's proofs for a period).
+// An operator who knows that a new Redis lost nothing (tests, a Redis
+// that was never used) may set them ("0") to skip that quarantine.
+func (s *ReplayStore) Markers() []string {
+	out := make([]string, len(s.tags))
+	for i, t := range s.tags {
+		out[i] = s.prefix + t + "marker"
+	}
+	return out
+}
+
 // Remember records proof, charged to caller, until expires plus the clock
 // skew. It returns nil when the proof is new, authn.ErrReplayed for a
 // replay, an *authn.UnavailableError when the store will not remember it

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -34,7 +35,8 @@ const (
 type fleet struct {
 	resource string // the balancer's MCP URL: the tokens' audience
 	is       *testissuer.Issuer
-	redis    *redisProc
+	redis    *redisProc    // one Redis, or
+	cluster  *redisCluster // a Redis Cluster (TestFleetOnCluster)
 	inst     [3]*instance
 	haproxy  *proc
 }
@@ -47,7 +49,11 @@ type instance struct {
 func (in *instance) mcpURL() string { return "http://" + in.addr + "/mcp" }
 func (in *instance) apiURL() string { return "http://" + in.addr + "/api/documents/" }
 
-func startFleet(t *testing.T) *fleet {
+func startFleet(t *testing.T) *fleet { t.Helper(); return startFleetOn(t, false) }
+
+// startFleetOn starts the fleet on one Redis, or on a Redis Cluster of
+// three masters with a replica each.
+func startFleetOn(t *testing.T, onCluster bool) *fleet {
 	t.Helper()
 	redisBin := binary("MCPKIT_REDIS_SERVER", "redis-server")
 	need(t, redisBin != "", "no redis-server (source .ci/redis.sh && redis_ensure)")
@@ -59,17 +65,30 @@ func startFleet(t *testing.T) *fleet {
 	dir := t.TempDir()
 	bin := buildDocuments(t, dir)
 	dsn, channel := postgresSchema(t, pgBase)
-	f := &fleet{redis: startRedis(t, redisBin)}
+	f := &fleet{}
+	var client redis.UniversalClient
+	redisURL := ""
+	if onCluster {
+		f.cluster = startRedisCluster(t, redisBin)
+		client, redisURL = f.cluster.client(t), f.cluster.url()
+	} else {
+		f.redis = startRedis(t, redisBin)
+		client, redisURL = f.redis.client(t), f.redis.url()
+	}
 	// A new Redis: the replay store would refuse proofs for its first
-	// period (it cannot know what a Redis without its marker forgot).
+	// period (it cannot know what a Redis without its markers forgot).
 	// This one never held any: mark it as intact, as an operator whose
 	// Redis persists would find it.
-	require.NoError(t, f.redis.client(t).Set(context.Background(), redisstore.DefaultReplayPrefix+"marker", "0", 0).Err())
+	replay, err := redisstore.NewReplayStore(client, redisstore.ReplayOptions{})
+	require.NoError(t, err)
+	for _, m := range replay.Markers() {
+		require.NoError(t, client.Set(context.Background(), m, "0", 0).Err())
+	}
 
 	front := freeAddr(t)
 	f.resource = "http://" + front + "/mcp"
 	f.is = testissuer.Start(t, testissuer.Options{Audience: f.resource})
-	env := []string{"MCPKIT_CURSOR_KEYS=" + cursorKeys(), app.EnvRedisURL + "=" + f.redis.url()}
+	env := []string{"MCPKIT_CURSOR_KEYS=" + cursorKeys(), app.EnvRedisURL + "=" + redisURL}
 	for i := range f.inst {
 		in := &instance{addr: freeAddr(t)}
 		seed := "false"
@@ -116,8 +135,11 @@ func (f *fleet) edit(t *testing.T, in *instance, token, uri, text string) {
 
 // TestFleet runs the documents server as a fleet and drives it with real
 // clients through the balancer while parts of it fail.
-func TestFleet(t *testing.T) {
-	f := startFleet(t)
+func TestFleet(t *testing.T) { runFleet(t, startFleet(t)) }
+
+// runFleet drives f with real clients through the balancer while parts
+// of it fail.
+func runFleet(t *testing.T, f *fleet) {
 	alice, bob := f.token(t, "alice"), f.token(t, "bob")
 
 	// What one instance lists and reads, directly: the reference.
@@ -308,7 +330,13 @@ func TestFleet(t *testing.T) {
 		}
 	})
 
+	if f.cluster != nil {
+		t.Run("a Redis master killed: its replica takes over", func(t *testing.T) { clusterFailover(t, f, alice, bob) })
+	}
 	t.Run("Redis stopped and started again", func(t *testing.T) {
+		if f.redis == nil {
+			t.Skip("on a cluster: a master killed instead")
+		}
 		stream := listen(t, f.resource, bob, []string{shared})
 		// carol's stream, and her own document as a marker: she must hear
 		// nothing of bob's before her own change.

@@ -23,6 +23,12 @@
 #
 #   FLEET_PORT=8080  FLEET_INSTANCE_PORTS="8081 8082 8083"  FLEET_ISSUER_PORT=8090
 #   FLEET_REDIS_PORT=6390  FLEET_ARGS="-rate-list off"  (any documents flags)
+#
+# FLEET_REDIS=cluster starts a Redis Cluster instead of one Redis: three
+# masters and a replica each, on FLEET_REDIS_PORT and the five ports after
+# it, formed by redis-cli --cluster create; -redis gets go-redis's cluster
+# URL (redis://HOST:PORT?addr=…). Kill a master (its pid is printed) and
+# its replica takes over within a few seconds.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -34,7 +40,13 @@ read -r -a extra <<<"${FLEET_ARGS:-}"
 ((${#iports[@]} == 3)) || { echo "run.sh: FLEET_INSTANCE_PORTS needs three ports" >&2; exit 2; }
 
 log() { printf 'fleet: %s\n' "$*" >&2; }
-for p in "$port" "${iports[@]}" "$issuer_port" "$redis_port"; do
+redis_mode=${FLEET_REDIS:-single}
+case $redis_mode in
+single) redis_ports=("$redis_port") ;;
+cluster) redis_ports=("$redis_port" $((redis_port + 1)) $((redis_port + 2)) $((redis_port + 3)) $((redis_port + 4)) $((redis_port + 5))) ;;
+*) echo "run.sh: FLEET_REDIS is single or cluster" >&2; exit 2 ;;
+esac
+for p in "$port" "${iports[@]}" "$issuer_port" "${redis_ports[@]}"; do
   if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
     log "port $p is taken on 127.0.0.1: choose others (FLEET_PORT, FLEET_INSTANCE_PORTS, FLEET_ISSUER_PORT, FLEET_REDIS_PORT)"
     exit 2
@@ -77,10 +89,45 @@ wait_http() {
   log "$1 did not answer; logs in $dir"; return 1
 }
 
-mkdir -p "$dir/redis"
-"$MCPKIT_REDIS_SERVER" --port "$redis_port" --bind 127.0.0.1 --dir "$dir/redis" --save "" --appendonly no \
-  >"$dir/redis.log" 2>&1 &
-pids+=($!)
+# start_redis_cluster: six cluster-enabled servers on redis_ports, formed
+# into three masters with a replica each; sets redis_url.
+start_redis_cluster() {
+  local p addrs=() i
+  for p in "${redis_ports[@]}"; do
+    mkdir -p "$dir/redis-$p"
+    "$MCPKIT_REDIS_SERVER" --port "$p" --bind 127.0.0.1 --dir "$dir/redis-$p" --save "" --appendonly no \
+      --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 1000 \
+      --cluster-replica-validity-factor 0 --cluster-require-full-coverage no >"$dir/redis-$p.log" 2>&1 &
+    pids+=($!)
+    log "redis-server :$p pid $!"
+    addrs+=("127.0.0.1:$p")
+  done
+  local cli=${MCPKIT_REDIS_SERVER%redis-server}redis-cli
+  [[ -x $cli ]] || cli=redis-cli
+  for p in "${redis_ports[@]}"; do
+    for ((i = 0; i < 100; i++)); do "$cli" -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  done
+  "$cli" --cluster create "${addrs[@]}" --cluster-replicas 1 --cluster-yes >"$dir/redis-cluster.log" 2>&1 ||
+    { log "redis-cli --cluster create failed:"; tail -n 5 "$dir/redis-cluster.log" >&2; return 1; }
+  for p in "${redis_ports[@]}"; do
+    for ((i = 0; i < 300; i++)); do
+      "$cli" -p "$p" cluster info 2>/dev/null | grep -q cluster_state:ok && break
+      sleep 0.1
+    done
+  done
+  redis_url="redis://${addrs[0]}?$(printf 'addr=%s&' "${addrs[@]:1}")"
+  redis_url=${redis_url%&}
+}
+
+if [[ $redis_mode == cluster ]]; then
+  start_redis_cluster
+else
+  mkdir -p "$dir/redis"
+  "$MCPKIT_REDIS_SERVER" --port "$redis_port" --bind 127.0.0.1 --dir "$dir/redis" --save "" --appendonly no \
+    >"$dir/redis.log" 2>&1 &
+  pids+=($!)
+  redis_url=redis://127.0.0.1:$redis_port/0
+fi
 pg_start
 dsn=$MCPKIT_TEST_POSTGRES_DSN
 
@@ -94,7 +141,7 @@ wait_http "$issuer/jwks.json"
 # on every other. In the environment, not on the command line.
 MCPKIT_CURSOR_KEYS=1:$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
 export MCPKIT_CURSOR_KEYS
-export MCPKIT_REDIS_URL=redis://127.0.0.1:$redis_port/0
+export MCPKIT_REDIS_URL=$redis_url
 common=(-db "$dsn" -issuer "$issuer" -jwks-url "$issuer/jwks.json" -resource "$resource" -audit-log off "${extra[@]}")
 for i in 0 1 2; do
   seed=false
@@ -114,7 +161,7 @@ cat <<MSG
 
 The fleet is up: $resource
   (HAProxy, round-robin over 127.0.0.1:${iports[0]}, :${iports[1]} and :${iports[2]};
-   Redis redis://127.0.0.1:$redis_port, PostgreSQL $dsn)
+   Redis $redis_url, PostgreSQL $dsn)
 
 Tokens (one hour, documents:read and documents:share), for alice, bob, carol or anyone:
   TOKEN=\$($dir/issuer -addr 127.0.0.1:$issuer_port -data-dir $dir/issuer-key -resource $resource token alice)

@@ -1,0 +1,184 @@
+package fleet
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/redisstore"
+)
+
+// TestFleetOnCluster runs the fleet test once more with the instances on
+// a Redis Cluster (three masters, a replica each; -redis in go-redis's
+// cluster URL form) instead of one Redis, and kills a master on the way.
+// It needs redis-cli (Debian's redis-tools, which redis-server pulls in)
+// besides what TestFleet needs; -short skips it.
+func TestFleetOnCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the fleet on a Redis Cluster is skipped")
+	}
+	runFleet(t, startFleetOn(t, true))
+}
+
+// redisCluster is six redis-servers formed into a cluster by redis-cli
+// --cluster create: masters[i] holds the i-th third of the slots and
+// replicas[i] replicates it.
+type redisCluster struct {
+	addrs []string // the masters, then the replicas
+	procs []*proc
+}
+
+func startRedisCluster(t *testing.T, bin string) *redisCluster {
+	t.Helper()
+	cli := binary("MCPKIT_REDIS_CLI", "redis-cli")
+	if cli == "" && os.Getenv("MCPKIT_REDIS_SERVER") != "" {
+		cli = strings.TrimSuffix(os.Getenv("MCPKIT_REDIS_SERVER"), "redis-server") + "redis-cli"
+	}
+	need(t, cli != "", "no redis-cli (Debian's redis-tools)")
+	c := &redisCluster{}
+	for i := range 6 {
+		addr := freeAddr(t)
+		_, port, _ := net.SplitHostPort(addr)
+		c.addrs = append(c.addrs, addr)
+		c.procs = append(c.procs, startProc(t, "redis-"+strconv.Itoa(i), nil, bin, "--port", port, "--bind", "127.0.0.1",
+			"--dir", t.TempDir(), "--save", "", "--appendonly", "no", "--cluster-enabled", "yes",
+			"--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000",
+			"--cluster-replica-validity-factor", "0", "--cluster-require-full-coverage", "no"))
+	}
+	for _, a := range c.addrs {
+		waitRedis(t, a)
+	}
+	// redis-cli makes the first three the masters, in order.
+	out, err := exec.Command(cli, append(append([]string{"--cluster", "create"}, c.addrs...),
+		"--cluster-replicas", "1", "--cluster-yes")...).CombinedOutput()
+	require.NoError(t, err, "redis-cli --cluster create: %s", out)
+	c.waitHealthy(t)
+	return c
+}
+
+func waitRedis(t *testing.T, addr string) {
+	t.Helper()
+	cl := redis.NewClient(&redis.Options{Addr: addr})
+	defer cl.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for cl.Ping(context.Background()).Err() != nil {
+		require.True(t, time.Now().Before(deadline), "redis-server %s did not answer", addr)
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitHealthy waits until every running node says cluster_state:ok.
+func (c *redisCluster) waitHealthy(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for i, a := range c.addrs {
+		select {
+		case <-c.procs[i].done:
+			continue
+		default:
+		}
+		cl := redis.NewClient(&redis.Options{Addr: a})
+		for {
+			info, _ := cl.ClusterInfo(context.Background()).Result()
+			if strings.Contains(info, "cluster_state:ok") {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "the cluster did not come up: %s", info)
+			time.Sleep(50 * time.Millisecond)
+		}
+		_ = cl.Close()
+	}
+}
+
+// url is the cluster in go-redis's URL form: one node, the others as
+// addr parameters.
+func (c *redisCluster) url() string {
+	return "redis://" + c.addrs[0] + "?addr=" + strings.Join(c.addrs[1:], "&addr=")
+}
+
+func (c *redisCluster) client(t *testing.T) redis.UniversalClient {
+	cl := redisstore.NewClusterClient(c.addrs...)
+	t.Cleanup(func() { _ = cl.Close() })
+	return cl
+}
+
+// clusterFailover kills the first master (a third of every store's keys)
+// under the fleet: its replica takes over within a few seconds, and the
+// fleet goes on with what it held: the sessions and the replay memory of
+// the proofs accepted before, and lists throughout.
+func clusterFailover(t *testing.T, f *fleet, alice, bob string) {
+	// Sessions of 12 principals and proofs of 12 callers, so that some
+	// live on the victim.
+	users := map[string]string{} // token: session
+	for i := range 12 {
+		who := f.token(t, "user-"+strconv.Itoa(i))
+		res, _ := post(t, f.resource, auth(who), "initialize", initializeParams)
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		require.NotEmpty(t, res.Header.Get("Mcp-Session-Id"))
+		users[who] = res.Header.Get("Mcp-Session-Id")
+	}
+	var accepted []map[string]string
+	for range 12 {
+		hdr := f.dpop(t)
+		res, _ := post(t, f.resource, hdr, "resources/list", nil)
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		accepted = append(accepted, hdr)
+	}
+	// Replicated before the kill (WAIT), as a master that dies a while
+	// after a write would have.
+	for _, a := range f.cluster.addrs[:3] {
+		cl := redis.NewClient(&redis.Options{Addr: a})
+		require.NoError(t, cl.Do(context.Background(), "WAIT", 1, 2000).Err())
+		_ = cl.Close()
+	}
+
+	killed := time.Now()
+	f.cluster.procs[0].kill()
+	// Until the replica is promoted and the instances see it (about two
+	// seconds with a node timeout of one), the calls on the victim's keys
+	// fail as in an outage (initialize without a session, DPoP 503); lists
+	// are served throughout. Then every principal gets sessions again and
+	// every caller's proofs are accepted.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, body := post(t, f.resource, auth(alice), "resources/list", nil)
+		require.Equal(t, http.StatusOK, res.StatusCode, body)
+		up := true
+		for who := range users {
+			res, _ := post(t, f.resource, auth(who), "initialize", initializeParams)
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			up = up && res.Header.Get("Mcp-Session-Id") != ""
+		}
+		for range 12 {
+			res, _ := post(t, f.resource, f.dpop(t), "resources/list", nil)
+			up = up && res.StatusCode == http.StatusOK
+		}
+		if up {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the fleet did not come back after the failover")
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("sessions and DPoP on every shard again %.1f s after a master was killed", time.Since(killed).Seconds())
+	for who, id := range users {
+		hdr := auth(who)
+		hdr["Mcp-Session-Id"], hdr["MCP-Protocol-Version"] = id, "2025-11-25"
+		res, _ := post(t, f.resource, hdr, "resources/list", nil)
+		assert.Equal(t, http.StatusOK, res.StatusCode, "a session of before the failover (404: lost)")
+	}
+	for _, hdr := range accepted {
+		res, _ := post(t, f.resource, hdr, "resources/list", nil)
+		assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "a proof accepted before the failover is still a replay")
+	}
+	_ = bob
+}
