@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,17 @@ type BrokerOptions struct {
 	// to MaxBackoff. Zero means DefaultMinBackoff and DefaultMaxBackoff
 	// (or MinBackoff, if larger); MaxBackoff must not be below MinBackoff.
 	MinBackoff, MaxBackoff time.Duration
+	// Log, when set, is the hubs' event log (on the same Redis): a
+	// listener that subscribes again after it lost its connection (a
+	// restart, a failover, a slot moved) first delivers what the log
+	// holds after the last event it delivered of each subject it
+	// delivered one of in the log's Age, so that the events published
+	// while it was not listening are not lost for them (a subject whose
+	// events the log trimmed meanwhile gets a list_changed); an event
+	// delivered so is not delivered again when its message arrives. Nil:
+	// what was published meanwhile is lost for this instance.
+	Log *EventLog
+
 	// HealthCheck is how long the listener waits for a message before it
 	// pings Redis on its connection; without an answer within as long
 	// again, the connection is taken as lost (a network that drops
@@ -57,6 +69,9 @@ type BrokerStats struct {
 	// Malformed counts the messages ignored because they were not a
 	// valid event.
 	Malformed uint64
+	// CaughtUp counts the events delivered from the log after a
+	// listener subscribed again (BrokerOptions.Log).
+	CaughtUp uint64
 }
 
 // Broker is a [notify.Broker] over Redis pub/sub: the hubs of every
@@ -73,8 +88,10 @@ type Broker struct {
 	// subjects, each on a slot of its own (sharded pub/sub: SPUBLISH,
 	// SSUBSCRIBE); nil for any other client: one channel (PUBLISH).
 	shards []string
+	elog   *EventLog
+	seen   seenIDs
 
-	connects, delivered, malformed atomic.Uint64
+	connects, delivered, malformed, caught atomic.Uint64
 }
 
 var _ notify.Broker = (*Broker)(nil)
@@ -109,7 +126,7 @@ func NewBroker(client redis.UniversalClient, o BrokerOptions) (*Broker, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	b := &Broker{client: client, channel: o.Channel, log: o.Logger, min: o.MinBackoff, max: o.MaxBackoff, health: o.HealthCheck}
+	b := &Broker{client: client, channel: o.Channel, log: o.Logger, min: o.MinBackoff, max: o.MaxBackoff, health: o.HealthCheck, elog: o.Log}
 	if _, ok := client.(*redis.ClusterClient); ok {
 		if strings.ContainsRune(o.Channel, '{') {
 			b.shards = []string{o.Channel} // the channel's own hash tag: one shard
@@ -144,7 +161,7 @@ func (b *Broker) Channel() string { return b.channel }
 
 // Stats returns the counters of the Broker's listeners.
 func (b *Broker) Stats() BrokerStats {
-	return BrokerStats{Connects: b.connects.Load(), Delivered: b.delivered.Load(), Malformed: b.malformed.Load()}
+	return BrokerStats{Connects: b.connects.Load(), Delivered: b.delivered.Load(), Malformed: b.malformed.Load(), CaughtUp: b.caught.Load()}
 }
 
 // Publish sends e to every listening instance, this one included (one
@@ -202,8 +219,10 @@ func (b *Broker) Listen(ctx context.Context, deliver func(notify.Event)) error {
 
 func (b *Broker) listen(ctx context.Context, channel string, sharded bool, deliver func(notify.Event)) error {
 	wait := b.min
+	again := false
 	for {
-		listened, err := b.listenOnce(ctx, channel, sharded, deliver)
+		listened, err := b.listenOnce(ctx, channel, sharded, again, deliver)
+		again = again || listened
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -232,7 +251,7 @@ var errNoPong = errors.New("redisstore: broker: no answer to a ping")
 
 // listenOnce runs one subscription: subscribe, deliver until an error.
 // listened reports whether Redis confirmed the subscription.
-func (b *Broker) listenOnce(ctx context.Context, channel string, sharded bool, deliver func(notify.Event)) (listened bool, err error) {
+func (b *Broker) listenOnce(ctx context.Context, channel string, sharded, again bool, deliver func(notify.Event)) (listened bool, err error) {
 	var ps *redis.PubSub
 	if sharded {
 		ps = b.client.SSubscribe(ctx)
@@ -280,6 +299,9 @@ func (b *Broker) listenOnce(ctx context.Context, channel string, sharded bool, d
 				if b.connects.Add(1) > 1 {
 					b.log.Info("redisstore: broker listening again", "channel", channel)
 				}
+				if again {
+					b.catchUp(ctx, channel, deliver)
+				}
 			case m.Kind == "sunsubscribe" && m.Channel == channel:
 				// The channel's slot moved (a failover, a resharding):
 				// subscribe again where it lives now.
@@ -295,8 +317,150 @@ func (b *Broker) listenOnce(ctx context.Context, channel string, sharded bool, d
 				b.log.Warn("redisstore: broker ignored a malformed message", "channel", channel, "bytes", len(m.Payload))
 				continue
 			}
+			if !b.seen.live(e, b.elog) {
+				continue // delivered already, by a catch-up
+			}
 			b.delivered.Add(1)
 			deliver(e)
 		}
 	}
+}
+
+// channelOf returns the channel of subject's events.
+func (b *Broker) channelOf(subject string) string {
+	if b.shards == nil {
+		return b.channel
+	}
+	return b.shards[family(subject, len(b.shards))]
+}
+
+// catchUp delivers, for each subject of channel that the listener
+// delivered an event of lately, what the log holds after it.
+func (b *Broker) catchUp(ctx context.Context, channel string, deliver func(notify.Event)) {
+	if b.elog == nil {
+		return
+	}
+	for subject, id := range b.seen.of(func(s string) bool { return b.channelOf(s) == channel }) {
+		evs, ok, err := b.elog.Since(ctx, subject, id)
+		switch {
+		case err != nil:
+			b.log.Warn("redisstore: broker could not read the events missed; they are lost for this instance", "channel", channel)
+			return
+		case !ok: // trimmed or expired meanwhile: list again
+			b.caught.Add(1)
+			deliver(notify.Event{Subject: subject, Kind: notify.ListChanged})
+			continue
+		}
+		for _, e := range evs {
+			if b.seen.caughtUp(e, b.elog) {
+				b.caught.Add(1)
+				deliver(e)
+			}
+		}
+	}
+}
+
+// seenIDs is the id of the latest event delivered of each subject, for
+// the log's Age: what a listener catches up from; and the ids a catch-up
+// delivered, so that their messages, arriving after, are not delivered
+// again. At most maxSeen subjects (when full, those past the log's Age
+// go, then, if need be, all) and maxSeen caught ids (then forgotten).
+type seenIDs struct {
+	mu     sync.Mutex
+	m      map[string]string
+	caught map[string]struct{} // subject + " " + id
+}
+
+const maxSeen = 1 << 16
+
+// live records the id of e, received as a message, and reports whether
+// to deliver it: not when a catch-up delivered it. Messages of several
+// publishers may arrive out of their ids' order: only ids a catch-up
+// delivered are skipped. Without a log nothing is recorded.
+func (s *seenIDs) live(e notify.Event, elog *EventLog) bool {
+	if elog == nil || e.ID == "" {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := e.Subject + " " + e.ID
+	if _, ok := s.caught[k]; ok {
+		delete(s.caught, k)
+		return false
+	}
+	s.record(e, elog)
+	return true
+}
+
+// caughtUp records e, read from the log, and reports whether to deliver
+// it: not when its message was delivered already.
+func (s *seenIDs) caughtUp(e notify.Event, elog *EventLog) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if last, ok := s.m[e.Subject]; ok && !streamIDAfter(e.ID, last) {
+		return false
+	}
+	if s.caught == nil || len(s.caught) >= maxSeen {
+		s.caught = make(map[string]struct{})
+	}
+	s.caught[e.Subject+" "+e.ID] = struct{}{}
+	s.record(e, elog)
+	return true
+}
+
+// record makes e's id its subject's latest if it is after it.
+func (s *seenIDs) record(e notify.Event, elog *EventLog) {
+	if last, ok := s.m[e.Subject]; ok && !streamIDAfter(e.ID, last) {
+		return
+	}
+	if s.m == nil || len(s.m) >= maxSeen {
+		s.prune(elog.age)
+	}
+	s.m[e.Subject] = e.ID
+}
+
+// prune drops the subjects whose last event is older than age (all of
+// them if that leaves the map full).
+func (s *seenIDs) prune(age time.Duration) {
+	if s.m == nil {
+		s.m = make(map[string]string)
+		return
+	}
+	cut := time.Now().Add(-age).UnixMilli()
+	for k, id := range s.m {
+		if ms, _, _ := strings.Cut(id, "-"); parseUint(ms) < uint64(max(cut, 0)) {
+			delete(s.m, k)
+		}
+	}
+	if len(s.m) >= maxSeen {
+		clear(s.m)
+	}
+}
+
+// of returns a copy of the subjects that keep says to.
+func (s *seenIDs) of(keep func(string) bool) map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]string{}
+	for k, id := range s.m {
+		if keep(k) {
+			out[k] = id
+		}
+	}
+	return out
+}
+
+// streamIDAfter reports whether stream id a comes after b (both "ms-seq").
+func streamIDAfter(a, b string) bool {
+	am, as, _ := strings.Cut(a, "-")
+	bm, bs, _ := strings.Cut(b, "-")
+	if x, y := parseUint(am), parseUint(bm); x != y {
+		return x > y
+	}
+	return parseUint(as) > parseUint(bs)
+}
+
+func parseUint(s string) uint64 {
+	n, _ := strconv.ParseUint(s, 10, 64)
+	return n
 }

@@ -28,7 +28,11 @@ func newInstance(t testing.TB, client redis.UniversalClient, o redisstore.Broker
 	}
 	b, err := redisstore.NewBroker(client, o)
 	require.NoError(t, err)
-	hub := notify.New(notify.Options{Broker: b, Logger: o.Logger})
+	no := notify.Options{Broker: b, Logger: o.Logger}
+	if o.Log != nil {
+		no.Log = o.Log
+	}
+	hub := notify.New(no)
 	t.Cleanup(hub.Close)
 	waitStats(t, b, func(s redisstore.BrokerStats) bool { return s.Connects >= 1 }, "the broker never subscribed")
 	return &instance{broker: b, hub: hub}

@@ -48,7 +48,7 @@ func TestOnCluster(t *testing.T) {
 			{"EventLogSince", TestEventLogSince}, {"EventLogTrims", TestEventLogTrims},
 			// The broker's tests count one channel's subscription; on a
 			// cluster it has eight (testClusterBroker).
-			{"BrokerCarriesIDs", TestBrokerCarriesIDs},
+			{"BrokerCarriesIDs", TestBrokerCarriesIDs}, {"BrokerCatchesUpFromTheLog", TestBrokerCatchesUpFromTheLog},
 		} {
 			t.Run(tc.name, tc.fn)
 		}
@@ -336,8 +336,31 @@ func testFailover(t *testing.T, c *redistest.Cluster) {
 		require.NoError(t, err)
 	}
 
+	// A broker listener whose subject's channel lives on the victim (its
+	// log on another master): what is published while the listener is
+	// cut off reaches it from the log when it has subscribed again.
+	elogX := sets[0].elog
+	subject := ""
+	for i := 0; subject == ""; i++ {
+		s := "listener-" + strconv.Itoa(i)
+		b, err := redisstore.NewBroker(sets[0].client, redisstore.BrokerOptions{})
+		require.NoError(t, err)
+		if onVictim(b.ChannelOf(s)) && !onVictim(elogX.Key(s)) {
+			subject = s
+		}
+	}
+	bo := redisstore.BrokerOptions{Log: elogX, MinBackoff: 50 * time.Millisecond, MaxBackoff: 500 * time.Millisecond}
+	pubX, subX := newInstance(t, sets[0].client, bo), newInstance(t, sets[1].client, bo)
+	heard := subX.hub.Subscribe(subject)
+	defer heard.Close()
+	pubX.hub.ResourceUpdated(ctx, subject, "docs://documents/before")
+	require.Equal(t, updated(subject, "docs://documents/before"), next(t, heard))
+
 	victim.Stop()
 	killed := time.Now()
+	for _, u := range []string{"x", "y", "z"} { // logged, not published: the channel's master is dead
+		pubX.hub.ResourceUpdated(ctx, subject, "docs://documents/"+u)
+	}
 	promoted := make(chan time.Duration, 1)
 	go func() { // when the victim's replica becomes a master
 		for time.Since(killed) < 30*time.Second {
@@ -415,6 +438,9 @@ func testFailover(t *testing.T, c *redistest.Cluster) {
 			in.name, in.recover.Seconds(), (in.recover - prom).Seconds(), prom.Seconds(), c.NodeTimeout)
 	}
 	assert.Zero(t, healthyFailures, "calls to healthy masters never fail")
+	for _, u := range []string{"x", "y", "z"} {
+		assert.Equal(t, updated(subject, "docs://documents/"+u), next(t, heard), "caught up from the log")
+	}
 
 	// After: every session is there, for every instance; no bucket gave
 	// more than its burst; every event recorded is in the log; every

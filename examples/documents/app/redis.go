@@ -135,7 +135,9 @@ func (a *App) openRedis(ctx context.Context) error {
 		return fmt.Errorf("redis (-redis): %w", err)
 	}
 	if !isPostgres(a.cfg.DB) {
-		if s.broker, err = redisstore.NewBroker(s.client, redisstore.BrokerOptions{Logger: a.log}); err != nil {
+		// Log: a listener that lost its connection (a Redis restart, a
+		// cluster failover) catches up from the event log.
+		if s.broker, err = redisstore.NewBroker(s.client, redisstore.BrokerOptions{Logger: a.log, Log: s.events}); err != nil {
 			return fmt.Errorf("redis (-redis): %w", err)
 		}
 	}
