@@ -64,12 +64,13 @@ func TestOnCluster(t *testing.T) {
 func keysPerMaster(t *testing.T, client *redis.ClusterClient) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
+	var mu sync.Mutex
 	ctx := context.Background()
 	require.NoError(t, client.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
 		n, err := m.DBSize(ctx).Result()
-		if err == nil {
-			out[m.Options().Addr] = n
-		}
+		mu.Lock()
+		defer mu.Unlock()
+		out[m.Options().Addr] = n
 		return err
 	}))
 	return out

@@ -2,8 +2,8 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -31,7 +31,7 @@ const (
 // (-redis): the client and the stores on it.
 type sharedState struct {
 	client   redis.UniversalClient // a *redis.ClusterClient for a cluster URL
-	addr     string // host:port/db, for logs: never the password
+	addr     string                // host:port/db, for logs: never the password
 	replay   *redisstore.ReplayStore
 	rates    *redisstore.RateStore
 	sessions *redisstore.SessionStore
