@@ -156,7 +156,12 @@
 // capped exponential backoff and jitter, and returns only when its
 // context ends (a hub listens once). Pub/sub keeps nothing: events
 // published while an instance is not subscribed are lost for its streams,
-// as with LISTEN/NOTIFY; clients see the change when they list again. Any
+// as with LISTEN/NOTIFY, unless the Broker has the hubs' event log
+// (BrokerOptions.Log): a listener that subscribes again then first
+// delivers what the log holds after the last event it delivered of each
+// subject it delivered one of lately (TestBrokerCatchesUpFromTheLog; a
+// subject it never heard of before the cut is not caught up). Clients
+// see any change they missed when they list again. Any
 // client of the Redis can publish on the channel and so address events to
 // any subject; events carry no data, only "list again" or "read this
 // again" for the client's own credentials, but give the channel (and the
@@ -197,8 +202,9 @@
 // layout reloaded every second instead of go-redis's minute, so that a
 // replica promoted after its master's failure is used within a second of
 // its promotion (TestOnCluster/failover: every store answered on the dead
-// master's keys 3.1 s after the kill, 1.0 s after the promotion, with
-// cluster-node-timeout 1 s; 60.2 s with go-redis's defaults). Run
+// master's keys about 3 s after the kill, 0.2–1 s after the promotion,
+// with cluster-node-timeout 1 s; 60.2 s with go-redis's defaults, in one
+// run). Run
 // [CheckClient] at start-up: a single-node client of a cluster's node
 // would serve only that node's keys.
 //
@@ -227,6 +233,6 @@
 // replica is promoted and seen; what it had replicated stays (sessions,
 // proofs, buckets, event ids: TestOnCluster/failover). Replication is
 // asynchronous: the writes of its last moment may be lost with it. A
-// broker listener on its channels misses what is published until it has
-// subscribed again.
+// broker listener on its channels subscribes again where they moved, and
+// with BrokerOptions.Log catches up from the event log.
 package redisstore
