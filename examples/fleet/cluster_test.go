@@ -30,6 +30,15 @@ func TestFleetOnCluster(t *testing.T) {
 	runFleet(t, startFleetOn(t, true))
 }
 
+// skipOnCluster skips a subtest that tests no Redis (the TypeScript SDK's
+// interop: TestFleet's) on a cluster, to keep the run short.
+func skipOnCluster(t *testing.T, f *fleet) {
+	t.Helper()
+	if f.cluster != nil {
+		t.Skip("on a cluster: TestFleet runs it")
+	}
+}
+
 // redisCluster is six redis-servers formed into a cluster by redis-cli
 // --cluster create: masters[i] holds the i-th third of the slots and
 // replicas[i] replicates it.

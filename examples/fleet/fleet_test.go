@@ -165,6 +165,7 @@ func runFleet(t *testing.T, f *fleet) {
 	})
 
 	t.Run("walk and read through the balancer, TypeScript SDK v1", func(t *testing.T) {
+		skipOnCluster(t, f)
 		node, sdk := tsSDK(t)
 		cmd := exec.Command(node, filepath.Join("..", "interop", "tsclient", "client.mjs"), f.resource)
 		cmd.Env = append(os.Environ(), "MCPKIT_TS_SDK_DIR="+sdk, "MCPKIT_TOKEN="+alice)
@@ -224,6 +225,7 @@ func runFleet(t *testing.T, f *fleet) {
 	})
 
 	t.Run("TypeScript SDK v1: subscribe through the balancer, a change on another instance", func(t *testing.T) {
+		skipOnCluster(t, f)
 		node, sdk := tsSDK(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
