@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/notify"
 	"github.com/mcpkit/mcpkit/redisstore"
 )
 
@@ -40,7 +39,7 @@ func TestBrokerCatchesUpFromTheLog(t *testing.T) {
 				return c.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err()
 			}
 			if cc, ok := client.(*redis.ClusterClient); ok {
-				channels = 8 // one per shard
+				channels = redisstore.BrokerShards
 				require.NoError(t, cc.ForEachShard(ctx, kill))
 			} else {
 				require.NoError(t, kill(ctx, client.(*redis.Client)))
@@ -67,5 +66,3 @@ func TestBrokerCatchesUpFromTheLog(t *testing.T) {
 		})
 	}
 }
-
-var _ = notify.Event{}

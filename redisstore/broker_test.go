@@ -34,7 +34,11 @@ func newInstance(t testing.TB, client redis.UniversalClient, o redisstore.Broker
 	}
 	hub := notify.New(no)
 	t.Cleanup(hub.Close)
-	waitStats(t, b, func(s redisstore.BrokerStats) bool { return s.Connects >= 1 }, "the broker never subscribed")
+	channels := uint64(1)
+	if _, ok := client.(*redis.ClusterClient); ok {
+		channels = redisstore.BrokerShards // one subscription each
+	}
+	waitStats(t, b, func(s redisstore.BrokerStats) bool { return s.Connects >= channels }, "the broker never subscribed")
 	return &instance{broker: b, hub: hub}
 }
 

@@ -41,3 +41,6 @@ func (b *Broker) ChannelOf(subject string) string {
 	}
 	return b.shards[family(subject, len(b.shards))]
 }
+
+// BrokerShards is the number of a Broker's channels on a cluster client.
+const BrokerShards = brokerShards
