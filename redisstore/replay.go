@@ -29,9 +29,10 @@ const (
 type ReplayOptions struct {
 	// Prefix begins every key of the store. Empty means
 	// DefaultReplayPrefix. Give each application (or environment) sharing
-	// a Redis its own. In Redis Cluster, the store's keys must share a
-	// slot (one script touches several): put a hash tag in the prefix,
-	// "{mcpkit-dpop}:".
+	// a Redis its own. The store puts a hash tag after it (its keys are
+	// spread over families, each on a slot of its own: see the package
+	// documentation, Redis Cluster); a prefix with a hash tag of its own
+	// ("{app}:") keeps all of them on one slot.
 	Prefix string
 
 	// ProofWindow must be the Authenticators' DPoPOptions.ProofWindow.

@@ -24,8 +24,10 @@ const DefaultSessionPrefix = "mcpkit:sess:"
 type SessionOptions struct {
 	// Prefix begins every key of the store. Empty means
 	// DefaultSessionPrefix. Give each application (or environment)
-	// sharing a Redis its own. In Redis Cluster, put a hash tag in it
-	// ("{mcpkit-sess}:"): a script touches several sessions' keys.
+	// sharing a Redis its own. The store puts a hash tag after it (its
+	// keys are spread over families by principal, each on a slot of its
+	// own: see the package documentation, Redis Cluster); a prefix with a
+	// hash tag of its own ("{app}:") keeps all of them on one slot.
 	Prefix string
 
 	// Limits bound the sessions, as for a sessions.MemoryStore, but
@@ -41,18 +43,19 @@ type SessionOptions struct {
 // SessionStore is a [sessions.Store] in Redis: legacy sessions and their
 // subscriptions, shared by every instance of a fleet, so a session minted
 // by one is found by the others and a subscription made through one
-// reaches the stream open on another. Each method is one script call (one
-// round trip). It is safe for concurrent use.
+// reaches the stream open on another. Each method but Create is one
+// script call (one round trip; see the package documentation, Round
+// trips). It is safe for concurrent use.
 //
 // A session is a hash (its principal's key digest, when it began, the
 // latest credential expiry seen, when it was last used) that expires with
 // the session, beside the set of its subscribed URIs; each principal's
 // sessions are a sorted set, oldest first, capped by
 // MaxSessionsPerPrincipal (a new session ends the oldest; sessions that
-// have ended on their own are dropped first), and all the sessions a
-// sorted set by when each ends, which bounds them by MaxSessions (a full
-// store first drops the sessions that have ended, then refuses:
-// sessions.ErrFull). A session ends at its lifetime, when the latest
+// have ended on their own are dropped first), and the sessions of each
+// family of principals a sorted set by when each ends, which bounds them
+// by the family's part of MaxSessions (a full family first drops the
+// sessions that have ended, then refuses: sessions.ErrFull). A session ends at its lifetime, when the latest
 // credential seen on it expires, and when it is idle for IdleTimeout, as
 // in a MemoryStore. Keys hold session ids (which authenticate nothing)
 // and the SHA-256 of principals' session keys, never an identity. A
