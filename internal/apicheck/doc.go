@@ -25,8 +25,10 @@
 //     method. Every mention of one of this repository's packages in a doc
 //     comment's text, pkg.Name or pkg.Name.Selector (code blocks included),
 //     resolves the same way, also where the package is not imported.
+//
 //   - TestREADMENames: every pkg.Name and pkg.Name.Selector of one of this
 //     repository's packages that README.md mentions resolves.
+//
 //   - TestREADMECodeBlocks: every Go code block of README.md (a fence opened
 //     with ```go) compiles. A block with a package clause is a file of its
 //     own. Any other block is the body of a function, func _() { ... }, in a
