@@ -117,7 +117,7 @@
 //
 // # Intercept in front of real SDK servers
 //
-// The package also tests mcphttp.Intercept wrapping real servers of the
+// The package also tests intercept.New wrapping real servers of the
 // official go-sdk (stateful, stateless, JSON responses) and of mcp-go,
 // driven by the go-sdk client in several protocol versions
 // (TestInterceptWithRealSDKs), and measures what the wrapper costs on a

@@ -17,14 +17,17 @@
 //     go test ./internal/apicheck -run TestAPI -update
 //
 //   - TestDocLinks: every doc link in a doc comment of every package
-//     ([Name], [Name.Method], [pkg.Name], [pkg.Name.Field], [pkg], with or
-//     without *) resolves: to a declaration of the package or the universe,
-//     or, through the package's imports (or its own name, a single-element
-//     standard library path or a full import path), to a package and a
-//     declaration of it, the selector after a type being a field or a
-//     method. Every mention of one of this repository's packages in a doc
-//     comment's text, pkg.Name or pkg.Name.Selector (code blocks included),
-//     resolves the same way, also where the package is not imported.
+//     resolves, in each of its forms (in square brackets: Name,
+//     Name.Method, Name.Field, pkg, pkg.Name, pkg.Name.Method, with or
+//     without a leading *): a name without a package to a declaration of
+//     the package (or a predeclared one); a package through the package's imports, its own
+//     name, a single-element standard library path or a full import path,
+//     and then a declaration of it; a selector after a type to a field or a
+//     method. A [pkg.Name] whose pkg is one of this repository's packages
+//     that the package does not import is reported (go/doc renders it as
+//     plain text). Every mention of one of this repository's packages in
+//     a doc comment's text, pkg.Name or pkg.Name.Selector (code blocks
+//     included), resolves the same way, also where it is not imported.
 //
 //   - TestREADMENames: every pkg.Name and pkg.Name.Selector of one of this
 //     repository's packages that README.md mentions resolves.

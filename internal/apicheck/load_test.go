@@ -54,6 +54,9 @@ type world struct {
 	repo     []*checked         // the repository's packages, sorted by path
 	repoByIP map[string]*checked
 	byName   map[string]*checked // the repository's non-main packages by name (unique names only)
+
+	namesOnce sync.Once
+	names     map[string]bool // the names of the repository's packages
 }
 
 var (
