@@ -13,7 +13,7 @@ import (
 
 var update = flag.Bool("update", false, "TestAPI: rewrite the api/ files from the packages (after a reviewed API change)")
 
-const updateCommand = "go test ./internal/apicheck -run TestAPI -update"
+const updateCommand = "go test ./internal/apicheck -update"
 
 // apiPackage reports whether the package at path has an api/ file: every
 // package of every module but the examples module and internal packages.
@@ -239,6 +239,8 @@ func apiLines(pkg *types.Package) []string {
 					add("type %s interface, unexported methods", name)
 				}
 				continue // an interface's methods are its lines above
+			case *types.Signature:
+				add("type %s%s func%s", name, tparams, sig(u))
 			default:
 				add("type %s%s %s", name, tparams, ts(u))
 			}

@@ -14,7 +14,7 @@
 //     difference fails with the lines added and removed and the command that
 //     rewrites the files after a reviewed API change:
 //
-//     go test ./internal/apicheck -run TestAPI -update
+//     go test ./internal/apicheck -update
 //
 //   - TestDocLinks: every doc link in a doc comment of every package
 //     resolves, in each of its forms (in square brackets: Name,
