@@ -106,7 +106,7 @@
 // one flow checks that the page cannot be framed. The test writes
 // screenshots of the login page to its artifact directory:
 //
-//	go test -run SignIn -v -artifacts -outputdir /tmp/signin ./examples/interop/
+//	mkdir -p /tmp/signin && go test -run SignIn -v -artifacts -outputdir /tmp/signin ./examples/interop/
 //
 // TestSignInWithOIDCProvider runs the same client flow against
 // oidc-provider with a login form (provider.mjs with MCPKIT_LOGIN=form),
