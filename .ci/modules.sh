@@ -42,16 +42,6 @@ if [[ ${modules[*]} != "${used[*]}" ]]; then
   fail "go.work uses (${used[*]}), the tracked modules are (${modules[*]})"
 fi
 
-want=$(for m in "${modules[@]}"; do (cd "$m" && go list ./...); done | sort -u)
-got=$(go list "$@" | sort -u)
-if missing=$(comm -23 <(echo "$want") <(echo "$got")) && [[ -n $missing ]]; then
-  fail "go test $* misses packages:"$'\n'"$missing"
-fi
-
-if ! grep -qF -- "go test $*" README.md; then
-  fail "README.md does not show the test command 'go test $*'"
-fi
-
 # path[dir] is each module's path.
 declare -A path
 for m in "${modules[@]}"; do
@@ -90,6 +80,21 @@ got_repl=$(go work edit -json | tr -d '\n\t ' | grep -oE '"Old":\{[^}]*\},"New":
   sed -E 's/"Old":\{"Path":"([^"]*)"(,"Version":"([^"]*)")?\},"New":\{"Path":"([^"]*)".*/\1 \3 => \4/; s#=> \./?#=> #; s#=> $#=> .#' | sort)
 if [[ $want_repl != "$got_repl" ]]; then
   fail "go.work's replaces are"$'\n'"$got_repl"$'\n'"the in-repo requirements need exactly"$'\n'"$want_repl"
+fi
+
+# (After the checks above: a go.work that does not replace the required
+# in-repo versions makes these fail first, with the module proxy's 404.)
+if ! want=$(for m in "${modules[@]}"; do (cd "$m" && go list ./...) || exit 1; done | sort -u) ||
+  ! got=$(go list "$@" | sort -u); then
+  fail "go list failed in the workspace (above)"
+  exit 1
+fi
+if missing=$(comm -23 <(echo "$want") <(echo "$got")) && [[ -n $missing ]]; then
+  fail "go test $* misses packages:"$'\n'"$missing"
+fi
+
+if ! grep -qF -- "go test $*" README.md; then
+  fail "README.md does not show the test command 'go test $*'"
 fi
 
 # Each module alone, tidy, in a scratch copy with directory replaces.
