@@ -46,7 +46,8 @@ type Options struct {
 	// Throttle limits refused credentials per remote address, before
 	// the expensive part of a check (a signature, an introspection
 	// call): see [Throttle]. A *ratelimit.Limiter (package
-	// mcphttp/ratelimit) with a Refused rate is one. Nil means none: every token offered is checked.
+	// mcphttp/ratelimit) with a Refused rate is one. Nil means none:
+	// every token offered is checked.
 	Throttle Throttle
 }
 
