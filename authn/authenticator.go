@@ -45,8 +45,9 @@ type Options struct {
 
 	// Throttle limits refused credentials per remote address, before
 	// the expensive part of a check (a signature, an introspection
-	// call): see [Throttle]. A *mcphttp.RateLimiter with a Refused rate
-	// is one. Nil means none: every token offered is checked.
+	// call): see [Throttle]. A *ratelimit.Limiter (package
+	// mcphttp/ratelimit) with a Refused rate is one. Nil means none:
+	// every token offered is checked.
 	Throttle Throttle
 }
 
@@ -92,7 +93,7 @@ type Authenticator struct {
 // NewAuthenticator returns an Authenticator that verifies tokens with v.
 //
 // A nil v makes an Authenticator for a service whose own middleware
-// authenticates and stores the principal.Principal with [NewContext]: it verifies
+// authenticates and stores the principal.Principal with [principal.NewContext]: it verifies
 // nothing itself, takes the principal from the request context, and still
 // writes the challenges (so clients learn the resource metadata). A
 // request without a principal is then anonymous when it offers no token,
@@ -139,7 +140,7 @@ func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
 }
 
 // Authenticate returns the principal of r. When an earlier middleware
-// already put one in the request context ([NewContext]: this
+// already put one in the request context ([principal.NewContext]: this
 // Authenticator's Handler or Optional, or the service's own), that one is
 // returned and nothing is verified again. Otherwise Authenticate extracts
 // the bearer token (see [BearerToken]) and verifies it; the principal's
@@ -237,7 +238,7 @@ func (a *Authenticator) DPoPAlgorithms() []string {
 	return slices.Clone(a.dpop.allowed)
 }
 
-// Handler requires a valid token: it answers errors with [WriteError] and
+// Handler requires a valid token: it answers errors with [Authenticator.WriteError] and
 // otherwise calls next with the principal in the request context (see
 // [principal.FromContext]) and the response marked private ([SetPrivate]).
 func (a *Authenticator) Handler(next http.Handler) http.Handler {

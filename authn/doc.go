@@ -180,12 +180,12 @@
 // its own JWK Set or introspection endpoint, audience, claim names and
 // algorithms. It reads a JWT's iss strictly before any key is tried and
 // hands the token to that issuer's verifier alone. Its principals carry
-// Issuer, and every identity key of this kit is [Principal.Key]
+// Issuer, and every identity key of this kit is [principal.Principal.Key]
 // (issuer#subject; the bare subject when Issuer is empty, as with one
 // issuer): inventory grants and Subjects policies, the notification hub,
 // session and stream owners and cursor bindings. Applications key their
 // own per-user data and publish notifications with the same key
-// ([SubjectKey]). Moving from one issuer to several changes the keys from
+// ([principal.SubjectKey]). Moving from one issuer to several changes the keys from
 // bare subjects to qualified ones: migrate stored keys with SubjectKey.
 //
 // # Custom verifiers

@@ -339,7 +339,7 @@
 //			},
 //			Grants: grantsInDB, // a GrantStore over the application's tables; nil: in memory
 //		})
-//	// Giving the notify.Hub to mcphttp (Options.Notifications) makes it the
+//	// Giving the notify.Hub to the endpoint's sessions part (sessions.New) makes it the
 //	// inventory's Notifier too (see [Inventory.AttachNotifier]): grant
 //	// changes then send list_changed to that subject's streams.
 //

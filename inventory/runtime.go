@@ -154,8 +154,9 @@ func (inv *Inventory) Notifier() Notifier {
 }
 
 // AttachNotifier makes n the notifier of an inventory that has none, so
-// that a transport given a notification hub (mcphttp.Options.Notifications)
-// also hears of grant changes without the application wiring it twice. It
+// that a transport given a notification hub (the sessions part of
+// mcphttp/sessions, sessions.New(hub, ...)) also hears of grant changes
+// without the application wiring it twice. It
 // reports whether n was attached: false when n is nil or the inventory
 // already has a notifier (which it keeps). It is safe for concurrent use.
 func (inv *Inventory) AttachNotifier(n Notifier) bool {

@@ -20,7 +20,7 @@
 //				return
 //			}
 //			ctx, err := principal.NewContext(r.Context(), principal.Principal{
-//				Subject: user.ID, Scopes: user.Scopes, Audience: resource,
+//				Subject: user.ID, Scopes: user.Scopes,
 //			})
 //			if err != nil {
 //				http.Error(w, "unauthorized", http.StatusUnauthorized)

@@ -2,11 +2,8 @@ module github.com/mcpkit/mcpkit/redisstore
 
 go 1.26.0
 
-// The stores are built and tested against the kit in this checkout.
-replace github.com/mcpkit/mcpkit => ../
-
 require (
-	github.com/mcpkit/mcpkit v0.0.0-00010101000000-000000000000
+	github.com/mcpkit/mcpkit v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/stretchr/testify v1.12.1
 )
@@ -24,6 +21,6 @@ require (
 	github.com/segmentio/asm v1.2.1 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/crypto v0.53.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/crypto v0.59.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 )

@@ -41,8 +41,8 @@ func chromium(t *testing.T) string {
 			return p
 		}
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true: no chromium on PATH; %s", chromiumHint)
+	if mustRun() {
+		t.Fatalf(mustRunReason()+"no chromium on PATH; %s", chromiumHint)
 	}
 	t.Skipf("no chromium on PATH: %s", chromiumHint)
 	return ""

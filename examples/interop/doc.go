@@ -106,7 +106,7 @@
 // one flow checks that the page cannot be framed. The test writes
 // screenshots of the login page to its artifact directory:
 //
-//	go test -run SignIn -v -artifacts -outputdir /tmp/signin ./examples/interop/
+//	mkdir -p /tmp/signin && go test -run SignIn -v -artifacts -outputdir /tmp/signin ./examples/interop/
 //
 // TestSignInWithOIDCProvider runs the same client flow against
 // oidc-provider with a login form (provider.mjs with MCPKIT_LOGIN=form),
@@ -117,7 +117,7 @@
 //
 // # Intercept in front of real SDK servers
 //
-// The package also tests mcphttp.Intercept wrapping real servers of the
+// The package also tests intercept.New wrapping real servers of the
 // official go-sdk (stateful, stateless, JSON responses) and of mcp-go,
 // driven by the go-sdk client in several protocol versions
 // (TestInterceptWithRealSDKs), and measures what the wrapper costs on a

@@ -125,8 +125,8 @@ func playwright(t *testing.T, sdkDir string) {
 	readJSON(t, filepath.Join("tsclient", "package.json"), &pinned)
 	b, err := os.ReadFile(filepath.Join(sdkDir, "node_modules", "playwright-core", "package.json"))
 	if errors.Is(err, os.ErrNotExist) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true: no playwright-core in MCPKIT_TS_SDK_DIR=%s; %s", sdkDir, installHint)
+		if mustRun() {
+			t.Fatalf(mustRunReason()+"no playwright-core in MCPKIT_TS_SDK_DIR=%s; %s", sdkDir, installHint)
 		}
 		t.Skipf("no playwright-core in MCPKIT_TS_SDK_DIR=%s; %s", sdkDir, installHint)
 	}

@@ -1,11 +1,12 @@
 // Command legacy shows an existing MCP server, written with the official
 // go-sdk (github.com/modelcontextprotocol/go-sdk/mcp) and offering a
-// word_count tool, wrapped by mcphttp.Intercept so that mcpkit serves a
-// private per-user inventory beside the tool: every signed-in user lists
-// and reads their own texts, page by page, and nobody else's.
+// word_count tool, wrapped by intercept.New (package mcphttp/intercept) so
+// that mcpkit serves a private per-user inventory beside the tool: every
+// signed-in user lists and reads their own texts, page by page, and nobody
+// else's.
 //
 //	go sdk server (tools) ──► auth.Handler ──┐
-//	mcpkit inventory (resources/*) ──────────┴─► mcphttp.Intercept ──► /mcp
+//	mcpkit inventory (resources/*) ──────────┴─► intercept.New ──► /mcp
 //
 // Intercept answers resources/list, resources/read,
 // resources/templates/list and resource completion itself, with mcpkit's

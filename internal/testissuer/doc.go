@@ -12,7 +12,7 @@
 // issuer in t.Cleanup, and [Issuer.Token] mints without an error return.
 //
 // Hooks make the JWK Set misbehave on purpose ([Issuer.SetJWKSHandler] with
-// [Status], [Body], [Huge], [Stall]); [Issuer.Unpublish], [Issuer.AddKey]
+// [Status], [Body], [Huge], [Issuer.Stall]); [Issuer.Unpublish], [Issuer.AddKey]
 // and [Issuer.AddRawJWK] change what it publishes; [Issuer.JWKSFetches]
 // counts fetches. [Issuer.SignRaw], [Compact] and [ToJSON] sign arbitrary
 // header and payload bytes to craft malicious tokens.

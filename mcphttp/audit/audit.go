@@ -105,7 +105,7 @@ const MaxRefusalKeys = 1024
 // resources/subscribe and unsubscribe, completion/complete,
 // subscriptions/listen and tools/call — with its outcome: ok, not found,
 // denied, unauthenticated, invalid cursor and its reason, rate-limited, and
-// the rest (see [Outcome]). Other methods (initialize, ping, discovery,
+// the rest (see [mcphttp.Outcome]). Other methods (initialize, ping, discovery,
 // notifications) are not audited. As a slog record its message is
 // "mcp audit", its time the time the call was received, and its attributes
 //

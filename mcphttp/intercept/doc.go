@@ -6,7 +6,7 @@
 //
 //	ep, err := mcphttp.New(inv, mcphttp.Options{Authenticator: auth},
 //		tools.New(…),          // the endpoint's tools, merged into legacy's list
-//		ratelimit.Limit(lim),  // limits and observers see what the endpoint serves
+//		lim.Part(),            // lim, a *ratelimit.Limiter: limits and observers see what the endpoint serves
 //	)
 //	h, err := intercept.New(ep, auth.Handler(legacy), intercept.Options{})
 //	mux.Handle("/mcp", h)

@@ -2,11 +2,8 @@ module github.com/mcpkit/mcpkit/mcphttp/otelmcp
 
 go 1.26.0
 
-// The adapter is built and tested against the kit in this checkout.
-replace github.com/mcpkit/mcpkit => ../..
-
 require (
-	github.com/mcpkit/mcpkit v0.0.0-00010101000000-000000000000
+	github.com/mcpkit/mcpkit v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
@@ -32,6 +29,6 @@ require (
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/crypto v0.53.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/crypto v0.59.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 )

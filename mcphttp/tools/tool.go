@@ -59,7 +59,7 @@ type Tool struct {
 	// the tool, on top of the inventory's global gates: a caller who does
 	// not pass them does not see the tool, and its calls answer as an
 	// unknown tool's (-32602), as a gated resource answers as a missing
-	// one. A grant change (inventory.Authorize) that opens or closes a
+	// one. A grant change (inventory.Inventory.Authorize) that opens or closes a
 	// tool reaches the caller's event streams as
 	// notifications/tools/list_changed.
 	Gates []string

@@ -45,11 +45,11 @@
 // fixed message ({"error":"not_found","message":"document not found"}).
 //
 // After each change the server notifies exactly the principals concerned,
-// through one notify.Hub given to mcphttp: a share or unshare sends
+// through one notify.Hub given to the endpoint's sessions part: a share or unshare sends
 // notifications/resources/list_changed to the grantee's open streams, an
 // update sends notifications/resources/updated to the streams of every
 // principal who may read the document (owner and grantees, from
-// store.Readers) that subscribed to it. Legacy clients open a session
+// store.Store.Readers) that subscribed to it. Legacy clients open a session
 // (initialize mints Mcp-Session-Id) and its GET stream; modern clients POST
 // subscriptions/listen.
 //
@@ -108,9 +108,9 @@
 //
 // # Operations
 //
-// Audit records (mcphttp.Audit) go to a stream of their own, -audit-log:
+// Audit records (audit.Audit, package mcphttp/audit) go to a stream of their own, -audit-log:
 // JSON lines on standard output by default (Config.Stdout), a file, or
-// off. Per-caller rate limits (mcphttp.RateLimiter, -rate-list, -rate-read,
+// off. Per-caller rate limits (ratelimit.Limiter, -rate-list, -rate-read,
 // -rate-search, -rate-other) answer 429 with Retry-After past the burst.
 // With -otel (or OTEL_EXPORTER_OTLP_ENDPOINT) traces and metrics go to an
 // OTLP/HTTP collector through the otelmcp adapter, and the store queries

@@ -8,9 +8,9 @@
 //	db, err := store.Open(ctx, "sqlite:documents.db") // or "postgres://…"
 //	if err != nil { … }
 //	defer db.Close()
-//	rows, err := db.List(ctx, principal.Subject, req.After, req.Limit+1)
+//	rows, err := db.List(ctx, caller.Subject, req.After, req.Limit+1) // caller: the principal.Principal
 //	// → inventory.Page{Entries: rows[:≤Limit] as {Key: OrderKey, URI, Name: Title, MIMEType}, HasMore: len(rows) > Limit}
-//	doc, err := db.Read(ctx, principal.Subject, id) // ErrNotFound unless visible now
+//	doc, err := db.Read(ctx, caller.Subject, id) // ErrNotFound unless visible now
 //
 // # Schema
 //

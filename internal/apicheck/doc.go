@@ -1,0 +1,49 @@
+// Package apicheck holds the repository's checks that its documentation and
+// its exported API stay true. It has tests only; nothing imports it.
+//
+// The tests load every package of every module of the workspace (go.work's
+// use directives) with go list -export -deps, type-check the repository's
+// packages from source with the standard library's go/types (their
+// dependencies from the compiler's export data), and check:
+//
+//   - TestAPI: the exported API of every package of every module except
+//     examples/ and internal/ packages, one line per exported identifier with
+//     its signature (like Go's own api/ files), equals the checked-in
+//     api/<package path>.txt at the repository root (the package path
+//     relative to github.com/mcpkit/mcpkit: api/mcphttp/sessions.txt). A
+//     difference fails with the lines added and removed and the command that
+//     rewrites the files after a reviewed API change:
+//
+//     go test ./internal/apicheck -update
+//
+//   - TestDocLinks: every doc link in a doc comment of every package
+//     resolves, in each of its forms (in square brackets: Name,
+//     Name.Method, Name.Field, pkg, pkg.Name, pkg.Name.Method, with or
+//     without a leading *): a name without a package to a declaration of
+//     the package (or a predeclared one); a package through the package's imports, its own
+//     name, a single-element standard library path or a full import path,
+//     and then a declaration of it; a selector after a type to a field or a
+//     method. A [pkg.Name] whose pkg is one of this repository's packages
+//     that the package does not import is reported (go/doc renders it as
+//     plain text). Every mention of one of this repository's packages in
+//     a doc comment's text, pkg.Name or pkg.Name.Selector (code blocks
+//     included), resolves the same way, also where it is not imported.
+//
+//   - TestREADMENames: every pkg.Name and pkg.Name.Selector of one of this
+//     repository's packages that README.md mentions resolves.
+//
+//   - TestREADMECodeBlocks: every Go code block of README.md (a fence opened
+//     with ```go) compiles. A block with a package clause is a file of its
+//     own. Any other block is the body of a function, func _() { ... }, in a
+//     package whose other file declares the names the README's prose
+//     introduces and its blocks use without declaring them (ctx, db, inv,
+//     auth, hub, alice, notes, ...: readmeEnv in readme_test.go); the
+//     block's imports are the packages whose names it uses (this
+//     repository's first, then the standard library, then the workspace's
+//     dependencies). Unused variables and imports are allowed, nothing else.
+//     A block right after the line <!-- apicheck: skip REASON --> is not
+//     compiled; the test logs how many were compiled and skipped.
+//
+// The tests need the workspace (go.work at the repository root): run them
+// from the repository, as CI does.
+package apicheck
