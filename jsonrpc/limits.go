@@ -1,14 +1,20 @@
 package jsonrpc
 
 import (
-	"sync/atomic"
 	"time"
 )
 
 // Limits of the decoder.
 const (
-	// DefaultMaxBytes is the body limit of the zero [Limits].
+	// DefaultMaxBytes is the body limit of the zero [Limits] for a
+	// signed-in caller.
 	DefaultMaxBytes = 4 << 20
+
+	// DefaultAnonymousMaxBytes is the body limit of the zero [Limits] for
+	// an anonymous caller: enough for initialize, server/discover and
+	// ping with room to spare, the calls a caller without credentials
+	// makes.
+	DefaultAnonymousMaxBytes = 64 << 10
 
 	// DefaultMaxIDBytes is the id limit of the zero [Limits].
 	DefaultMaxIDBytes = 256
@@ -35,8 +41,16 @@ const (
 type Limits struct {
 	// MaxBytes is the longest body accepted, in bytes. Zero means
 	// DefaultMaxBytes (4 MiB). A longer body is a *TooLargeError, found
-	// before anything else is read.
+	// before anything else is read. An anonymous caller's body is held
+	// to the smaller AnonymousMaxBytes.
 	MaxBytes int64
+
+	// AnonymousMaxBytes is the longest body accepted from an anonymous
+	// caller (see [Limits.ReadBody]: a request without a principal). Zero
+	// means DefaultAnonymousMaxBytes (64 KiB); it never exceeds MaxBytes.
+	// A body declared longer is refused with 413 before any of it is
+	// read.
+	AnonymousMaxBytes int64
 
 	// MaxIDBytes is the longest id accepted: the length of the id's JSON
 	// text as received (quotes and escapes included). Zero means
@@ -51,9 +65,12 @@ type Limits struct {
 	MaxBatch int
 
 	// Budget bounds the memory of all request bodies being read or
-	// served at once (see [BodyBudget]); a request that finds no room
-	// gets 503 with Retry-After. Nil means a process-wide budget of
-	// DefaultBodyBudget (64 MiB), shared by every Limits without one.
+	// served at once, in shares: anonymous callers in a small pool of
+	// their own, each signed-in principal at most its share (see
+	// [BodyBudget]); a request that finds no room in its share gets 503
+	// with Retry-After. Nil means a process-wide budget of
+	// DefaultBodyBudget (64 MiB) with the default shares, shared by every
+	// Limits without one.
 	Budget *BodyBudget
 
 	// ReadTimeout bounds the time reading a body may take, from the
@@ -66,58 +83,27 @@ type Limits struct {
 	ReadTimeout time.Duration
 }
 
-// BodyBudget bounds the memory that request bodies hold at once, across
-// every request that draws from it: a body's storage is charged to it as
-// the storage grows with the bytes received (never by the Content-Length
-// a client declares), and returned when the body is released. A request
-// whose storage cannot be charged is refused with 503 and Retry-After,
-// so that slow or large bodies can take no more than the budget, whoever
-// sends them. It is safe for concurrent use.
-type BodyBudget struct {
-	max  int64
-	used atomic.Int64
-}
-
-// NewBodyBudget returns a budget of maxBytes; zero or negative means
-// DefaultBodyBudget.
-func NewBodyBudget(maxBytes int64) *BodyBudget {
-	if maxBytes <= 0 {
-		maxBytes = DefaultBodyBudget
-	}
-	return &BodyBudget{max: maxBytes}
-}
-
-// InUse returns the bytes charged now.
-func (b *BodyBudget) InUse() int64 { return b.used.Load() }
-
-// reserve charges n bytes, and reports whether they fit.
-func (b *BodyBudget) reserve(n int64) bool {
-	for {
-		used := b.used.Load()
-		if used+n > b.max {
-			return false
-		}
-		if b.used.CompareAndSwap(used, used+n) {
-			return true
-		}
-	}
-}
-
-// release returns n bytes charged before.
-func (b *BodyBudget) release(n int64) {
-	if b != nil && n != 0 {
-		b.used.Add(-n)
-	}
-}
-
 // defaultBudget is the budget of every Limits without one.
-var defaultBudget = NewBodyBudget(DefaultBodyBudget)
+var defaultBudget = NewBodyBudget(DefaultBodyBudget, BudgetOptions{})
 
 func (l Limits) maxBytes() int64 {
 	if l.MaxBytes <= 0 {
 		return DefaultMaxBytes
 	}
 	return l.MaxBytes
+}
+
+// maxBytesFor is the body limit of a caller: anonymous or signed in.
+func (l Limits) maxBytesFor(anonymous bool) int64 {
+	m := l.maxBytes()
+	if !anonymous {
+		return m
+	}
+	a := l.AnonymousMaxBytes
+	if a <= 0 {
+		a = DefaultAnonymousMaxBytes
+	}
+	return min(a, m)
 }
 
 func (l Limits) maxID() int {

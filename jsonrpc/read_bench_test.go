@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // presizedPool and readPresized are the body read before issue 19, kept
@@ -65,7 +67,7 @@ func BenchmarkReadBody(b *testing.B) {
 		body := bytes.Repeat([]byte("a"), size)
 		r := &http.Request{ContentLength: int64(size)}
 		rd := bytes.NewReader(body)
-		budget := NewBodyBudget(0)
+		budget := NewBodyBudget(0, BudgetOptions{}).accountOf(&principal.Principal{Issuer: "https://issuer", Subject: "alice"})
 		b.Run(strconv.Itoa(size)+"/grown", func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(size))

@@ -1,0 +1,157 @@
+package jsonrpc
+
+import (
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcpkit/mcpkit/principal"
+)
+
+// BodyBudget bounds the memory that request bodies hold at once, in
+// shares, so that no caller denies another: anonymous callers draw on a
+// small pool of their own, and each signed-in principal on a share of the
+// rest that it cannot exceed, however many connections it opens. A body's
+// storage is charged to its caller's share as the storage grows with the
+// bytes received (never by the Content-Length a client declares), and
+// returned when the body is released. A request whose storage cannot be
+// charged is refused with 503 and Retry-After; it costs no other caller
+// anything. It is safe for concurrent use.
+//
+// The principal's share is found by a keyed 64-bit hash of its issuer
+// and subject (or client id): two principals share one only on a
+// collision. Memory is a few words per principal with a body in flight.
+type BodyBudget struct {
+	max      int64 // the whole budget
+	anonMax  int64 // the anonymous pool, within max
+	shareMax int64 // one principal's share
+	anon     atomic.Int64
+	signed   atomic.Int64
+	seed     maphash.Seed
+	shards   [budgetShards]shareShard
+}
+
+// BudgetOptions sets the shares of a [BodyBudget]. The zero value is the
+// default; each field documents its zero value.
+type BudgetOptions struct {
+	// Anonymous is the pool that the bodies of anonymous callers hold at
+	// most, together; it is reserved within the budget: signed-in callers
+	// never draw on it. Zero means 1/16 of the budget (4 MiB of the
+	// default 64 MiB): a thousand slow anonymous bodies of 4 KiB each.
+	Anonymous int64
+	// PerPrincipal is the most the bodies of one signed-in principal may
+	// hold at once, across all its requests. Zero means 1/8 of the
+	// budget (8 MiB of the default: two bodies of the largest default
+	// size at once, or a thousand small ones).
+	PerPrincipal int64
+}
+
+const budgetShards = 16 // a power of two
+
+type shareShard struct {
+	mu   sync.Mutex
+	held map[uint64]int64 // by the principal's key hash; absent when zero
+	_    [40]byte         // a cache line of its own
+}
+
+// NewBodyBudget returns a budget of maxBytes (zero or negative means
+// DefaultBodyBudget) with the shares of o. Shares larger than the budget
+// are cut to it; the anonymous pool to half of it.
+func NewBodyBudget(maxBytes int64, o BudgetOptions) *BodyBudget {
+	if maxBytes <= 0 {
+		maxBytes = DefaultBodyBudget
+	}
+	b := &BodyBudget{max: maxBytes, anonMax: o.Anonymous, shareMax: o.PerPrincipal, seed: maphash.MakeSeed()}
+	if b.anonMax <= 0 {
+		b.anonMax = maxBytes / 16
+	}
+	b.anonMax = min(b.anonMax, maxBytes/2)
+	if b.shareMax <= 0 {
+		b.shareMax = maxBytes / 8
+	}
+	b.shareMax = min(b.shareMax, maxBytes-b.anonMax)
+	for i := range b.shards {
+		b.shards[i].held = make(map[uint64]int64)
+	}
+	return b
+}
+
+// InUse returns the bytes charged now, anonymous and signed-in callers'
+// together.
+func (b *BodyBudget) InUse() int64 { return b.anon.Load() + b.signed.Load() }
+
+// account is whose share a body is charged to: the anonymous pool, or a
+// principal's share.
+type account struct {
+	b    *BodyBudget
+	anon bool
+	key  uint64 // the principal's hash
+}
+
+// accountOf returns the account of caller (nil: anonymous) in b.
+func (b *BodyBudget) accountOf(caller *principal.Principal) account {
+	if caller == nil {
+		return account{b: b, anon: true}
+	}
+	var h maphash.Hash
+	h.SetSeed(b.seed)
+	h.WriteString(caller.Issuer)
+	if caller.Subject != "" {
+		h.WriteByte('s')
+		h.WriteString(caller.Subject)
+	} else {
+		h.WriteByte('c')
+		h.WriteString(caller.ClientID)
+	}
+	return account{b: b, key: h.Sum64()}
+}
+
+// reserve charges n bytes to the account, and reports whether they fit
+// both its share and the budget.
+func (a account) reserve(n int64) bool {
+	if a.anon {
+		return reserveUpTo(&a.b.anon, n, a.b.anonMax)
+	}
+	s := &a.b.shards[a.key&(budgetShards-1)]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	held := s.held[a.key]
+	if held+n > a.b.shareMax || !reserveUpTo(&a.b.signed, n, a.b.max-a.b.anonMax) {
+		return false
+	}
+	s.held[a.key] = held + n
+	return true
+}
+
+// release returns n bytes charged to the account before.
+func (a account) release(n int64) {
+	if a.b == nil || n == 0 {
+		return
+	}
+	if a.anon {
+		a.b.anon.Add(-n)
+		return
+	}
+	s := &a.b.shards[a.key&(budgetShards-1)]
+	s.mu.Lock()
+	if held := s.held[a.key] - n; held > 0 {
+		s.held[a.key] = held
+	} else {
+		delete(s.held, a.key)
+	}
+	s.mu.Unlock()
+	a.b.signed.Add(-n)
+}
+
+// reserveUpTo adds n to used if the sum stays within max.
+func reserveUpTo(used *atomic.Int64, n, max int64) bool {
+	for {
+		u := used.Load()
+		if u+n > max {
+			return false
+		}
+		if used.CompareAndSwap(u, u+n) {
+			return true
+		}
+	}
+}
