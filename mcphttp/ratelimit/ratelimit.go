@@ -50,8 +50,8 @@ type Limits struct {
 	// DELETE of legacy sessions. Notifications and client responses are
 	// never limited: they are answered 202 without work.
 	Other Rate
-	// Refused limits the credentials refused per remote address (the
-	// anonymous key: see Key): past its burst, a request from that
+	// Refused limits the credentials refused per client address (the
+	// anonymous key: see Key and ClientAddr): past its burst, a request from that
 	// address that offers credentials gets 429 with Retry-After before
 	// they are checked, so that a flood of forged tokens costs no
 	// signature checks, while callers at other addresses are served as
@@ -64,15 +64,22 @@ type Limits struct {
 	// Key returns the rate key of a call. Nil, or an empty result, means
 	// the default: the principal's issuer and subject; else, for a token
 	// without a subject, its issuer and client id; else, for an anonymous
-	// caller, the remote address (an IPv6 address by its /64 prefix, which
-	// one host controls as a whole). Behind a reverse proxy r.RemoteAddr is
-	// the proxy's, so every anonymous caller would share one bucket:
-	// supply a Key that returns the client address the proxy vouches for
-	// (the last X-Forwarded-For hop it appended, say) for anonymous
-	// callers, and "" otherwise. Keys are compared by a keyed 64-bit hash
-	// (hash/maphash, a random seed per limiter): two callers share a
-	// bucket only on a collision, about 3·10⁻¹⁰ likely among 100,000.
+	// caller, the client address (see ClientAddr; an IPv6 address by its
+	// /64 prefix, which one host controls as a whole). Keys are compared
+	// by a keyed 64-bit hash (hash/maphash, a random seed per limiter):
+	// two callers share a bucket only on a collision, about 3·10⁻¹⁰
+	// likely among 100,000.
 	Key func(r *http.Request, caller *principal.Principal) string
+
+	// ClientAddr returns the address of a request's client, which keys
+	// anonymous callers' buckets and the refused credentials (Refused,
+	// and so the Authenticator's Throttle). Nil, or an invalid result,
+	// means r.RemoteAddr. Behind a reverse proxy r.RemoteAddr is the
+	// proxy's, so every client would share one bucket and one client's
+	// forged tokens would lock everyone out: name the proxies and give
+	// their method value, (*TrustedProxies).ClientAddr, which believes
+	// the proxies' X-Forwarded-For or Forwarded and nobody else's.
+	ClientAddr func(r *http.Request) netip.Addr
 
 	// MaxCallers bounds how many callers are tracked at once. Zero means
 	// DefaultMaxCallers. Callers whose buckets have refilled are forgotten
@@ -148,6 +155,7 @@ type Limiter struct {
 	active bool  // some class is limited
 	fill   int64 // nanoseconds in which every bucket refills from empty
 	key    func(*http.Request, *principal.Principal) string
+	client func(*http.Request) netip.Addr
 	now    func() time.Time
 	seed   maphash.Seed
 	table  bucketTable
@@ -174,7 +182,7 @@ const (
 // New returns a Limiter for l. It returns an error for a
 // negative or non-finite rate, a negative burst or MaxCallers.
 func New(l Limits) (*Limiter, error) {
-	rl := &Limiter{key: l.Key, now: l.Now, seed: maphash.MakeSeed(), store: l.Store, failClosed: l.FailClosed, log: l.Logger}
+	rl := &Limiter{key: l.Key, client: l.ClientAddr, now: l.Now, seed: maphash.MakeSeed(), store: l.Store, failClosed: l.FailClosed, log: l.Logger}
 	if rl.now == nil {
 		rl.now = time.Now
 	}
@@ -375,11 +383,17 @@ func (l *Limiter) appendKey(dst []byte, r *http.Request, caller *principal.Princ
 	case caller != nil && caller.ClientID != "":
 		return append(append(dst, 'c'), caller.ClientKey()...)
 	}
-	ap, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		return append(append(dst, 'r'), r.RemoteAddr...) // not host:port (a Unix socket, a test): as it is
+	var addr netip.Addr
+	if l.client != nil {
+		addr = l.client(r).Unmap().WithZone("")
 	}
-	addr := ap.Addr().Unmap().WithZone("")
+	if !addr.IsValid() {
+		ap, err := netip.ParseAddrPort(r.RemoteAddr)
+		if err != nil {
+			return append(append(dst, 'r'), r.RemoteAddr...) // not host:port (a Unix socket, a test): as it is
+		}
+		addr = ap.Addr().Unmap().WithZone("")
+	}
 	if addr.Is6() {
 		p, _ := addr.Prefix(64)
 		addr = p.Addr()
