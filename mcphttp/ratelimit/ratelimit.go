@@ -175,7 +175,7 @@ const (
 	classRead
 	classSearch
 	classOther
-	classRefused // refused credentials, by remote address
+	classRefused // refused credentials, by client address
 	numClasses
 )
 
@@ -278,7 +278,7 @@ func (l *Limiter) warn() {
 // classNames prefix the store keys of the classes.
 var classNames = [numClasses]string{"l:", "r:", "s:", "o:", "x:"}
 
-// Admit reports whether r's remote address may have credentials checked
+// Admit reports whether r's client address (Limits.ClientAddr) may have credentials checked
 // now: whether its bucket of refused credentials (Limits.Refused) has
 // room for one more refusal. It takes nothing; see [Limiter.Refused].
 // With Refused unlimited it always admits. Admit and Refused make a
@@ -288,7 +288,7 @@ func (l *Limiter) Admit(r *http.Request) (ok bool, retryAfter time.Duration) {
 	return ok, retryAfter
 }
 
-// Refused takes one refusal from r's remote address's bucket of refused
+// Refused takes one refusal from r's client address's bucket of refused
 // credentials (see [Limiter.Admit]).
 func (l *Limiter) Refused(r *http.Request) { l.decide(r, nil, classRefused, false) }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/examples/documents/pgnotify"
+	"github.com/mcpkit/mcpkit/mcphttp/ratelimit"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
 
@@ -164,6 +165,19 @@ type Config struct {
 	// that address's requests with a token get 429. Same syntax; the
 	// flag's default is DefaultRateRefused.
 	RateRefused string
+	// TrustedProxies names the reverse proxies in front of the server
+	// (-trusted-proxies): comma-separated IP addresses and CIDR prefixes
+	// ("127.0.0.1/32,10.0.0.0/8"). From them, and only from them, the
+	// client address in ProxyHeader is believed: the per-address limits
+	// (anonymous callers' buckets, -rate-refused) key on the real client
+	// instead of on the proxy, which every client would share. Empty
+	// means none: the remote address is the client's.
+	TrustedProxies string
+	// ProxyHeader is the header the trusted proxies put the client's
+	// address in (-proxy-header): "X-Forwarded-For" (HAProxy's option
+	// forwardfor, nginx's $proxy_add_x_forwarded_for) or "Forwarded"
+	// (RFC 7239). Empty means X-Forwarded-For.
+	ProxyHeader string
 
 	// LogLevel is the minimum level of the default logger (-log-level).
 	LogLevel slog.Level
@@ -487,12 +501,20 @@ func checkMetricsAddr(c Config, bad reportFunc) {
 	}
 }
 
-// checkRates: every rate limit parses.
+// checkRates: every rate limit parses, and so do the trusted proxies.
 func checkRates(c Config, bad reportFunc) {
 	for _, f := range c.rateFlags() {
 		if _, err := parseRate(f.value); err != nil {
 			bad(f.flag, "%v", err)
 		}
+	}
+	if _, err := ratelimit.NewTrustedProxies(c.TrustedProxies, ""); err != nil {
+		bad("trusted-proxies", "must be comma-separated IP addresses and CIDR prefixes (without host bits), e.g. 127.0.0.1/32,10.0.0.0/8")
+	}
+	if _, err := ratelimit.NewTrustedProxies("", c.ProxyHeader); err != nil {
+		bad("proxy-header", "must be X-Forwarded-For or Forwarded")
+	} else if c.ProxyHeader != "" && c.TrustedProxies == "" {
+		bad("proxy-header", "only used with -trusted-proxies")
 	}
 }
 

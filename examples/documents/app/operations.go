@@ -88,6 +88,13 @@ func (a *App) newRateLimiter() (*ratelimit.Limiter, error) {
 		return nil, nil
 	}
 	lim := ratelimit.Limits{List: rates[0], Read: rates[1], Search: rates[2], Other: rates[3], Refused: rates[4], Logger: a.log}
+	if a.cfg.TrustedProxies != "" {
+		proxies, err := ratelimit.NewTrustedProxies(a.cfg.TrustedProxies, a.cfg.ProxyHeader)
+		if err != nil {
+			return nil, &ConfigError{Flag: "trusted-proxies", Problem: "must be comma-separated IP addresses and CIDR prefixes"}
+		}
+		lim.ClientAddr = proxies.ClientAddr // the anonymous buckets and the refused credentials (the Authenticator's Throttle)
+	}
 	if a.redis != nil {
 		lim.Store, lim.FailClosed = a.redis.rates, a.cfg.RateFailClosed
 	}
