@@ -81,6 +81,17 @@ type Limits struct {
 	// the proxies' X-Forwarded-For or Forwarded and nobody else's.
 	ClientAddr func(r *http.Request) netip.Addr
 
+	// MaxInFlight bounds the calls one caller (keyed as the buckets are)
+	// may have in flight at once, whatever their class: a call past it
+	// gets 429 with Retry-After 1, like a call over its rate, and takes
+	// nothing from the buckets. A client that sends one call after
+	// another never meets it, however fast it goes; a flood of calls at
+	// once does. Zero means no bound. It counts per process, also with a
+	// Store: concurrency is what costs an instance. Streams count only
+	// while the call that opens one is served, and the GET and DELETE of
+	// legacy sessions not at all.
+	MaxInFlight int
+
 	// MaxCallers bounds how many callers are tracked at once. Zero means
 	// DefaultMaxCallers. Callers whose buckets have refilled are forgotten
 	// first, which changes nothing (a full bucket is what a new caller
@@ -159,6 +170,9 @@ type Limiter struct {
 	now    func() time.Time
 	seed   maphash.Seed
 	table  bucketTable
+
+	maxInFlight int32
+	inflight    inflightTable
 }
 
 // rate is a class's Rate in the units the buckets use.
@@ -180,7 +194,8 @@ const (
 )
 
 // New returns a Limiter for l. It returns an error for a
-// negative or non-finite rate, a negative burst or MaxCallers.
+// negative or non-finite rate, a negative burst, MaxCallers or
+// MaxInFlight.
 func New(l Limits) (*Limiter, error) {
 	rl := &Limiter{key: l.Key, client: l.ClientAddr, now: l.Now, seed: maphash.MakeSeed(), store: l.Store, failClosed: l.FailClosed, log: l.Logger}
 	if rl.now == nil {
@@ -207,6 +222,10 @@ func New(l Limits) (*Limiter, error) {
 	if l.MaxCallers < 0 {
 		return nil, errors.New("ratelimit: Limits.MaxCallers must not be negative")
 	}
+	if l.MaxInFlight < 0 || l.MaxInFlight > math.MaxInt32 {
+		return nil, errors.New("ratelimit: Limits.MaxInFlight must not be negative")
+	}
+	rl.maxInFlight = int32(l.MaxInFlight)
 	maxCallers := l.MaxCallers
 	if maxCallers == 0 {
 		maxCallers = DefaultMaxCallers
@@ -302,7 +321,7 @@ func (l *Limiter) check(r *http.Request, caller *principal.Principal, class stri
 	case unavailable:
 		return errStoreUnavailable
 	case !ok:
-		return errRateLimited(max(1, int(math.Ceil(wait.Seconds()))))
+		return errRateLimited(wait)
 	}
 	return nil
 }
@@ -324,20 +343,26 @@ func classOf(class string) int {
 }
 
 // CodeRateLimited is the JSON-RPC error code of a request over the
-// caller's rate limit (HTTP 429 with Retry-After; data.retryAfter repeats
-// the seconds). It is application-defined, outside the JSON-RPC reserved
-// range (-32768 … -32000) as the MCP error-code policy asks; 429 echoes
-// the HTTP status.
-const CodeRateLimited = -31429
+// caller's rate limit or in-flight bound, as the MCP draft "Standardize
+// Rate-Limiting Errors" (SEP-3304) has it: HTTP 429, a Retry-After header
+// in whole seconds (rounded up), and error.data.retryAfterMs, the
+// milliseconds to wait (the draft's RL-1 to RL-3; the optional limit and
+// remaining are not sent: they would tell a caller its quota exactly).
+const CodeRateLimited = -32023
 
-// errRateLimited: the caller is over its rate limit for the call's class;
-// retry is the whole seconds until a call is allowed again.
-func errRateLimited(retry int) error {
+// errRateLimited: the caller is over its rate limit for the call's class,
+// or has too many calls in flight; retry is the time until a call is
+// allowed again.
+func errRateLimited(retry time.Duration) error {
+	ms := max(1, (retry.Nanoseconds()+int64(time.Millisecond)-1)/int64(time.Millisecond))
 	data := struct {
-		RetryAfter int `json:"retryAfter"`
-	}{retry}
-	return &mcphttp.Error{Status: http.StatusTooManyRequests, RetryAfter: retry, Code: CodeRateLimited, Message: "Rate limit exceeded", Data: data}
+		RetryAfterMs int64 `json:"retryAfterMs"`
+	}{ms}
+	return &mcphttp.Error{Status: http.StatusTooManyRequests, RetryAfter: int((ms + 999) / 1000), Code: CodeRateLimited, Message: "Rate limit exceeded", Data: data}
 }
+
+// errTooManyInFlight: the caller has Limits.MaxInFlight calls in flight.
+var errTooManyInFlight = errRateLimited(time.Second)
 
 // Part returns the endpoint part that applies the limiter: to every
 // request the endpoint serves, by the class of what it does
@@ -348,10 +373,18 @@ func (l *Limiter) Part() mcphttp.Part {
 	return mcphttp.PartFunc(func(s *mcphttp.Setup) error {
 		s.Use(func(next mcphttp.Handler) mcphttp.Handler {
 			return func(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
-				if !c.ID.IsZero() {
-					if err := l.check(c.Request, c.Principal, c.Class()); err != nil {
-						return mcphttp.Result{}, err
-					}
+				if c.ID.IsZero() {
+					return next(ctx, c)
+				}
+				key, held, ok := l.beginCall(c.Request, c.Principal)
+				if !ok {
+					return mcphttp.Result{}, errTooManyInFlight
+				}
+				if held {
+					defer l.inflight.end(key)
+				}
+				if err := l.check(c.Request, c.Principal, c.Class()); err != nil {
+					return mcphttp.Result{}, err
 				}
 				return next(ctx, c)
 			}

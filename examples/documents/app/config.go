@@ -165,6 +165,11 @@ type Config struct {
 	// that address's requests with a token get 429. Same syntax; the
 	// flag's default is DefaultRateRefused.
 	RateRefused string
+	// MaxInFlight bounds the MCP calls one caller (as the rate limits key
+	// them) may have in flight at once (-max-in-flight): past it, 429. A
+	// client that waits for each answer never meets it; a flood does.
+	// Zero means no bound; the flag's default is DefaultMaxInFlight.
+	MaxInFlight int
 	// TrustedProxies names the reverse proxies in front of the server
 	// (-trusted-proxies): comma-separated IP addresses and CIDR prefixes
 	// ("127.0.0.1/32,10.0.0.0/8"). From them, and only from them, the
@@ -507,6 +512,9 @@ func checkRates(c Config, bad reportFunc) {
 		if _, err := parseRate(f.value); err != nil {
 			bad(f.flag, "%v", err)
 		}
+	}
+	if c.MaxInFlight < 0 {
+		bad("max-in-flight", "must not be negative (0: no bound)")
 	}
 	if _, err := ratelimit.NewTrustedProxies(c.TrustedProxies, ""); err != nil {
 		bad("trusted-proxies", "must be comma-separated IP addresses and CIDR prefixes (without host bits), e.g. 127.0.0.1/32,10.0.0.0/8")
