@@ -96,3 +96,27 @@ func BenchmarkReadBody(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBodyBudgetCharge is the budget's cost per body (charge the
+// initial storage, return it): a principal's share (a keyed hash of its
+// identity and a shard lock, issue 27) beside the anonymous pool, whose
+// cost is one atomic add each way, as the single budget's was before.
+func BenchmarkBodyBudgetCharge(b *testing.B) {
+	budget := NewBodyBudget(0, BudgetOptions{})
+	alice := &principal.Principal{Issuer: "https://issuer.example", Subject: "alice"}
+	for _, c := range []struct {
+		name   string
+		caller *principal.Principal
+	}{{"anonymous", nil}, {"principal", alice}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				a := budget.accountOf(c.caller)
+				if !a.reserve(initialBodyBytes) {
+					b.Fatal("no room")
+				}
+				a.release(initialBodyBytes)
+			}
+		})
+	}
+}
