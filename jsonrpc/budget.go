@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"hash/maphash"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 
@@ -10,20 +11,23 @@ import (
 
 // BodyBudget bounds the memory that request bodies hold at once, in
 // shares, so that no caller denies another: anonymous callers draw on a
-// small pool of their own, and each signed-in principal on a share of the
-// rest that it cannot exceed, however many connections it opens. A body's
+// small pool of their own, each client address on a share of it, and
+// each signed-in principal on a share of the rest that it cannot exceed,
+// however many connections it opens. A body's
 // storage is charged to its caller's share as the storage grows with the
 // bytes received (never by the Content-Length a client declares), and
 // returned when the body is released. A request whose storage cannot be
 // charged is refused with 503 and Retry-After; it costs no other caller
 // anything. It is safe for concurrent use.
 //
-// The principal's share is found by a keyed 64-bit hash of its issuer
-// and subject (or client id): two principals share one only on a
-// collision. Memory is a few words per principal with a body in flight.
+// A share is found by a keyed 64-bit hash of the principal's issuer and
+// subject (or client id), or of the address: two callers share one only
+// on a collision. Memory is a few words per caller with a body in
+// flight.
 type BodyBudget struct {
 	max      int64 // the whole budget
 	anonMax  int64 // the anonymous pool, within max
+	addrMax  int64 // one client address's share of the anonymous pool
 	shareMax int64 // one principal's share
 	anon     atomic.Int64
 	signed   atomic.Int64
@@ -39,6 +43,13 @@ type BudgetOptions struct {
 	// never draw on it. Zero means 1/16 of the budget (4 MiB of the
 	// default 64 MiB): a thousand slow anonymous bodies of 4 KiB each.
 	Anonymous int64
+	// AnonymousPerAddress is the most the anonymous bodies of one client
+	// address (see Limits.ClientAddr; an IPv6 address by its /64) may
+	// hold at once, so that one stranger's crowd of slow bodies fills
+	// its own share of the anonymous pool, not the pool. Zero means 1/8
+	// of Anonymous (512 KiB of the default: 128 slow bodies, or 8 of the
+	// largest anonymous ones).
+	AnonymousPerAddress int64
 	// PerPrincipal is the most the bodies of one signed-in principal may
 	// hold at once, across all its requests. Zero means 1/8 of the
 	// budget (8 MiB of the default: two bodies of the largest default
@@ -66,6 +77,10 @@ func NewBodyBudget(maxBytes int64, o BudgetOptions) *BodyBudget {
 		b.anonMax = maxBytes / 16
 	}
 	b.anonMax = min(b.anonMax, maxBytes/2)
+	if b.addrMax = o.AnonymousPerAddress; b.addrMax <= 0 {
+		b.addrMax = b.anonMax / 8
+	}
+	b.addrMax = min(b.addrMax, b.anonMax)
 	if b.shareMax <= 0 {
 		b.shareMax = maxBytes / 8
 	}
@@ -80,18 +95,25 @@ func NewBodyBudget(maxBytes int64, o BudgetOptions) *BodyBudget {
 // together.
 func (b *BodyBudget) InUse() int64 { return b.anon.Load() + b.signed.Load() }
 
-// account is whose share a body is charged to: the anonymous pool, or a
-// principal's share.
+// account is whose share a body is charged to: a client address's share
+// of the anonymous pool, or a principal's share of the rest.
 type account struct {
 	b    *BodyBudget
 	anon bool
-	key  uint64 // the principal's hash
+	key  uint64 // the principal's or the address's hash
 }
 
-// accountOf returns the account of caller (nil: anonymous) in b.
-func (b *BodyBudget) accountOf(caller *principal.Principal) account {
+// accountOf returns the account of caller in b; for a nil caller
+// (anonymous), that of its client address addr.
+func (b *BodyBudget) accountOf(caller *principal.Principal, addr netip.Addr) account {
 	if caller == nil {
-		return account{b: b, anon: true}
+		a := addr.Unmap().WithZone("")
+		if a.Is6() {
+			p, _ := a.Prefix(64) // one host holds a /64
+			a = p.Addr()
+		}
+		k := a.As16()
+		return account{b: b, anon: true, key: maphash.Bytes(b.seed, k[:]) ^ 0x94d049bb133111eb}
 	}
 	// Issuer and subject (else client id) hashed apart and mixed: no
 	// concatenation to allocate, no two identities alike by their text.
@@ -104,16 +126,17 @@ func (b *BodyBudget) accountOf(caller *principal.Principal) account {
 }
 
 // reserve charges n bytes to the account, and reports whether they fit
-// both its share and the budget.
+// both its share and its pool.
 func (a account) reserve(n int64) bool {
+	share, pool, poolMax := a.b.shareMax, &a.b.signed, a.b.max-a.b.anonMax
 	if a.anon {
-		return reserveUpTo(&a.b.anon, n, a.b.anonMax)
+		share, pool, poolMax = a.b.addrMax, &a.b.anon, a.b.anonMax
 	}
 	s := &a.b.shards[a.key&(budgetShards-1)]
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	held := s.held[a.key]
-	if held+n > a.b.shareMax || !reserveUpTo(&a.b.signed, n, a.b.max-a.b.anonMax) {
+	if held+n > share || !reserveUpTo(pool, n, poolMax) {
 		return false
 	}
 	s.held[a.key] = held + n
@@ -125,10 +148,6 @@ func (a account) release(n int64) {
 	if a.b == nil || n == 0 {
 		return
 	}
-	if a.anon {
-		a.b.anon.Add(-n)
-		return
-	}
 	s := &a.b.shards[a.key&(budgetShards-1)]
 	s.mu.Lock()
 	if held := s.held[a.key] - n; held > 0 {
@@ -137,6 +156,10 @@ func (a account) release(n int64) {
 		delete(s.held, a.key)
 	}
 	s.mu.Unlock()
+	if a.anon {
+		a.b.anon.Add(-n)
+		return
+	}
 	a.b.signed.Add(-n)
 }
 

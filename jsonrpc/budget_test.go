@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -87,12 +89,15 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// hold reads a body for caller (nil: anonymous) and keeps it; it returns
-// the status of the answer when the body was refused, 0 when held.
+// hold reads a body for caller ("": anonymous; "@ADDR": anonymous from
+// ADDR) and keeps it; it returns the status of the answer when the body
+// was refused, 0 when held.
 func hold(t *testing.T, l jsonrpc.Limits, caller string, size int, held *[]*jsonrpc.Body) int {
 	t.Helper()
 	r := post(ping(size), "application/json")
-	if caller != "" {
+	if addr, ok := strings.CutPrefix(caller, "@"); ok {
+		r.RemoteAddr = addr + ":4000"
+	} else if caller != "" {
 		r = signedIn(t, r, caller)
 	}
 	w := httptest.NewRecorder()
@@ -107,11 +112,12 @@ func hold(t *testing.T, l jsonrpc.Limits, caller string, size int, held *[]*json
 	return 0
 }
 
-// No caller denies another (issue 27): the anonymous crowd fills only its
-// pool, one principal only its share, and the principals together only
-// the budget less the anonymous pool; everyone else is served meanwhile.
+// No caller denies another (issue 27): one address's anonymous crowd
+// fills only its share of the anonymous pool, all of them only the pool,
+// one principal only its share, and the principals together only the
+// budget less the anonymous pool; everyone else is served meanwhile.
 func TestBodyBudgetShares(t *testing.T) {
-	budget := jsonrpc.NewBodyBudget(1<<20, jsonrpc.BudgetOptions{Anonymous: 64 << 10, PerPrincipal: 256 << 10})
+	budget := jsonrpc.NewBodyBudget(1<<20, jsonrpc.BudgetOptions{Anonymous: 64 << 10, AnonymousPerAddress: 16 << 10, PerPrincipal: 256 << 10})
 	l := jsonrpc.Limits{Budget: budget}
 	var held []*jsonrpc.Body
 	defer func() {
@@ -121,11 +127,22 @@ func TestBodyBudgetShares(t *testing.T) {
 		assert.Zero(t, budget.InUse(), "everything returned")
 	}()
 
-	// Anonymous bodies of 4 KiB: 16 fit the pool, the 17th is refused.
-	for i := range 16 {
-		require.Zero(t, hold(t, l, "", 100, &held), "anonymous body %d", i)
+	// Anonymous bodies of 4 KiB: 4 fit an address's share.
+	for i := range 4 {
+		require.Zero(t, hold(t, l, "@203.0.113.7", 100, &held), "anonymous body %d", i)
 	}
-	assert.Equal(t, http.StatusServiceUnavailable, hold(t, l, "", 100, &held), "the anonymous pool is full")
+	assert.Equal(t, http.StatusServiceUnavailable, hold(t, l, "@203.0.113.7", 100, &held), "the address's share is full")
+	require.Zero(t, hold(t, l, "@[2001:db8::1]", 100, &held))
+	for i := range 3 {
+		require.Zero(t, hold(t, l, "@[2001:db8::2]", 100, &held), "%d", i)
+	}
+	assert.Equal(t, http.StatusServiceUnavailable, hold(t, l, "@[2001:db8::99]", 100, &held), "an IPv6 /64 is one address")
+	require.Zero(t, hold(t, l, "@203.0.113.8", 100, &held), "another address is served")
+	// 16 fit the pool: 7 more from other addresses, then it is full.
+	for i := range 7 {
+		require.Zero(t, hold(t, l, "@198.51.100."+strconv.Itoa(i), 100, &held), "anonymous body from address %d", i)
+	}
+	assert.Equal(t, http.StatusServiceUnavailable, hold(t, l, "@198.51.100.200", 100, &held), "the anonymous pool is full")
 	require.Zero(t, hold(t, l, "alice", 100, &held), "alice is served beside the anonymous crowd")
 
 	// Mallory takes her share (256 KiB: 64 small bodies), no more.
@@ -144,11 +161,9 @@ func TestBodyBudgetShares(t *testing.T) {
 	}
 	require.True(t, full, "the signed-in part of the budget fills")
 	assert.LessOrEqual(t, budget.InUse(), int64(1<<20))
-	for _, b := range held[:1] {
-		b.Release()
-	}
+	held[0].Release() // an anonymous body of 203.0.113.7
 	held = held[1:]
-	require.Zero(t, hold(t, l, "", 100, &held), "an anonymous caller is served with the principals' part full")
+	require.Zero(t, hold(t, l, "@203.0.113.9", 100, &held), "an anonymous caller is served with the principals' part full")
 }
 
 // The Decoder takes the principal an authentication middleware in front
@@ -186,7 +201,7 @@ func TestNewBodyBudgetCutsShares(t *testing.T) {
 		}
 	}()
 	n := 0
-	for hold(t, l, "", 10, &held) == 0 {
+	for hold(t, l, "@192.0.2."+strconv.Itoa(n), 10, &held) == 0 {
 		n++
 	}
 	assert.Equal(t, 8, n, "the anonymous pool is at most half the budget: 32 KiB")
@@ -195,4 +210,23 @@ func TestNewBodyBudgetCutsShares(t *testing.T) {
 		n++
 	}
 	assert.Equal(t, 8, n, "a share is at most the rest")
+}
+
+// Limits.ClientAddr names the address an anonymous body is charged to
+// (behind a proxy, the one it vouches for).
+func TestReadBodyClientAddr(t *testing.T) {
+	budget := jsonrpc.NewBodyBudget(1<<20, jsonrpc.BudgetOptions{Anonymous: 64 << 10, AnonymousPerAddress: 4 << 10})
+	var from string
+	l := jsonrpc.Limits{Budget: budget, ClientAddr: func(*http.Request) netip.Addr { return netip.MustParseAddr(from) }}
+	var held []*jsonrpc.Body
+	defer func() {
+		for _, b := range held {
+			b.Release()
+		}
+	}()
+	from = "203.0.113.7"
+	require.Zero(t, hold(t, l, "@127.0.0.1", 10, &held))
+	assert.Equal(t, http.StatusServiceUnavailable, hold(t, l, "@127.0.0.1", 10, &held), "the client's share is full")
+	from = "203.0.113.8"
+	assert.Zero(t, hold(t, l, "@127.0.0.1", 10, &held), "another client behind the same proxy is served")
 }

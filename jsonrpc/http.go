@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -110,8 +111,9 @@ func (l Limits) ReadBody(w http.ResponseWriter, r *http.Request) (b *Body, ok bo
 }
 
 // ReadBodyFor is [Limits.ReadBody] for a caller already known: caller's
-// share of the budget and MaxBytes, or, for a nil caller, the anonymous
-// pool and AnonymousMaxBytes. A body over the caller's limit is 413
+// share of the budget and MaxBytes, or, for a nil caller, its client
+// address's share of the anonymous pool (see Limits.ClientAddr) and
+// AnonymousMaxBytes. A body over the caller's limit is 413
 // (refused before it is read when so declared); a body that finds no
 // room in the caller's share is 503 with Retry-After, and costs no other
 // caller anything.
@@ -155,7 +157,11 @@ func (l Limits) ReadBodyFor(w http.ResponseWriter, r *http.Request, caller *prin
 // read reads r's body under the caller's byte limit and share of the
 // budget, and l's read timeout.
 func (l Limits) read(w http.ResponseWriter, r *http.Request, caller *principal.Principal) (*rawBuf, error) {
-	max, acct := l.maxBytesFor(caller == nil), l.budget().accountOf(caller)
+	var addr netip.Addr
+	if caller == nil {
+		addr = l.clientAddr(r)
+	}
+	max, acct := l.maxBytesFor(caller == nil), l.budget().accountOf(caller, addr)
 	timeout := l.readTimeout()
 	if timeout <= 0 {
 		return readLimited(r, max, acct)

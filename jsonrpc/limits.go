@@ -1,6 +1,8 @@
 package jsonrpc
 
 import (
+	"net/http"
+	"net/netip"
 	"time"
 )
 
@@ -73,6 +75,14 @@ type Limits struct {
 	// Limits without one.
 	Budget *BodyBudget
 
+	// ClientAddr returns the address of a request's client, whose share
+	// of the anonymous pool an anonymous body is charged to (see
+	// [BudgetOptions]). Nil, or an invalid result, means r.RemoteAddr.
+	// Behind a reverse proxy, give the address it vouches for (the
+	// method value of mcphttp/ratelimit's TrustedProxies.ClientAddr), or
+	// every anonymous caller shares the proxy's.
+	ClientAddr func(r *http.Request) netip.Addr
+
 	// ReadTimeout bounds the time reading a body may take, from the
 	// first read: a body that is still arriving then gets 400, and its
 	// connection is closed. It is set as the connection's read deadline
@@ -125,6 +135,21 @@ func (l Limits) budget() *BodyBudget {
 		return defaultBudget
 	}
 	return l.Budget
+}
+
+// clientAddr is the address of r's client (see Limits.ClientAddr); the
+// zero Addr when it has none.
+func (l Limits) clientAddr(r *http.Request) netip.Addr {
+	if l.ClientAddr != nil {
+		if a := l.ClientAddr(r); a.IsValid() {
+			return a
+		}
+	}
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return netip.Addr{} // a Unix socket, a test: one share for all of them
+	}
+	return ap.Addr()
 }
 
 func (l Limits) readTimeout() time.Duration {

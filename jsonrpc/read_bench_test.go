@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync"
 	"testing"
@@ -67,7 +68,7 @@ func BenchmarkReadBody(b *testing.B) {
 		body := bytes.Repeat([]byte("a"), size)
 		r := &http.Request{ContentLength: int64(size)}
 		rd := bytes.NewReader(body)
-		budget := NewBodyBudget(0, BudgetOptions{}).accountOf(&principal.Principal{Issuer: "https://issuer", Subject: "alice"})
+		budget := NewBodyBudget(0, BudgetOptions{}).accountOf(&principal.Principal{Issuer: "https://issuer", Subject: "alice"}, netip.Addr{})
 		b.Run(strconv.Itoa(size)+"/grown", func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(size))
@@ -98,12 +99,13 @@ func BenchmarkReadBody(b *testing.B) {
 }
 
 // BenchmarkBodyBudgetCharge is the budget's cost per body (charge the
-// initial storage, return it): a principal's share (a keyed hash of its
-// identity and a shard lock, issue 27) beside the anonymous pool, whose
-// cost is one atomic add each way, as the single budget's was before.
+// initial storage, return it) in a principal's share and in an address's
+// share of the anonymous pool (a keyed hash and a shard lock each, issue
+// 27).
 func BenchmarkBodyBudgetCharge(b *testing.B) {
 	budget := NewBodyBudget(0, BudgetOptions{})
 	alice := &principal.Principal{Issuer: "https://issuer.example", Subject: "alice"}
+	addr := netip.MustParseAddr("203.0.113.7")
 	for _, c := range []struct {
 		name   string
 		caller *principal.Principal
@@ -111,7 +113,7 @@ func BenchmarkBodyBudgetCharge(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				a := budget.accountOf(c.caller)
+				a := budget.accountOf(c.caller, addr)
 				if !a.reserve(initialBodyBytes) {
 					b.Fatal("no room")
 				}

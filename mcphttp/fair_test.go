@@ -58,6 +58,13 @@ func TestSlowBodyCrowdCostsHonestCallersNothing(t *testing.T) {
 				t.Logf("%s, %d connections: alice served %d of %d (%.1f %%)", crowd.name, conns, ok, total, 100*float64(ok)/float64(total))
 				require.Positive(t, total)
 				assert.GreaterOrEqual(t, float64(ok)/float64(total), 0.99, "alice served %d of %d", ok, total)
+				// An anonymous caller at another address (127.0.0.3; the
+				// crowd is at 127.0.0.1) is served too: the crowd holds its
+				// own address's share of the anonymous pool.
+				ok, total = honestPings(t, srv.URL, "127.0.0.3", 300*time.Millisecond)
+				t.Logf("%s, %d connections: an anonymous caller served %d of %d", crowd.name, conns, ok, total)
+				require.Positive(t, total)
+				assert.GreaterOrEqual(t, float64(ok)/float64(total), 0.99, "the anonymous caller served %d of %d", ok, total)
 			})
 		}
 	}
@@ -106,6 +113,34 @@ func honestLists(t *testing.T, url, token string, d time.Duration) (ok, total in
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
 		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := client.Do(req)
+		total++
+		if err != nil {
+			continue
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			ok++
+		}
+	}
+	return ok, total
+}
+
+// honestPings has an anonymous caller at the loopback address from ping,
+// one call after another, for d, and returns how many calls were
+// answered 200 of how many were made.
+func honestPings(t *testing.T, url, from string, d time.Duration) (ok, total int) {
+	t.Helper()
+	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 5 * time.Second}
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: dialer.DialContext}}
+	defer client.CloseIdleConnections()
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(mcptest.Legacy(1, "ping", nil)))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
 		resp, err := client.Do(req)
 		total++
 		if err != nil {

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net/http"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
 
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/audit"
 	"github.com/mcpkit/mcpkit/mcphttp/ratelimit"
@@ -82,6 +85,28 @@ func (c Config) rateFlags() []struct{ flag, value string } {
 	}
 }
 
+// clientAddr returns the client address of a request behind the proxies
+// -trusted-proxies names, or nil without any (the remote address is the
+// client's).
+func (a *App) clientAddr() (func(*http.Request) netip.Addr, error) {
+	if a.cfg.TrustedProxies == "" {
+		return nil, nil
+	}
+	proxies, err := ratelimit.NewTrustedProxies(a.cfg.TrustedProxies, a.cfg.ProxyHeader)
+	if err != nil {
+		return nil, &ConfigError{Flag: "trusted-proxies", Problem: "must be comma-separated IP addresses and CIDR prefixes"}
+	}
+	return proxies.ClientAddr, nil
+}
+
+// bodyLimits are the endpoint's body limits: the defaults, with an
+// anonymous body charged to the share of the client a trusted proxy
+// vouches for.
+func (a *App) bodyLimits() (jsonrpc.Limits, error) {
+	addr, err := a.clientAddr()
+	return jsonrpc.Limits{ClientAddr: addr}, err
+}
+
 // newRateLimiter returns the per-caller rate limiter, or nil when no
 // class is limited.
 func (a *App) newRateLimiter() (*ratelimit.Limiter, error) {
@@ -99,12 +124,11 @@ func (a *App) newRateLimiter() (*ratelimit.Limiter, error) {
 	}
 	lim := ratelimit.Limits{List: rates[0], Read: rates[1], Search: rates[2], Other: rates[3], Refused: rates[4], Logger: a.log,
 		MaxInFlight: max(0, a.cfg.MaxInFlight)}
-	if a.cfg.TrustedProxies != "" {
-		proxies, err := ratelimit.NewTrustedProxies(a.cfg.TrustedProxies, a.cfg.ProxyHeader)
-		if err != nil {
-			return nil, &ConfigError{Flag: "trusted-proxies", Problem: "must be comma-separated IP addresses and CIDR prefixes"}
-		}
-		lim.ClientAddr = proxies.ClientAddr // the anonymous buckets and the refused credentials (the Authenticator's Throttle)
+	// The anonymous buckets and the refused credentials (the
+	// Authenticator's Throttle) key on the client a trusted proxy vouches for.
+	var err error
+	if lim.ClientAddr, err = a.clientAddr(); err != nil {
+		return nil, err
 	}
 	if a.redis != nil {
 		lim.Store, lim.FailClosed = a.redis.rates, a.cfg.RateFailClosed

@@ -69,3 +69,19 @@ func TestTrustedProxiesFlags(t *testing.T) {
 	}
 	assert.NoError(t, Config{TrustedProxies: "127.0.0.1, fd00::/8", ProxyHeader: "forwarded"}.Validate())
 }
+
+// The endpoint's body limits charge an anonymous body to the client the
+// trusted proxy vouches for, as the rate limits key on it.
+func TestTrustedProxiesBodyLimits(t *testing.T) {
+	r, err := http.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", nil)
+	require.NoError(t, err)
+	r.RemoteAddr = "127.0.0.1:40000"
+	r.Header.Set("X-Forwarded-For", "203.0.113.7")
+	l, err := (&App{cfg: Config{TrustedProxies: "127.0.0.1"}}).bodyLimits()
+	require.NoError(t, err)
+	require.NotNil(t, l.ClientAddr)
+	assert.Equal(t, "203.0.113.7", l.ClientAddr(r).String())
+	l, err = (&App{}).bodyLimits()
+	require.NoError(t, err)
+	assert.Nil(t, l.ClientAddr, "without -trusted-proxies: the remote address")
+}
