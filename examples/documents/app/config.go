@@ -157,10 +157,11 @@ type Config struct {
 	// RateList, RateRead, RateSearch and RateOther limit each caller's
 	// calls per method class (-rate-list, -rate-read, -rate-search,
 	// -rate-other): "PERSECOND[:BURST]", or "off". Callers are their
-	// token's subject, else anonymous callers their address. Empty means
+	// token's subject, else anonymous callers their client address (see
+	// TrustedProxies). Empty means
 	// no limit; the flags' defaults are DefaultRateList and the others.
 	RateList, RateRead, RateSearch, RateOther string
-	// RateRefused limits the credentials refused per remote address
+	// RateRefused limits the credentials refused per client address
 	// (-rate-refused), checked before a token's signature is: past it,
 	// that address's requests with a token get 429. Same syntax; the
 	// flag's default is DefaultRateRefused.
