@@ -71,8 +71,8 @@ func call(t *testing.T, client *http.Client, url, token, method string, params a
 // user of 1,000 documents twice, back to back, as fast as it can, one
 // call after another (list every page, read every resource), never gets
 // a 429: none of the SDK clients retries one, so a 429 is a lost
-// resource. (The defaults before held 500 reads: the first walk lost
-// about half of its reads.)
+// resource. (At the defaults before, a read burst of 500, the same walks
+// got 585 answers of 2,044 calls and 1,459 × 429.)
 func TestDefaultsTwoWalksOfAThousandResources(t *testing.T) {
 	if testing.Short() {
 		t.Skip("about 2,000 calls")
