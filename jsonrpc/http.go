@@ -6,10 +6,13 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // Body is the decoded body of one JSON-RPC POST request: one message, or a
@@ -44,7 +47,10 @@ func FromContext(ctx context.Context) (*Body, bool) {
 }
 
 // Decoder returns middleware that reads and decodes the body of every POST
-// request once, strictly, under l (see [Limits.Decode] for the rules), and
+// request once, strictly, under l (see [Limits.Decode] for the rules) and
+// the share of its caller: the principal an authentication middleware in
+// front put in the context (principal.FromContext), else anonymous (see
+// [Limits.ReadBody]), and
 // calls next with the [Body] in the request context ([FromContext]) and
 // r.Body reset to the same bytes, so that a handler that reads the body
 // itself still can. Requests with other methods pass through untouched.
@@ -90,12 +96,33 @@ func Decoder(l Limits) func(http.Handler) http.Handler {
 // malformed input itself: ok is false when it has answered. It does not
 // look at r's method, and it does not put the Body in the context. Call
 // b.Release once nothing uses the Body any more.
+//
+// The body is read as its caller's: the principal in r's context
+// (principal.FromContext: authentication ran in front), else an
+// anonymous caller's, held to AnonymousMaxBytes and the budget's
+// anonymous pool. Credentials in r's headers that nothing verified yet
+// count for nothing: authenticate first (or call [Limits.ReadBodyFor]
+// with the caller).
 func (l Limits) ReadBody(w http.ResponseWriter, r *http.Request) (b *Body, ok bool) {
+	if p, ok := principal.FromContext(r.Context()); ok {
+		return l.ReadBodyFor(w, r, &p)
+	}
+	return l.ReadBodyFor(w, r, nil)
+}
+
+// ReadBodyFor is [Limits.ReadBody] for a caller already known: caller's
+// share of the budget and MaxBytes, or, for a nil caller, its client
+// address's share of the anonymous pool (see Limits.ClientAddr) and
+// AnonymousMaxBytes. A body over the caller's limit is 413
+// (refused before it is read when so declared); a body that finds no
+// room in the caller's share is 503 with Retry-After, and costs no other
+// caller anything.
+func (l Limits) ReadBodyFor(w http.ResponseWriter, r *http.Request, caller *principal.Principal) (b *Body, ok bool) {
 	if mt, _, _ := strings.Cut(firstValue(r.Header["Content-Type"]), ";"); !strings.EqualFold(strings.TrimSpace(mt), "application/json") {
 		WriteHTTPError(w, http.StatusUnsupportedMediaType, ID{}, NewError(CodeInvalidRequest, "Content-Type must be application/json"))
 		return nil, false
 	}
-	raw, err := l.read(w, r)
+	raw, err := l.read(w, r, caller)
 	if err != nil {
 		switch {
 		case errors.Is(err, errTooLarge):
@@ -127,17 +154,23 @@ func (l Limits) ReadBody(w http.ResponseWriter, r *http.Request) (b *Body, ok bo
 	return b, true
 }
 
-// read reads r's body under l's byte limit, budget and read timeout.
-func (l Limits) read(w http.ResponseWriter, r *http.Request) (*rawBuf, error) {
+// read reads r's body under the caller's byte limit and share of the
+// budget, and l's read timeout.
+func (l Limits) read(w http.ResponseWriter, r *http.Request, caller *principal.Principal) (*rawBuf, error) {
+	var addr netip.Addr
+	if caller == nil {
+		addr = l.clientAddr(r)
+	}
+	max, acct := l.maxBytesFor(caller == nil), l.budget().accountOf(caller, addr)
 	timeout := l.readTimeout()
 	if timeout <= 0 {
-		return readLimited(r, l.maxBytes(), l.budget())
+		return readLimited(r, max, acct)
 	}
 	// The connection's read deadline for the body alone. A ResponseWriter
 	// that cannot set one leaves the server's deadlines.
 	rc := http.NewResponseController(w)
 	set := rc.SetReadDeadline(time.Now().Add(timeout)) == nil
-	rb, err := readLimited(r, l.maxBytes(), l.budget())
+	rb, err := readLimited(r, max, acct)
 	if set && err == nil {
 		// Read to the end: an event stream may follow on this request.
 		// After a failure the deadline stays, so that net/http does not
@@ -188,11 +221,12 @@ func WriteHTTPError(w http.ResponseWriter, status int, id ID, e *Error) {
 	_, _ = w.Write(body)
 }
 
-// rawBuf is pooled body storage, charged to the BodyBudget it came from.
+// rawBuf is pooled body storage, charged to the account (a share of a
+// BodyBudget) it came from.
 type rawBuf struct {
-	b      []byte
-	budget *BodyBudget
-	held   int64 // bytes of budget charged for b's capacity
+	b    []byte
+	acct account
+	held int64 // bytes of budget charged for b's capacity
 }
 
 // Body storage starts at initialBodyBytes, pooled, and doubles as bytes
@@ -204,8 +238,8 @@ const initialBodyBytes = 4 << 10
 var rawPool = sync.Pool{New: func() any { return &rawBuf{b: make([]byte, 0, initialBodyBytes)} }}
 
 func putRaw(rb *rawBuf) {
-	rb.budget.release(rb.held)
-	rb.budget, rb.held = nil, 0
+	rb.acct.release(rb.held)
+	rb.acct, rb.held = account{}, 0
 	if cap(rb.b) != initialBodyBytes {
 		return
 	}
@@ -223,17 +257,17 @@ var (
 // arrive, never the Content-Length a client declares: it starts at
 // initialBodyBytes and doubles when full and more bytes arrive (a
 // declared length only caps the growth, so that a body of the length
-// declared fits exactly), each step charged to budget first: errBusy
-// when the budget has no room.
-func readLimited(r *http.Request, max int64, budget *BodyBudget) (*rawBuf, error) {
+// declared fits exactly), each step charged to acct first: errBusy
+// when its share has no room.
+func readLimited(r *http.Request, max int64, acct account) (*rawBuf, error) {
 	if r.ContentLength > max {
 		return nil, errTooLarge // declared too large: refused before anything is read
 	}
-	if !budget.reserve(initialBodyBytes) {
+	if !acct.reserve(initialBodyBytes) {
 		return nil, errBusy
 	}
 	rb := rawPool.Get().(*rawBuf)
-	rb.budget, rb.held = budget, initialBodyBytes
+	rb.acct, rb.held = acct, initialBodyBytes
 	buf, err := readInto(r, rb, max)
 	rb.b = buf
 	if err == nil && int64(len(buf)) > max {
@@ -280,7 +314,7 @@ func readInto(r *http.Request, rb *rawBuf, max int64) ([]byte, error) {
 // grow returns buf with room for at least n more bytes: twice its
 // capacity, up to the declared length while the body is within it, and
 // up to max+1 (enough to see that a body is too large) after. The growth
-// is charged to rb's budget first.
+// is charged to rb's account first.
 func grow(buf []byte, rb *rawBuf, n int, declared, max int64) ([]byte, error) {
 	limit := max + 1
 	if int64(len(buf)) < declared {
@@ -288,7 +322,7 @@ func grow(buf []byte, rb *rawBuf, n int, declared, max int64) ([]byte, error) {
 	}
 	size := max64(int64(len(buf)+n), min(2*int64(cap(buf)), limit))
 	more := size - int64(cap(buf))
-	if !rb.budget.reserve(more) {
+	if !rb.acct.reserve(more) {
 		return buf, errBusy
 	}
 	rb.held += more

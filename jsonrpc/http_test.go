@@ -199,9 +199,9 @@ func (s *slowBody) Read(p []byte) (int, error) {
 // a client declaring the maximum and sending 70 bytes holds 4 KiB of the
 // budget, not 4 MiB (issue 19).
 func TestReadBodyMemoryFollowsBytesReceived(t *testing.T) {
-	budget := jsonrpc.NewBodyBudget(1 << 30)
+	budget := jsonrpc.NewBodyBudget(1<<30, jsonrpc.BudgetOptions{})
 	body := &slowBody{ch: make(chan []byte)}
-	r := httptest.NewRequest(http.MethodPost, "/mcp", body)
+	r := signedIn(t, httptest.NewRequest(http.MethodPost, "/mcp", body), "alice")
 	r.Header.Set("Content-Type", "application/json")
 	r.ContentLength = jsonrpc.DefaultMaxBytes
 	done := make(chan *httptest.ResponseRecorder)
@@ -230,11 +230,11 @@ func TestReadBodyMemoryFollowsBytesReceived(t *testing.T) {
 // A body of any size is read whole, whatever its declared length (none,
 // the right one), across the growth steps; the budget is returned.
 func TestReadBodyGrows(t *testing.T) {
-	budget := jsonrpc.NewBodyBudget(0)
+	budget := jsonrpc.NewBodyBudget(0, jsonrpc.BudgetOptions{})
 	for _, n := range []int{0, 1, 4000, 4096, 4097, 8191, 8192, 100_000, 1 << 20} {
 		msg := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("y", n) + `"}}`
 		for _, known := range []bool{true, false} {
-			r := post(msg, "application/json")
+			r := signedIn(t, post(msg, "application/json"), "alice")
 			if !known {
 				r.ContentLength = -1
 			}
@@ -255,7 +255,7 @@ func TestReadBodyLongerThanDeclared(t *testing.T) {
 	r := post(`{"jsonrpc":"2.0","id":1,"method":"`+strings.Repeat("p", 10_000)+`"}`, "application/json")
 	r.ContentLength = 10
 	w := httptest.NewRecorder()
-	_, ok := (jsonrpc.Limits{MaxBytes: 5000}).ReadBody(w, r)
+	_, ok := (jsonrpc.Limits{MaxBytes: 5000}).ReadBody(w, signedIn(t, r, "alice"))
 	assert.False(t, ok)
 	assert.Equal(t, http.StatusRequestEntityTooLarge, w.Code)
 }
@@ -263,7 +263,8 @@ func TestReadBodyLongerThanDeclared(t *testing.T) {
 // With the budget taken, a new request gets 503 and Retry-After instead
 // of memory; once bodies are released, requests are served again.
 func TestReadBodyBudgetExhausted(t *testing.T) {
-	budget := jsonrpc.NewBodyBudget(12 << 10)
+	budget := jsonrpc.NewBodyBudget(16<<10, jsonrpc.BudgetOptions{Anonymous: 4 << 10, PerPrincipal: 12 << 10})
+	post := func(body, ct string) *http.Request { return signedIn(t, post(body, ct), "alice") }
 	var held []*jsonrpc.Body
 	for range 3 {
 		w := httptest.NewRecorder()

@@ -1,14 +1,22 @@
 package jsonrpc
 
 import (
-	"sync/atomic"
+	"net/http"
+	"net/netip"
 	"time"
 )
 
 // Limits of the decoder.
 const (
-	// DefaultMaxBytes is the body limit of the zero [Limits].
+	// DefaultMaxBytes is the body limit of the zero [Limits] for a
+	// signed-in caller.
 	DefaultMaxBytes = 4 << 20
+
+	// DefaultAnonymousMaxBytes is the body limit of the zero [Limits] for
+	// an anonymous caller: enough for initialize, server/discover and
+	// ping with room to spare, the calls a caller without credentials
+	// makes.
+	DefaultAnonymousMaxBytes = 64 << 10
 
 	// DefaultMaxIDBytes is the id limit of the zero [Limits].
 	DefaultMaxIDBytes = 256
@@ -35,8 +43,16 @@ const (
 type Limits struct {
 	// MaxBytes is the longest body accepted, in bytes. Zero means
 	// DefaultMaxBytes (4 MiB). A longer body is a *TooLargeError, found
-	// before anything else is read.
+	// before anything else is read. An anonymous caller's body is held
+	// to the smaller AnonymousMaxBytes.
 	MaxBytes int64
+
+	// AnonymousMaxBytes is the longest body accepted from an anonymous
+	// caller (see [Limits.ReadBody]: a request without a principal). Zero
+	// means DefaultAnonymousMaxBytes (64 KiB); it never exceeds MaxBytes.
+	// A body declared longer is refused with 413 before any of it is
+	// read.
+	AnonymousMaxBytes int64
 
 	// MaxIDBytes is the longest id accepted: the length of the id's JSON
 	// text as received (quotes and escapes included). Zero means
@@ -51,10 +67,21 @@ type Limits struct {
 	MaxBatch int
 
 	// Budget bounds the memory of all request bodies being read or
-	// served at once (see [BodyBudget]); a request that finds no room
-	// gets 503 with Retry-After. Nil means a process-wide budget of
-	// DefaultBodyBudget (64 MiB), shared by every Limits without one.
+	// served at once, in shares: anonymous callers in a small pool of
+	// their own, each signed-in principal at most its share (see
+	// [BodyBudget]); a request that finds no room in its share gets 503
+	// with Retry-After. Nil means a process-wide budget of
+	// DefaultBodyBudget (64 MiB) with the default shares, shared by every
+	// Limits without one.
 	Budget *BodyBudget
+
+	// ClientAddr returns the address of a request's client, whose share
+	// of the anonymous pool an anonymous body is charged to (see
+	// [BudgetOptions]). Nil, or an invalid result, means r.RemoteAddr.
+	// Behind a reverse proxy, give the address it vouches for (the
+	// method value of mcphttp/ratelimit's TrustedProxies.ClientAddr), or
+	// every anonymous caller shares the proxy's.
+	ClientAddr func(r *http.Request) netip.Addr
 
 	// ReadTimeout bounds the time reading a body may take, from the
 	// first read: a body that is still arriving then gets 400, and its
@@ -66,58 +93,27 @@ type Limits struct {
 	ReadTimeout time.Duration
 }
 
-// BodyBudget bounds the memory that request bodies hold at once, across
-// every request that draws from it: a body's storage is charged to it as
-// the storage grows with the bytes received (never by the Content-Length
-// a client declares), and returned when the body is released. A request
-// whose storage cannot be charged is refused with 503 and Retry-After,
-// so that slow or large bodies can take no more than the budget, whoever
-// sends them. It is safe for concurrent use.
-type BodyBudget struct {
-	max  int64
-	used atomic.Int64
-}
-
-// NewBodyBudget returns a budget of maxBytes; zero or negative means
-// DefaultBodyBudget.
-func NewBodyBudget(maxBytes int64) *BodyBudget {
-	if maxBytes <= 0 {
-		maxBytes = DefaultBodyBudget
-	}
-	return &BodyBudget{max: maxBytes}
-}
-
-// InUse returns the bytes charged now.
-func (b *BodyBudget) InUse() int64 { return b.used.Load() }
-
-// reserve charges n bytes, and reports whether they fit.
-func (b *BodyBudget) reserve(n int64) bool {
-	for {
-		used := b.used.Load()
-		if used+n > b.max {
-			return false
-		}
-		if b.used.CompareAndSwap(used, used+n) {
-			return true
-		}
-	}
-}
-
-// release returns n bytes charged before.
-func (b *BodyBudget) release(n int64) {
-	if b != nil && n != 0 {
-		b.used.Add(-n)
-	}
-}
-
 // defaultBudget is the budget of every Limits without one.
-var defaultBudget = NewBodyBudget(DefaultBodyBudget)
+var defaultBudget = NewBodyBudget(DefaultBodyBudget, BudgetOptions{})
 
 func (l Limits) maxBytes() int64 {
 	if l.MaxBytes <= 0 {
 		return DefaultMaxBytes
 	}
 	return l.MaxBytes
+}
+
+// maxBytesFor is the body limit of a caller: anonymous or signed in.
+func (l Limits) maxBytesFor(anonymous bool) int64 {
+	m := l.maxBytes()
+	if !anonymous {
+		return m
+	}
+	a := l.AnonymousMaxBytes
+	if a <= 0 {
+		a = DefaultAnonymousMaxBytes
+	}
+	return min(a, m)
 }
 
 func (l Limits) maxID() int {
@@ -139,6 +135,21 @@ func (l Limits) budget() *BodyBudget {
 		return defaultBudget
 	}
 	return l.Budget
+}
+
+// clientAddr is the address of r's client (see Limits.ClientAddr); the
+// zero Addr when it has none.
+func (l Limits) clientAddr(r *http.Request) netip.Addr {
+	if l.ClientAddr != nil {
+		if a := l.ClientAddr(r); a.IsValid() {
+			return a
+		}
+	}
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return netip.Addr{} // a Unix socket, a test: one share for all of them
+	}
+	return ap.Addr()
 }
 
 func (l Limits) readTimeout() time.Duration {

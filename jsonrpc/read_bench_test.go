@@ -5,9 +5,12 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync"
 	"testing"
+
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // presizedPool and readPresized are the body read before issue 19, kept
@@ -65,7 +68,7 @@ func BenchmarkReadBody(b *testing.B) {
 		body := bytes.Repeat([]byte("a"), size)
 		r := &http.Request{ContentLength: int64(size)}
 		rd := bytes.NewReader(body)
-		budget := NewBodyBudget(0)
+		budget := NewBodyBudget(0, BudgetOptions{}).accountOf(&principal.Principal{Issuer: "https://issuer", Subject: "alice"}, netip.Addr{})
 		b.Run(strconv.Itoa(size)+"/grown", func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(size))
@@ -90,6 +93,31 @@ func BenchmarkReadBody(b *testing.B) {
 					b.Fatal(err)
 				}
 				putPresized(rb)
+			}
+		})
+	}
+}
+
+// BenchmarkBodyBudgetCharge is the budget's cost per body (charge the
+// initial storage, return it) in a principal's share and in an address's
+// share of the anonymous pool (a keyed hash and a shard lock each, issue
+// 27).
+func BenchmarkBodyBudgetCharge(b *testing.B) {
+	budget := NewBodyBudget(0, BudgetOptions{})
+	alice := &principal.Principal{Issuer: "https://issuer.example", Subject: "alice"}
+	addr := netip.MustParseAddr("203.0.113.7")
+	for _, c := range []struct {
+		name   string
+		caller *principal.Principal
+	}{{"anonymous", nil}, {"principal", alice}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				a := budget.accountOf(c.caller, addr)
+				if !a.reserve(initialBodyBytes) {
+					b.Fatal("no room")
+				}
+				a.release(initialBodyBytes)
 			}
 		})
 	}

@@ -35,9 +35,11 @@
 // # Transport
 //
 // POST carries one JSON-RPC message (or, for 2025-03-26, a batch), decoded
-// once and strictly (see [jsonrpc.Decoder]) under Options.Limits (413 for
-// a body over the limit, 503 when the bodies in flight hold the memory
-// budget). Content-Type must be application/json (415 otherwise); an
+// once and strictly (see [jsonrpc.Decoder]) under Options.Limits, after
+// the caller is authenticated from the headers: an anonymous caller's
+// body under the small anonymous limit and pool, a signed-in caller's
+// under its principal's share of the memory budget (413 for a body over
+// the caller's limit, 503 with Retry-After when its share is held). Content-Type must be application/json (415 otherwise); an
 // Accept header that admits neither application/json nor a wildcard gets
 // 406. Notifications and client responses get 202 with no body. Other
 // HTTP methods get 405 with Allow, unless a part serves them (GET and

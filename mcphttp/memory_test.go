@@ -25,12 +25,19 @@ import (
 // largest body and send it a byte at a time. Memory follows the bytes
 // received: a few KiB per connection, not the 4 MiB each declares (which
 // took the documents server to 1.26 GB with 300 of them), and an honest
-// caller is answered meanwhile.
+// caller is answered meanwhile. Since issue 27 the largest body of an
+// anonymous caller is jsonrpc.DefaultAnonymousMaxBytes (one declaring
+// more is refused at once, checked here too), and the thousand bodies
+// fit the anonymous pool (4 MiB, 4 KiB each).
 func TestSlowBodiesDeclaringTheMaximumHoldLittleMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opens 1,000 connections")
 	}
-	f := mcptest.New(t, mcptest.Options{})
+	// Every connection comes from one address: its share of the
+	// anonymous pool is the whole pool here, to read them all.
+	f := mcptest.New(t, mcptest.Options{Endpoint: func(o *mcphttp.Options) {
+		o.Limits.Budget = jsonrpc.NewBodyBudget(0, jsonrpc.BudgetOptions{AnonymousPerAddress: jsonrpc.DefaultBodyBudget / 16})
+	}})
 	srv := httptest.NewServer(f.EP)
 	defer srv.Close()
 	alice := f.Token(t, "alice")
@@ -50,7 +57,7 @@ func TestSlowBodiesDeclaringTheMaximumHoldLittleMemory(t *testing.T) {
 		}
 	}()
 	head := fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: %d\r\n\r\n",
-		srv.Listener.Addr(), jsonrpc.DefaultMaxBytes)
+		srv.Listener.Addr(), jsonrpc.DefaultAnonymousMaxBytes)
 	body := `{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{"x":"`
 	for i := range conns {
 		c, err := net.Dial("tcp", srv.Listener.Addr().String())
@@ -79,8 +86,8 @@ func TestSlowBodiesDeclaringTheMaximumHoldLittleMemory(t *testing.T) {
 
 	held := heap()
 	grown := int64(held) - int64(idle)
-	t.Logf("%d connections declaring %d bytes each: heap %d KiB above idle (%d B a connection)",
-		conns, jsonrpc.DefaultMaxBytes, grown>>10, grown/conns)
+	t.Logf("%d anonymous connections declaring %d bytes each: heap %d KiB above idle (%d B a connection)",
+		conns, jsonrpc.DefaultAnonymousMaxBytes, grown>>10, grown/conns)
 	assert.Less(t, grown, int64(64<<20), "heap grew by %d MiB", grown>>20)
 
 	// They are still being read, not refused: the server waits for bodies
@@ -90,6 +97,16 @@ func TestSlowBodiesDeclaringTheMaximumHoldLittleMemory(t *testing.T) {
 	_, err = bufio.NewReader(c).ReadByte()
 	var ne net.Error
 	assert.ErrorAs(t, err, &ne, "no answer yet")
+
+	// An anonymous body declaring the signed-in maximum is refused at once.
+	req, err = http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(strings.Repeat(" ", jsonrpc.DefaultMaxBytes)))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
 }
 
 // A byte limit that cannot hold one item of the largest size the

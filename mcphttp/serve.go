@@ -35,16 +35,26 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeTransportError(w, errNotAcceptable)
 		return
 	}
+	// Who is asking is in the headers: known before the body is read, so
+	// that the body is read under the caller's share of the memory
+	// (anonymous: a small limit and pool of their own).
+	caller, authErr := e.authenticate(r)
 	if b, ok := jsonrpc.FromContext(r.Context()); ok {
-		e.serveBody(w, r, b) // a Decoder in front of the endpoint decoded it
+		e.serveBody(w, r, b, caller, authErr) // a Decoder in front of the endpoint decoded it
 		return
 	}
-	b, ok := e.limits.ReadBody(w, r)
+	if authErr != nil && len(e.observers) == 0 {
+		e.auth.WriteError(w, r, authErr) // refused unread
+		return
+	}
+	// A refusal that observers see is read as an anonymous caller's body,
+	// only to name its calls.
+	b, ok := e.limits.ReadBodyFor(w, r, caller)
 	if !ok {
 		return
 	}
 	defer b.Release()
-	e.serveBody(w, r, b)
+	e.serveBody(w, r, b, caller, authErr)
 }
 
 // serveVerb answers an HTTP method other than POST: a part's, or 405.
@@ -82,13 +92,13 @@ func (e *Endpoint) authenticate(r *http.Request) (*principal.Principal, error) {
 	return nil, err
 }
 
-// serveBody answers one decoded request body.
-func (e *Endpoint) serveBody(w http.ResponseWriter, r *http.Request, b *jsonrpc.Body) {
+// serveBody answers one decoded request body of caller, or the refusal
+// err of its credentials.
+func (e *Endpoint) serveBody(w http.ResponseWriter, r *http.Request, b *jsonrpc.Body, caller *principal.Principal, err error) {
 	var received time.Time
 	if len(e.observers) > 0 {
 		received = time.Now()
 	}
-	caller, err := e.authenticate(r)
 	if err != nil {
 		e.observeRefused(r, b, received, err)
 		e.auth.WriteError(w, r, err)

@@ -98,7 +98,7 @@ func startFleetOn(t *testing.T, onCluster bool) *fleet {
 		in.p = startProc(t, "instance "+string(rune('A'+i)), env, bin,
 			"-addr", in.addr, "-db", dsn, "-notify-channel", channel,
 			"-issuer", f.is.ID(), "-jwks-url", f.is.JWKSURL(), "-resource", f.resource,
-			"-seed", seed, "-page-size", "5", "-dpop", "allowed", "-rate-list", rateList,
+			"-seed", seed, "-page-size", "5", "-dpop", "allowed", "-rate-list", rateList, "-trusted-proxies", "127.0.0.1/32",
 			"-audit-log", "off", "-shutdown-timeout", "1s")
 		waitHTTP(t, "http://"+in.addr+"/healthz", in.p)
 		f.inst[i] = in
@@ -309,6 +309,8 @@ func runFleet(t *testing.T, f *fleet) {
 
 	// bob's modern stream on instance A, which dies in the walk below.
 	onA := listen(t, f.inst[0].mcpURL(), bob, []string{edited, shared})
+
+	t.Run("forged tokens from one client through HAProxy: honest callers are served", func(t *testing.T) { forgedThroughProxy(t, f, alice) })
 
 	t.Run("kill -9 an instance in the middle of a walk: the walk completes", func(t *testing.T) {
 		// The texts now (the tests above edited one), read from B directly.

@@ -142,7 +142,11 @@ wait_http "$issuer/jwks.json"
 MCPKIT_CURSOR_KEYS=1:$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
 export MCPKIT_CURSOR_KEYS
 export MCPKIT_REDIS_URL=$redis_url
-common=(-db "$dsn" -issuer "$issuer" -jwks-url "$issuer/jwks.json" -resource "$resource" -audit-log off "${extra[@]}")
+# HAProxy (127.0.0.1) appends each client's address to X-Forwarded-For
+# (option forwardfor): -trusted-proxies believes it from HAProxy alone, so
+# the per-address limits key on the client.
+common=(-db "$dsn" -issuer "$issuer" -jwks-url "$issuer/jwks.json" -resource "$resource" -audit-log off
+  -trusted-proxies 127.0.0.1/32 "${extra[@]}")
 for i in 0 1 2; do
   seed=false
   ((i == 0)) && seed=true # the first seeds alice's, bob's and carol's documents, alone

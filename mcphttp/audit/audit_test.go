@@ -158,7 +158,7 @@ func TestAuditClipsLongURIs(t *testing.T) {
 
 	var log auditLog
 	f = mcptest.New(t, mcptest.Options{MaxBody: 8 << 20}, mcphttp.Observe(audit.New(audit.Options{Logger: log.logger()})))
-	f.Do(t, mcptest.Request{Body: mcptest.Legacy(1, "resources/read", map[string]any{"uri": long})})
+	f.Do(t, mcptest.Request{Body: mcptest.Legacy(1, "resources/read", map[string]any{"uri": long}), Token: f.Token(t, "bob")}) // signed in: an anonymous body of megabytes is 413
 	assert.Less(t, len(log.String()), 3*audit.MaxURIBytes)
 	assert.Equal(t, true, log.records(t)[0]["uri_truncated"])
 }

@@ -96,6 +96,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	b, ok := jsonrpc.FromContext(r.Context())
 	if !ok {
+		// Authenticated before the body is read, which is read under the
+		// caller's share (the principal h.caller put in the context) or
+		// as an anonymous caller's.
+		r, _ = h.caller(r)
 		if b, ok = h.limits.ReadBody(w, r); !ok {
 			return // refused input never reaches legacy
 		}

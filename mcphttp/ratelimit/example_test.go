@@ -63,3 +63,31 @@ func ExampleNew() {
 	// alice 429 1
 	// bob 200
 }
+
+// Behind a reverse proxy at 10.0.0.1 that appends X-Forwarded-For, limits
+// key on the client it vouches for; from anyone else the header is
+// ignored.
+func ExampleTrustedProxies_ClientAddr() {
+	proxies, err := ratelimit.NewTrustedProxies("10.0.0.0/8", ratelimit.HeaderXForwardedFor)
+	if err != nil {
+		panic(err)
+	}
+	limiter, err := ratelimit.New(ratelimit.Limits{
+		Refused:    ratelimit.Rate{PerSecond: 1, Burst: 20},
+		ClientAddr: proxies.ClientAddr, // also the Authenticator's Throttle keying
+	})
+	if err != nil {
+		panic(err)
+	}
+	_ = limiter
+
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	r.Header.Set("X-Forwarded-For", "198.51.100.1, 203.0.113.7") // the client wrote the first
+	r.RemoteAddr = "10.0.0.1:40000"
+	fmt.Println(proxies.ClientAddr(r))
+	r.RemoteAddr = "192.0.2.5:40000"
+	fmt.Println(proxies.ClientAddr(r))
+	// Output:
+	// 203.0.113.7
+	// 192.0.2.5
+}

@@ -50,8 +50,8 @@ type Limits struct {
 	// DELETE of legacy sessions. Notifications and client responses are
 	// never limited: they are answered 202 without work.
 	Other Rate
-	// Refused limits the credentials refused per remote address (the
-	// anonymous key: see Key): past its burst, a request from that
+	// Refused limits the credentials refused per client address (the
+	// anonymous key: see Key and ClientAddr): past its burst, a request from that
 	// address that offers credentials gets 429 with Retry-After before
 	// they are checked, so that a flood of forged tokens costs no
 	// signature checks, while callers at other addresses are served as
@@ -64,15 +64,33 @@ type Limits struct {
 	// Key returns the rate key of a call. Nil, or an empty result, means
 	// the default: the principal's issuer and subject; else, for a token
 	// without a subject, its issuer and client id; else, for an anonymous
-	// caller, the remote address (an IPv6 address by its /64 prefix, which
-	// one host controls as a whole). Behind a reverse proxy r.RemoteAddr is
-	// the proxy's, so every anonymous caller would share one bucket:
-	// supply a Key that returns the client address the proxy vouches for
-	// (the last X-Forwarded-For hop it appended, say) for anonymous
-	// callers, and "" otherwise. Keys are compared by a keyed 64-bit hash
-	// (hash/maphash, a random seed per limiter): two callers share a
-	// bucket only on a collision, about 3·10⁻¹⁰ likely among 100,000.
+	// caller, the client address (see ClientAddr; an IPv6 address by its
+	// /64 prefix, which one host controls as a whole). Keys are compared
+	// by a keyed 64-bit hash (hash/maphash, a random seed per limiter):
+	// two callers share a bucket only on a collision, about 3·10⁻¹⁰
+	// likely among 100,000.
 	Key func(r *http.Request, caller *principal.Principal) string
+
+	// ClientAddr returns the address of a request's client, which keys
+	// anonymous callers' buckets and the refused credentials (Refused,
+	// and so the Authenticator's Throttle). Nil, or an invalid result,
+	// means r.RemoteAddr. Behind a reverse proxy r.RemoteAddr is the
+	// proxy's, so every client would share one bucket and one client's
+	// forged tokens would lock everyone out: name the proxies and give
+	// their method value, (*TrustedProxies).ClientAddr, which believes
+	// the proxies' X-Forwarded-For or Forwarded and nobody else's.
+	ClientAddr func(r *http.Request) netip.Addr
+
+	// MaxInFlight bounds the calls one caller (keyed as the buckets are)
+	// may have in flight at once, whatever their class: a call past it
+	// gets 429 with Retry-After 1, like a call over its rate, and takes
+	// nothing from the buckets. A client that sends one call after
+	// another never meets it, however fast it goes; a flood of calls at
+	// once does. Zero means no bound. It counts per process, also with a
+	// Store: concurrency is what costs an instance. Streams count only
+	// while the call that opens one is served, and the GET and DELETE of
+	// legacy sessions not at all.
+	MaxInFlight int
 
 	// MaxCallers bounds how many callers are tracked at once. Zero means
 	// DefaultMaxCallers. Callers whose buckets have refilled are forgotten
@@ -148,9 +166,13 @@ type Limiter struct {
 	active bool  // some class is limited
 	fill   int64 // nanoseconds in which every bucket refills from empty
 	key    func(*http.Request, *principal.Principal) string
+	client func(*http.Request) netip.Addr
 	now    func() time.Time
 	seed   maphash.Seed
 	table  bucketTable
+
+	maxInFlight int32
+	inflight    inflightTable
 }
 
 // rate is a class's Rate in the units the buckets use.
@@ -167,14 +189,15 @@ const (
 	classRead
 	classSearch
 	classOther
-	classRefused // refused credentials, by remote address
+	classRefused // refused credentials, by client address
 	numClasses
 )
 
 // New returns a Limiter for l. It returns an error for a
-// negative or non-finite rate, a negative burst or MaxCallers.
+// negative or non-finite rate, a negative burst, MaxCallers or
+// MaxInFlight.
 func New(l Limits) (*Limiter, error) {
-	rl := &Limiter{key: l.Key, now: l.Now, seed: maphash.MakeSeed(), store: l.Store, failClosed: l.FailClosed, log: l.Logger}
+	rl := &Limiter{key: l.Key, client: l.ClientAddr, now: l.Now, seed: maphash.MakeSeed(), store: l.Store, failClosed: l.FailClosed, log: l.Logger}
 	if rl.now == nil {
 		rl.now = time.Now
 	}
@@ -199,6 +222,10 @@ func New(l Limits) (*Limiter, error) {
 	if l.MaxCallers < 0 {
 		return nil, errors.New("ratelimit: Limits.MaxCallers must not be negative")
 	}
+	if l.MaxInFlight < 0 || l.MaxInFlight > math.MaxInt32 {
+		return nil, errors.New("ratelimit: Limits.MaxInFlight must not be negative")
+	}
+	rl.maxInFlight = int32(l.MaxInFlight)
 	maxCallers := l.MaxCallers
 	if maxCallers == 0 {
 		maxCallers = DefaultMaxCallers
@@ -270,7 +297,7 @@ func (l *Limiter) warn() {
 // classNames prefix the store keys of the classes.
 var classNames = [numClasses]string{"l:", "r:", "s:", "o:", "x:"}
 
-// Admit reports whether r's remote address may have credentials checked
+// Admit reports whether r's client address (Limits.ClientAddr) may have credentials checked
 // now: whether its bucket of refused credentials (Limits.Refused) has
 // room for one more refusal. It takes nothing; see [Limiter.Refused].
 // With Refused unlimited it always admits. Admit and Refused make a
@@ -280,7 +307,7 @@ func (l *Limiter) Admit(r *http.Request) (ok bool, retryAfter time.Duration) {
 	return ok, retryAfter
 }
 
-// Refused takes one refusal from r's remote address's bucket of refused
+// Refused takes one refusal from r's client address's bucket of refused
 // credentials (see [Limiter.Admit]).
 func (l *Limiter) Refused(r *http.Request) { l.decide(r, nil, classRefused, false) }
 
@@ -294,7 +321,7 @@ func (l *Limiter) check(r *http.Request, caller *principal.Principal, class stri
 	case unavailable:
 		return errStoreUnavailable
 	case !ok:
-		return errRateLimited(max(1, int(math.Ceil(wait.Seconds()))))
+		return errRateLimited(wait)
 	}
 	return nil
 }
@@ -316,20 +343,26 @@ func classOf(class string) int {
 }
 
 // CodeRateLimited is the JSON-RPC error code of a request over the
-// caller's rate limit (HTTP 429 with Retry-After; data.retryAfter repeats
-// the seconds). It is application-defined, outside the JSON-RPC reserved
-// range (-32768 … -32000) as the MCP error-code policy asks; 429 echoes
-// the HTTP status.
-const CodeRateLimited = -31429
+// caller's rate limit or in-flight bound, as the MCP draft "Standardize
+// Rate-Limiting Errors" (SEP-3304) has it: HTTP 429, a Retry-After header
+// in whole seconds (rounded up), and error.data.retryAfterMs, the
+// milliseconds to wait (the draft's RL-1 to RL-3; the optional limit and
+// remaining are not sent: they would tell a caller its quota exactly).
+const CodeRateLimited = -32023
 
-// errRateLimited: the caller is over its rate limit for the call's class;
-// retry is the whole seconds until a call is allowed again.
-func errRateLimited(retry int) error {
+// errRateLimited: the caller is over its rate limit for the call's class,
+// or has too many calls in flight; retry is the time until a call is
+// allowed again.
+func errRateLimited(retry time.Duration) error {
+	ms := max(1, (retry.Nanoseconds()+int64(time.Millisecond)-1)/int64(time.Millisecond))
 	data := struct {
-		RetryAfter int `json:"retryAfter"`
-	}{retry}
-	return &mcphttp.Error{Status: http.StatusTooManyRequests, RetryAfter: retry, Code: CodeRateLimited, Message: "Rate limit exceeded", Data: data}
+		RetryAfterMs int64 `json:"retryAfterMs"`
+	}{ms}
+	return &mcphttp.Error{Status: http.StatusTooManyRequests, RetryAfter: int((ms + 999) / 1000), Code: CodeRateLimited, Message: "Rate limit exceeded", Data: data}
 }
+
+// errTooManyInFlight: the caller has Limits.MaxInFlight calls in flight.
+var errTooManyInFlight = errRateLimited(time.Second)
 
 // Part returns the endpoint part that applies the limiter: to every
 // request the endpoint serves, by the class of what it does
@@ -340,10 +373,18 @@ func (l *Limiter) Part() mcphttp.Part {
 	return mcphttp.PartFunc(func(s *mcphttp.Setup) error {
 		s.Use(func(next mcphttp.Handler) mcphttp.Handler {
 			return func(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
-				if !c.ID.IsZero() {
-					if err := l.check(c.Request, c.Principal, c.Class()); err != nil {
-						return mcphttp.Result{}, err
-					}
+				if c.ID.IsZero() {
+					return next(ctx, c)
+				}
+				key, held, ok := l.beginCall(c.Request, c.Principal)
+				if !ok {
+					return mcphttp.Result{}, errTooManyInFlight
+				}
+				if held {
+					defer l.inflight.end(key)
+				}
+				if err := l.check(c.Request, c.Principal, c.Class()); err != nil {
+					return mcphttp.Result{}, err
 				}
 				return next(ctx, c)
 			}
@@ -375,11 +416,17 @@ func (l *Limiter) appendKey(dst []byte, r *http.Request, caller *principal.Princ
 	case caller != nil && caller.ClientID != "":
 		return append(append(dst, 'c'), caller.ClientKey()...)
 	}
-	ap, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		return append(append(dst, 'r'), r.RemoteAddr...) // not host:port (a Unix socket, a test): as it is
+	var addr netip.Addr
+	if l.client != nil {
+		addr = l.client(r).Unmap().WithZone("")
 	}
-	addr := ap.Addr().Unmap().WithZone("")
+	if !addr.IsValid() {
+		ap, err := netip.ParseAddrPort(r.RemoteAddr)
+		if err != nil {
+			return append(append(dst, 'r'), r.RemoteAddr...) // not host:port (a Unix socket, a test): as it is
+		}
+		addr = ap.Addr().Unmap().WithZone("")
+	}
 	if addr.Is6() {
 		p, _ := addr.Prefix(64)
 		addr = p.Addr()

@@ -68,7 +68,7 @@ func TestRateLimit429(t *testing.T) {
 	require.NotNil(t, r.Error)
 	assert.Equal(t, int64(ratelimit.CodeRateLimited), r.Error.Code)
 	assert.Equal(t, "1", string(r.ID))
-	assert.JSONEq(t, `{"retryAfter":2}`, string(r.Error.Data))
+	assert.JSONEq(t, `{"retryAfterMs":2000}`, string(r.Error.Data), "the MCP draft's shape (SEP-3304)")
 	assert.Equal(t, "private, max-age=0", w.Header().Get("Cache-Control"))
 
 	clock.Advance(time.Second)

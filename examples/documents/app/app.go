@@ -444,11 +444,16 @@ func (a *App) newEndpoint(inv *inventory.Inventory, auth *authn.Authenticator, o
 	if limiter != nil {
 		parts = append(parts, limiter.Part())
 	}
+	limits, err := a.bodyLimits()
+	if err != nil {
+		return nil, err
+	}
 	ep, err := mcphttp.New(inv, mcphttp.Options{
 		ServerInfo:    mcphttp.Implementation{Name: "mcpkit-documents", Title: "mcpkit documents", Version: Version},
 		Instructions:  instructions,
 		Authenticator: auth,
 		Origins:       origins,
+		Limits:        limits,
 		Logger:        a.log,
 	}, parts...)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/examples/documents/pgnotify"
+	"github.com/mcpkit/mcpkit/mcphttp/ratelimit"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
 
@@ -156,14 +157,33 @@ type Config struct {
 	// RateList, RateRead, RateSearch and RateOther limit each caller's
 	// calls per method class (-rate-list, -rate-read, -rate-search,
 	// -rate-other): "PERSECOND[:BURST]", or "off". Callers are their
-	// token's subject, else anonymous callers their address. Empty means
+	// token's subject, else anonymous callers their client address (see
+	// TrustedProxies). Empty means
 	// no limit; the flags' defaults are DefaultRateList and the others.
 	RateList, RateRead, RateSearch, RateOther string
-	// RateRefused limits the credentials refused per remote address
+	// RateRefused limits the credentials refused per client address
 	// (-rate-refused), checked before a token's signature is: past it,
 	// that address's requests with a token get 429. Same syntax; the
 	// flag's default is DefaultRateRefused.
 	RateRefused string
+	// MaxInFlight bounds the MCP calls one caller (as the rate limits key
+	// them) may have in flight at once (-max-in-flight): past it, 429. A
+	// client that waits for each answer never meets it; a flood does.
+	// Zero means no bound; the flag's default is DefaultMaxInFlight.
+	MaxInFlight int
+	// TrustedProxies names the reverse proxies in front of the server
+	// (-trusted-proxies): comma-separated IP addresses and CIDR prefixes
+	// ("127.0.0.1/32,10.0.0.0/8"). From them, and only from them, the
+	// client address in ProxyHeader is believed: the per-address limits
+	// (anonymous callers' buckets, -rate-refused) key on the real client
+	// instead of on the proxy, which every client would share. Empty
+	// means none: the remote address is the client's.
+	TrustedProxies string
+	// ProxyHeader is the header the trusted proxies put the client's
+	// address in (-proxy-header): "X-Forwarded-For" (HAProxy's option
+	// forwardfor, nginx's $proxy_add_x_forwarded_for) or "Forwarded"
+	// (RFC 7239). Empty means X-Forwarded-For.
+	ProxyHeader string
 
 	// LogLevel is the minimum level of the default logger (-log-level).
 	LogLevel slog.Level
@@ -487,12 +507,23 @@ func checkMetricsAddr(c Config, bad reportFunc) {
 	}
 }
 
-// checkRates: every rate limit parses.
+// checkRates: every rate limit parses, and so do the trusted proxies.
 func checkRates(c Config, bad reportFunc) {
 	for _, f := range c.rateFlags() {
 		if _, err := parseRate(f.value); err != nil {
 			bad(f.flag, "%v", err)
 		}
+	}
+	if c.MaxInFlight < 0 {
+		bad("max-in-flight", "must not be negative (0: no bound)")
+	}
+	if _, err := ratelimit.NewTrustedProxies(c.TrustedProxies, ""); err != nil {
+		bad("trusted-proxies", "must be comma-separated IP addresses and CIDR prefixes (without host bits), e.g. 127.0.0.1/32,10.0.0.0/8")
+	}
+	if _, err := ratelimit.NewTrustedProxies("", c.ProxyHeader); err != nil {
+		bad("proxy-header", "must be X-Forwarded-For or Forwarded")
+	} else if c.ProxyHeader != "" && c.TrustedProxies == "" {
+		bad("proxy-header", "only used with -trusted-proxies")
 	}
 }
 

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net/http"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
 
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/audit"
 	"github.com/mcpkit/mcpkit/mcphttp/ratelimit"
@@ -18,24 +21,34 @@ import (
 // The flag defaults of the rate limits: calls a second and burst per
 // caller, for each method class (see ratelimit.Limits; tool calls count as
 // what they do: list_resources as a list, read_resource, fetch and the
-// template tools as reads, search as a search). The read burst lets a
-// client walk a user's whole inventory at full speed, one read after
-// another: none of the TypeScript SDK v1 and v2 and go-sdk clients
-// retries a 429, so a walk that outruns the bucket loses resources. 500 holds the 401 reads (and 9 list pages) of a
-// user with 400 documents however fast the client goes, with a quarter to
-// spare; 100 a second after it keeps a longer walk going at a pace no
-// person reads at. A flood is still refused within seconds (3,000 reads at
-// once: about 600 served, the rest 429 with Retry-After; see
-// examples/interop's walk tests).
+// template tools as reads, search as a search), and the calls one caller
+// may have in flight at once.
+//
+// Real clients must survive them: none of the TypeScript SDK v1 and v2
+// and go-sdk clients retries a 429, so a walk that outruns a bucket loses
+// resources. The read burst holds two back-to-back walks of a user with
+// 1,000 documents (2,000 reads, 40 list pages of 50) however fast one
+// client goes, one call after another, with a quarter to spare; 100 a
+// second after it keeps a longer walk going at a pace no person reads
+// at. The other class (initialize, ping, tools of no class, and every
+// anonymous call of one address) holds the conformance suite's 213 calls
+// in under two seconds twice over. A flood is refused by the bound on
+// calls in flight instead: a caller with DefaultMaxInFlight calls being
+// served gets 429 for the next (a client that waits for each answer never
+// does), and the buckets bound what it sustains.
 const (
 	DefaultRateList   = "20:100"
-	DefaultRateRead   = "100:500"
+	DefaultRateRead   = "100:2500"
 	DefaultRateSearch = "20:100"
-	DefaultRateOther  = "20:100"
-	// DefaultRateRefused limits refused credentials per remote address
+	DefaultRateOther  = "50:500"
+	// DefaultRateRefused limits refused credentials per client address
 	// (forged or expired tokens): 20 at once, then one a second, before
 	// any signature is checked (see ratelimit.Limits.Refused).
 	DefaultRateRefused = "1:20"
+	// DefaultMaxInFlight is the calls one caller may have in flight at
+	// once (see ratelimit.Limits.MaxInFlight): 8, more than the six
+	// connections a browser opens to one host.
+	DefaultMaxInFlight = 8
 )
 
 // AuditStdout is the -audit-log value that writes audit records to
@@ -72,6 +85,28 @@ func (c Config) rateFlags() []struct{ flag, value string } {
 	}
 }
 
+// clientAddr returns the client address of a request behind the proxies
+// -trusted-proxies names, or nil without any (the remote address is the
+// client's).
+func (a *App) clientAddr() (func(*http.Request) netip.Addr, error) {
+	if a.cfg.TrustedProxies == "" {
+		return nil, nil
+	}
+	proxies, err := ratelimit.NewTrustedProxies(a.cfg.TrustedProxies, a.cfg.ProxyHeader)
+	if err != nil {
+		return nil, &ConfigError{Flag: "trusted-proxies", Problem: "must be comma-separated IP addresses and CIDR prefixes"}
+	}
+	return proxies.ClientAddr, nil
+}
+
+// bodyLimits are the endpoint's body limits: the defaults, with an
+// anonymous body charged to the share of the client a trusted proxy
+// vouches for.
+func (a *App) bodyLimits() (jsonrpc.Limits, error) {
+	addr, err := a.clientAddr()
+	return jsonrpc.Limits{ClientAddr: addr}, err
+}
+
 // newRateLimiter returns the per-caller rate limiter, or nil when no
 // class is limited.
 func (a *App) newRateLimiter() (*ratelimit.Limiter, error) {
@@ -84,10 +119,17 @@ func (a *App) newRateLimiter() (*ratelimit.Limiter, error) {
 		}
 		rates[i], limited = r, limited || r.PerSecond > 0
 	}
-	if !limited {
+	if !limited && a.cfg.MaxInFlight <= 0 {
 		return nil, nil
 	}
-	lim := ratelimit.Limits{List: rates[0], Read: rates[1], Search: rates[2], Other: rates[3], Refused: rates[4], Logger: a.log}
+	lim := ratelimit.Limits{List: rates[0], Read: rates[1], Search: rates[2], Other: rates[3], Refused: rates[4], Logger: a.log,
+		MaxInFlight: max(0, a.cfg.MaxInFlight)}
+	// The anonymous buckets and the refused credentials (the
+	// Authenticator's Throttle) key on the client a trusted proxy vouches for.
+	var err error
+	if lim.ClientAddr, err = a.clientAddr(); err != nil {
+		return nil, err
+	}
 	if a.redis != nil {
 		lim.Store, lim.FailClosed = a.redis.rates, a.cfg.RateFailClosed
 	}

@@ -1,0 +1,180 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/examples/documents/store"
+	"github.com/mcpkit/mcpkit/mcphttp/ratelimit"
+)
+
+// withDefaults sets c's limits to the flags' defaults (start's Config has
+// none) and gives subject n documents before the server opens the
+// database.
+func withDefaults(t *testing.T, subject string, n int) func(*Config) {
+	return func(c *Config) {
+		d, _, err := ParseFlags(nil, func(string) string { return "" }, io.Discard)
+		require.NoError(t, err)
+		c.RateList, c.RateRead, c.RateSearch, c.RateOther, c.RateRefused = d.RateList, d.RateRead, d.RateSearch, d.RateOther, d.RateRefused
+		c.MaxInFlight = d.MaxInFlight
+		c.AuditLog = "off"
+		if n > 0 {
+			ctx := context.Background()
+			db, err := store.Open(ctx, "sqlite:"+filepath.Join(c.DataDir, "documents.db"))
+			require.NoError(t, err)
+			require.NoError(t, store.SeedMany(ctx, db, subject, n))
+			require.NoError(t, db.Close())
+		}
+	}
+}
+
+// call sends one 2025-11-25 request with client and returns the status
+// and, for a 200, the result.
+func call(t *testing.T, client *http.Client, url, token, method string, params any) (int, json.RawMessage) {
+	t.Helper()
+	msg := map[string]any{"jsonrpc": "2.0", "id": 1, "method": method}
+	if params != nil {
+		msg["params"] = params
+	}
+	body, err := json.Marshal(msg)
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := client.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	var out rpcResponse
+	if res.StatusCode == http.StatusOK {
+		require.NoError(t, json.Unmarshal(raw, &out), string(raw))
+		require.Nil(t, out.Error, string(raw))
+	}
+	return res.StatusCode, out.Result
+}
+
+// Issue 27: at the documents server's defaults, one client that walks a
+// user of 1,000 documents twice, back to back, as fast as it can, one
+// call after another (list every page, read every resource), never gets
+// a 429: none of the SDK clients retries one, so a 429 is a lost
+// resource. (At the defaults before, a read burst of 500, the same walks
+// got 585 answers of 2,044 calls and 1,459 × 429.)
+func TestDefaultsTwoWalksOfAThousandResources(t *testing.T) {
+	if testing.Short() {
+		t.Skip("about 2,000 calls")
+	}
+	s := start(t, withDefaults(t, "walker", 1000))
+	token := s.token(t, "walker")
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	statuses := map[int]int{}
+	for walk := range 2 {
+		var uris []string
+		cursor := ""
+		for pages := 0; ; pages++ {
+			require.Less(t, pages, 100)
+			var params any
+			if cursor != "" {
+				params = map[string]any{"cursor": cursor}
+			}
+			code, result := call(t, client, s.mcpURL(), token, "resources/list", params)
+			statuses[code]++
+			if code != http.StatusOK {
+				break
+			}
+			var lr listResult
+			require.NoError(t, json.Unmarshal(result, &lr))
+			for _, r := range lr.Resources {
+				uris = append(uris, r.URI)
+			}
+			if cursor = lr.NextCursor; cursor == "" {
+				break
+			}
+		}
+		assert.GreaterOrEqual(t, len(uris), 1000, "walk %d listed everything", walk)
+		for _, u := range uris {
+			code, _ := call(t, client, s.mcpURL(), token, "resources/read", map[string]any{"uri": u})
+			statuses[code]++
+		}
+	}
+	t.Logf("two walks: %v", statuses)
+	assert.Zero(t, statuses[http.StatusTooManyRequests], "no 429: %v", statuses)
+	assert.Equal(t, 1, len(statuses), "every call 200: %v", statuses)
+}
+
+// A flood — many calls in flight at once from one caller — is still
+// limited at the defaults: past DefaultMaxInFlight it gets 429 with
+// Retry-After and the MCP draft's -32023, and another caller is served
+// meanwhile.
+func TestDefaultsLimitAFlood(t *testing.T) {
+	s := start(t, withDefaults(t, "", 0))
+	mallory, alice := s.token(t, "mallory"), s.token(t, "alice")
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	defer client.CloseIdleConnections()
+	const inFlight, each = 48, 10
+	var served, limited, other atomic.Int64
+	var wg sync.WaitGroup
+	for range inFlight {
+		wg.Go(func() {
+			for range each {
+				body := `{"jsonrpc":"2.0","id":1,"method":"resources/list"}`
+				req, _ := http.NewRequest(http.MethodPost, s.mcpURL(), bytes.NewReader([]byte(body)))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+				req.Header.Set("Authorization", "Bearer "+mallory)
+				res, err := client.Do(req)
+				if err != nil {
+					other.Add(1)
+					continue
+				}
+				raw, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				switch res.StatusCode {
+				case http.StatusOK:
+					served.Add(1)
+				case http.StatusTooManyRequests:
+					limited.Add(1)
+					var e struct {
+						Error struct {
+							Code int64
+							Data struct {
+								RetryAfterMs int64 `json:"retryAfterMs"`
+							}
+						} `json:"error"`
+					}
+					if json.Unmarshal(raw, &e) != nil || e.Error.Code != ratelimit.CodeRateLimited || e.Error.Data.RetryAfterMs <= 0 || res.Header.Get("Retry-After") == "" {
+						other.Add(1)
+					}
+				default:
+					other.Add(1)
+				}
+			}
+		})
+	}
+	aliceOK := 0
+	for range 20 {
+		if code, _ := call(t, http.DefaultClient, s.mcpURL(), alice, "resources/list", nil); code == http.StatusOK {
+			aliceOK++
+		}
+	}
+	wg.Wait()
+	t.Logf("a flood of %d calls, %d in flight: %d served, %d refused with 429; alice served %d of 20", inFlight*each, inFlight, served.Load(), limited.Load(), aliceOK)
+	assert.Zero(t, other.Load(), "only 200 and well-formed 429s")
+	assert.Positive(t, limited.Load(), "the flood is limited")
+	assert.Equal(t, 20, aliceOK, "alice is served meanwhile")
+}
