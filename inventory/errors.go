@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/mcpkit/mcpkit/internal/callback"
 )
 
 // Errors the transport maps to responses. Everything Inventory returns is
@@ -107,9 +109,4 @@ func (e *ContractError) Error() string {
 }
 
 // panicError carries a recovered callback panic to the logger.
-type panicError struct {
-	value any
-	stack []byte
-}
-
-func (e *panicError) Error() string { return "inventory: callback panicked" }
+type panicError = callback.PanicError

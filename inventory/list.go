@@ -165,7 +165,7 @@ func (inv *Inventory) fillSource(ctx context.Context, sc *scratch, f *filler[Ite
 	name := src.tmpl.Name
 	for f.room > 0 {
 		req := ListRequest{After: after, Limit: f.room, Principal: *caller}
-		res, err := call(ctx, inv, src.tmpl.List, req)
+		res, err := call(ctx, inv, caller, src.tmpl.List, req)
 		if err != nil {
 			return position{}, false, inv.fail(ctx, purposeList, name, err)
 		}

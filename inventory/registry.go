@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpkit/mcpkit/internal/callback"
 	"github.com/mcpkit/mcpkit/internal/uritemplate"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
@@ -29,7 +30,7 @@ type Inventory struct {
 	searchers   []*registered          // templates with Search, in registration order
 
 	pageSize  int
-	timeout   time.Duration
+	runner    *callback.Runner // runs the callbacks
 	sealer    *sealedcursor.Sealer
 	discovery Discovery
 	log       *slog.Logger
@@ -76,7 +77,7 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 		staticIndex: make(map[string]int, len(resources)),
 		byTemplate:  make(map[string]*registered, len(templates)),
 		pageSize:    s.pageSize,
-		timeout:     s.timeout,
+		runner:      callback.New(s.timeout, s.log),
 		sealer:      s.sealer,
 		discovery:   s.disc,
 		log:         s.log,

@@ -87,7 +87,7 @@ func (inv *Inventory) Search(ctx context.Context, caller *principal.Principal, q
 			break
 		}
 		req := SearchRequest{Query: query, Limit: room, Principal: *caller}
-		res, err := call(ctx, inv, rt.tmpl.Search, req)
+		res, err := call(ctx, inv, caller, rt.tmpl.Search, req)
 		if err != nil {
 			return nil, inv.fail(ctx, methodSearch, rt.tmpl.Name, err)
 		}

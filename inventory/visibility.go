@@ -140,7 +140,7 @@ func (v *gateView) load() error {
 	if v.caller == nil || v.caller.Subject == "" {
 		return nil
 	}
-	g, err := v.inv.loadGrants(v.ctx, v.caller.Key()) // issuer-qualified with several issuers
+	g, err := v.inv.loadGrants(v.ctx, v.caller) // issuer-qualified with several issuers
 	if err != nil {
 		v.err = v.inv.failGrants(v.ctx, v.method, err)
 		return v.err
@@ -156,11 +156,12 @@ func (v *gateView) load() error {
 
 // loadGrants calls the store like a callback: with the callback timeout
 // and panics recovered. The in-memory store neither blocks nor needs them.
-func (inv *Inventory) loadGrants(ctx context.Context, subject string) (g Grants, err error) {
+func (inv *Inventory) loadGrants(ctx context.Context, caller *principal.Principal) (g Grants, err error) {
+	subject := caller.Key() // issuer-qualified with several issuers
 	if m, ok := inv.store.(*MemoryGrants); ok {
 		return m.Grants(ctx, subject)
 	}
-	return call(ctx, inv, inv.store.Grants, subject)
+	return call(ctx, inv, caller, inv.store.Grants, subject)
 }
 
 // pass reports whether the caller passes gate i. Grants must be loaded.
@@ -207,7 +208,7 @@ func runPolicy(ctx context.Context, p Policy, caller *principal.Principal) (ok b
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			ok, err = false, &panicError{value: r, stack: debug.Stack()}
+			ok, err = false, &panicError{Value: r, Stack: debug.Stack()}
 		}
 	}()
 	return p(ctx, caller), nil
@@ -220,7 +221,7 @@ func (inv *Inventory) failGrants(ctx context.Context, method string, err error) 
 	switch {
 	case errors.As(err, &pe):
 		attrs = append(attrs, slog.String("rule", string(RuleCallbackPanic)),
-			slog.String("panic", fmt.Sprint(pe.value)), slog.String("stack", string(pe.stack)))
+			slog.String("panic", fmt.Sprint(pe.Value)), slog.String("stack", string(pe.Stack)))
 	case ruleOf(ctx, err) == RuleDeadline:
 		attrs = append(attrs, slog.String("rule", string(RuleDeadline)), slog.String("error", err.Error()))
 	default:
