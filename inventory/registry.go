@@ -10,7 +10,6 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mcpkit/mcpkit/internal/callback"
 	"github.com/mcpkit/mcpkit/internal/uritemplate"
@@ -148,9 +147,9 @@ func newStatic(r Resource) (static, error) {
 	case r.URI == "" || longer(r.URI, maxURILen) || !plainURI(r.URI):
 		return st, errors.New("URI must be 1..2048 characters (UTF-16 code units) of UTF-8 without spaces or control characters")
 	case checkName(r.Name) != "":
-		return st, errors.New("name must be 1..512 characters (UTF-16 code units) of UTF-8 without control characters")
-	case !utf8.ValidString(r.Title) || !utf8.ValidString(r.Description):
-		return st, errors.New("title and description must be valid UTF-8")
+		return st, errors.New("name must be 1..512 characters (UTF-16 code units) of UTF-8 without control, bidirectional, invisible or tag characters")
+	case !displayText(r.Title) || !displayText(r.Description):
+		return st, errors.New("title and description must be valid UTF-8 without bidirectional, invisible or tag characters")
 	case checkMIME(r.MIMEType) != "":
 		return st, errors.New("invalid MIME type")
 	case r.Size < 0:
@@ -239,9 +238,9 @@ func validScope(s string) bool {
 func newRegistered(t Template) (*registered, error) {
 	switch {
 	case checkName(t.Name) != "":
-		return nil, errors.New("name must be 1..512 characters (UTF-16 code units) of UTF-8 without control characters")
-	case !utf8.ValidString(t.Title) || !utf8.ValidString(t.Description):
-		return nil, errors.New("title and description must be valid UTF-8")
+		return nil, errors.New("name must be 1..512 characters (UTF-16 code units) of UTF-8 without control, bidirectional, invisible or tag characters")
+	case !displayText(t.Title) || !displayText(t.Description):
+		return nil, errors.New("title and description must be valid UTF-8 without bidirectional, invisible or tag characters")
 	case checkMIME(t.MIMEType) != "":
 		return nil, errors.New("invalid MIME type")
 	case t.Read == nil:
