@@ -122,7 +122,8 @@ type MemoryGrants struct {
 	bySubject map[string]*Grants
 }
 
-// NewMemoryGrants returns an empty store.
+// NewMemoryGrants returns an empty store. The zero MemoryGrants is an empty
+// store too.
 func NewMemoryGrants() *MemoryGrants {
 	return &MemoryGrants{bySubject: make(map[string]*Grants)}
 }
@@ -154,6 +155,9 @@ func (m *MemoryGrants) Apply(_ context.Context, subject string, c Change) (bool,
 	if len(next.Gates) == 0 && len(next.Overrides) == 0 {
 		delete(m.bySubject, subject)
 	} else {
+		if m.bySubject == nil { // the zero MemoryGrants
+			m.bySubject = make(map[string]*Grants)
+		}
 		m.bySubject[subject] = &next
 	}
 	return true, nil

@@ -40,6 +40,9 @@ var (
 // refused an item on an empty page; logged). After an error, what fit
 // accepted is no page: discard it.
 func (inv *Inventory) List(ctx context.Context, caller *principal.Principal, cursor string, fit func(*Item) bool) (next string, err error) {
+	if inv.zero() {
+		return zeroPage(cursor)
+	}
 	if len(inv.sources) > 0 && caller == nil {
 		return "", principal.ErrUnauthenticated
 	}

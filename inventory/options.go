@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/typednil"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
 
@@ -16,7 +17,10 @@ const (
 )
 
 // Options configures an [Inventory]. The zero value is valid; each field
-// documents what its zero value means.
+// documents what its zero value means. New refuses, with an error naming
+// the field, a Grants or Notifier holding a nil pointer or function (a
+// typed nil: not the same as leaving the field nil), and a Logger without
+// a handler.
 type Options struct {
 	// PageSize bounds the items of one resources/list or
 	// resources/templates/list page, static and listed entries together:
@@ -79,6 +83,14 @@ type settings struct {
 
 func (o Options) resolve() (settings, error) {
 	s := settings{pageSize: o.PageSize, timeout: o.CallbackTimeout, sealer: o.Sealer, disc: o.Discovery, log: o.Logger}
+	switch {
+	case o.Grants != nil && typednil.Is(o.Grants):
+		return s, fmt.Errorf("inventory: Options.Grants is a nil %T: give a store, or nil for the default", o.Grants)
+	case o.Notifier != nil && typednil.Is(o.Notifier):
+		return s, fmt.Errorf("inventory: Options.Notifier is a nil %T: give a notifier, or nil for none", o.Notifier)
+	case o.Logger != nil && o.Logger.Handler() == nil:
+		return s, errors.New("inventory: Options.Logger has no handler (a zero slog.Logger): use slog.New, or nil for slog.Default()")
+	}
 	if s.pageSize == 0 {
 		s.pageSize = defaultPageSize
 	}

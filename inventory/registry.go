@@ -20,6 +20,10 @@ import (
 // templates, and serves resources/list, resources/read,
 // resources/templates/list and completion/complete for it. It is safe for
 // concurrent use.
+//
+// Make one with [New]. The zero Inventory is an empty one: every method
+// answers as an Inventory New made with nothing registered would (no
+// items, ErrNotFound, no grant store), and never panics.
 type Inventory struct {
 	statics     []static
 	staticIndex map[string]int // URI → index in statics
@@ -61,6 +65,19 @@ type registered struct {
 	item   TemplateItem // what resources/templates/list shows of it
 	// mimePlain says the template's MIME type is plain (see Item.Plain).
 	mimePlain bool
+}
+
+// zero reports whether inv is the zero Inventory (not made by New): an
+// empty inventory, without the settings New gives.
+func (inv *Inventory) zero() bool { return inv.sealer == nil }
+
+// zeroPage is the page of the zero Inventory: empty, and no cursor of its
+// own is valid.
+func zeroPage(cursor string) (string, error) {
+	if cursor != "" {
+		return "", &CursorError{Reason: ReasonInvalid}
+	}
+	return "", nil
 }
 
 // New validates the registry and returns an Inventory. It copies what it

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mcpkit/mcpkit/internal/typednil"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -156,10 +157,11 @@ func (inv *Inventory) Notifier() Notifier {
 // AttachNotifier makes n the notifier of an inventory that has none, so
 // that a transport given a notification hub (mcphttp.Options.Notifications)
 // also hears of grant changes without the application wiring it twice. It
-// reports whether n was attached: false when n is nil or the inventory
-// already has a notifier (which it keeps). It is safe for concurrent use.
+// reports whether n was attached: false when n is nil (or a nil pointer or
+// function in the interface) or the inventory already has a notifier
+// (which it keeps). It is safe for concurrent use.
 func (inv *Inventory) AttachNotifier(n Notifier) bool {
-	if n == nil {
+	if typednil.Is(n) {
 		return false
 	}
 	return inv.notifier.CompareAndSwap(nil, &n)

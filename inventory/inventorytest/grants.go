@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/internal/typednil"
 	"github.com/mcpkit/mcpkit/inventory"
 )
 
@@ -39,6 +40,9 @@ func CheckGrantStore(t testing.TB, store inventory.GrantStore) {
 // does not clean up after itself. The error reports what prevents
 // checking (a store error).
 func CheckGrants(ctx context.Context, store inventory.GrantStore) ([]string, error) {
+	if typednil.Is(store) {
+		return nil, fmt.Errorf("inventorytest: the grant store is a nil %T", store)
+	}
 	c := &grantChecker{ctx: ctx, store: store}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
