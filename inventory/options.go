@@ -6,13 +6,13 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/mcpkit/mcpkit/budget"
 	"github.com/mcpkit/mcpkit/internal/typednil"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
 
 // Defaults of Options.
 const (
-	defaultPageSize        = 50
 	defaultCallbackTimeout = 10 * time.Second
 )
 
@@ -91,10 +91,8 @@ func (o Options) resolve() (settings, error) {
 	case o.Logger != nil && o.Logger.Handler() == nil:
 		return s, errors.New("inventory: Options.Logger has no handler (a zero slog.Logger): use slog.New, or nil for slog.Default()")
 	}
-	if s.pageSize == 0 {
-		s.pageSize = defaultPageSize
-	}
-	if s.pageSize < 1 || s.pageSize > MaxLimit {
+	var err error
+	if s.pageSize, err = budget.Items(o.PageSize); err != nil {
 		return s, fmt.Errorf("inventory: page size must be 1..%d, got %d", MaxLimit, o.PageSize)
 	}
 	if s.timeout < 0 {
@@ -110,7 +108,6 @@ func (o Options) resolve() (settings, error) {
 		s.log = slog.Default()
 	}
 	if s.sealer == nil {
-		var err error
 		if s.sealer, err = sealedcursor.New(sealedcursor.Options{}); err != nil {
 			return s, fmt.Errorf("inventory: %w", err)
 		}

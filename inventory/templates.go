@@ -46,7 +46,7 @@ func (inv *Inventory) Templates(ctx context.Context, caller *principal.Principal
 		start, first = idx, f
 	}
 
-	f := filler[TemplateItem]{fit: fit, room: inv.pageSize}
+	f := newFiller(fit, inv.pageSize)
 	at := -1
 	for i := start; i < len(inv.templates); i++ {
 		rt := inv.templates[i]

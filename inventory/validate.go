@@ -5,13 +5,14 @@ import (
 	"hash/maphash"
 	"unicode/utf8"
 
+	"github.com/mcpkit/mcpkit/budget"
 	"github.com/mcpkit/mcpkit/internal/uritemplate"
 )
 
 // Limits of the list contract.
 const (
-	maxKeyBytes = 256 // longest entry key (ASCII)
-	MaxLimit    = 100 // largest page size and ListRequest.Limit
+	maxKeyBytes = 256             // longest entry key (ASCII)
+	MaxLimit    = budget.MaxItems // largest page size and ListRequest.Limit
 )
 
 // ValidatePage checks one page a list callback returned for req against
