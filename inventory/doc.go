@@ -299,8 +299,8 @@
 // subject was authorized for it at run time with [Inventory.Authorize]
 // (until [Inventory.Revoke]). Per subject, [Inventory.Enable] shows one
 // static resource (by URI) or template (by name) whatever its gates say,
-// and [Inventory.Disable] hides it. Grants live in a [GrantStore]: the
-// in-process [MemoryGrants] by default, or the application's database so
+// and [Inventory.Disable] hides it. Grants live in a [grants.Store]: the
+// in-process [grants.Memory] by default, or the application's database so
 // that they survive restarts and hold across a fleet. Anonymous callers,
 // and callers without a subject, have no grants: policies alone decide.
 //
@@ -350,7 +350,7 @@
 //				{Name: "onboarding"}, // no policy: only a grant opens it
 //				{Name: "beta", Policy: inventory.AllOf(inventory.Authenticated, inventory.HasScopes("beta"))},
 //			},
-//			Grants: grantsInDB, // a GrantStore over the application's tables; nil: in memory
+//			Grants: grantsInDB, // a grants.Store over the application's tables; nil: in memory
 //		})
 //	// Giving the notify.Hub to mcphttp (Options.Notifications) makes it the
 //	// inventory's Notifier too (see [Inventory.AttachNotifier]): grant

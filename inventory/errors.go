@@ -88,7 +88,7 @@ const (
 // Log-only classifications of failures that are not a source's fault.
 const (
 	ruleInternal   Rule = "internal"    // the kit itself failed (not expected)
-	ruleGrantStore Rule = "grant-store" // the GrantStore returned an error
+	ruleGrantStore Rule = "grant-store" // the grants.Store returned an error
 )
 
 // ContractError reports the first rule a list callback's page broke.

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/inventory/inventorytest"
 )
 
@@ -23,8 +24,8 @@ func TestTypedNilOptionsAreRefused(t *testing.T) {
 		name, option string
 		opts         inventory.Options
 	}{
-		{"nil *MemoryGrants as Grants", "Grants", inventory.Options{Grants: (*inventory.MemoryGrants)(nil)}},
-		{"nil NotifierFunc as Notifier", "Notifier", inventory.Options{Notifier: inventory.NotifierFunc(nil)}},
+		{"nil *MemoryGrants as Grants", "Grants", inventory.Options{Grants: (*grants.Memory)(nil)}},
+		{"nil NotifierFunc as Notifier", "Notifier", inventory.Options{Notifier: grants.NotifierFunc(nil)}},
 		{"nil *notifier as Notifier", "Notifier", inventory.Options{Notifier: (*countingNotifier)(nil)}},
 		{"zero slog.Logger", "Logger", inventory.Options{Logger: &slog.Logger{}}},
 	} {
@@ -40,13 +41,13 @@ func TestTypedNilOptionsAreRefused(t *testing.T) {
 	t.Run("AttachNotifier", func(t *testing.T) {
 		inv, err := inventory.New(nil, []inventory.Template{tmpl}, inventory.Options{})
 		require.NoError(t, err)
-		assert.False(t, inv.AttachNotifier(inventory.NotifierFunc(nil)), "a nil function is no notifier")
+		assert.False(t, inv.AttachNotifier(grants.NotifierFunc(nil)), "a nil function is no notifier")
 		assert.False(t, inv.AttachNotifier((*countingNotifier)(nil)), "a nil pointer is no notifier")
 		assert.Nil(t, inv.Notifier())
 	})
 	t.Run("inventorytest.CheckGrants", func(t *testing.T) {
 		require.NotPanics(t, func() {
-			_, err := inventorytest.CheckGrants(context.Background(), (*inventory.MemoryGrants)(nil))
+			_, err := inventorytest.CheckGrants(context.Background(), (*grants.Memory)(nil))
 			assert.Error(t, err)
 		})
 	})
@@ -109,7 +110,7 @@ func transcript(t *testing.T, inv *inventory.Inventory) []string {
 	add("target", name, found)
 	add("flags", inv.NeedsAuthentication(), inv.HasListSources(), inv.HasSearch(), inv.HasGate("beta"), inv.Completes(), inv.AbandonedCallbacks())
 	add("items", inv.StaticItems(), inv.TemplateItems(), inv.Notifier())
-	add("attach", inv.AttachNotifier(inventory.NotifierFunc(func(context.Context, string) {})), inv.Notifier() != nil)
+	add("attach", inv.AttachNotifier(grants.NotifierFunc(func(context.Context, string) {})), inv.Notifier() != nil)
 	return out
 }
 
@@ -125,8 +126,8 @@ func TestZeroValuesOfOtherTypes(t *testing.T) {
 		assert.NoError(t, err)
 	})
 	require.NotPanics(t, func() {
-		var m inventory.MemoryGrants
-		changed, err := m.Apply(ctx, "alice", inventory.Change{Op: inventory.OpAuthorize, Name: "beta"})
+		var m grants.Memory
+		changed, err := m.Apply(ctx, "alice", grants.Change{Op: grants.OpAuthorize, Name: "beta"})
 		assert.NoError(t, err)
 		assert.True(t, changed)
 		g, err := m.Grants(ctx, "alice")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/budget"
 	"github.com/mcpkit/mcpkit/internal/typednil"
+	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
 
@@ -28,7 +29,7 @@ type Options struct {
 	PageSize int
 
 	// CallbackTimeout bounds each call of a List, Read, Complete or Search
-	// callback and of a GrantStore's Grants; the request's own deadline
+	// callback and of a grants.Store's Grants; the request's own deadline
 	// applies when it is earlier. The request is answered (ErrInternal) at
 	// the deadline, or up to a hundredth of the timeout (at most 10 ms)
 	// after it, even if the callback ignores its context: callbacks run on
@@ -62,14 +63,14 @@ type Options struct {
 
 	// Grants stores the run-time grants of each subject (see
 	// [Inventory.Authorize] and [Inventory.Enable]). Nil means a new
-	// [MemoryGrants] when some gate is defined, and no grants at all
-	// otherwise. Set it (to a MemoryGrants, or a store backed by the
+	// [grants.Memory] when some gate is defined, and no grants at all
+	// otherwise. Set it (to a grants.Memory, or a store backed by the
 	// application's database) to use per-subject overrides without gates.
-	Grants GrantStore
+	Grants grants.Store
 
 	// Notifier is told, after a grant change that changed something, which
 	// subject may now see something else. Nil means nobody is told.
-	Notifier Notifier
+	Notifier grants.Notifier
 }
 
 // settings are Options with defaults applied.

@@ -11,8 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/ascii"
 	"github.com/mcpkit/mcpkit/internal/callback"
 	"github.com/mcpkit/mcpkit/internal/uritemplate"
+	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
 
@@ -42,12 +44,12 @@ type Inventory struct {
 	maxCursor int               // the longest cursor List or Templates issues
 	completes bool
 
-	gates     []Gate                   // definitions, in order
-	gateIndex map[string]int           // name → index in gates
-	global    []int                    // Options.GlobalGates, sorted indices
-	store     GrantStore               // nil: no gates, no grants
-	notifier  atomic.Pointer[Notifier] // Options.Notifier, or one attached later
-	gated     bool                     // store != nil: visibility depends on gates and grants
+	gates     []Gate                          // definitions, in order
+	gateIndex map[string]int                  // name → index in gates
+	global    []int                           // Options.GlobalGates, sorted indices
+	store     grants.Store                    // nil: no gates, no grants
+	notifier  atomic.Pointer[grants.Notifier] // Options.Notifier, or one attached later
+	gated     bool                            // store != nil: visibility depends on gates and grants
 }
 
 type static struct {
@@ -195,7 +197,7 @@ func newStatic(r Resource) (static, error) {
 	}
 	st.item = Item{URI: st.res.URI, Name: st.res.Name, Title: st.res.Title, Description: st.res.Description,
 		MIMEType: st.res.MIMEType, Size: st.res.Size, Annotations: st.res.Annotations,
-		Plain: jsonPlain(st.res.URI) && jsonPlain(st.res.Name) && jsonPlain(st.res.MIMEType)}
+		Plain: ascii.JSONPlain(st.res.URI) && ascii.JSONPlain(st.res.Name) && ascii.JSONPlain(st.res.MIMEType)}
 	return st, nil
 }
 
@@ -281,7 +283,7 @@ func newRegistered(t Template) (*registered, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &registered{tmpl: t, ut: ut, scopes: scopes, mimePlain: jsonPlain(t.MIMEType)}
+	rt := &registered{tmpl: t, ut: ut, scopes: scopes, mimePlain: ascii.JSONPlain(t.MIMEType)}
 	rt.tmpl.RequiredScopes = scopes
 	rt.tmpl.Gates = slices.Clone(t.Gates)
 	if t.Validate != nil {

@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpkit/mcpkit/budget"
+	"github.com/mcpkit/mcpkit/internal/ascii"
+	"github.com/mcpkit/mcpkit/internal/httpheader"
 	"github.com/mcpkit/mcpkit/internal/uritemplate"
 )
 
@@ -105,8 +107,8 @@ func (c *pageCheck) entry(i int) *ContractError {
 	if rule := checkEntryURI(c.t, e.URI); rule != "" {
 		return c.fail(rule, i)
 	}
-	c.plain = c.t != nil && c.t.Plain()                                 // a URI that matched such a template is made of URI characters
-	if e.Name != "" && len(e.Name) <= maxNameLen && jsonPlain(e.Name) { // plain ASCII within the limit: valid
+	c.plain = c.t != nil && c.t.Plain()                                       // a URI that matched such a template is made of URI characters
+	if e.Name != "" && len(e.Name) <= maxNameLen && ascii.JSONPlain(e.Name) { // plain ASCII within the limit: valid
 	} else if rule := checkName(e.Name); rule != "" {
 		return c.fail(rule, i)
 	} else {
@@ -116,7 +118,7 @@ func (c *pageCheck) entry(i int) *ContractError {
 		if rule := checkMIME(e.MIMEType); rule != "" {
 			return c.fail(rule, i)
 		}
-		c.okMIME, c.okMIMEPlain = e.MIMEType, jsonPlain(e.MIMEType)
+		c.okMIME, c.okMIMEPlain = e.MIMEType, ascii.JSONPlain(e.MIMEType)
 	}
 	c.plain = c.plain && c.okMIMEPlain
 	if c.seen(i) {
@@ -167,7 +169,7 @@ func checkKey(k string) Rule {
 	if len(k) == 0 || len(k) > maxKeyBytes {
 		return RuleKeyLength
 	}
-	if !keyChars(k) {
+	if !ascii.KeyChars(k) {
 		return RuleKeyCharset
 	}
 	return ""
@@ -215,7 +217,7 @@ func checkName(s string) Rule {
 // displayable reports whether s (valid UTF-8) holds no spoofing character
 // (see spoofing). Printable ASCII, eight bytes at a time, is skipped.
 func displayable(s string) bool {
-	for i := asciiRun(s, 0x01, 0x7f); i < len(s); {
+	for i := ascii.Run(s, 0x01, 0x7f); i < len(s); {
 		if s[i] < utf8.RuneSelf {
 			i++
 			continue
@@ -256,7 +258,7 @@ func displayText(s string) bool {
 // (C0, DEL, C1).
 func printable(s string) bool {
 	// Printable ASCII, eight bytes at a time; the rest rune by rune.
-	for i := asciiRun(s, 0x20, 0x7e); i < len(s); {
+	for i := ascii.Run(s, 0x20, 0x7e); i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c < 0x20 || c == 0x7f {
@@ -281,105 +283,8 @@ func checkMIME(s string) Rule {
 		return ""
 	case longer(s, maxMIMELen):
 		return RuleMIMELength
-	case !validMIME(s):
+	case !httpheader.ValidMediaType(s):
 		return RuleMIMESyntax
 	}
 	return ""
-}
-
-// validMIME accepts type "/" subtype, both RFC 6838 restricted-names,
-// optionally followed by parameters: *( *SP ";" *SP token "=" ( token /
-// quoted-string ) ), with no control characters anywhere.
-func validMIME(s string) bool {
-	i := restrictedName(s, 0)
-	if i == 0 || i >= len(s) || s[i] != '/' {
-		return false
-	}
-	j := restrictedName(s, i+1)
-	if j == i+1 {
-		return false
-	}
-	for j < len(s) {
-		j = skipSpaces(s, j)
-		if j >= len(s) || s[j] != ';' {
-			return false
-		}
-		j = skipSpaces(s, j+1)
-		k := j
-		for k < len(s) && isTchar(s[k]) {
-			k++
-		}
-		if k == j || k >= len(s) || s[k] != '=' {
-			return false
-		}
-		j = k + 1
-		if j < len(s) && s[j] == '"' {
-			j++
-			for j < len(s) && s[j] != '"' {
-				if s[j] == '\\' {
-					j++
-				}
-				if j >= len(s) || s[j] < 0x20 || s[j] == 0x7f {
-					return false
-				}
-				j++
-			}
-			if j >= len(s) {
-				return false
-			}
-			j++
-			continue
-		}
-		k = j
-		for k < len(s) && isTchar(s[k]) {
-			k++
-		}
-		if k == j {
-			return false
-		}
-		j = k
-	}
-	return true
-}
-
-func skipSpaces(s string, i int) int {
-	for i < len(s) && s[i] == ' ' {
-		i++
-	}
-	return i
-}
-
-// restrictedName returns the end of an RFC 6838 restricted-name starting
-// at i, or i when there is none.
-func restrictedName(s string, i int) int {
-	start := i
-	for i < len(s) && i-start < 127 {
-		c := s[i]
-		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-		if !alnum && (i == start || !isRestrictedChar(c)) {
-			break
-		}
-		i++
-	}
-	return i
-}
-
-func isRestrictedChar(c byte) bool {
-	switch c {
-	case '!', '#', '$', '&', '-', '^', '_', '.', '+':
-		return true
-	}
-	return false
-}
-
-// isTchar reports an RFC 9110 token character.
-func isTchar(c byte) bool {
-	if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
-		return true
-	}
-	switch c {
-	case '!', '#', '$', '%', '&', '\'', '*', '+', '-', '.', '^', '_', '`', '|', '~':
-		return true
-	}
-	return false
 }

@@ -98,22 +98,6 @@ func TestValidatePageWithoutTemplate(t *testing.T) {
 	assert.False(t, errors.As(err, &ce))
 }
 
-func TestMIMESyntax(t *testing.T) {
-	for _, s := range []string{
-		"text/plain", "application/vnd.api+json", "image/svg+xml", "text/plain; charset=utf-8",
-		"text/plain;charset=\"utf-8\"", "multipart/mixed; boundary=\"a b\"; x=y", "a/b",
-	} {
-		assert.True(t, validMIME(s), s)
-	}
-	for _, s := range []string{
-		"", "text", "text/", "/plain", "text/plain;", "text/plain; charset", "text/plain; =x",
-		"text/pl ain", "text/plain\x00", "te\txt/plain", "text/plain; a=\"b", "text/plain; a=\"b\x01\"",
-		"-text/plain", "text/plain/x", "text/plain; a=b c",
-	} {
-		assert.False(t, validMIME(s), s)
-	}
-}
-
 func TestDuplicateURIAgreesWithAMap(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 50, 100, 101, 300} {
 		for _, dupAt := range []int{-1, 1, n / 2, n - 1} {

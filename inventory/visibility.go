@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"slices"
 
+	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -34,7 +35,7 @@ func (inv *Inventory) setupGates(opts Options) error {
 	inv.global = global
 	inv.store = opts.Grants
 	if inv.store == nil && len(inv.gates) > 0 {
-		inv.store = NewMemoryGrants()
+		inv.store = grants.NewMemory()
 	}
 	inv.gated = inv.store != nil
 	if opts.Notifier != nil {
@@ -121,7 +122,7 @@ type gateView struct {
 
 	loaded bool
 	err    error
-	grants Grants
+	held   grants.Grants
 
 	granted, decided, passed gateBits
 }
@@ -145,7 +146,7 @@ func (v *gateView) load() error {
 		v.err = v.inv.failGrants(v.ctx, v.method, err)
 		return v.err
 	}
-	v.grants = g
+	v.held = g
 	for _, name := range g.Gates {
 		if i, ok := v.inv.gateIndex[name]; ok {
 			v.granted.set(i)
@@ -156,9 +157,9 @@ func (v *gateView) load() error {
 
 // loadGrants calls the store like a callback: with the callback timeout
 // and panics recovered. The in-memory store neither blocks nor needs them.
-func (inv *Inventory) loadGrants(ctx context.Context, caller *principal.Principal) (g Grants, err error) {
+func (inv *Inventory) loadGrants(ctx context.Context, caller *principal.Principal) (g grants.Grants, err error) {
 	subject := caller.Key() // issuer-qualified with several issuers
-	if m, ok := inv.store.(*MemoryGrants); ok {
+	if m, ok := inv.store.(*grants.Memory); ok {
 		return m.Grants(ctx, subject)
 	}
 	return call(ctx, inv, caller, inv.store.Grants, subject)
@@ -191,7 +192,7 @@ func (v *gateView) open(key string, gates []int) (bool, error) {
 	if err := v.load(); err != nil {
 		return false, err
 	}
-	if on, ok := v.grants.Overrides[key]; ok {
+	if on, ok := v.held.Overrides[key]; ok {
 		return on, nil
 	}
 	for _, i := range gates {
