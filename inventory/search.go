@@ -96,7 +96,7 @@ func (inv *Inventory) Search(ctx context.Context, caller *principal.Principal, q
 		}
 		for i := range res {
 			h := &res[i]
-			rule := checkEntryURI(rt.ut, h.URI)
+			rule := checkEntryURI(rt.ut, h.URI, false)
 			if rule == "" {
 				rule = checkName(h.Name)
 			}

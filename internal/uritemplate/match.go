@@ -168,6 +168,19 @@ func (t *Template) Matches(uri string) bool {
 	return ok
 }
 
+// MatchesGeneral is Matches without the shortcut of simple templates (see
+// Template.simple): the baseline of benchmarks and differential tests.
+func (t *Template) MatchesGeneral(uri string) bool {
+	if uri == "" || longer(uri, MaxLen) {
+		return false
+	}
+	if t.greedy {
+		return t.matchGreedy(uri, nil)
+	}
+	_, ok := t.matchDP(uri, nil)
+	return ok
+}
+
 // match reports whether uri matches t. When vals is not nil, it stores
 // the raw (still percent-encoded) value of variable k in vals[k], and
 // present has bit k set for each variable the URI holds (an absent one is
@@ -179,10 +192,26 @@ func (t *Template) match(uri string, vals []string) (present uint64, ok bool) {
 	if uri == "" || longer(uri, MaxLen) {
 		return 0, false
 	}
+	if t.simple {
+		return 1, t.matchSimple(uri, vals)
+	}
 	if t.greedy {
 		return 1<<len(t.vars) - 1, t.matchGreedy(uri, vals)
 	}
 	return t.matchDP(uri, vals)
+}
+
+// matchSimple matches a simple template (see Template.simple): the split
+// is forced, the value being what lies between the two literals.
+func (t *Template) matchSimple(uri string, vals []string) bool {
+	start, end := len(t.sprefix), len(uri)-len(t.ssuffix)
+	if end <= start || uri[:start] != t.sprefix || uri[end:] != t.ssuffix || scanValue(uri[:end], start, clU) != end {
+		return false
+	}
+	if vals != nil {
+		vals[0] = uri[start:end]
+	}
+	return true
 }
 
 func (t *Template) matchGreedy(uri string, vals []string) bool {
