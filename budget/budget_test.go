@@ -117,37 +117,44 @@ func FuzzPage(f *testing.F) {
 			return
 		}
 		p := NewPage(items, limit, reserve)
-		end, taken := 0, 0
-		for i, s := range sizes {
-			next := end + int(s)
-			err := p.Add(next)
-			switch {
-			case err == nil:
-				end, taken = next, taken+1
-				if taken > max(items, 0) || limit > 0 && end > limit-reserve {
-					t.Fatalf("took item %d past the budget (items %d, end %d, room %d)", i, taken, end, limit-reserve)
-				}
-				continue
-			case err == ErrTooLarge:
-				if taken != 0 || limit == 0 || next <= limit-reserve || items <= 0 {
-					t.Fatalf("ErrTooLarge for item %d of size %d after %d items", i, s, taken)
-				}
-			case err == ErrFull:
-				if taken < items && (limit == 0 || next <= limit-reserve) || taken == 0 && items > 0 {
-					t.Fatalf("ErrFull for item %d of size %d that fits (taken %d)", i, s, taken)
-				}
-			default:
-				t.Fatalf("unexpected error %v", err)
-			}
-			if err == ErrFull && taken == items && p.Add(0) == nil {
-				t.Fatal("a full page took another item")
-			}
-			break
-		}
+		taken := fill(t, &p, items, limit, reserve, sizes)
 		if p.Items() != taken {
 			t.Fatalf("Items %d, took %d", p.Items(), taken)
 		}
 	})
+}
+
+// fill offers items of sizes to p until it refuses one, checks each
+// answer against the budget, and returns how many it took.
+func fill(t *testing.T, p *Page, items, limit, reserve int, sizes []byte) int {
+	fits := func(end int) bool { return limit == 0 || end <= limit-reserve }
+	end, taken := 0, 0
+	for i, s := range sizes {
+		next := end + int(s)
+		switch err := p.Add(next); {
+		case err == nil:
+			end, taken = next, taken+1
+			if taken > max(items, 0) || !fits(end) {
+				t.Fatalf("took item %d past the budget (items %d, end %d, room %d)", i, taken, end, limit-reserve)
+			}
+			continue
+		case err == ErrTooLarge:
+			if taken != 0 || fits(next) || items <= 0 {
+				t.Fatalf("ErrTooLarge for item %d of size %d after %d items", i, s, taken)
+			}
+		case err == ErrFull:
+			if taken < items && fits(next) || taken == 0 && items > 0 {
+				t.Fatalf("ErrFull for item %d of size %d that fits (taken %d)", i, s, taken)
+			}
+			if taken == items && p.Add(0) == nil {
+				t.Fatal("a full page took another item")
+			}
+		default:
+			t.Fatalf("unexpected error %v", err)
+		}
+		break
+	}
+	return taken
 }
 
 // BenchmarkPage fills pages of 50 items of 100 bytes under a 1 MiB

@@ -13,6 +13,10 @@ import (
 
 // FuzzValidatePage: never panics, and a page it accepts really keeps the
 // rules (checked here independently).
+//
+// Complexity: the independent oracle of every page rule, one check per rule.
+//
+//gocyclo:ignore
 func FuzzValidatePage(f *testing.F) {
 	f.Add("", 2, true, "k1", "docs://documents/1", "One", "", "k2", "docs://documents/2", "Two", "text/plain")
 	f.Add("k1", 1, false, "k1", "docs://documents/1", "One", "", "k0", "docs://documents/1", "", "x")

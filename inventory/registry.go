@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/internal/ascii"
 	"github.com/mcpkit/mcpkit/internal/callback"
+	"github.com/mcpkit/mcpkit/internal/typednil"
 	"github.com/mcpkit/mcpkit/internal/uritemplate"
 	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/sealedcursor"
@@ -255,25 +256,8 @@ func validScope(s string) bool {
 }
 
 func newRegistered(t Template) (*registered, error) {
-	switch {
-	case checkName(t.Name) != "":
-		return nil, errors.New("name must be 1..512 characters (UTF-16 code units) of UTF-8 without control, bidirectional, invisible or tag characters")
-	case !displayText(t.Title) || !displayText(t.Description):
-		return nil, errors.New("title and description must be valid UTF-8 without bidirectional, invisible or tag characters")
-	case checkMIME(t.MIMEType) != "":
-		return nil, errors.New("invalid MIME type")
-	case t.Read == nil:
-		return nil, errors.New("Read is required")
-	case t.List != nil && t.Access != Protected:
-		return nil, errors.New("List is allowed only on a protected template")
-	case t.List != nil && t.Hidden:
-		return nil, errors.New("List is not allowed on a hidden template")
-	case t.Search != nil && t.Access != Protected:
-		return nil, errors.New("Search is allowed only on a protected template")
-	case t.Search != nil && t.Hidden:
-		return nil, errors.New("Search is not allowed on a hidden template")
-	case t.Owner > OwnedByClient:
-		return nil, fmt.Errorf("unknown owner %d", t.Owner)
+	if err := checkTemplateFields(t); err != nil {
+		return nil, err
 	}
 	ut, err := uritemplate.Parse(t.URITemplate)
 	if err != nil {
@@ -286,32 +270,58 @@ func newRegistered(t Template) (*registered, error) {
 	rt := &registered{tmpl: t, ut: ut, scopes: scopes, mimePlain: ascii.JSONPlain(t.MIMEType)}
 	rt.tmpl.RequiredScopes = scopes
 	rt.tmpl.Gates = slices.Clone(t.Gates)
-	if t.Validate != nil {
-		rt.tmpl.Validate = make(map[string]func(string) error, len(t.Validate))
-		for k, f := range t.Validate {
-			if !slices.Contains(ut.Vars(), k) {
-				return nil, fmt.Errorf("Validate names %q, which is not a variable of the template", k)
-			}
-			if f == nil {
-				return nil, fmt.Errorf("Validate rule for %q is nil", k)
-			}
-			rt.tmpl.Validate[k] = f
-		}
+	if rt.tmpl.Validate, err = byVariable(ut, "Validate", "rule", t.Validate); err != nil {
+		return nil, err
 	}
-	if t.Complete != nil {
-		rt.tmpl.Complete = make(map[string]CompleteFunc, len(t.Complete))
-		for k, f := range t.Complete {
-			if !slices.Contains(ut.Vars(), k) {
-				return nil, fmt.Errorf("Complete names %q, which is not a variable of the template", k)
-			}
-			if f == nil {
-				return nil, fmt.Errorf("Complete callback for %q is nil", k)
-			}
-			rt.tmpl.Complete[k] = f
-		}
+	if rt.tmpl.Complete, err = byVariable(ut, "Complete", "callback", t.Complete); err != nil {
+		return nil, err
 	}
 	rt.item = TemplateItem{Name: t.Name, Title: t.Title, Description: t.Description, URITemplate: t.URITemplate, MIMEType: t.MIMEType}
 	return rt, nil
+}
+
+// byVariable copies a map of functions by template variable (Validate,
+// Complete), refusing a key that is no variable of ut and a nil function.
+func byVariable[F any](ut *uritemplate.Template, field, what string, m map[string]F) (map[string]F, error) {
+	if m == nil {
+		return nil, nil
+	}
+	out := make(map[string]F, len(m))
+	for k, f := range m {
+		if !slices.Contains(ut.Vars(), k) {
+			return nil, fmt.Errorf("%s names %q, which is not a variable of the template", field, k)
+		}
+		if typednil.Is(f) {
+			return nil, fmt.Errorf("%s %s for %q is nil", field, what, k)
+		}
+		out[k] = f
+	}
+	return out, nil
+}
+
+// checkTemplateFields checks what a template says of itself.
+func checkTemplateFields(t Template) error {
+	switch {
+	case checkName(t.Name) != "":
+		return errors.New("name must be 1..512 characters (UTF-16 code units) of UTF-8 without control, bidirectional, invisible or tag characters")
+	case !displayText(t.Title) || !displayText(t.Description):
+		return errors.New("title and description must be valid UTF-8 without bidirectional, invisible or tag characters")
+	case checkMIME(t.MIMEType) != "":
+		return errors.New("invalid MIME type")
+	case t.Read == nil:
+		return errors.New("Read is required")
+	case t.List != nil && t.Access != Protected:
+		return errors.New("List is allowed only on a protected template")
+	case t.List != nil && t.Hidden:
+		return errors.New("List is not allowed on a hidden template")
+	case t.Search != nil && t.Access != Protected:
+		return errors.New("Search is allowed only on a protected template")
+	case t.Search != nil && t.Hidden:
+		return errors.New("Search is not allowed on a hidden template")
+	case t.Owner > OwnedByClient:
+		return fmt.Errorf("unknown owner %d", t.Owner)
+	}
+	return nil
 }
 
 // fingerprint digests everything that decides what a cursor position

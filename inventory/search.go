@@ -205,29 +205,9 @@ func (inv *Inventory) Reach(ctx context.Context, caller *principal.Principal) (R
 			r.Templates = append(r.Templates, rt.tmpl.Name)
 		}
 	}
-	// resources/list refuses a caller only for authentication (list
-	// sources exist and there is no caller) or for scopes (some source the
-	// caller's identity and gates admit, and every such one short of
-	// scopes); see List and anySource.
-	r.List = len(inv.sources) == 0
-	if caller != nil && !r.List {
-		blocked := false
-		r.List = true
-		for _, s := range inv.sources {
-			ok, err := open(s.tmpl.Name, s.gates)
-			if err != nil {
-				return Reach{}, err
-			}
-			if !ok || !s.tmpl.Owner.has(caller) {
-				continue
-			}
-			if caller.HasScopes(s.scopes...) {
-				blocked = false
-				break
-			}
-			blocked = true
-		}
-		r.List = !blocked
+	var err error
+	if r.List, err = inv.canList(caller, open); err != nil {
+		return Reach{}, err
 	}
 	if caller != nil && len(inv.searchers) > 0 {
 		usable, err := inv.searchSources(ctx, caller)
@@ -238,6 +218,34 @@ func (inv *Inventory) Reach(ctx context.Context, caller *principal.Principal) (R
 		r.Search = len(usable) > 0
 	}
 	return r, nil
+}
+
+// canList reports whether resources/list serves caller. It refuses a
+// caller only for authentication (list sources exist and there is no
+// caller) or for scopes (some source the caller's identity and gates
+// admit, and every such one short of scopes); see List and anySource.
+func (inv *Inventory) canList(caller *principal.Principal, open func(string, []int) (bool, error)) (bool, error) {
+	if len(inv.sources) == 0 {
+		return true, nil
+	}
+	if caller == nil {
+		return false, nil
+	}
+	blocked := false
+	for _, s := range inv.sources {
+		ok, err := open(s.tmpl.Name, s.gates)
+		if err != nil {
+			return false, err
+		}
+		if !ok || !s.tmpl.Owner.has(caller) {
+			continue
+		}
+		if caller.HasScopes(s.scopes...) {
+			return true, nil
+		}
+		blocked = true
+	}
+	return !blocked, nil
 }
 
 // TemplateInfo describes a registered template, for a transport that

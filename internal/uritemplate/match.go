@@ -126,6 +126,10 @@ func scanValue(uri string, i int, cls uint8) int {
 }
 
 // scanEncoded is scanValue from a '%' at uri[i].
+//
+// Complexity: the per-unit loop of value matching with its fast paths (ASCII and two-byte triplets) and the %25 rule inline: the hot loop of every match.
+//
+//gocyclo:ignore
 func scanEncoded(uri string, i int, cls uint8) int {
 	reserved := cls&clR != 0
 	for {
@@ -271,6 +275,10 @@ func grow[T any](s []T, n int) []T {
 // matchDP decides the match with a table ok[s][j]: "from node s at
 // uri[j], the rest matches", filled from node 0 (the end) up, then walks
 // from the start node choosing the first alternative that still matches.
+//
+// Complexity: the table fill and the walk over the node kinds of the general matcher, kept together so that the table is read where it is written (FuzzURITemplate and FuzzSimpleShape check it).
+//
+//gocyclo:ignore
 func (t *Template) matchDP(uri string, vals []string) (uint64, bool) {
 	n := len(uri)
 	w := n + 1
@@ -368,6 +376,10 @@ func (t *Template) matchDP(uri string, vals []string) (uint64, bool) {
 // the shortest value; it must respect the %25 rule of scanValue (lim[j],
 // the furthest end it allows from j) and the prefix modifier (depth[j],
 // the units from j to the end of its run).
+//
+// Complexity: one row of the general matcher's table, scanned from the end with the %25 rule and prefix modifiers in the same pass.
+//
+//gocyclo:ignore
 func (tb *dpTables) valRow(uri string, nd *node, cur, next []bool, lo, hi int) {
 	n := len(uri)
 	w := n + 1
