@@ -75,13 +75,6 @@ func Reserve(maxCursor, meta int) int {
 	return n
 }
 
-// Fits reports whether a page with one item of itemBytes fits limit,
-// with head bytes before its items (envelope and result members) and
-// reserve after them: whether no item that size is ErrTooLarge.
-func Fits(limit, head, itemBytes, reserve int) bool {
-	return head+itemBytes+reserve <= limit
-}
-
 // Page is the budget of one page being filled. Its zero value takes no
 // item; make one with NewPage.
 type Page struct {

@@ -96,12 +96,6 @@ func TestPage(t *testing.T) {
 	})
 }
 
-func TestFits(t *testing.T) {
-	if !Fits(100, 10, 80, 10) || Fits(100, 10, 81, 10) {
-		t.Error("Fits does not add head, item and reserve")
-	}
-}
-
 // FuzzPage: whatever the sizes of the items offered, a page takes a
 // prefix of them within its item and byte budgets, refuses only the item
 // that ends it, and calls ErrTooLarge exactly the first item that cannot

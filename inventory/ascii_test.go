@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/internal/display"
 	"github.com/mcpkit/mcpkit/internal/uritemplate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -32,7 +33,7 @@ func TestKeyAndNameCharsets(t *testing.T) {
 		{strings.Repeat("a", 255) + "\x80", false, false},
 	} {
 		assert.Equal(t, c.key, checkKey(c.s) == "", "key %q", c.s)
-		assert.Equal(t, c.name, printable(c.s), "name %q", c.s)
+		assert.Equal(t, c.name, display.Printable(c.s), "name %q", c.s)
 	}
 }
 

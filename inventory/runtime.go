@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mcpkit/mcpkit/internal/display"
 	"github.com/mcpkit/mcpkit/internal/typednil"
 	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/principal"
@@ -70,7 +71,7 @@ func (inv *Inventory) apply(ctx context.Context, subject string, c grants.Change
 	if !inv.gated {
 		return false, ErrNoGrants
 	}
-	if subject == "" || longer(subject, maxGrantKey) || !printable(subject) {
+	if subject == "" || longer(subject, maxGrantKey) || !display.Printable(subject) {
 		return false, errors.New("inventory: a grant needs a subject key of 1..1280 characters without control characters")
 	}
 	switch c.Op {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/mcpkit/mcpkit/internal/display"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -69,7 +70,7 @@ func (inv *Inventory) Search(ctx context.Context, caller *principal.Principal, q
 	if caller == nil {
 		return nil, principal.ErrUnauthenticated
 	}
-	if query == "" || longer(query, MaxQueryLen) || !printable(query) {
+	if query == "" || longer(query, MaxQueryLen) || !display.Printable(query) {
 		return nil, &ParamsError{Problems: []string{"the query must be 1..1024 characters without control characters"}}
 	}
 	if limit < 1 || limit > MaxSearchLimit {

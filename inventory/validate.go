@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/budget"
 	"github.com/mcpkit/mcpkit/internal/ascii"
+	"github.com/mcpkit/mcpkit/internal/display"
 	"github.com/mcpkit/mcpkit/internal/httpheader"
 	"github.com/mcpkit/mcpkit/internal/uritemplate"
 )
@@ -242,72 +243,10 @@ func checkName(s string) Rule {
 		return RuleNameEmpty
 	case longer(s, maxNameLen):
 		return RuleNameLength
-	case !printable(s) || !displayable(s):
+	case !display.Name(s):
 		return RuleNameInvalid
 	}
 	return ""
-}
-
-// displayable reports whether s (valid UTF-8) holds no spoofing character
-// (see spoofing). Printable ASCII, eight bytes at a time, is skipped.
-func displayable(s string) bool {
-	for i := ascii.Run(s, 0x01, 0x7f); i < len(s); {
-		if s[i] < utf8.RuneSelf {
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if spoofing(r) {
-			return false
-		}
-		i += size
-	}
-	return true
-}
-
-// spoofing reports a character that changes how the text around it is
-// shown without being seen itself, so that a name can pass for another
-// ("invoice_\u202Efdp.exe" shows as "invoice_exe.pdf"): the bidirectional
-// controls (U+061C, U+200E–U+200F, U+202A–U+202E, U+2066–U+2069), the
-// zero-width and invisible characters (U+200B–U+200D, U+2060–U+2064,
-// U+FEFF) and the tag characters (U+E0000–U+E007F).
-func spoofing(r rune) bool {
-	switch {
-	case r < 0x061C:
-		return false
-	case r == 0x061C, r >= 0x200B && r <= 0x200F, r >= 0x202A && r <= 0x202E,
-		r >= 0x2060 && r <= 0x2064, r >= 0x2066 && r <= 0x2069, r == 0xFEFF:
-		return true
-	}
-	return r >= 0xE0000 && r <= 0xE007F
-}
-
-// displayText reports whether an optional displayed text (a title, a
-// description) is valid UTF-8 without spoofing characters.
-func displayText(s string) bool {
-	return utf8.ValidString(s) && displayable(s)
-}
-
-// printable reports whether s is valid UTF-8 without control characters
-// (C0, DEL, C1).
-func printable(s string) bool {
-	// Printable ASCII, eight bytes at a time; the rest rune by rune.
-	for i := ascii.Run(s, 0x20, 0x7e); i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c < 0x20 || c == 0x7f {
-				return false
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 || r >= 0x80 && r <= 0x9f {
-			return false
-		}
-		i += size
-	}
-	return true
 }
 
 // checkMIME returns the rule a MIME type breaks, or "". Empty is allowed.
