@@ -135,6 +135,10 @@ func TestZeroValuesOfOtherTypes(t *testing.T) {
 		assert.Equal(t, []string{"beta"}, g.Gates)
 	})
 	require.NotPanics(t, func() {
+		var f grants.NotifierFunc
+		f.ListChanged(ctx, "alice")
+	})
+	require.NotPanics(t, func() {
 		var m inventorytest.MemorySource
 		m.Insert("alice", docEntry(1))
 		assert.Equal(t, 1, m.Len("alice"))

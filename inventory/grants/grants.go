@@ -114,11 +114,17 @@ type Notifier interface {
 	ListChanged(ctx context.Context, subject string)
 }
 
-// NotifierFunc adapts a function to a [Notifier].
+// NotifierFunc adapts a function to a [Notifier]. A nil NotifierFunc
+// tells nobody (Options.Notifier refuses one all the same: it is a
+// mistake).
 type NotifierFunc func(ctx context.Context, subject string)
 
 // ListChanged calls f(ctx, subject).
-func (f NotifierFunc) ListChanged(ctx context.Context, subject string) { f(ctx, subject) }
+func (f NotifierFunc) ListChanged(ctx context.Context, subject string) {
+	if f != nil { // the zero NotifierFunc tells nobody
+		f(ctx, subject)
+	}
+}
 
 // Memory is an in-memory [Store]: grants live as long as the
 // process and are not shared with other instances. It is safe for
