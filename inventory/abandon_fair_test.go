@@ -47,6 +47,9 @@ func TestStuckCallbacksOfOneCallerDoNotRefuseOthers(t *testing.T) {
 	}
 	wg.Wait()
 
+	burst := s.calls.Load() // 70, unless some started after the first were abandoned
+	require.GreaterOrEqual(t, burst, int64(inventory.MaxAbandonedPerCaller))
+
 	honest := []*principal.Principal{alice(), bob(), {Subject: "carol", ClientID: "client-2", Scopes: []string{"docs:read"}}}
 	var served, refused, hostileServed atomic.Int64
 	stop := make(chan struct{})
@@ -85,7 +88,7 @@ func TestStuckCallbacksOfOneCallerDoNotRefuseOthers(t *testing.T) {
 	t.Logf("honest served %d of %d; mallory's callbacks called %d times, abandoned %d", served.Load(), total, s.calls.Load(), inv.AbandonedCallbacks())
 	assert.GreaterOrEqual(t, float64(served.Load()), 0.99*float64(total), "honest callers served")
 	assert.Zero(t, hostileServed.Load(), "mallory's stuck callbacks are never trusted")
-	assert.EqualValues(t, 70, s.calls.Load(), "once her share is stuck, mallory is refused without calling her callback")
+	assert.Equal(t, burst, s.calls.Load(), "once her share is stuck, mallory is refused without calling her callback")
 	assert.True(t, strings.Contains(log.String(), "abandoned callbacks of this caller"), "the refusal is logged")
 }
 

@@ -79,6 +79,9 @@ func TestStuckCallbacksOfOneCallerOverLoopback(t *testing.T) {
 	}
 	wg.Wait()
 
+	burst := malloryCalls.Load() // 70, unless some started after the first were abandoned
+	require.GreaterOrEqual(t, burst, int64(inventory.MaxAbandonedPerCaller))
+
 	var served, total, hostileServed atomic.Int64
 	stop := make(chan struct{})
 	var hostile sync.WaitGroup
@@ -113,5 +116,5 @@ func TestStuckCallbacksOfOneCallerOverLoopback(t *testing.T) {
 	t.Logf("honest served %d of %d; mallory's List called %d times", served.Load(), total.Load(), malloryCalls.Load())
 	assert.GreaterOrEqual(t, float64(served.Load()), 0.99*float64(total.Load()), "honest callers served")
 	assert.Zero(t, hostileServed.Load())
-	assert.EqualValues(t, 70, malloryCalls.Load(), "mallory refused once her share is stuck, her List not called")
+	assert.Equal(t, burst, malloryCalls.Load(), "mallory refused once her share is stuck, her List not called")
 }
