@@ -78,8 +78,12 @@
 // never chose, and stripping it another name than the one it gave. New
 // refuses such a registered resource or template; a listed entry's or a
 // search hit's name breaks the contract (rule name-invalid) as a control
-// character does. The price: names cannot hold emoji sequences joined by
-// U+200D or flag tags, nor the U+200C that some Persian words need.
+// character does. A List callback over titles it does not control (other
+// users', shared with the caller) passes them through [ClipName], which
+// replaces each such character with U+FFFD: one hostile title never makes
+// a reader's whole list fail, and shows that something was there. The
+// price: names cannot hold emoji sequences joined by U+200D or flag tags,
+// nor the U+200C that some Persian words need.
 //
 // Every page is checked with [ValidatePage]. A violation, an error, a
 // panic or a missed deadline gives the client a generic internal error and

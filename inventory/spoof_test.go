@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -122,4 +123,39 @@ func countUTF16(s string) int {
 		}
 	}
 	return n
+}
+
+// ClipName, which a List callback over titles it does not control passes
+// every title through, replaces spoofing characters with U+FFFD: a
+// document that another user titled "invoice_<RLO>fdp.exe" and shared
+// does not make the reader's whole list fail, and shows as what it is.
+func TestClipNameDefusesSpoofingCharacters(t *testing.T) {
+	for _, r := range spoofers {
+		name := "invoice_" + string(r) + "fdp.exe"
+		got := ClipName(name)
+		assert.Equal(t, "invoice_\uFFFDfdp.exe", got)
+		assert.Equal(t, Rule(""), checkName(got), "%U: a clipped name is a valid name", r)
+	}
+	long := strings.Repeat("\u202E", 600)
+	assert.Equal(t, Rule(""), checkName(ClipName(long)), "defused, then clipped")
+	assert.Equal(t, "Report é文😀", ClipName("Report é文😀"), "nothing to defuse: unchanged")
+
+	titles := []string{"Q3 report", "invoice_\u202Efdp.exe", "a\u200Bb", "flag \U000E0067"}
+	tmpl := Template{Name: "documents", URITemplate: "docs://documents/{id}", RequiredScopes: []string{"docs:read"}, Read: readNothing,
+		List: func(context.Context, ListRequest) (Page, error) {
+			var p Page
+			for i, title := range titles {
+				p.Entries = append(p.Entries, Entry{Key: fmt.Sprintf("k%d", i), URI: fmt.Sprintf("docs://documents/%d", i), Name: ClipName(title)})
+			}
+			return p, nil
+		}}
+	inv, err := New(nil, []Template{tmpl}, Options{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	var names []string
+	_, err = inv.List(context.Background(), &principal.Principal{Subject: "bob", Scopes: []string{"docs:read"}}, "", func(it *Item) bool {
+		names = append(names, it.Name)
+		return true
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"Q3 report", "invoice_\uFFFDfdp.exe", "a\uFFFDb", "flag \uFFFD"}, names)
 }

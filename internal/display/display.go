@@ -59,6 +59,23 @@ func displayable(s string) bool {
 	return true
 }
 
+// Defuse returns s with each spoofing character replaced by U+FFFD: text
+// that shows that something was there and passes for no other. s itself
+// when it has none (no allocation).
+func Defuse(s string) string {
+	if displayable(s) {
+		return s
+	}
+	b := make([]rune, 0, len(s))
+	for _, r := range s {
+		if Spoofing(r) {
+			r = utf8.RuneError
+		}
+		b = append(b, r)
+	}
+	return string(b)
+}
+
 // Spoofing reports a character that changes how the text around it is
 // shown without being seen itself, so that a name can pass for another
 // ("invoice_\u202Efdp.exe" shows as "invoice_exe.pdf"): the bidirectional

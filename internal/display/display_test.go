@@ -26,3 +26,18 @@ func TestNameAndText(t *testing.T) {
 		t.Error("Text: any valid UTF-8 without spoofing characters")
 	}
 }
+
+func TestDefuse(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":                      "plain",
+		"é文😀":                        "é文😀",
+		"invoice_\u202Efdp.exe":      "invoice_\uFFFDfdp.exe",
+		"\u200B\uFEFF\U000E0041x":    "\uFFFD\uFFFD\uFFFDx",
+		"\u2066isolate\u2069 \u061C": "\uFFFDisolate\uFFFD \uFFFD",
+	} {
+		got := Defuse(in)
+		if got != want || !Name(got) && got != "" {
+			t.Errorf("Defuse(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
