@@ -158,7 +158,7 @@ func TestCallbackAbandonedWhenTheRequestEnds(t *testing.T) {
 }
 
 // A callback that never returns cannot take the server down: at most
-// MaxAbandonedCallbacks of an inventory run at once; beyond that, calls
+// MaxAbandonedPerCaller of one caller run at once; beyond that, its calls
 // fail at once, without calling the callback, with the internal error and
 // an operator record, and goroutines stop growing. Another inventory is
 // unaffected. Once the callbacks return, calls work again.
@@ -183,7 +183,7 @@ func TestAbandonedCallbacksAreBounded(t *testing.T) {
 	require.NoError(t, err)
 
 	before := runtime.NumGoroutine()
-	const max = inventory.MaxAbandonedCallbacks
+	const max = inventory.MaxAbandonedPerCaller
 	for range max {
 		var err error
 		require.True(t, answered(t, 5*time.Second, func() { _, err = listWire(context.Background(), inv, alice(), "", testEnv) }), "not answered at the deadline")
@@ -205,7 +205,7 @@ func TestAbandonedCallbacksAreBounded(t *testing.T) {
 	assert.EqualValues(t, max, s.calls.Load(), "refused calls never reach the callback")
 	assert.Equal(t, max, inv.AbandonedCallbacks())
 	assert.LessOrEqual(t, runtime.NumGoroutine(), before+max+2, "goroutines bounded by the abandoned callbacks")
-	assert.Contains(t, log.String(), "abandoned callbacks of this inventory are still running")
+	assert.True(t, strings.Contains(log.String(), "abandoned callbacks of this caller"), "the refusal is logged")
 
 	// Another inventory is not affected.
 	_, err = listWire(context.Background(), healthy, alice(), "", testEnv)

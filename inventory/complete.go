@@ -62,7 +62,7 @@ func (inv *Inventory) Complete(ctx context.Context, caller *principal.Principal,
 			req.Context[name] = v
 		}
 	}
-	c, err := call(ctx, inv, f, req)
+	c, err := call(ctx, inv, caller, f, req)
 	if err != nil {
 		return Completion{}, inv.fail(ctx, methodComplete, rt.tmpl.Name, err)
 	}

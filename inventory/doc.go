@@ -58,8 +58,8 @@
 //     it in memory, nor use OFFSET;
 //   - return URIs (≤ 2048 characters) that match the template and that its
 //     Read handler serves, unique across the traversal; a Name (1–512
-//     characters of UTF-8 without control characters; [ClipName] clips
-//     a longer title); a MIMEType that is empty (the template's is used)
+//     characters of UTF-8 without control characters or spoofing
+//     characters, see below; [ClipName] clips a longer title); a MIMEType that is empty (the template's is used)
 //     or "type/subtype" (RFC 6838 names, optional parameters, ≤ 128
 //     characters). Lengths are counted as the contract's seed counts them:
 //     in UTF-16 code units, the length of a JavaScript string (an emoji
@@ -67,6 +67,23 @@
 //   - stop backend work when ctx is done: it carries the request's
 //     cancellation and a deadline (Options.CallbackTimeout, default 10 s,
 //     or the request's own deadline if earlier).
+//
+// Names cannot spoof. A name, title or description that holds a character
+// changing how the text around it is shown without being seen itself is
+// refused, never escaped or stripped: the bidirectional controls (U+061C,
+// U+200E–U+200F, U+202A–U+202E, U+2066–U+2069), the zero-width and
+// invisible characters (U+200B–U+200D, U+2060–U+2064, U+FEFF) and the tag
+// characters (U+E0000–U+E007F). "invoice_\u202Efdp.exe" would show as
+// "invoice_exe.pdf"; escaping it would show the client text the application
+// never chose, and stripping it another name than the one it gave. New
+// refuses such a registered resource or template; a listed entry's or a
+// search hit's name breaks the contract (rule name-invalid) as a control
+// character does. A List callback over titles it does not control (other
+// users', shared with the caller) passes them through [ClipName], which
+// replaces each such character with U+FFFD: one hostile title never makes
+// a reader's whole list fail, and shows that something was there. The
+// price: names cannot hold emoji sequences joined by U+200D or flag tags,
+// nor the U+200C that some Persian words need.
 //
 // Every page is checked with [ValidatePage]. A violation, an error, a
 // panic or a missed deadline gives the client a generic internal error and
@@ -286,8 +303,8 @@
 // subject was authorized for it at run time with [Inventory.Authorize]
 // (until [Inventory.Revoke]). Per subject, [Inventory.Enable] shows one
 // static resource (by URI) or template (by name) whatever its gates say,
-// and [Inventory.Disable] hides it. Grants live in a [GrantStore]: the
-// in-process [MemoryGrants] by default, or the application's database so
+// and [Inventory.Disable] hides it. Grants live in a [grants.Store]: the
+// in-process [grants.Memory] by default, or the application's database so
 // that they survive restarts and hold across a fleet. Anonymous callers,
 // and callers without a subject, have no grants: policies alone decide.
 //
@@ -337,7 +354,7 @@
 //				{Name: "onboarding"}, // no policy: only a grant opens it
 //				{Name: "beta", Policy: inventory.AllOf(inventory.Authenticated, inventory.HasScopes("beta"))},
 //			},
-//			Grants: grantsInDB, // a GrantStore over the application's tables; nil: in memory
+//			Grants: grantsInDB, // a grants.Store over the application's tables; nil: in memory
 //		})
 //	// Giving the notify.Hub to the endpoint's sessions part (sessions.New) makes it the
 //	// inventory's Notifier too (see [Inventory.AttachNotifier]): grant

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/mcpkit/mcpkit/internal/callback"
 )
 
 // Errors the transport maps to responses. Everything Inventory returns is
@@ -73,7 +75,7 @@ const (
 	RuleURIDuplicate    Rule = "uri-duplicate"            // URI twice in one page
 	RuleNameEmpty       Rule = "name-empty"               // empty name
 	RuleNameLength      Rule = "name-length"              // name over 512 UTF-16 code units (see ClipName)
-	RuleNameInvalid     Rule = "name-invalid"             // name not UTF-8 or with control characters
+	RuleNameInvalid     Rule = "name-invalid"             // name not UTF-8, or with control, bidirectional, invisible or tag characters
 	RuleMIMELength      Rule = "mime-length"              // MIME type over 128 characters
 	RuleMIMESyntax      Rule = "mime-syntax"              // MIME type not type/subtype[; params]
 	RuleCallbackError   Rule = "callback-error"           // the callback returned an error
@@ -86,7 +88,7 @@ const (
 // Log-only classifications of failures that are not a source's fault.
 const (
 	ruleInternal   Rule = "internal"    // the kit itself failed (not expected)
-	ruleGrantStore Rule = "grant-store" // the GrantStore returned an error
+	ruleGrantStore Rule = "grant-store" // the grants.Store returned an error
 )
 
 // ContractError reports the first rule a list callback's page broke.
@@ -107,9 +109,4 @@ func (e *ContractError) Error() string {
 }
 
 // panicError carries a recovered callback panic to the logger.
-type panicError struct {
-	value any
-	stack []byte
-}
-
-func (e *panicError) Error() string { return "inventory: callback panicked" }
+type panicError = callback.PanicError

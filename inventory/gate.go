@@ -14,7 +14,7 @@ const maxGateNameBytes = 128
 // request context and the caller (nil = anonymous). It runs on the request
 // path, at most once per gate and request, and must be quick: decide from
 // the principal and values already in ctx, and leave lookups that need
-// I/O to the [GrantStore]. A policy that panics makes the request fail
+// I/O to the [grants.Store]. A policy that panics makes the request fail
 // with [ErrInternal] (logged).
 type Policy func(ctx context.Context, p *principal.Principal) bool
 

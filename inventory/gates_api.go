@@ -21,7 +21,8 @@ func (inv *Inventory) HasGate(name string) bool {
 // GateCheck decides gates for one caller: it loads the caller's grants
 // at most once, when a gate needs them, and runs each gate's policy at
 // most once, however many times Pass is asked. Make one per request with
-// [Inventory.CheckGates]; it is not safe for concurrent use.
+// [Inventory.CheckGates]; it is not safe for concurrent use. The zero
+// GateCheck is that of an inventory without gates.
 type GateCheck struct {
 	v gateView
 }
@@ -44,6 +45,9 @@ func (inv *Inventory) CheckGates(ctx context.Context, caller *principal.Principa
 // passes it), ErrInternal (the grant store or a policy failed; logged).
 func (g *GateCheck) Pass(gates ...string) (bool, error) {
 	inv := g.v.inv
+	if inv == nil { // the zero GateCheck: of an inventory without gates
+		inv = &Inventory{}
+	}
 	if len(gates) == 0 && len(inv.global) == 0 {
 		return true, nil
 	}

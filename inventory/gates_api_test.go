@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -22,7 +23,7 @@ func TestGateCheck(t *testing.T) {
 	staff := inventory.Policy(func(_ context.Context, p *principal.Principal) bool {
 		return p != nil && p.HasScopes("staff")
 	})
-	newInv := func(t *testing.T, global []string, store inventory.GrantStore) *inventory.Inventory {
+	newInv := func(t *testing.T, global []string, store grants.Store) *inventory.Inventory {
 		t.Helper()
 		inv, err := inventory.New([]inventory.Resource{{URI: "test://r", Name: "r", Access: inventory.Public,
 			Read: inventory.TextReader("text/plain", "x")}}, nil, inventory.Options{

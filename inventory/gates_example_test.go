@@ -8,6 +8,7 @@ import (
 	"github.com/mcpkit/mcpkit/principal"
 
 	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/inventory/grants"
 )
 
 // templateNames returns the names in a resources/templates/list result.
@@ -56,8 +57,8 @@ func Example_gates() {
 				{Name: "onboarding"}, // no policy: only a grant opens it
 				{Name: "beta", Policy: inventory.HasScopes("beta")},
 			},
-			// Grants: nil keeps them in memory (inventory.NewMemoryGrants).
-			Notifier: inventory.NotifierFunc(func(_ context.Context, subject string) {
+			// Grants: nil keeps them in memory (grants.NewMemory).
+			Notifier: grants.NotifierFunc(func(_ context.Context, subject string) {
 				fmt.Println("  list_changed for", subject)
 			}),
 		})

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/inventory/inventorytest"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
@@ -19,26 +20,26 @@ import (
 // countingStore is a GrantStore over MemoryGrants that counts reads and
 // can be made to fail.
 type countingStore struct {
-	mem   *inventory.MemoryGrants
+	mem   *grants.Memory
 	reads atomic.Int64
 	fail  atomic.Value // error, or nil
 	panic atomic.Bool
 }
 
-func newCountingStore() *countingStore { return &countingStore{mem: inventory.NewMemoryGrants()} }
+func newCountingStore() *countingStore { return &countingStore{mem: grants.NewMemory()} }
 
-func (s *countingStore) Grants(ctx context.Context, subject string) (inventory.Grants, error) {
+func (s *countingStore) Grants(ctx context.Context, subject string) (grants.Grants, error) {
 	s.reads.Add(1)
 	if s.panic.Load() {
 		panic("grant store exploded for " + subject)
 	}
 	if err, _ := s.fail.Load().(error); err != nil {
-		return inventory.Grants{}, err
+		return grants.Grants{}, err
 	}
 	return s.mem.Grants(ctx, subject)
 }
 
-func (s *countingStore) Apply(ctx context.Context, subject string, c inventory.Change) (bool, error) {
+func (s *countingStore) Apply(ctx context.Context, subject string, c grants.Change) (bool, error) {
 	if err, _ := s.fail.Load().(error); err != nil {
 		return false, err
 	}

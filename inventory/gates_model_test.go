@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/inventory/inventorytest"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
@@ -110,7 +111,7 @@ func (w *propWorld) gates() []inventory.Gate {
 	return out
 }
 
-func (w *propWorld) inventory(t testing.TB, pageSize int, store inventory.GrantStore, n inventory.Notifier) *inventory.Inventory {
+func (w *propWorld) inventory(t testing.TB, pageSize int, store grants.Store, n grants.Notifier) *inventory.Inventory {
 	var res []inventory.Resource
 	for _, s := range w.statics {
 		r := inventory.Resource{URI: s.uri, Name: "Static " + s.uri, RequiredScopes: s.scopes, Gates: s.gates, Read: inventory.TextReader("text/plain", s.uri)}
@@ -153,20 +154,20 @@ func newPropGrants() *propGrants {
 }
 
 // apply returns whether c changes g, and applies it.
-func (g *propGrants) apply(c inventory.Change) bool {
+func (g *propGrants) apply(c grants.Change) bool {
 	switch c.Op {
-	case inventory.OpAuthorize:
+	case grants.OpAuthorize:
 		if g.gates[c.Name] {
 			return false
 		}
 		g.gates[c.Name] = true
-	case inventory.OpRevoke:
+	case grants.OpRevoke:
 		if !g.gates[c.Name] {
 			return false
 		}
 		delete(g.gates, c.Name)
 	default:
-		want := c.Op == inventory.OpEnable
+		want := c.Op == grants.OpEnable
 		if v, ok := g.overrides[c.Name]; ok && v == want {
 			return false
 		}

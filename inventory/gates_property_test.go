@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/inventory/grants"
 )
 
 // The isolation property: many principals, random grant changes
@@ -56,10 +57,10 @@ func (a *propAgent) change(rng *rand.Rand) {
 	if a.subject == "" {
 		return
 	}
-	ops := []inventory.ChangeOp{inventory.OpAuthorize, inventory.OpRevoke, inventory.OpEnable, inventory.OpDisable}
+	ops := []grants.ChangeOp{grants.OpAuthorize, grants.OpRevoke, grants.OpEnable, grants.OpDisable}
 	op := ops[rng.IntN(len(ops))]
 	var name string
-	if op == inventory.OpAuthorize || op == inventory.OpRevoke {
+	if op == grants.OpAuthorize || op == grants.OpRevoke {
 		name = []string{"g0", "g1", "g2", "g3", "g4"}[rng.IntN(5)]
 	} else {
 		names := []string{"t0", "t1", "t2", "reports"}
@@ -72,17 +73,17 @@ func (a *propAgent) change(rng *rand.Rand) {
 	var changed bool
 	var err error
 	switch op {
-	case inventory.OpAuthorize:
+	case grants.OpAuthorize:
 		changed, err = a.inv.Authorize(ctx, a.subject, name)
-	case inventory.OpRevoke:
+	case grants.OpRevoke:
 		changed, err = a.inv.Revoke(ctx, a.subject, name)
-	case inventory.OpEnable:
+	case grants.OpEnable:
 		changed, err = a.inv.Enable(ctx, a.subject, name)
-	case inventory.OpDisable:
+	case grants.OpDisable:
 		changed, err = a.inv.Disable(ctx, a.subject, name)
 	}
 	require.NoError(a.t, err)
-	want := a.grants.apply(inventory.Change{Op: op, Name: name})
+	want := a.grants.apply(grants.Change{Op: op, Name: name})
 	require.Equal(a.t, want, changed, "%s %s %s", a.subject, op, name)
 	if changed {
 		require.Equal(a.t, []string{a.subject}, a.notified(), "exactly this subject is notified, once")
@@ -269,7 +270,7 @@ func TestGatesIsolationProperty(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, seed*0x9e3779b97f4a7c15))
 			w := newPropWorld(rng, seed%2 == 0)
 			notes := &subjectNotifications{}
-			inv := w.inventory(t, 1+rng.IntN(4), inventory.NewMemoryGrants(), notes)
+			inv := w.inventory(t, 1+rng.IntN(4), grants.NewMemory(), notes)
 			var agents []*propAgent
 			for _, s := range append(slices.Clone(w.subjects), "") {
 				agents = append(agents, &propAgent{t: t, w: w, inv: inv, subject: s, grants: newPropGrants(),
@@ -306,7 +307,7 @@ func TestGatesConcurrentAgents(t *testing.T) {
 	rng := rand.New(rand.NewPCG(42, 7))
 	w := newPropWorld(rng, true)
 	notes := &subjectNotifications{}
-	inv := w.inventory(t, 3, inventory.NewMemoryGrants(), notes)
+	inv := w.inventory(t, 3, grants.NewMemory(), notes)
 	t.Run("agents", func(t *testing.T) {
 		for i, s := range append(slices.Clone(w.subjects), "") {
 			t.Run(fmt.Sprintf("subject %q", s), func(t *testing.T) {

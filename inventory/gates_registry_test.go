@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/inventory/grants"
 )
 
 func TestGatesNewRejects(t *testing.T) {
@@ -49,7 +50,7 @@ func TestGatesNewRejects(t *testing.T) {
 		{"unknown template gate", nil, tmpl("h"), inventory.Options{Gates: gate("g")}},
 		{"template gate twice", nil, tmpl("g", "g"), inventory.Options{Gates: gate("g")}},
 		{"template name equal to a static URI", res(), []inventory.Template{{Name: "a://b", URITemplate: "t://{id}", Access: inventory.Public, Read: readEcho}}, inventory.Options{Gates: gate("g")}},
-		{"template name equal to a static URI, store only", res(), []inventory.Template{{Name: "a://b", URITemplate: "t://{id}", Access: inventory.Public, Read: readEcho}}, inventory.Options{Grants: inventory.NewMemoryGrants()}},
+		{"template name equal to a static URI, store only", res(), []inventory.Template{{Name: "a://b", URITemplate: "t://{id}", Access: inventory.Public, Read: readEcho}}, inventory.Options{Grants: grants.NewMemory()}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			inv, err := inventory.New(tc.resources, tc.templates, tc.opts)
@@ -112,21 +113,21 @@ func TestPolicyHelpers(t *testing.T) {
 
 func TestMemoryGrants(t *testing.T) {
 	ctx := context.Background()
-	m := inventory.NewMemoryGrants()
+	m := grants.NewMemory()
 	g, err := m.Grants(ctx, "alice")
 	require.NoError(t, err)
-	assert.Equal(t, inventory.Grants{}, g)
+	assert.Equal(t, grants.Grants{}, g)
 
 	for _, tc := range []struct {
-		c       inventory.Change
+		c       grants.Change
 		changed bool
 	}{
-		{inventory.Change{Op: inventory.OpAuthorize, Name: "b"}, true},
-		{inventory.Change{Op: inventory.OpAuthorize, Name: "a"}, true},
-		{inventory.Change{Op: inventory.OpAuthorize, Name: "a"}, false},
-		{inventory.Change{Op: inventory.OpEnable, Name: "x://1"}, true},
-		{inventory.Change{Op: inventory.OpDisable, Name: "t"}, true},
-		{inventory.Change{Op: inventory.OpDisable, Name: "t"}, false},
+		{grants.Change{Op: grants.OpAuthorize, Name: "b"}, true},
+		{grants.Change{Op: grants.OpAuthorize, Name: "a"}, true},
+		{grants.Change{Op: grants.OpAuthorize, Name: "a"}, false},
+		{grants.Change{Op: grants.OpEnable, Name: "x://1"}, true},
+		{grants.Change{Op: grants.OpDisable, Name: "t"}, true},
+		{grants.Change{Op: grants.OpDisable, Name: "t"}, false},
 	} {
 		changed, err := m.Apply(ctx, "alice", tc.c)
 		require.NoError(t, err)
@@ -134,22 +135,22 @@ func TestMemoryGrants(t *testing.T) {
 	}
 	held, err := m.Grants(ctx, "alice")
 	require.NoError(t, err)
-	assert.Equal(t, inventory.Grants{Gates: []string{"a", "b"}, Overrides: map[string]bool{"x://1": true, "t": false}}, held)
+	assert.Equal(t, grants.Grants{Gates: []string{"a", "b"}, Overrides: map[string]bool{"x://1": true, "t": false}}, held)
 
 	// A change replaces the grants: what a reader holds never changes.
-	_, err = m.Apply(ctx, "alice", inventory.Change{Op: inventory.OpRevoke, Name: "a"})
+	_, err = m.Apply(ctx, "alice", grants.Change{Op: grants.OpRevoke, Name: "a"})
 	require.NoError(t, err)
-	_, err = m.Apply(ctx, "alice", inventory.Change{Op: inventory.OpEnable, Name: "t"})
+	_, err = m.Apply(ctx, "alice", grants.Change{Op: grants.OpEnable, Name: "t"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a", "b"}, held.Gates)
 	assert.False(t, held.Overrides["t"])
 	now, _ := m.Grants(ctx, "alice")
-	assert.Equal(t, inventory.Grants{Gates: []string{"b"}, Overrides: map[string]bool{"x://1": true, "t": true}}, now)
+	assert.Equal(t, grants.Grants{Gates: []string{"b"}, Overrides: map[string]bool{"x://1": true, "t": true}}, now)
 
 	other, _ := m.Grants(ctx, "bob")
-	assert.Equal(t, inventory.Grants{}, other, "grants are per subject")
-	_, err = m.Apply(ctx, "alice", inventory.Change{Op: 99, Name: "a"})
+	assert.Equal(t, grants.Grants{}, other, "grants are per subject")
+	_, err = m.Apply(ctx, "alice", grants.Change{Op: 99, Name: "a"})
 	assert.Error(t, err)
-	assert.Equal(t, "authorize revoke enable disable invalid", inventory.OpAuthorize.String()+" "+inventory.OpRevoke.String()+" "+
-		inventory.OpEnable.String()+" "+inventory.OpDisable.String()+" "+inventory.ChangeOp(0).String())
+	assert.Equal(t, "authorize revoke enable disable invalid", grants.OpAuthorize.String()+" "+grants.OpRevoke.String()+" "+
+		grants.OpEnable.String()+" "+grants.OpDisable.String()+" "+grants.ChangeOp(0).String())
 }

@@ -12,11 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/inventory/grants"
 )
 
 // grantStep is one grant change applied before a scenario's checks.
 type grantStep struct {
-	op            inventory.ChangeOp
+	op            grants.ChangeOp
 	subject, name string
 }
 
@@ -25,22 +26,22 @@ func (g grantStep) apply(t *testing.T, inv *inventory.Inventory) {
 	var err error
 	ctx := context.Background()
 	switch g.op {
-	case inventory.OpAuthorize:
+	case grants.OpAuthorize:
 		_, err = inv.Authorize(ctx, g.subject, g.name)
-	case inventory.OpRevoke:
+	case grants.OpRevoke:
 		_, err = inv.Revoke(ctx, g.subject, g.name)
-	case inventory.OpEnable:
+	case grants.OpEnable:
 		_, err = inv.Enable(ctx, g.subject, g.name)
-	case inventory.OpDisable:
+	case grants.OpDisable:
 		_, err = inv.Disable(ctx, g.subject, g.name)
 	}
 	require.NoError(t, err)
 }
 
-func authorize(s, n string) grantStep { return grantStep{inventory.OpAuthorize, s, n} }
-func revoke(s, n string) grantStep    { return grantStep{inventory.OpRevoke, s, n} }
-func enable(s, n string) grantStep    { return grantStep{inventory.OpEnable, s, n} }
-func disable(s, n string) grantStep   { return grantStep{inventory.OpDisable, s, n} }
+func authorize(s, n string) grantStep { return grantStep{grants.OpAuthorize, s, n} }
+func revoke(s, n string) grantStep    { return grantStep{grants.OpRevoke, s, n} }
+func enable(s, n string) grantStep    { return grantStep{grants.OpEnable, s, n} }
+func disable(s, n string) grantStep   { return grantStep{grants.OpDisable, s, n} }
 
 // TestGatesScenarios: policies and grants change list, read,
 // templates/list and completion together. For every scenario, every URI
@@ -298,7 +299,7 @@ func TestGatesLoadGrantsOncePerRequest(t *testing.T) {
 
 func TestGatesStoreOnlyOverrides(t *testing.T) {
 	// A store without gates: per-subject overrides of an ordinary registry.
-	inv, err := inventory.New(statics(), nil, inventory.Options{Grants: inventory.NewMemoryGrants()})
+	inv, err := inventory.New(statics(), nil, inventory.Options{Grants: grants.NewMemory()})
 	require.NoError(t, err)
 	ctx := context.Background()
 	_, err = inv.Disable(ctx, "bob", "docs://policy")
@@ -368,13 +369,13 @@ func TestGatesNotifier(t *testing.T) {
 		var changed bool
 		var err error
 		switch s := tc.step; s.op {
-		case inventory.OpAuthorize:
+		case grants.OpAuthorize:
 			changed, err = f.inv.Authorize(ctx, s.subject, s.name)
-		case inventory.OpRevoke:
+		case grants.OpRevoke:
 			changed, err = f.inv.Revoke(ctx, s.subject, s.name)
-		case inventory.OpEnable:
+		case grants.OpEnable:
 			changed, err = f.inv.Enable(ctx, s.subject, s.name)
-		case inventory.OpDisable:
+		case grants.OpDisable:
 			changed, err = f.inv.Disable(ctx, s.subject, s.name)
 		}
 		require.NoError(t, err)

@@ -2,6 +2,8 @@ package inventory
 
 import (
 	"unicode/utf8"
+
+	"github.com/mcpkit/mcpkit/internal/display"
 )
 
 // Lengths are counted as the seed of the list contract counts them: in
@@ -49,10 +51,14 @@ func longer(s string, max int) bool {
 // have (512 UTF-16 code units, the seed's limit), ending in "…" when it
 // was clipped, never splitting a rune: a List callback over titles the
 // application does not control can pass every title through it, so that
-// one long title never makes the caller's whole list fail. Names within
-// the limit are returned unchanged.
+// one long title never makes the caller's whole list fail. It also
+// replaces each spoofing character (bidirectional, invisible or tag; see
+// the package documentation) with U+FFFD, which a name may hold: the
+// client sees that something was there, and the name passes for no
+// other. Names within the limit without such characters are returned
+// unchanged.
 func ClipName(name string) string {
-	return clip(name, maxNameLen)
+	return clip(display.Defuse(name), maxNameLen)
 }
 
 // clip clips s to at most max UTF-16 code units with a trailing "…".

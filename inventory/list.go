@@ -2,16 +2,16 @@ package inventory
 
 import (
 	"context"
-	"errors"
 	"time"
 
+	"github.com/mcpkit/mcpkit/budget"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
-// Errors of a filler, never returned by the package.
+// Errors of a filler (the page budget's), never returned by the package.
 var (
-	errFull     = errors.New("inventory: page full")
-	errTooLarge = errors.New("inventory: entry cannot fit in an empty page")
+	errFull     = budget.ErrFull
+	errTooLarge = budget.ErrTooLarge
 )
 
 // List serves resources/list: the static resources the caller may see,
@@ -40,6 +40,9 @@ var (
 // refused an item on an empty page; logged). After an error, what fit
 // accepted is no page: discard it.
 func (inv *Inventory) List(ctx context.Context, caller *principal.Principal, cursor string, fit func(*Item) bool) (next string, err error) {
+	if inv.zero() {
+		return zeroPage(cursor)
+	}
 	if len(inv.sources) > 0 && caller == nil {
 		return "", principal.ErrUnauthenticated
 	}
@@ -71,7 +74,7 @@ func (inv *Inventory) List(ctx context.Context, caller *principal.Principal, cur
 		first = f
 	}
 
-	f := filler[Item]{fit: fit, room: inv.pageSize}
+	f := newFiller(fit, inv.pageSize)
 	at, more, err := inv.fill(ctx, sc, &f, caller, &vis, pos)
 	if err != nil || !more {
 		return "", err
@@ -107,7 +110,7 @@ func (inv *Inventory) fill(ctx context.Context, sc *scratch, f *filler[Item], ca
 		case full:
 			return position{source: -1, offset: seen}, true, nil
 		}
-		if f.room == 0 {
+		if f.room() == 0 {
 			n := inv.nextSource(0, caller, vis)
 			return position{source: -1, offset: seen}, n >= 0, nil
 		}
@@ -125,7 +128,7 @@ func (inv *Inventory) fill(ctx context.Context, sc *scratch, f *filler[Item], ca
 		if err != nil || full {
 			return next, full, err
 		}
-		if f.room == 0 {
+		if f.room() == 0 {
 			n := inv.nextSource(si+1, caller, vis)
 			return position{source: n}, n >= 0, nil
 		}
@@ -163,9 +166,9 @@ func (inv *Inventory) fillStatics(ctx context.Context, f *filler[Item], caller *
 func (inv *Inventory) fillSource(ctx context.Context, sc *scratch, f *filler[Item], caller *principal.Principal, si int, after string) (position, bool, error) {
 	src := inv.sources[si]
 	name := src.tmpl.Name
-	for f.room > 0 {
-		req := ListRequest{After: after, Limit: f.room, Principal: *caller}
-		res, err := call(ctx, inv, src.tmpl.List, req)
+	for f.room() > 0 {
+		req := ListRequest{After: after, Limit: f.room(), Principal: *caller}
+		res, err := call(ctx, inv, caller, src.tmpl.List, req)
 		if err != nil {
 			return position{}, false, inv.fail(ctx, purposeList, name, err)
 		}
@@ -193,7 +196,7 @@ func (inv *Inventory) fillSource(ctx context.Context, sc *scratch, f *filler[Ite
 		if !res.HasMore {
 			return position{}, false, nil
 		}
-		if f.room == 0 {
+		if f.room() == 0 {
 			return position{source: si, key: after}, true, nil
 		}
 	}

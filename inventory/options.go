@@ -6,17 +6,22 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/mcpkit/mcpkit/budget"
+	"github.com/mcpkit/mcpkit/internal/typednil"
+	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
 
 // Defaults of Options.
 const (
-	defaultPageSize        = 50
 	defaultCallbackTimeout = 10 * time.Second
 )
 
 // Options configures an [Inventory]. The zero value is valid; each field
-// documents what its zero value means.
+// documents what its zero value means. New refuses, with an error naming
+// the field, a Grants or Notifier holding a nil pointer or function (a
+// typed nil: not the same as leaving the field nil), and a Logger without
+// a handler.
 type Options struct {
 	// PageSize bounds the items of one resources/list or
 	// resources/templates/list page, static and listed entries together:
@@ -24,7 +29,7 @@ type Options struct {
 	PageSize int
 
 	// CallbackTimeout bounds each call of a List, Read, Complete or Search
-	// callback and of a GrantStore's Grants; the request's own deadline
+	// callback and of a grants.Store's Grants; the request's own deadline
 	// applies when it is earlier. The request is answered (ErrInternal) at
 	// the deadline, or up to a hundredth of the timeout (at most 10 ms)
 	// after it, even if the callback ignores its context: callbacks run on
@@ -58,14 +63,14 @@ type Options struct {
 
 	// Grants stores the run-time grants of each subject (see
 	// [Inventory.Authorize] and [Inventory.Enable]). Nil means a new
-	// [MemoryGrants] when some gate is defined, and no grants at all
-	// otherwise. Set it (to a MemoryGrants, or a store backed by the
+	// [grants.Memory] when some gate is defined, and no grants at all
+	// otherwise. Set it (to a grants.Memory, or a store backed by the
 	// application's database) to use per-subject overrides without gates.
-	Grants GrantStore
+	Grants grants.Store
 
 	// Notifier is told, after a grant change that changed something, which
 	// subject may now see something else. Nil means nobody is told.
-	Notifier Notifier
+	Notifier grants.Notifier
 }
 
 // settings are Options with defaults applied.
@@ -79,10 +84,16 @@ type settings struct {
 
 func (o Options) resolve() (settings, error) {
 	s := settings{pageSize: o.PageSize, timeout: o.CallbackTimeout, sealer: o.Sealer, disc: o.Discovery, log: o.Logger}
-	if s.pageSize == 0 {
-		s.pageSize = defaultPageSize
+	switch {
+	case o.Grants != nil && typednil.Is(o.Grants):
+		return s, fmt.Errorf("inventory: Options.Grants is a nil %T: give a store, or nil for the default", o.Grants)
+	case o.Notifier != nil && typednil.Is(o.Notifier):
+		return s, fmt.Errorf("inventory: Options.Notifier is a nil %T: give a notifier, or nil for none", o.Notifier)
+	case o.Logger != nil && o.Logger.Handler() == nil:
+		return s, errors.New("inventory: Options.Logger has no handler (a zero slog.Logger): use slog.New, or nil for slog.Default()")
 	}
-	if s.pageSize < 1 || s.pageSize > MaxLimit {
+	var err error
+	if s.pageSize, err = budget.Items(o.PageSize); err != nil {
 		return s, fmt.Errorf("inventory: page size must be 1..%d, got %d", MaxLimit, o.PageSize)
 	}
 	if s.timeout < 0 {
@@ -98,7 +109,6 @@ func (o Options) resolve() (settings, error) {
 		s.log = slog.Default()
 	}
 	if s.sealer == nil {
-		var err error
 		if s.sealer, err = sealedcursor.New(sealedcursor.Options{}); err != nil {
 			return s, fmt.Errorf("inventory: %w", err)
 		}

@@ -1,5 +1,7 @@
 package inventory
 
+import "github.com/mcpkit/mcpkit/budget"
+
 // Item is one resource of a resources/list page, in Go values: what a
 // client is told about it. A listed entry has URI, Name and MIMEType (its
 // own, or its template's); a static resource has every field it was
@@ -25,26 +27,28 @@ type TemplateItem struct {
 	Name, Title, Description, URITemplate, MIMEType string
 }
 
-// filler fills a page: at most room items, each accepted by fit.
+// filler fills a page: at most its item budget, each item accepted by fit
+// (the transport's byte budget).
 type filler[T any] struct {
-	fit   func(*T) bool // nil: every item fits
-	room  int           // items the page may still take
-	items int           // items taken
+	fit  func(*T) bool // nil: every item fits
+	page budget.Page   // the item count; the bytes are fit's
 }
+
+func newFiller[T any](fit func(*T) bool, items int) filler[T] {
+	return filler[T]{fit: fit, page: budget.NewPage(items, 0, 0)}
+}
+
+// room returns how many more items the page may take.
+func (f *filler[T]) room() int { return f.page.Room() }
 
 // add offers an item: errFull when the page is full (by count, or fit
 // refused it), errTooLarge when fit refused it on an empty page.
 func (f *filler[T]) add(it *T) error {
-	if f.room == 0 {
+	if f.page.Room() == 0 {
 		return errFull
 	}
 	if f.fit != nil && !f.fit(it) {
-		if f.items == 0 {
-			return errTooLarge
-		}
-		return errFull
+		return f.page.Refuse()
 	}
-	f.room--
-	f.items++
-	return nil
+	return f.page.Add(0)
 }

@@ -122,14 +122,14 @@ func (inv *Inventory) validateParams(ctx context.Context, rt *registered, params
 func runRule(rule func(string) error, v string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = &panicError{value: r}
+			err = &panicError{Value: r}
 		}
 	}()
 	return rule(v)
 }
 
 func (inv *Inventory) runRead(ctx context.Context, source string, read ReadFunc, req ReadRequest) ([]Contents, error) {
-	contents, err := call(ctx, inv, read, req)
+	contents, err := call(ctx, inv, req.Principal, read, req)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) && ctx.Err() == nil {
 			return nil, ErrNotFound

@@ -10,9 +10,13 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
+	"github.com/mcpkit/mcpkit/internal/ascii"
+	"github.com/mcpkit/mcpkit/internal/callback"
+	"github.com/mcpkit/mcpkit/internal/display"
+	"github.com/mcpkit/mcpkit/internal/typednil"
 	"github.com/mcpkit/mcpkit/internal/uritemplate"
+	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
 
@@ -20,6 +24,10 @@ import (
 // templates, and serves resources/list, resources/read,
 // resources/templates/list and completion/complete for it. It is safe for
 // concurrent use.
+//
+// Make one with [New]. The zero Inventory is an empty one: every method
+// answers as an Inventory New made with nothing registered would (no
+// items, ErrNotFound, no grant store), and never panics.
 type Inventory struct {
 	statics     []static
 	staticIndex map[string]int // URI → index in statics
@@ -29,7 +37,7 @@ type Inventory struct {
 	searchers   []*registered          // templates with Search, in registration order
 
 	pageSize  int
-	timeout   time.Duration
+	runner    *callback.Runner // runs the callbacks
 	sealer    *sealedcursor.Sealer
 	discovery Discovery
 	log       *slog.Logger
@@ -38,12 +46,12 @@ type Inventory struct {
 	maxCursor int               // the longest cursor List or Templates issues
 	completes bool
 
-	gates     []Gate                   // definitions, in order
-	gateIndex map[string]int           // name → index in gates
-	global    []int                    // Options.GlobalGates, sorted indices
-	store     GrantStore               // nil: no gates, no grants
-	notifier  atomic.Pointer[Notifier] // Options.Notifier, or one attached later
-	gated     bool                     // store != nil: visibility depends on gates and grants
+	gates     []Gate                          // definitions, in order
+	gateIndex map[string]int                  // name → index in gates
+	global    []int                           // Options.GlobalGates, sorted indices
+	store     grants.Store                    // nil: no gates, no grants
+	notifier  atomic.Pointer[grants.Notifier] // Options.Notifier, or one attached later
+	gated     bool                            // store != nil: visibility depends on gates and grants
 }
 
 type static struct {
@@ -63,6 +71,19 @@ type registered struct {
 	mimePlain bool
 }
 
+// zero reports whether inv is the zero Inventory (not made by New): an
+// empty inventory, without the settings New gives.
+func (inv *Inventory) zero() bool { return inv.sealer == nil }
+
+// zeroPage is the page of the zero Inventory: empty, and no cursor of its
+// own is valid.
+func zeroPage(cursor string) (string, error) {
+	if cursor != "" {
+		return "", &CursorError{Reason: ReasonInvalid}
+	}
+	return "", nil
+}
+
 // New validates the registry and returns an Inventory. It copies what it
 // keeps: later changes to the arguments have no effect. It returns an
 // error (never panics) for anything invalid: see the package documentation
@@ -76,7 +97,7 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 		staticIndex: make(map[string]int, len(resources)),
 		byTemplate:  make(map[string]*registered, len(templates)),
 		pageSize:    s.pageSize,
-		timeout:     s.timeout,
+		runner:      callback.New(s.timeout, s.log),
 		sealer:      s.sealer,
 		discovery:   s.disc,
 		log:         s.log,
@@ -147,9 +168,9 @@ func newStatic(r Resource) (static, error) {
 	case r.URI == "" || longer(r.URI, maxURILen) || !plainURI(r.URI):
 		return st, errors.New("URI must be 1..2048 characters (UTF-16 code units) of UTF-8 without spaces or control characters")
 	case checkName(r.Name) != "":
-		return st, errors.New("name must be 1..512 characters (UTF-16 code units) of UTF-8 without control characters")
-	case !utf8.ValidString(r.Title) || !utf8.ValidString(r.Description):
-		return st, errors.New("title and description must be valid UTF-8")
+		return st, errors.New("name must be 1..512 characters (UTF-16 code units) of UTF-8 without control, bidirectional, invisible or tag characters")
+	case !display.Text(r.Title) || !display.Text(r.Description):
+		return st, errors.New("title and description must be valid UTF-8 without bidirectional, invisible or tag characters")
 	case checkMIME(r.MIMEType) != "":
 		return st, errors.New("invalid MIME type")
 	case r.Size < 0:
@@ -178,7 +199,7 @@ func newStatic(r Resource) (static, error) {
 	}
 	st.item = Item{URI: st.res.URI, Name: st.res.Name, Title: st.res.Title, Description: st.res.Description,
 		MIMEType: st.res.MIMEType, Size: st.res.Size, Annotations: st.res.Annotations,
-		Plain: jsonPlain(st.res.URI) && jsonPlain(st.res.Name) && jsonPlain(st.res.MIMEType)}
+		Plain: ascii.JSONPlain(st.res.URI) && ascii.JSONPlain(st.res.Name) && ascii.JSONPlain(st.res.MIMEType)}
 	return st, nil
 }
 
@@ -236,25 +257,8 @@ func validScope(s string) bool {
 }
 
 func newRegistered(t Template) (*registered, error) {
-	switch {
-	case checkName(t.Name) != "":
-		return nil, errors.New("name must be 1..512 characters (UTF-16 code units) of UTF-8 without control characters")
-	case !utf8.ValidString(t.Title) || !utf8.ValidString(t.Description):
-		return nil, errors.New("title and description must be valid UTF-8")
-	case checkMIME(t.MIMEType) != "":
-		return nil, errors.New("invalid MIME type")
-	case t.Read == nil:
-		return nil, errors.New("Read is required")
-	case t.List != nil && t.Access != Protected:
-		return nil, errors.New("List is allowed only on a protected template")
-	case t.List != nil && t.Hidden:
-		return nil, errors.New("List is not allowed on a hidden template")
-	case t.Search != nil && t.Access != Protected:
-		return nil, errors.New("Search is allowed only on a protected template")
-	case t.Search != nil && t.Hidden:
-		return nil, errors.New("Search is not allowed on a hidden template")
-	case t.Owner > OwnedByClient:
-		return nil, fmt.Errorf("unknown owner %d", t.Owner)
+	if err := checkTemplateFields(t); err != nil {
+		return nil, err
 	}
 	ut, err := uritemplate.Parse(t.URITemplate)
 	if err != nil {
@@ -264,35 +268,61 @@ func newRegistered(t Template) (*registered, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &registered{tmpl: t, ut: ut, scopes: scopes, mimePlain: jsonPlain(t.MIMEType)}
+	rt := &registered{tmpl: t, ut: ut, scopes: scopes, mimePlain: ascii.JSONPlain(t.MIMEType)}
 	rt.tmpl.RequiredScopes = scopes
 	rt.tmpl.Gates = slices.Clone(t.Gates)
-	if t.Validate != nil {
-		rt.tmpl.Validate = make(map[string]func(string) error, len(t.Validate))
-		for k, f := range t.Validate {
-			if !slices.Contains(ut.Vars(), k) {
-				return nil, fmt.Errorf("Validate names %q, which is not a variable of the template", k)
-			}
-			if f == nil {
-				return nil, fmt.Errorf("Validate rule for %q is nil", k)
-			}
-			rt.tmpl.Validate[k] = f
-		}
+	if rt.tmpl.Validate, err = byVariable(ut, "Validate", "rule", t.Validate); err != nil {
+		return nil, err
 	}
-	if t.Complete != nil {
-		rt.tmpl.Complete = make(map[string]CompleteFunc, len(t.Complete))
-		for k, f := range t.Complete {
-			if !slices.Contains(ut.Vars(), k) {
-				return nil, fmt.Errorf("Complete names %q, which is not a variable of the template", k)
-			}
-			if f == nil {
-				return nil, fmt.Errorf("Complete callback for %q is nil", k)
-			}
-			rt.tmpl.Complete[k] = f
-		}
+	if rt.tmpl.Complete, err = byVariable(ut, "Complete", "callback", t.Complete); err != nil {
+		return nil, err
 	}
 	rt.item = TemplateItem{Name: t.Name, Title: t.Title, Description: t.Description, URITemplate: t.URITemplate, MIMEType: t.MIMEType}
 	return rt, nil
+}
+
+// byVariable copies a map of functions by template variable (Validate,
+// Complete), refusing a key that is no variable of ut and a nil function.
+func byVariable[F any](ut *uritemplate.Template, field, what string, m map[string]F) (map[string]F, error) {
+	if m == nil {
+		return nil, nil
+	}
+	out := make(map[string]F, len(m))
+	for k, f := range m {
+		if !slices.Contains(ut.Vars(), k) {
+			return nil, fmt.Errorf("%s names %q, which is not a variable of the template", field, k)
+		}
+		if typednil.Is(f) {
+			return nil, fmt.Errorf("%s %s for %q is nil", field, what, k)
+		}
+		out[k] = f
+	}
+	return out, nil
+}
+
+// checkTemplateFields checks what a template says of itself.
+func checkTemplateFields(t Template) error {
+	switch {
+	case checkName(t.Name) != "":
+		return errors.New("name must be 1..512 characters (UTF-16 code units) of UTF-8 without control, bidirectional, invisible or tag characters")
+	case !display.Text(t.Title) || !display.Text(t.Description):
+		return errors.New("title and description must be valid UTF-8 without bidirectional, invisible or tag characters")
+	case checkMIME(t.MIMEType) != "":
+		return errors.New("invalid MIME type")
+	case t.Read == nil:
+		return errors.New("Read is required")
+	case t.List != nil && t.Access != Protected:
+		return errors.New("List is allowed only on a protected template")
+	case t.List != nil && t.Hidden:
+		return errors.New("List is not allowed on a hidden template")
+	case t.Search != nil && t.Access != Protected:
+		return errors.New("Search is allowed only on a protected template")
+	case t.Search != nil && t.Hidden:
+		return errors.New("Search is not allowed on a hidden template")
+	case t.Owner > OwnedByClient:
+		return fmt.Errorf("unknown owner %d", t.Owner)
+	}
+	return nil
 }
 
 // fingerprint digests everything that decides what a cursor position

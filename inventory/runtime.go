@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mcpkit/mcpkit/internal/display"
+	"github.com/mcpkit/mcpkit/internal/typednil"
+	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -35,13 +38,13 @@ var (
 // 1280 characters, or with control characters), or the store's error
 // (wrapped).
 func (inv *Inventory) Authorize(ctx context.Context, subject, gate string) (bool, error) {
-	return inv.apply(ctx, subject, Change{Op: OpAuthorize, Name: gate})
+	return inv.apply(ctx, subject, grants.Change{Op: grants.OpAuthorize, Name: gate})
 }
 
 // Revoke withdraws an [Inventory.Authorize]: the gate's policy decides
 // again for subject. It reports and notifies like Authorize.
 func (inv *Inventory) Revoke(ctx context.Context, subject, gate string) (bool, error) {
-	return inv.apply(ctx, subject, Change{Op: OpRevoke, Name: gate})
+	return inv.apply(ctx, subject, grants.Change{Op: grants.OpRevoke, Name: gate})
 }
 
 // Enable shows resource (a static resource's URI, or a template's name)
@@ -49,7 +52,7 @@ func (inv *Inventory) Revoke(ctx context.Context, subject, gate string) (bool, e
 // apply. It replaces a Disable, and reports and notifies like Authorize
 // (ErrUnknownResource for a name the inventory does not have).
 func (inv *Inventory) Enable(ctx context.Context, subject, resource string) (bool, error) {
-	return inv.apply(ctx, subject, Change{Op: OpEnable, Name: resource})
+	return inv.apply(ctx, subject, grants.Change{Op: grants.OpEnable, Name: resource})
 }
 
 // Disable hides resource (a static resource's URI, or a template's name)
@@ -57,26 +60,26 @@ func (inv *Inventory) Enable(ctx context.Context, subject, resource string) (boo
 // answer as for an unknown URI. It replaces an Enable, and reports and
 // notifies like Authorize.
 func (inv *Inventory) Disable(ctx context.Context, subject, resource string) (bool, error) {
-	return inv.apply(ctx, subject, Change{Op: OpDisable, Name: resource})
+	return inv.apply(ctx, subject, grants.Change{Op: grants.OpDisable, Name: resource})
 }
 
 // maxGrantKey bounds a grant's subject key: a subject of 256 characters
 // qualified by an issuer URL of up to 1023 ([principal.SubjectKey]).
 const maxGrantKey = 1280
 
-func (inv *Inventory) apply(ctx context.Context, subject string, c Change) (bool, error) {
+func (inv *Inventory) apply(ctx context.Context, subject string, c grants.Change) (bool, error) {
 	if !inv.gated {
 		return false, ErrNoGrants
 	}
-	if subject == "" || longer(subject, maxGrantKey) || !printable(subject) {
+	if subject == "" || longer(subject, maxGrantKey) || !display.Printable(subject) {
 		return false, errors.New("inventory: a grant needs a subject key of 1..1280 characters without control characters")
 	}
 	switch c.Op {
-	case OpAuthorize, OpRevoke:
+	case grants.OpAuthorize, grants.OpRevoke:
 		if _, ok := inv.gateIndex[c.Name]; !ok {
 			return false, ErrUnknownGate
 		}
-	case OpEnable, OpDisable:
+	case grants.OpEnable, grants.OpDisable:
 		if !inv.hasResource(c.Name) {
 			return false, ErrUnknownResource
 		}
@@ -146,7 +149,7 @@ func (inv *Inventory) CanRead(ctx context.Context, caller *principal.Principal, 
 
 // Notifier returns what grant changes are reported to: Options.Notifier,
 // or the notifier attached with AttachNotifier; nil when there is none.
-func (inv *Inventory) Notifier() Notifier {
+func (inv *Inventory) Notifier() grants.Notifier {
 	if n := inv.notifier.Load(); n != nil {
 		return *n
 	}
@@ -156,11 +159,12 @@ func (inv *Inventory) Notifier() Notifier {
 // AttachNotifier makes n the notifier of an inventory that has none, so
 // that a transport given a notification hub (the sessions part of
 // mcphttp/sessions, sessions.New(hub, ...)) also hears of grant changes
-// without the application wiring it twice. It
-// reports whether n was attached: false when n is nil or the inventory
-// already has a notifier (which it keeps). It is safe for concurrent use.
-func (inv *Inventory) AttachNotifier(n Notifier) bool {
-	if n == nil {
+// without the application wiring it twice. It reports whether n was
+// attached: false when n is nil (or a nil pointer or function in the
+// interface) or the inventory already has a notifier (which it keeps). It
+// is safe for concurrent use.
+func (inv *Inventory) AttachNotifier(n grants.Notifier) bool {
+	if typednil.Is(n) {
 		return false
 	}
 	return inv.notifier.CompareAndSwap(nil, &n)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/mcpkit/mcpkit/internal/display"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -69,7 +70,7 @@ func (inv *Inventory) Search(ctx context.Context, caller *principal.Principal, q
 	if caller == nil {
 		return nil, principal.ErrUnauthenticated
 	}
-	if query == "" || longer(query, MaxQueryLen) || !printable(query) {
+	if query == "" || longer(query, MaxQueryLen) || !display.Printable(query) {
 		return nil, &ParamsError{Problems: []string{"the query must be 1..1024 characters without control characters"}}
 	}
 	if limit < 1 || limit > MaxSearchLimit {
@@ -87,7 +88,7 @@ func (inv *Inventory) Search(ctx context.Context, caller *principal.Principal, q
 			break
 		}
 		req := SearchRequest{Query: query, Limit: room, Principal: *caller}
-		res, err := call(ctx, inv, rt.tmpl.Search, req)
+		res, err := call(ctx, inv, caller, rt.tmpl.Search, req)
 		if err != nil {
 			return nil, inv.fail(ctx, methodSearch, rt.tmpl.Name, err)
 		}
@@ -96,7 +97,7 @@ func (inv *Inventory) Search(ctx context.Context, caller *principal.Principal, q
 		}
 		for i := range res {
 			h := &res[i]
-			rule := checkEntryURI(rt.ut, h.URI)
+			rule := checkEntryURI(rt.ut, h.URI, false)
 			if rule == "" {
 				rule = checkName(h.Name)
 			}
@@ -205,29 +206,9 @@ func (inv *Inventory) Reach(ctx context.Context, caller *principal.Principal) (R
 			r.Templates = append(r.Templates, rt.tmpl.Name)
 		}
 	}
-	// resources/list refuses a caller only for authentication (list
-	// sources exist and there is no caller) or for scopes (some source the
-	// caller's identity and gates admit, and every such one short of
-	// scopes); see List and anySource.
-	r.List = len(inv.sources) == 0
-	if caller != nil && !r.List {
-		blocked := false
-		r.List = true
-		for _, s := range inv.sources {
-			ok, err := open(s.tmpl.Name, s.gates)
-			if err != nil {
-				return Reach{}, err
-			}
-			if !ok || !s.tmpl.Owner.has(caller) {
-				continue
-			}
-			if caller.HasScopes(s.scopes...) {
-				blocked = false
-				break
-			}
-			blocked = true
-		}
-		r.List = !blocked
+	var err error
+	if r.List, err = inv.canList(caller, open); err != nil {
+		return Reach{}, err
 	}
 	if caller != nil && len(inv.searchers) > 0 {
 		usable, err := inv.searchSources(ctx, caller)
@@ -238,6 +219,34 @@ func (inv *Inventory) Reach(ctx context.Context, caller *principal.Principal) (R
 		r.Search = len(usable) > 0
 	}
 	return r, nil
+}
+
+// canList reports whether resources/list serves caller. It refuses a
+// caller only for authentication (list sources exist and there is no
+// caller) or for scopes (some source the caller's identity and gates
+// admit, and every such one short of scopes); see List and anySource.
+func (inv *Inventory) canList(caller *principal.Principal, open func(string, []int) (bool, error)) (bool, error) {
+	if len(inv.sources) == 0 {
+		return true, nil
+	}
+	if caller == nil {
+		return false, nil
+	}
+	blocked := false
+	for _, s := range inv.sources {
+		ok, err := open(s.tmpl.Name, s.gates)
+		if err != nil {
+			return false, err
+		}
+		if !ok || !s.tmpl.Owner.has(caller) {
+			continue
+		}
+		if caller.HasScopes(s.scopes...) {
+			return true, nil
+		}
+		blocked = true
+	}
+	return !blocked, nil
 }
 
 // TemplateInfo describes a registered template, for a transport that

@@ -19,6 +19,9 @@ import (
 // Errors: *CursorError, ErrInternal (fit refused a template on an empty
 // page, or the grant store failed; logged).
 func (inv *Inventory) Templates(ctx context.Context, caller *principal.Principal, cursor string, fit func(*TemplateItem) bool) (next string, err error) {
+	if inv.zero() {
+		return zeroPage(cursor)
+	}
 	sc := getScratch()
 	defer putScratch(sc)
 	var vis []byte // gated: one bit per template, shown or not
@@ -43,7 +46,7 @@ func (inv *Inventory) Templates(ctx context.Context, caller *principal.Principal
 		start, first = idx, f
 	}
 
-	f := filler[TemplateItem]{fit: fit, room: inv.pageSize}
+	f := newFiller(fit, inv.pageSize)
 	at := -1
 	for i := start; i < len(inv.templates); i++ {
 		rt := inv.templates[i]

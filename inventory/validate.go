@@ -5,13 +5,17 @@ import (
 	"hash/maphash"
 	"unicode/utf8"
 
+	"github.com/mcpkit/mcpkit/budget"
+	"github.com/mcpkit/mcpkit/internal/ascii"
+	"github.com/mcpkit/mcpkit/internal/display"
+	"github.com/mcpkit/mcpkit/internal/httpheader"
 	"github.com/mcpkit/mcpkit/internal/uritemplate"
 )
 
 // Limits of the list contract.
 const (
-	maxKeyBytes = 256 // longest entry key (ASCII)
-	MaxLimit    = 100 // largest page size and ListRequest.Limit
+	maxKeyBytes = 256             // longest entry key (ASCII)
+	MaxLimit    = budget.MaxItems // largest page size and ListRequest.Limit
 )
 
 // ValidatePage checks one page a list callback returned for req against
@@ -44,10 +48,14 @@ func ValidatePage(tmpl *Template, req ListRequest, p Page) error {
 
 // pageCheck checks a callback's page against the contract: the page as a
 // whole (start), then each entry in order (entry), so that an entry is
-// validated just before it is added to the page. The URIs seen so far
-// are kept in a small open-addressing set (up to MaxLimit entries; a
-// larger page, which start refuses for the inventory's own requests, only
-// reaches ValidatePage), to find a duplicate as soon as it appears.
+// validated just before it is added to the page. A duplicate URI is found
+// as soon as it appears: while the URIs come in strictly increasing order
+// (as they do when they are made from the keys, or from ids in key
+// order), each is compared with the one before only, which no earlier
+// URI can equal; from the first URI out of order on, the URIs are kept in
+// a small open-addressing set (up to MaxLimit entries; a larger page,
+// which start refuses for the inventory's own requests, only reaches
+// ValidatePage), filled with the URIs before it.
 type pageCheck struct {
 	source  string
 	t       *uritemplate.Template
@@ -57,7 +65,12 @@ type pageCheck struct {
 	// okMIMEPlain says okMIME is plain; plain, that the entry just checked
 	// is (see Item.Plain), the empty MIME type counting as plain.
 	okMIMEPlain, plain bool
-	skip               int // the template's leading literal: equal in every URI
+	skip               int  // the template's leading literal: equal in every URI
+	general            bool // use the general paths only (the benchmark's baseline)
+	// sorted: the URIs so far are strictly increasing (after skip), the
+	// last being last: the set is empty.
+	sorted bool
+	last   string
 
 	slots  [dupSlots]uint8 // entry index + 1; 0 = empty
 	hashes [MaxLimit]uint64
@@ -75,6 +88,7 @@ func (c *pageCheck) start(source string, t *uritemplate.Template, req ListReques
 	c.skip = t.Prefix()
 	c.slots = [dupSlots]uint8{}
 	c.big = nil
+	c.sorted, c.last = !c.general, ""
 	switch {
 	case len(p.Entries) > req.Limit:
 		return c.fail(RuleTooManyEntries, -1)
@@ -101,11 +115,11 @@ func (c *pageCheck) entry(i int) *ContractError {
 		return c.fail(RuleKeyOrder, i)
 	}
 	c.prev = e.Key
-	if rule := checkEntryURI(c.t, e.URI); rule != "" {
+	if rule := checkEntryURI(c.t, e.URI, c.general); rule != "" {
 		return c.fail(rule, i)
 	}
-	c.plain = c.t != nil && c.t.Plain()                                 // a URI that matched such a template is made of URI characters
-	if e.Name != "" && len(e.Name) <= maxNameLen && jsonPlain(e.Name) { // plain ASCII within the limit: valid
+	c.plain = c.t != nil && c.t.Plain()                                       // a URI that matched such a template is made of URI characters
+	if e.Name != "" && len(e.Name) <= maxNameLen && ascii.JSONPlain(e.Name) { // plain ASCII within the limit: valid
 	} else if rule := checkName(e.Name); rule != "" {
 		return c.fail(rule, i)
 	} else {
@@ -115,7 +129,7 @@ func (c *pageCheck) entry(i int) *ContractError {
 		if rule := checkMIME(e.MIMEType); rule != "" {
 			return c.fail(rule, i)
 		}
-		c.okMIME, c.okMIMEPlain = e.MIMEType, jsonPlain(e.MIMEType)
+		c.okMIME, c.okMIMEPlain = e.MIMEType, ascii.JSONPlain(e.MIMEType)
 	}
 	c.plain = c.plain && c.okMIMEPlain
 	if c.seen(i) {
@@ -124,11 +138,34 @@ func (c *pageCheck) entry(i int) *ContractError {
 	return nil
 }
 
-// seen adds entry i's URI to the set, and reports whether an earlier
-// entry had it. Every URI starts with skip bytes that are the same in all
-// (the template's leading literal, which they matched): only the rest is
-// hashed and compared.
+// seen reports whether an earlier entry had entry i's URI. Every URI
+// starts with skip bytes that are the same in all (the template's leading
+// literal, which they matched): only the rest is compared.
 func (c *pageCheck) seen(i int) bool {
+	if !c.sorted {
+		return c.add(i)
+	}
+	u := c.entries[i].URI
+	if c.skip <= len(u) {
+		u = u[c.skip:]
+	}
+	switch {
+	case i == 0 || u > c.last:
+		c.last = u // greater than every URI before it
+		return false
+	case u == c.last:
+		return true
+	}
+	// Out of order: the set takes over, with the URIs before i (distinct).
+	c.sorted = false
+	for j := range i {
+		c.add(j)
+	}
+	return c.add(i)
+}
+
+// add adds entry i's URI to the set, and reports whether it was there.
+func (c *pageCheck) add(i int) bool {
 	if len(c.entries) > MaxLimit {
 		if c.big == nil {
 			c.big = make(map[string]struct{}, len(c.entries))
@@ -166,20 +203,21 @@ func checkKey(k string) Rule {
 	if len(k) == 0 || len(k) > maxKeyBytes {
 		return RuleKeyLength
 	}
-	if !keyChars(k) {
+	if !ascii.KeyChars(k) {
 		return RuleKeyCharset
 	}
 	return ""
 }
 
 // checkEntryURI returns the rule a listed URI breaks, or "".
-func checkEntryURI(t *uritemplate.Template, u string) Rule {
+// general: with the general matcher only (the benchmark's baseline).
+func checkEntryURI(t *uritemplate.Template, u string, general bool) Rule {
 	switch {
 	case u == "":
 		return RuleURIEmpty
 	case longer(u, maxURILen):
 		return RuleURILength
-	case t != nil && !t.Matches(u):
+	case t != nil && !general && !t.Matches(u), t != nil && general && !t.MatchesGeneral(u):
 		return RuleURIMatch
 	case t == nil && !plainURI(u):
 		return RuleURIMatch
@@ -205,32 +243,10 @@ func checkName(s string) Rule {
 		return RuleNameEmpty
 	case longer(s, maxNameLen):
 		return RuleNameLength
-	case !printable(s):
+	case !display.Name(s):
 		return RuleNameInvalid
 	}
 	return ""
-}
-
-// printable reports whether s is valid UTF-8 without control characters
-// (C0, DEL, C1).
-func printable(s string) bool {
-	// Printable ASCII, eight bytes at a time; the rest rune by rune.
-	for i := asciiRun(s, 0x20, 0x7e); i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c < 0x20 || c == 0x7f {
-				return false
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 || r >= 0x80 && r <= 0x9f {
-			return false
-		}
-		i += size
-	}
-	return true
 }
 
 // checkMIME returns the rule a MIME type breaks, or "". Empty is allowed.
@@ -240,105 +256,8 @@ func checkMIME(s string) Rule {
 		return ""
 	case longer(s, maxMIMELen):
 		return RuleMIMELength
-	case !validMIME(s):
+	case !httpheader.ValidMediaType(s):
 		return RuleMIMESyntax
 	}
 	return ""
-}
-
-// validMIME accepts type "/" subtype, both RFC 6838 restricted-names,
-// optionally followed by parameters: *( *SP ";" *SP token "=" ( token /
-// quoted-string ) ), with no control characters anywhere.
-func validMIME(s string) bool {
-	i := restrictedName(s, 0)
-	if i == 0 || i >= len(s) || s[i] != '/' {
-		return false
-	}
-	j := restrictedName(s, i+1)
-	if j == i+1 {
-		return false
-	}
-	for j < len(s) {
-		j = skipSpaces(s, j)
-		if j >= len(s) || s[j] != ';' {
-			return false
-		}
-		j = skipSpaces(s, j+1)
-		k := j
-		for k < len(s) && isTchar(s[k]) {
-			k++
-		}
-		if k == j || k >= len(s) || s[k] != '=' {
-			return false
-		}
-		j = k + 1
-		if j < len(s) && s[j] == '"' {
-			j++
-			for j < len(s) && s[j] != '"' {
-				if s[j] == '\\' {
-					j++
-				}
-				if j >= len(s) || s[j] < 0x20 || s[j] == 0x7f {
-					return false
-				}
-				j++
-			}
-			if j >= len(s) {
-				return false
-			}
-			j++
-			continue
-		}
-		k = j
-		for k < len(s) && isTchar(s[k]) {
-			k++
-		}
-		if k == j {
-			return false
-		}
-		j = k
-	}
-	return true
-}
-
-func skipSpaces(s string, i int) int {
-	for i < len(s) && s[i] == ' ' {
-		i++
-	}
-	return i
-}
-
-// restrictedName returns the end of an RFC 6838 restricted-name starting
-// at i, or i when there is none.
-func restrictedName(s string, i int) int {
-	start := i
-	for i < len(s) && i-start < 127 {
-		c := s[i]
-		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-		if !alnum && (i == start || !isRestrictedChar(c)) {
-			break
-		}
-		i++
-	}
-	return i
-}
-
-func isRestrictedChar(c byte) bool {
-	switch c {
-	case '!', '#', '$', '&', '-', '^', '_', '.', '+':
-		return true
-	}
-	return false
-}
-
-// isTchar reports an RFC 9110 token character.
-func isTchar(c byte) bool {
-	if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
-		return true
-	}
-	switch c {
-	case '!', '#', '$', '%', '&', '\'', '*', '+', '-', '.', '^', '_', '`', '|', '~':
-		return true
-	}
-	return false
 }

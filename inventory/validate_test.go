@@ -2,6 +2,8 @@ package inventory
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -9,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/internal/uritemplate"
 )
 
 func docsTemplate() *Template {
@@ -98,22 +102,6 @@ func TestValidatePageWithoutTemplate(t *testing.T) {
 	assert.False(t, errors.As(err, &ce))
 }
 
-func TestMIMESyntax(t *testing.T) {
-	for _, s := range []string{
-		"text/plain", "application/vnd.api+json", "image/svg+xml", "text/plain; charset=utf-8",
-		"text/plain;charset=\"utf-8\"", "multipart/mixed; boundary=\"a b\"; x=y", "a/b",
-	} {
-		assert.True(t, validMIME(s), s)
-	}
-	for _, s := range []string{
-		"", "text", "text/", "/plain", "text/plain;", "text/plain; charset", "text/plain; =x",
-		"text/pl ain", "text/plain\x00", "te\txt/plain", "text/plain; a=\"b", "text/plain; a=\"b\x01\"",
-		"-text/plain", "text/plain/x", "text/plain; a=b c",
-	} {
-		assert.False(t, validMIME(s), s)
-	}
-}
-
 func TestDuplicateURIAgreesWithAMap(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 50, 100, 101, 300} {
 		for _, dupAt := range []int{-1, 1, n / 2, n - 1} {
@@ -173,6 +161,53 @@ func TestClipName(t *testing.T) {
 			assert.True(t, strings.HasSuffix(got, "…"))
 			assert.True(t, strings.HasPrefix(name, strings.TrimSuffix(got, "…")), "a prefix of the name")
 			assert.GreaterOrEqual(t, utf16Len(got), 510, "clipped no shorter than needed")
+		}
+	}
+}
+
+// The duplicate check in sorted order (issue 31): URIs that come in
+// increasing order are compared with the one before only; the first one
+// out of order hands over to the set, filled with those before it. Pages
+// sorted for a while and then not, with duplicates anywhere, find the same
+// first duplicate as a map.
+func TestDuplicateURIInSortedOrderAgreesWithAMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 31))
+	for range 5000 {
+		n := rng.IntN(120)
+		es := make([]Entry, n)
+		sortedFor := rng.IntN(n + 1)
+		for i := range es {
+			v := rng.IntN(40)
+			if i < sortedFor {
+				v = 2 * i // increasing, with room for an equal one
+				if rng.IntN(30) == 0 && i > 0 {
+					v = 2 * (i - 1) // the one before
+				}
+			}
+			es[i].URI = fmt.Sprintf("docs://documents/d%03d", v)
+		}
+		want := -1
+		seen := map[string]bool{}
+		for i, e := range es {
+			if seen[e.URI] {
+				want = i
+				break
+			}
+			seen[e.URI] = true
+		}
+		ut, err := uritemplate.Parse("docs://documents/{id}")
+		require.NoError(t, err)
+		for _, tmpl := range []*uritemplate.Template{nil, ut} {
+			var c pageCheck
+			c.start("s", tmpl, ListRequest{Limit: n}, Page{Entries: es})
+			got := -1
+			for i := range es {
+				if c.seen(i) {
+					got = i
+					break
+				}
+			}
+			require.Equal(t, want, got, "%v", es)
 		}
 	}
 }

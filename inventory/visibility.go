@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"slices"
 
+	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -34,7 +35,7 @@ func (inv *Inventory) setupGates(opts Options) error {
 	inv.global = global
 	inv.store = opts.Grants
 	if inv.store == nil && len(inv.gates) > 0 {
-		inv.store = NewMemoryGrants()
+		inv.store = grants.NewMemory()
 	}
 	inv.gated = inv.store != nil
 	if opts.Notifier != nil {
@@ -121,7 +122,7 @@ type gateView struct {
 
 	loaded bool
 	err    error
-	grants Grants
+	held   grants.Grants
 
 	granted, decided, passed gateBits
 }
@@ -140,12 +141,12 @@ func (v *gateView) load() error {
 	if v.caller == nil || v.caller.Subject == "" {
 		return nil
 	}
-	g, err := v.inv.loadGrants(v.ctx, v.caller.Key()) // issuer-qualified with several issuers
+	g, err := v.inv.loadGrants(v.ctx, v.caller) // issuer-qualified with several issuers
 	if err != nil {
 		v.err = v.inv.failGrants(v.ctx, v.method, err)
 		return v.err
 	}
-	v.grants = g
+	v.held = g
 	for _, name := range g.Gates {
 		if i, ok := v.inv.gateIndex[name]; ok {
 			v.granted.set(i)
@@ -156,11 +157,12 @@ func (v *gateView) load() error {
 
 // loadGrants calls the store like a callback: with the callback timeout
 // and panics recovered. The in-memory store neither blocks nor needs them.
-func (inv *Inventory) loadGrants(ctx context.Context, subject string) (g Grants, err error) {
-	if m, ok := inv.store.(*MemoryGrants); ok {
+func (inv *Inventory) loadGrants(ctx context.Context, caller *principal.Principal) (g grants.Grants, err error) {
+	subject := caller.Key() // issuer-qualified with several issuers
+	if m, ok := inv.store.(*grants.Memory); ok {
 		return m.Grants(ctx, subject)
 	}
-	return call(ctx, inv, inv.store.Grants, subject)
+	return call(ctx, inv, caller, inv.store.Grants, subject)
 }
 
 // pass reports whether the caller passes gate i. Grants must be loaded.
@@ -190,7 +192,7 @@ func (v *gateView) open(key string, gates []int) (bool, error) {
 	if err := v.load(); err != nil {
 		return false, err
 	}
-	if on, ok := v.grants.Overrides[key]; ok {
+	if on, ok := v.held.Overrides[key]; ok {
 		return on, nil
 	}
 	for _, i := range gates {
@@ -207,7 +209,7 @@ func runPolicy(ctx context.Context, p Policy, caller *principal.Principal) (ok b
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			ok, err = false, &panicError{value: r, stack: debug.Stack()}
+			ok, err = false, &panicError{Value: r, Stack: debug.Stack()}
 		}
 	}()
 	return p(ctx, caller), nil
@@ -220,7 +222,7 @@ func (inv *Inventory) failGrants(ctx context.Context, method string, err error) 
 	switch {
 	case errors.As(err, &pe):
 		attrs = append(attrs, slog.String("rule", string(RuleCallbackPanic)),
-			slog.String("panic", fmt.Sprint(pe.value)), slog.String("stack", string(pe.stack)))
+			slog.String("panic", fmt.Sprint(pe.Value)), slog.String("stack", string(pe.Stack)))
 	case ruleOf(ctx, err) == RuleDeadline:
 		attrs = append(attrs, slog.String("rule", string(RuleDeadline)), slog.String("error", err.Error()))
 	default:

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpkit/mcpkit/budget"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp/origin"
@@ -65,6 +66,12 @@ type Options struct {
 	// hold one entry of the largest size the inventory allows.
 	MaxResultBytes int
 
+	// MaxPageBytes bounds the size of a list page's response
+	// (resources/list, resources/templates/list) under MaxResultBytes:
+	// the tighter of the two applies to pages (package budget). Zero
+	// means MaxResultBytes alone.
+	MaxPageBytes int
+
 	// Logger receives operator records (internal errors, contract
 	// violations). It never receives tokens or request bodies. Nil means
 	// slog.Default().
@@ -82,6 +89,8 @@ type Endpoint struct {
 	limits   jsonrpc.Limits
 	maxBytes int
 	log      *slog.Logger
+
+	pageBytes int // the tighter of MaxPageBytes and maxBytes (package budget)
 
 	methods    map[string]method
 	middleware []Middleware
@@ -146,6 +155,10 @@ func newEndpoint(inv *inventory.Inventory, opts Options) (*Endpoint, error) {
 	if e.maxBytes == 0 {
 		e.maxBytes = DefaultMaxResultBytes
 	}
+	var err error
+	if e.pageBytes, err = budget.Bytes(opts.MaxPageBytes, e.maxBytes); err != nil {
+		return nil, errors.New("mcphttp: MaxPageBytes must not be negative")
+	}
 	if e.log == nil {
 		e.log = slog.Default()
 	}
@@ -153,8 +166,8 @@ func newEndpoint(inv *inventory.Inventory, opts Options) (*Endpoint, error) {
 		return nil, err
 	}
 	e.encodeStatics()
-	if need := e.minResultBytes(); e.maxBytes < need {
-		return nil, fmt.Errorf("mcphttp: MaxResultBytes %d cannot hold a page with one item of the largest size the inventory allows, its cursor and the envelope: at least %d bytes are needed", e.maxBytes, need)
+	if need := e.minResultBytes(); e.pageBytes < need {
+		return nil, fmt.Errorf("mcphttp: MaxResultBytes or MaxPageBytes %d cannot hold a page with one item of the largest size the inventory allows, its cursor and the envelope: at least %d bytes are needed", e.pageBytes, need)
 	}
 	return e, nil
 }

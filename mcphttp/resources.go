@@ -153,7 +153,7 @@ func (e *Endpoint) list(ctx context.Context, c *Call) (Result, error) {
 	}
 	buf := getResp()
 	meta := e.metaFor(c, CachePrivate)
-	buf.start(jsonrpc.AppendResultHead(buf.body[:0], c.ID), "resources", e.maxBytes, e.pageReserve(meta), e.statics)
+	buf.start(jsonrpc.AppendResultHead(buf.body[:0], c.ID), "resources", e.pageBytes, e.pageReserve(meta), e.statics)
 	next, err := e.inv.List(ctx, c.Principal, cursor, buf.fitItem)
 	if err != nil {
 		release(buf, nil)
@@ -170,7 +170,7 @@ func (e *Endpoint) templates(ctx context.Context, c *Call) (Result, error) {
 	}
 	buf := getResp()
 	meta := e.metaFor(c, CachePrivate)
-	buf.start(jsonrpc.AppendResultHead(buf.body[:0], c.ID), "resourceTemplates", e.maxBytes, e.pageReserve(meta), nil)
+	buf.start(jsonrpc.AppendResultHead(buf.body[:0], c.ID), "resourceTemplates", e.pageBytes, e.pageReserve(meta), nil)
 	next, err := e.inv.Templates(ctx, c.Principal, cursor, buf.fitTmpl)
 	if err != nil {
 		release(buf, nil)

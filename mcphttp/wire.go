@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/mcpkit/mcpkit/budget"
 	"github.com/mcpkit/mcpkit/internal/httpheader"
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 	"github.com/mcpkit/mcpkit/inventory"
@@ -106,7 +107,7 @@ func appendOptional(dst []byte, member, value string) []byte {
 // offered into body and says whether the response still fits.
 type respBuf struct {
 	body    []byte
-	limit   int // the most body may hold, the page's trailer kept aside
+	page    budget.Page // the page's byte room, its trailer kept aside
 	items   int
 	statics [][]byte // the endpoint's encoded static resources, by Item.Static - 1
 	fitItem func(*inventory.Item) bool
@@ -141,7 +142,7 @@ func release(buf *respBuf, body []byte) {
 // items may take, keeping reserve bytes for what follows them.
 func (b *respBuf) start(head []byte, member string, limit, reserve int, statics [][]byte) {
 	b.body = append(append(append(append(b.body[:0], head...), `{"`...), member...), `":[`...)
-	b.limit, b.items, b.statics = limit-reserve, 0, statics
+	b.page, b.items, b.statics = budget.NewPage(budget.MaxItems, limit, reserve), 0, statics
 }
 
 func (b *respBuf) addItem(it *inventory.Item) bool {
@@ -192,7 +193,7 @@ func (b *respBuf) addTemplate(it *inventory.TemplateItem) bool {
 // accept keeps the item just encoded when the body is still within its
 // room, or drops it.
 func (b *respBuf) accept(mark int) bool {
-	if len(b.body) > b.limit {
+	if b.page.Add(len(b.body)) != nil {
 		b.body = b.body[:mark]
 		return false
 	}
@@ -203,11 +204,7 @@ func (b *respBuf) accept(mark int) bool {
 // pageReserve is what a page's result takes after its items: `]`, the
 // longest `,"nextCursor":"…"`, (`,` meta) and the two closing braces.
 func (e *Endpoint) pageReserve(meta []byte) int {
-	n := len(`]`) + len(`,"nextCursor":""`) + e.inv.MaxCursorLen() + len(`}}`)
-	if len(meta) > 0 {
-		n += 1 + len(meta)
-	}
-	return n
+	return budget.Reserve(e.inv.MaxCursorLen(), len(meta))
 }
 
 // endPage closes a page: `]`, the cursor, (`,` meta) `}}`.

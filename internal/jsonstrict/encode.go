@@ -18,6 +18,10 @@ const hexDigits = "0123456789abcdef"
 // runs of two- and three-byte runes are checked without decoding them, and
 // everything that needs no escaping is copied in runs. It allocates only
 // when dst must grow.
+//
+// Complexity: the hot encoder of every response string, one pass with its fast paths (ASCII words, two- and three-byte runs) inline; a call per run would cost on every item.
+//
+//gocyclo:ignore
 func AppendString(dst []byte, s string) []byte {
 	if plain(s) {
 		// Most strings (URIs, names, identifiers) need nothing: one

@@ -103,6 +103,10 @@ func reexpand(t *testing.T, ut *Template, params map[string]string) string {
 //   - completeness: RFC 6570's own expansion of values the kit serves
 //     (UTF-8; non-empty for {x} and {+x}; no triplet in {+x} and {#x})
 //     matches.
+//
+// Complexity: four properties of one fuzz input, checked in sequence on the same parsed template.
+//
+//gocyclo:ignore
 func FuzzURITemplate(f *testing.F) {
 	f.Add("docs://documents/{id}", "docs://documents/a%2Fb", "a/b", "x")
 	f.Add("file:///{+path}", "file:///a/b/c", "dir/file name.txt", "")
@@ -249,6 +253,50 @@ func FuzzTemplateOverlap(f *testing.F) {
 					}
 				}
 			}
+		}
+	})
+}
+
+// FuzzSimpleShape: for templates of the simple shape (a literal, one
+// {x}, a literal), the forced-split matcher agrees with the general one
+// (matchDP) on whether a URI matches, on the value, and on its presence.
+func FuzzSimpleShape(f *testing.F) {
+	for _, s := range [][3]string{
+		{"docs://documents/", "", "docs://documents/d0001"},
+		{"docs://documents/", ".md", "docs://documents/d0001.md"},
+		{"docs://documents/", ".md", "docs://documents/.md"},
+		{"docs://documents/", ".md", "docs://documents/a.b.md"},
+		{"", "/x", "%C3%A9/x"},
+		{"x://", "-y", "x://a%2"},
+		{"x://", "%2F", "x://1%2F"},
+		{"x://", "", "x://%E2%82%AC%ZZ"},
+		{"a", "a", "aa"},
+		{"x://", "/", "x://ab/"},
+	} {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, prefix, suffix, uri string) {
+		if len(prefix) > 64 || len(suffix) > 64 || len(uri) > 256 {
+			return
+		}
+		ut, err := Parse(prefix + "{id}" + suffix)
+		if err != nil {
+			return
+		}
+		if !ut.simple {
+			if !strings.ContainsAny(prefix+suffix, "{}") {
+				t.Fatalf("%q is not simple", ut.raw)
+			}
+			return // the literals held expressions
+		}
+		vals, dp := make([]string, 1), make([]string, 1)
+		present, ok := ut.match(uri, vals)
+		dpPresent, okDP := ut.matchDP(uri, dp)
+		if ok != okDP {
+			t.Fatalf("simple %v, DP %v for %q on %q", ok, okDP, uri, ut.raw)
+		}
+		if ok && (vals[0] != dp[0] || present != dpPresent) {
+			t.Fatalf("simple %q (%b), DP %q (%b) for %q on %q", vals[0], present, dp[0], dpPresent, uri, ut.raw)
 		}
 	})
 }

@@ -126,6 +126,10 @@ func scanValue(uri string, i int, cls uint8) int {
 }
 
 // scanEncoded is scanValue from a '%' at uri[i].
+//
+// Complexity: the per-unit loop of value matching with its fast paths (ASCII and two-byte triplets) and the %25 rule inline: the hot loop of every match.
+//
+//gocyclo:ignore
 func scanEncoded(uri string, i int, cls uint8) int {
 	reserved := cls&clR != 0
 	for {
@@ -168,6 +172,19 @@ func (t *Template) Matches(uri string) bool {
 	return ok
 }
 
+// MatchesGeneral is Matches without the shortcut of simple templates (see
+// Template.simple): the baseline of benchmarks and differential tests.
+func (t *Template) MatchesGeneral(uri string) bool {
+	if uri == "" || longer(uri, MaxLen) {
+		return false
+	}
+	if t.greedy {
+		return t.matchGreedy(uri, nil)
+	}
+	_, ok := t.matchDP(uri, nil)
+	return ok
+}
+
 // match reports whether uri matches t. When vals is not nil, it stores
 // the raw (still percent-encoded) value of variable k in vals[k], and
 // present has bit k set for each variable the URI holds (an absent one is
@@ -179,10 +196,26 @@ func (t *Template) match(uri string, vals []string) (present uint64, ok bool) {
 	if uri == "" || longer(uri, MaxLen) {
 		return 0, false
 	}
+	if t.simple {
+		return 1, t.matchSimple(uri, vals)
+	}
 	if t.greedy {
 		return 1<<len(t.vars) - 1, t.matchGreedy(uri, vals)
 	}
 	return t.matchDP(uri, vals)
+}
+
+// matchSimple matches a simple template (see Template.simple): the split
+// is forced, the value being what lies between the two literals.
+func (t *Template) matchSimple(uri string, vals []string) bool {
+	start, end := len(t.sprefix), len(uri)-len(t.ssuffix)
+	if end <= start || uri[:start] != t.sprefix || uri[end:] != t.ssuffix || scanValue(uri[:end], start, clU) != end {
+		return false
+	}
+	if vals != nil {
+		vals[0] = uri[start:end]
+	}
+	return true
 }
 
 func (t *Template) matchGreedy(uri string, vals []string) bool {
@@ -242,6 +275,10 @@ func grow[T any](s []T, n int) []T {
 // matchDP decides the match with a table ok[s][j]: "from node s at
 // uri[j], the rest matches", filled from node 0 (the end) up, then walks
 // from the start node choosing the first alternative that still matches.
+//
+// Complexity: the table fill and the walk over the node kinds of the general matcher, kept together so that the table is read where it is written (FuzzURITemplate and FuzzSimpleShape check it).
+//
+//gocyclo:ignore
 func (t *Template) matchDP(uri string, vals []string) (uint64, bool) {
 	n := len(uri)
 	w := n + 1
@@ -339,6 +376,10 @@ func (t *Template) matchDP(uri string, vals []string) (uint64, bool) {
 // the shortest value; it must respect the %25 rule of scanValue (lim[j],
 // the furthest end it allows from j) and the prefix modifier (depth[j],
 // the units from j to the end of its run).
+//
+// Complexity: one row of the general matcher's table, scanned from the end with the %25 rule and prefix modifiers in the same pass.
+//
+//gocyclo:ignore
 func (tb *dpTables) valRow(uri string, nd *node, cur, next []bool, lo, hi int) {
 	n := len(uri)
 	w := n + 1

@@ -296,6 +296,10 @@ func Overlap(t1, t2 *Template, budget int) (string, bool) {
 
 // search is the breadth-first search of the product of the automata;
 // relax ignores prefix modifiers. done is false when the budget ran out.
+//
+// Complexity: the breadth-first search of the product automaton with its budget and witness reconstruction, one algorithm in one place.
+//
+//gocyclo:ignore
 func search(t1, t2 *Template, relax bool, budget int) (witness string, ok, done bool) {
 	type item struct {
 		a, b lane

@@ -144,6 +144,12 @@ type Template struct {
 	// left-to-right scan where each variable takes the longest run.
 	greedy bool
 	gparts []gpart // the parts, for matchGreedy
+	// simple: the template is a literal, one {x} (no operator, no
+	// modifier) and a literal, either literal possibly empty: a URI
+	// matches when it starts with sprefix, ends with ssuffix, and what is
+	// between is a non-empty value (matchSimple).
+	simple           bool
+	sprefix, ssuffix string
 	// reservedVal: some expression is {+x} or {#x}, whose values follow
 	// the %25 rule of scanValue.
 	reservedVal bool
@@ -473,6 +479,27 @@ func (t *Template) compile() {
 	if !t.greedy {
 		t.gparts = nil
 	}
+	t.simple, t.sprefix, t.ssuffix = simpleShape(t.parts)
+}
+
+// simpleShape reports whether parts are a literal, one {x} (no operator,
+// no modifier) and a literal, either literal possibly absent, and returns
+// the two literals.
+func simpleShape(parts []part) (ok bool, prefix, suffix string) {
+	if len(parts) > 0 && parts[0].expr == nil {
+		prefix, parts = parts[0].lit, parts[1:]
+	}
+	if n := len(parts); n > 0 && parts[n-1].expr == nil {
+		suffix, parts = parts[n-1].lit, parts[:n-1]
+	}
+	if len(parts) != 1 {
+		return false, "", ""
+	}
+	e := parts[0].expr
+	if e.op.char != 0 || len(e.vars) != 1 || e.vars[0].prefix > 0 || e.vars[0].explode {
+		return false, "", ""
+	}
+	return true, prefix, suffix
 }
 
 // bound sets the before and after of every node: the shortest paths from

@@ -18,7 +18,7 @@
 //
 // [Check] returns the same findings as values, for tools that are not tests.
 //
-// [CheckGrantStore] does the same for an inventory.GrantStore backed by
+// [CheckGrantStore] does the same for a grants.Store backed by
 // your database: it checks the changed flags, Enable and Disable replacing
 // each other, per-subject isolation and atomic concurrent changes, on
 // subjects with a random prefix ([CheckGrants] returns the findings).

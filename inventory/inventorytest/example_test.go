@@ -7,6 +7,7 @@ import (
 	"github.com/mcpkit/mcpkit/principal"
 
 	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/inventory/inventorytest"
 )
 
@@ -54,9 +55,9 @@ func ExampleMemorySource() {
 	// Two false
 }
 
-// CheckGrants holds a GrantStore to the contract; MemoryGrants keeps it.
+// CheckGrants holds a grants.Store to the contract; grants.Memory keeps it.
 func ExampleCheckGrants() {
-	problems, err := inventorytest.CheckGrants(context.Background(), inventory.NewMemoryGrants())
+	problems, err := inventorytest.CheckGrants(context.Background(), grants.NewMemory())
 	fmt.Println(len(problems), "problems", err)
 	// Output:
 	// 0 problems <nil>

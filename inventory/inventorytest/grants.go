@@ -10,13 +10,14 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/internal/typednil"
+	"github.com/mcpkit/mcpkit/inventory/grants"
 )
 
 // CheckGrantStore runs [CheckGrants] and reports every problem, and any
-// error, as a test failure. Call it from the tests of a GrantStore backed
+// error, as a test failure. Call it from the tests of a grants.Store backed
 // by your database.
-func CheckGrantStore(t testing.TB, store inventory.GrantStore) {
+func CheckGrantStore(t testing.TB, store grants.Store) {
 	t.Helper()
 	problems, err := CheckGrants(context.Background(), store)
 	if err != nil {
@@ -27,7 +28,7 @@ func CheckGrantStore(t testing.TB, store inventory.GrantStore) {
 	}
 }
 
-// CheckGrants checks store against the GrantStore contract and returns
+// CheckGrants checks store against the grants.Store contract and returns
 // the problems found: a new subject has no grants; Apply reports a change
 // exactly when it changes something (authorizing twice, revoking what is
 // not granted, enabling what is enabled change nothing); OpEnable and
@@ -38,7 +39,10 @@ func CheckGrantStore(t testing.TB, store inventory.GrantStore) {
 // subjects with a random prefix, so a shared database may be used; it
 // does not clean up after itself. The error reports what prevents
 // checking (a store error).
-func CheckGrants(ctx context.Context, store inventory.GrantStore) ([]string, error) {
+func CheckGrants(ctx context.Context, store grants.Store) ([]string, error) {
+	if typednil.Is(store) {
+		return nil, fmt.Errorf("inventorytest: the grant store is a nil %T", store)
+	}
 	c := &grantChecker{ctx: ctx, store: store}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
@@ -49,7 +53,7 @@ func CheckGrants(ctx context.Context, store inventory.GrantStore) ([]string, err
 
 type grantChecker struct {
 	ctx      context.Context
-	store    inventory.GrantStore
+	store    grants.Store
 	prefix   string
 	problems []string
 	err      error
@@ -59,7 +63,7 @@ func (c *grantChecker) fail(format string, args ...any) {
 	c.problems = append(c.problems, fmt.Sprintf(format, args...))
 }
 
-func (c *grantChecker) grants(subject string) inventory.Grants {
+func (c *grantChecker) grants(subject string) grants.Grants {
 	g, err := c.store.Grants(c.ctx, subject)
 	if err != nil && c.err == nil {
 		c.err = fmt.Errorf("Grants: %w", err)
@@ -68,8 +72,8 @@ func (c *grantChecker) grants(subject string) inventory.Grants {
 }
 
 // apply applies a change and checks the changed flag.
-func (c *grantChecker) apply(subject string, op inventory.ChangeOp, name string, want bool) {
-	changed, err := c.store.Apply(c.ctx, subject, inventory.Change{Op: op, Name: name})
+func (c *grantChecker) apply(subject string, op grants.ChangeOp, name string, want bool) {
+	changed, err := c.store.Apply(c.ctx, subject, grants.Change{Op: op, Name: name})
 	if err != nil {
 		if c.err == nil {
 			c.err = fmt.Errorf("Apply %s %q: %w", op, name, err)
@@ -97,36 +101,36 @@ func (c *grantChecker) run() {
 	s, other := c.prefix+"a", c.prefix+"b"
 	c.expect(s, "a new subject", nil, nil)
 
-	c.apply(s, inventory.OpAuthorize, "g1", true)
-	c.apply(s, inventory.OpAuthorize, "g1", false)
+	c.apply(s, grants.OpAuthorize, "g1", true)
+	c.apply(s, grants.OpAuthorize, "g1", false)
 	c.expect(s, "after authorizing g1", []string{"g1"}, nil)
 	held := c.grants(s)
 	heldGates := slices.Clone(held.Gates)
-	c.apply(s, inventory.OpAuthorize, "g2", true)
-	c.apply(s, inventory.OpRevoke, "g1", true)
-	c.apply(s, inventory.OpRevoke, "g1", false)
-	c.apply(s, inventory.OpRevoke, "never", false)
+	c.apply(s, grants.OpAuthorize, "g2", true)
+	c.apply(s, grants.OpRevoke, "g1", true)
+	c.apply(s, grants.OpRevoke, "g1", false)
+	c.apply(s, grants.OpRevoke, "never", false)
 	c.expect(s, "after revoking g1", []string{"g2"}, nil)
 	if !slices.Equal(held.Gates, heldGates) {
 		c.fail("grants returned earlier changed after Apply: %q, was %q", held.Gates, heldGates)
 	}
 
-	c.apply(s, inventory.OpEnable, "docs://r", true)
-	c.apply(s, inventory.OpEnable, "docs://r", false)
+	c.apply(s, grants.OpEnable, "docs://r", true)
+	c.apply(s, grants.OpEnable, "docs://r", false)
 	c.expect(s, "after enabling docs://r", []string{"g2"}, map[string]bool{"docs://r": true})
 	held = c.grants(s)
-	c.apply(s, inventory.OpDisable, "docs://r", true)
-	c.apply(s, inventory.OpDisable, "docs://r", false)
-	c.apply(s, inventory.OpDisable, "reports", true)
+	c.apply(s, grants.OpDisable, "docs://r", true)
+	c.apply(s, grants.OpDisable, "docs://r", false)
+	c.apply(s, grants.OpDisable, "reports", true)
 	c.expect(s, "after disabling docs://r and reports", []string{"g2"}, map[string]bool{"docs://r": false, "reports": false})
 	if !held.Overrides["docs://r"] || len(held.Overrides) != 1 {
 		c.fail("grants returned earlier changed after Apply: overrides %v", held.Overrides)
 	}
-	c.apply(s, inventory.OpEnable, "docs://r", true)
+	c.apply(s, grants.OpEnable, "docs://r", true)
 	c.expect(s, "after enabling docs://r again", []string{"g2"}, map[string]bool{"docs://r": true, "reports": false})
 	c.expect(other, "another subject", nil, nil)
 
-	if _, err := c.store.Apply(c.ctx, s, inventory.Change{Op: 0, Name: "g3"}); err == nil {
+	if _, err := c.store.Apply(c.ctx, s, grants.Change{Op: 0, Name: "g3"}); err == nil {
 		c.fail("Apply with an unknown Op returned no error")
 	}
 
@@ -137,7 +141,7 @@ func (c *grantChecker) run() {
 	changes := 0
 	for range n {
 		wg.Go(func() {
-			if changed, err := c.store.Apply(c.ctx, other, inventory.Change{Op: inventory.OpAuthorize, Name: "same"}); err == nil && changed {
+			if changed, err := c.store.Apply(c.ctx, other, grants.Change{Op: grants.OpAuthorize, Name: "same"}); err == nil && changed {
 				mu.Lock()
 				changes++
 				mu.Unlock()
@@ -153,7 +157,7 @@ func (c *grantChecker) run() {
 		name := fmt.Sprintf("g%d", i)
 		want = append(want, name)
 		wg.Go(func() {
-			if _, err := c.store.Apply(c.ctx, other, inventory.Change{Op: inventory.OpAuthorize, Name: name}); err != nil {
+			if _, err := c.store.Apply(c.ctx, other, grants.Change{Op: grants.OpAuthorize, Name: name}); err != nil {
 				mu.Lock()
 				if c.err == nil {
 					c.err = fmt.Errorf("Apply: %w", err)

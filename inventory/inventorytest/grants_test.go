@@ -11,18 +11,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/inventory/inventorytest"
 )
 
 func TestCheckGrantsMemoryGrants(t *testing.T) {
-	inventorytest.CheckGrantStore(t, inventory.NewMemoryGrants())
+	inventorytest.CheckGrantStore(t, grants.NewMemory())
 }
 
 // brokenStore is a GrantStore with one deliberate bug.
 type brokenStore struct {
 	mu                                              sync.Mutex
-	by                                              map[string]*inventory.Grants
+	by                                              map[string]*grants.Grants
 	alwaysChanged, racy, shared, inPlace, noOpError bool
 }
 
@@ -33,17 +33,17 @@ func (b *brokenStore) key(subject string) string {
 	return subject
 }
 
-func (b *brokenStore) Grants(_ context.Context, subject string) (inventory.Grants, error) {
+func (b *brokenStore) Grants(_ context.Context, subject string) (grants.Grants, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if g := b.by[b.key(subject)]; g != nil {
 		return *g, nil
 	}
-	return inventory.Grants{}, nil
+	return grants.Grants{}, nil
 }
 
-func (b *brokenStore) Apply(_ context.Context, subject string, c inventory.Change) (bool, error) {
-	if c.Op < inventory.OpAuthorize || c.Op > inventory.OpDisable {
+func (b *brokenStore) Apply(_ context.Context, subject string, c grants.Change) (bool, error) {
+	if c.Op < grants.OpAuthorize || c.Op > grants.OpDisable {
 		if b.noOpError {
 			return false, nil
 		}
@@ -52,7 +52,7 @@ func (b *brokenStore) Apply(_ context.Context, subject string, c inventory.Chang
 	b.mu.Lock()
 	g := b.by[b.key(subject)]
 	if g == nil {
-		g = &inventory.Grants{Overrides: map[string]bool{}}
+		g = &grants.Grants{Overrides: map[string]bool{}}
 		b.by[b.key(subject)] = g
 	}
 	cur := *g
@@ -72,19 +72,19 @@ func (b *brokenStore) Apply(_ context.Context, subject string, c inventory.Chang
 	defer b.mu.Unlock()
 	changed := false
 	switch c.Op {
-	case inventory.OpAuthorize:
+	case grants.OpAuthorize:
 		if !slices.Contains(cur.Gates, c.Name) {
 			if b.inPlace && len(cur.Gates) > 0 {
 				cur.Gates[0], c.Name = c.Name, cur.Gates[0] // reuses the returned array
 			}
 			cur.Gates, changed = append(cur.Gates, c.Name), true
 		}
-	case inventory.OpRevoke:
+	case grants.OpRevoke:
 		if i := slices.Index(cur.Gates, c.Name); i >= 0 {
 			cur.Gates, changed = slices.Delete(cur.Gates, i, i+1), true
 		}
 	default:
-		want := c.Op == inventory.OpEnable
+		want := c.Op == grants.OpEnable
 		if v, ok := cur.Overrides[c.Name]; !ok || v != want {
 			cur.Overrides[c.Name], changed = want, true
 		}
@@ -106,7 +106,7 @@ func TestCheckGrantsFindsBrokenStores(t *testing.T) {
 		{"accepts unknown ops", &brokenStore{noOpError: true}, "unknown Op"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.store.by = map[string]*inventory.Grants{}
+			tc.store.by = map[string]*grants.Grants{}
 			problems, err := inventorytest.CheckGrants(context.Background(), tc.store)
 			require.NoError(t, err)
 			require.NotEmpty(t, problems)
@@ -118,11 +118,11 @@ func TestCheckGrantsFindsBrokenStores(t *testing.T) {
 // failingStore fails every call.
 type failingStore struct{}
 
-func (failingStore) Grants(context.Context, string) (inventory.Grants, error) {
-	return inventory.Grants{}, assert.AnError
+func (failingStore) Grants(context.Context, string) (grants.Grants, error) {
+	return grants.Grants{}, assert.AnError
 }
 
-func (failingStore) Apply(context.Context, string, inventory.Change) (bool, error) {
+func (failingStore) Apply(context.Context, string, grants.Change) (bool, error) {
 	return false, assert.AnError
 }
 

@@ -23,7 +23,8 @@ type MemorySource struct {
 	bySubject map[string][]inventory.Entry
 }
 
-// NewMemorySource returns an empty source.
+// NewMemorySource returns an empty source. The zero MemorySource is an
+// empty source too.
 func NewMemorySource() *MemorySource {
 	return &MemorySource{bySubject: make(map[string][]inventory.Entry)}
 }
@@ -33,6 +34,9 @@ func NewMemorySource() *MemorySource {
 func (m *MemorySource) Insert(subject string, e inventory.Entry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.bySubject == nil { // the zero MemorySource
+		m.bySubject = make(map[string][]inventory.Entry)
+	}
 	recs := m.bySubject[subject]
 	n := len(recs)
 	if n == 0 || recs[n-1].Key < e.Key {

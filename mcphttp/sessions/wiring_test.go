@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
 	"github.com/mcpkit/mcpkit/mcphttp/sessions"
@@ -21,7 +22,7 @@ import (
 )
 
 // gatedInventory has one gated static resource and the notifier n.
-func gatedInventory(t *testing.T, n inventory.Notifier) *inventory.Inventory {
+func gatedInventory(t *testing.T, n grants.Notifier) *inventory.Inventory {
 	t.Helper()
 	inv, err := inventory.New([]inventory.Resource{{
 		URI: "docs://beta", Name: "beta", Access: inventory.Public, Gates: []string{"beta"},
@@ -106,7 +107,7 @@ func TestTheInventorysHub(t *testing.T) {
 func TestTwoNotifiersAreAnError(t *testing.T) {
 	var mu sync.Mutex
 	var heard []string
-	inv := gatedInventory(t, inventory.NotifierFunc(func(_ context.Context, s string) {
+	inv := gatedInventory(t, grants.NotifierFunc(func(_ context.Context, s string) {
 		mu.Lock()
 		heard = append(heard, s)
 		mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
 	"github.com/mcpkit/mcpkit/mcphttp/tools"
@@ -109,7 +110,7 @@ func TestToolsListVisibility(t *testing.T) {
 }
 
 func TestToolsListGates(t *testing.T) {
-	f := newFixture(t, fixtureOptions{invOpts: inventory.Options{Grants: inventory.NewMemoryGrants()}})
+	f := newFixture(t, fixtureOptions{invOpts: inventory.Options{Grants: grants.NewMemory()}})
 	ctx := context.Background()
 	_, err := f.inv.Disable(ctx, "alice", "documents")
 	require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/tools"
@@ -180,7 +181,7 @@ func TestUserToolSignature(t *testing.T) {
 		"another token's scopes show write_note")
 
 	// A failing grant store: no signature (no change to tell), logged.
-	failing := &failingGrants{MemoryGrants: inventory.NewMemoryGrants()}
+	failing := &failingGrants{Memory: grants.NewMemory()}
 	h := newFixture(t, fixtureOptions{
 		invOpts: inventory.Options{Gates: []inventory.Gate{{Name: "beta"}}, Grants: failing},
 		extra:   []tools.Tool{echo(&calls, tools.Tool{Gates: []string{"beta"}})},
@@ -198,15 +199,15 @@ func TestUserToolSignature(t *testing.T) {
 
 // failingGrants is a grant store that fails when told to.
 type failingGrants struct {
-	*inventory.MemoryGrants
+	*grants.Memory
 	fail atomic.Bool
 }
 
-func (g *failingGrants) Grants(ctx context.Context, subject string) (inventory.Grants, error) {
+func (g *failingGrants) Grants(ctx context.Context, subject string) (grants.Grants, error) {
 	if g.fail.Load() {
-		return inventory.Grants{}, errors.New("grants offline")
+		return grants.Grants{}, errors.New("grants offline")
 	}
-	return g.MemoryGrants.Grants(ctx, subject)
+	return g.Memory.Grants(ctx, subject)
 }
 
 // TestUserToolConstruction: a tool's definition is checked by New, its

@@ -1,4 +1,11 @@
-package inventory
+// Package grants holds the run-time grants of an inventory's subjects:
+// the gates each may pass whatever their policies say, and per-resource
+// overrides; the Store that keeps them (Memory in process, or one backed
+// by the application's database, checked with inventorytest.CheckGrantStore);
+// and the Notifier told when a change may alter what a subject sees.
+// Package inventory reads them (Options.Grants) and changes them
+// (Inventory.Authorize and the others).
+package grants
 
 import (
 	"context"
@@ -10,7 +17,7 @@ import (
 
 // Grants are what one subject was granted at run time: the gates it may
 // pass whatever their policies say, and per-resource overrides.
-// A [GrantStore] returns them; the Inventory only reads them.
+// A [Store] returns them; the Inventory only reads them.
 type Grants struct {
 	// Gates holds the names of the gates the subject was authorized for,
 	// in any order. Names of gates the inventory does not define are
@@ -64,7 +71,7 @@ type Change struct {
 	Name string
 }
 
-// GrantStore keeps the grants of every subject, keyed by the caller's
+// Store keeps the grants of every subject, keyed by the caller's
 // identity key ([principal.Principal.Key]: issuer-qualified when several
 // issuers are trusted). Back it with the
 // application's database so that grants survive restarts and are shared
@@ -82,7 +89,7 @@ type Change struct {
 // (subject, resource) DO UPDATE SET enabled = $3 WHERE
 // resource_overrides.enabled <> $3 (OpEnable with true, OpDisable with
 // false).
-type GrantStore interface {
+type Store interface {
 	// Grants returns the subject's current grants (zero Grants when it has
 	// none). The Inventory calls it at most once per request, and never
 	// modifies what it returns.
@@ -107,28 +114,35 @@ type Notifier interface {
 	ListChanged(ctx context.Context, subject string)
 }
 
-// NotifierFunc adapts a function to a [Notifier].
+// NotifierFunc adapts a function to a [Notifier]. A nil NotifierFunc
+// tells nobody (Options.Notifier refuses one all the same: it is a
+// mistake).
 type NotifierFunc func(ctx context.Context, subject string)
 
 // ListChanged calls f(ctx, subject).
-func (f NotifierFunc) ListChanged(ctx context.Context, subject string) { f(ctx, subject) }
+func (f NotifierFunc) ListChanged(ctx context.Context, subject string) {
+	if f != nil { // the zero NotifierFunc tells nobody
+		f(ctx, subject)
+	}
+}
 
-// MemoryGrants is an in-memory [GrantStore]: grants live as long as the
+// Memory is an in-memory [Store]: grants live as long as the
 // process and are not shared with other instances. It is safe for
 // concurrent use, and reading grants neither copies nor allocates (each
 // change replaces the subject's grants with a new value).
-type MemoryGrants struct {
+type Memory struct {
 	mu        sync.RWMutex
 	bySubject map[string]*Grants
 }
 
-// NewMemoryGrants returns an empty store.
-func NewMemoryGrants() *MemoryGrants {
-	return &MemoryGrants{bySubject: make(map[string]*Grants)}
+// NewMemory returns an empty store. The zero Memory is an empty
+// store too.
+func NewMemory() *Memory {
+	return &Memory{bySubject: make(map[string]*Grants)}
 }
 
 // Grants returns the subject's grants. The caller must not modify them.
-func (m *MemoryGrants) Grants(_ context.Context, subject string) (Grants, error) {
+func (m *Memory) Grants(_ context.Context, subject string) (Grants, error) {
 	m.mu.RLock()
 	g := m.bySubject[subject]
 	m.mu.RUnlock()
@@ -140,7 +154,7 @@ func (m *MemoryGrants) Grants(_ context.Context, subject string) (Grants, error)
 
 // Apply applies c to the subject's grants and reports whether they
 // changed. It returns an error only for an unknown Op.
-func (m *MemoryGrants) Apply(_ context.Context, subject string, c Change) (bool, error) {
+func (m *Memory) Apply(_ context.Context, subject string, c Change) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	old := m.bySubject[subject]
@@ -154,6 +168,9 @@ func (m *MemoryGrants) Apply(_ context.Context, subject string, c Change) (bool,
 	if len(next.Gates) == 0 && len(next.Overrides) == 0 {
 		delete(m.bySubject, subject)
 	} else {
+		if m.bySubject == nil { // the zero Memory
+			m.bySubject = make(map[string]*Grants)
+		}
 		m.bySubject[subject] = &next
 	}
 	return true, nil
@@ -186,7 +203,7 @@ func applyChange(g Grants, c Change) (Grants, bool, error) {
 		o[c.Name] = want
 		g.Overrides = o
 	default:
-		return g, false, fmt.Errorf("inventory: unknown grant change %d", c.Op)
+		return g, false, fmt.Errorf("grants: unknown change %d", c.Op)
 	}
 	return g, true, nil
 }

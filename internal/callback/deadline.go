@@ -1,4 +1,4 @@
-package inventory
+package callback
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package inventory
+package callback
 
 import (
 	"context"
@@ -100,15 +100,15 @@ func TestCallContext(t *testing.T) {
 // A callback that never looks at its context still has its late result
 // refused: call checks the clock after it returns.
 func TestCallRefusesALateResultOfAnUnarmedContext(t *testing.T) {
-	inv := &Inventory{timeout: 10 * time.Millisecond}
+	rn := New(10*time.Millisecond, nil)
 	slow := func(_ context.Context, _ int) (int, error) {
 		time.Sleep(30 * time.Millisecond) // never looks at ctx
 		return 1, nil
 	}
-	_, err := call(context.Background(), inv, slow, 0)
+	_, err := Call(context.Background(), rn, nil, slow, 0)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	quick := func(_ context.Context, _ int) (int, error) { return 2, nil }
-	res, err := call(context.Background(), inv, quick, 0)
+	res, err := Call(context.Background(), rn, nil, quick, 0)
 	require.NoError(t, err)
 	assert.Equal(t, 2, res)
 }

@@ -1,4 +1,7 @@
-package inventory
+// Package ascii holds word-at-a-time tests of ASCII text: most keys, URIs
+// and names the kit validates are short ASCII, and testing eight bytes at
+// once keeps the per-entry rules cheap.
+package ascii
 
 // Word-at-a-time tests for the validation of list entries: most keys,
 // URIs and names are short ASCII, and testing eight bytes at once keeps
@@ -31,10 +34,10 @@ func outside(w uint64, lo, hi byte) bool {
 	return (below|above)&msb != 0
 }
 
-// asciiRun returns the length of the longest prefix of s whose bytes are
+// Run returns the length of the longest prefix of s whose bytes are
 // all in lo..hi (0 < lo <= 0x80, hi <= 0x7F): whole words first, then
 // byte by byte from the first word with a byte outside.
-func asciiRun(s string, lo, hi byte) int {
+func Run(s string, lo, hi byte) int {
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
 		if outside(word(s, i), lo, hi) {
@@ -52,9 +55,9 @@ func asciiRun(s string, lo, hi byte) int {
 	return i
 }
 
-// keyChars reports whether every byte of k is in 0x21..0x7E, the key
+// KeyChars reports whether every byte of k is in 0x21..0x7E, the key
 // charset.
-func keyChars(k string) bool {
+func KeyChars(k string) bool {
 	i := 0
 	for ; i+8 <= len(k); i += 8 {
 		if outside(word(k, i), 0x21, 0x7e) {
@@ -75,10 +78,10 @@ func keyChars(k string) bool {
 	return true
 }
 
-// jsonPlain reports whether s is printable ASCII (0x20..0x7E) without '"'
+// JSONPlain reports whether s is printable ASCII (0x20..0x7E) without '"'
 // or '\\': a valid name (control characters are the only ASCII a name
 // may not hold), whose JSON encoding is s between quotes.
-func jsonPlain(s string) bool {
+func JSONPlain(s string) bool {
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
 		if notPlain(word(s, i)) {

@@ -1,0 +1,161 @@
+package inventory
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/principal"
+)
+
+// spoofers are the characters that change how the text around them is
+// shown without being seen themselves (issue 27, "names cannot spoof"):
+// bidirectional controls, zero-width and invisible characters, the byte
+// order mark, and tag characters, each at the ends of its range.
+var spoofers = []rune{
+	0x061C,         // ARABIC LETTER MARK (a bidi control)
+	0x200B, 0x200F, // ZERO WIDTH SPACE … RIGHT-TO-LEFT MARK
+	0x202A, 0x202E, // LEFT-TO-RIGHT EMBEDDING … RIGHT-TO-LEFT OVERRIDE
+	0x2060, 0x2064, // WORD JOINER … INVISIBLE PLUS
+	0x2066, 0x2069, // LEFT-TO-RIGHT ISOLATE … POP DIRECTIONAL ISOLATE
+	0xFEFF,           // ZERO WIDTH NO-BREAK SPACE (BOM)
+	0xE0000, 0xE007F, // tag characters
+}
+
+// spoofRanges are the ranges of spoofers, for the fuzz target's oracle.
+var spoofRanges = [][2]rune{{0x061C, 0x061C}, {0x200B, 0x200F}, {0x202A, 0x202E}, {0x2060, 0x2064}, {0x2066, 0x2069}, {0xFEFF, 0xFEFF}, {0xE0000, 0xE007F}}
+
+// Their neighbours are ordinary text and stay accepted.
+var neighbours = []rune{0x061B, 0x200A, 0x2010, 0x2029, 0x202F, 0x2065, 0x206A, 0xFEFE, 0xFF01, 0xDFFFF, 0xE0080, 'é', '文', '😀'}
+
+func TestNamesWithSpoofingCharactersAreRefused(t *testing.T) {
+	for _, r := range spoofers {
+		// "invoice_[RLO]fdp.exe" shows as "invoice_exe.pdf".
+		name := "invoice_" + string(r) + "fdp.exe"
+		t.Run(name, func(t *testing.T) {
+			p := Page{Entries: []Entry{{Key: "k1", URI: "docs://documents/1", Name: name}}}
+			err := ValidatePage(docsTemplate(), ListRequest{Limit: 1}, p)
+			var ce *ContractError
+			require.ErrorAs(t, err, &ce, "a listed entry's name")
+			assert.Equal(t, RuleNameInvalid, ce.Rule)
+			assert.Equal(t, 0, ce.Entry)
+
+			_, err = New([]Resource{{URI: "docs://a", Name: name, Read: TextReader("text/plain", "x")}}, nil, Options{})
+			assert.Error(t, err, "a static resource's name")
+			_, err = New([]Resource{{URI: "docs://a", Name: "A", Title: name, Read: TextReader("text/plain", "x")}}, nil, Options{})
+			assert.Error(t, err, "a static resource's title")
+			_, err = New([]Resource{{URI: "docs://a", Name: "A", Description: name, Read: TextReader("text/plain", "x")}}, nil, Options{})
+			assert.Error(t, err, "a static resource's description")
+			tmpl := Template{Name: name, URITemplate: "docs://documents/{id}", Read: readNothing}
+			_, err = New(nil, []Template{tmpl}, Options{})
+			assert.Error(t, err, "a template's name")
+			tmpl.Name, tmpl.Title = "documents", name
+			_, err = New(nil, []Template{tmpl}, Options{})
+			assert.Error(t, err, "a template's title")
+			tmpl.Title, tmpl.Description = "", name
+			_, err = New(nil, []Template{tmpl}, Options{})
+			assert.Error(t, err, "a template's description")
+		})
+	}
+	for _, r := range neighbours {
+		name := "a" + string(r) + "b"
+		p := Page{Entries: []Entry{{Key: "k1", URI: "docs://documents/1", Name: name}}}
+		assert.NoError(t, ValidatePage(docsTemplate(), ListRequest{Limit: 1}, p), "%U", r)
+		_, err := New([]Resource{{URI: "docs://a", Name: name, Title: name, Description: name, Read: TextReader("text/plain", "x")}}, nil, Options{})
+		assert.NoError(t, err, "%U", r)
+	}
+}
+
+// A search hit's name is checked like a listed entry's.
+func TestSearchHitNameWithSpoofingCharacterIsRefused(t *testing.T) {
+	tmpl := Template{Name: "documents", URITemplate: "docs://documents/{id}", Read: readNothing,
+		Search: func(context.Context, SearchRequest) ([]SearchHit, error) {
+			return []SearchHit{{URI: "docs://documents/1", Name: "report\u202Egnp.exe"}}, nil
+		}}
+	inv, err := New(nil, []Template{tmpl}, Options{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	_, err = inv.Search(context.Background(), &principal.Principal{Subject: "alice"}, "report", 10)
+	assert.Same(t, ErrInternal, err)
+}
+
+func readNothing(context.Context, ReadRequest) ([]Contents, error) { return nil, nil }
+
+// FuzzDisplayName: a name is accepted exactly when it is 1..512 UTF-16
+// code units of UTF-8 without control characters and without spoofing
+// characters (checked here against the list above, independently).
+func FuzzDisplayName(f *testing.F) {
+	for _, s := range []string{"Report", "invoice_\u202Efdp.exe", "a\u200Bb", "\uFEFFx", "flag \U000E0067\U000E0062", "\u2066x\u2069", "é文😀", "\x00", "\xe2\x80", "\u061C", "\u2064"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		want := name != "" && utf8.ValidString(name) && countUTF16(name) <= maxNameLen &&
+			!strings.ContainsFunc(name, func(r rune) bool {
+				if r < 0x20 || r >= 0x7f && r <= 0x9f {
+					return true
+				}
+				for _, rg := range spoofRanges {
+					if rg[0] <= r && r <= rg[1] {
+						return true
+					}
+				}
+				return false
+			})
+		got := checkName(name) == ""
+		if got != want {
+			t.Fatalf("checkName(%q) accepted %v, want %v", name, got, want)
+		}
+	})
+}
+
+// countUTF16 counts UTF-16 code units, independently of the package's own.
+func countUTF16(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r >= 0x10000 {
+			n++
+		}
+	}
+	return n
+}
+
+// ClipName, which a List callback over titles it does not control passes
+// every title through, replaces spoofing characters with U+FFFD: a
+// document that another user titled "invoice_<RLO>fdp.exe" and shared
+// does not make the reader's whole list fail, and shows as what it is.
+func TestClipNameDefusesSpoofingCharacters(t *testing.T) {
+	for _, r := range spoofers {
+		name := "invoice_" + string(r) + "fdp.exe"
+		got := ClipName(name)
+		assert.Equal(t, "invoice_\uFFFDfdp.exe", got)
+		assert.Equal(t, Rule(""), checkName(got), "%U: a clipped name is a valid name", r)
+	}
+	long := strings.Repeat("\u202E", 600)
+	assert.Equal(t, Rule(""), checkName(ClipName(long)), "defused, then clipped")
+	assert.Equal(t, "Report é文😀", ClipName("Report é文😀"), "nothing to defuse: unchanged")
+
+	titles := []string{"Q3 report", "invoice_\u202Efdp.exe", "a\u200Bb", "flag \U000E0067"}
+	tmpl := Template{Name: "documents", URITemplate: "docs://documents/{id}", RequiredScopes: []string{"docs:read"}, Read: readNothing,
+		List: func(context.Context, ListRequest) (Page, error) {
+			var p Page
+			for i, title := range titles {
+				p.Entries = append(p.Entries, Entry{Key: fmt.Sprintf("k%d", i), URI: fmt.Sprintf("docs://documents/%d", i), Name: ClipName(title)})
+			}
+			return p, nil
+		}}
+	inv, err := New(nil, []Template{tmpl}, Options{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	var names []string
+	_, err = inv.List(context.Background(), &principal.Principal{Subject: "bob", Scopes: []string{"docs:read"}}, "", func(it *Item) bool {
+		names = append(names, it.Name)
+		return true
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"Q3 report", "invoice_\uFFFDfdp.exe", "a\uFFFDb", "flag \uFFFD"}, names)
+}
