@@ -43,26 +43,38 @@ type Options struct {
 	// mode). See [DPoPOptions].
 	DPoP DPoPOptions
 
-	// Throttle limits refused credentials per remote address, before
-	// the expensive part of a check (a signature, an introspection
-	// call): see [Throttle]. A *mcphttp.RateLimiter with a Refused rate
-	// is one. Nil means none: every token offered is checked.
+	// Throttle limits the work of refusing credentials per remote
+	// address (signature checks, introspection calls): see [Throttle]. A
+	// *ratelimit.Limiter with a Refused rate is one. Nil means none:
+	// every token offered is checked.
 	Throttle Throttle
 }
 
 // Throttle limits how many refused credentials a remote address may
 // present: the guard that keeps a flood of forged tokens from costing a
-// signature check each. Authenticate asks Admit before it checks the
-// credentials a request offers (a request without any is never asked
-// about), answers [ErrThrottled] when Admit says no, and tells Refused
-// about every credential it refuses except those it could not check now
-// ([ErrUnavailable]). Implementations key by the remote address (the
-// address a trusted proxy vouches for), never by anything in the
-// credentials, so that one address's failures never limit another's
-// callers, and must be safe for concurrent use and quick.
+// signature check each, without making a valid token pay for them (a
+// caller behind the same proxy as a forger shares its address).
+//
+// Authenticate never asks about a request without credentials, nor about
+// a token it verified lately (those are served whatever the address's
+// bucket says). For other credentials it asks Admit, and tells Refused
+// about each one it refuses while admitted, except those it could not
+// check now ([ErrUnavailable]). When Admit says no, a credential refused
+// without work (malformed, or a token refused lately for a lasting
+// reason) is answered [ErrThrottled]; a new token is still checked, but
+// in a lane shared by all throttled addresses that runs one check at a
+// time (a bounded number waiting, each a bounded time): a valid one is
+// served, an invalid one answered [ErrThrottled]. So a forging client
+// costs at most one check at a time, and an honest caller at its address
+// is still served.
+//
+// Implementations key by the remote address (the address a trusted proxy
+// vouches for), never by anything in the credentials, so that one
+// address's failures never limit another's callers, and must be safe for
+// concurrent use and quick.
 type Throttle interface {
-	// Admit reports whether r's credentials may be checked now; when
-	// not, retry is how long until they may.
+	// Admit reports whether r's credentials may be refused now at no
+	// cost to others; when not, retry is how long until they may.
 	Admit(r *http.Request) (ok bool, retry time.Duration)
 	// Refused records that r's credentials were refused.
 	Refused(r *http.Request)
@@ -83,8 +95,8 @@ type Authenticator struct {
 	chNoCreds, chInvalidToken, chInvalidRequest string
 	metadataURL                                 string
 
-	dpop     *dpopChecker // nil when DPoP is off
-	throttle Throttle     // nil: none
+	dpop     *dpopChecker   // nil when DPoP is off
+	throttle *throttleState // nil: no Throttle
 	// Pre-rendered DPoP challenges (DPoP on only).
 	dpNoCreds, dpInvalidToken, dpInvalidRequest, dpInvalidProof, dpUseNonce string
 }
@@ -116,7 +128,10 @@ func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Authenticator{v: v, maxToken: maxTok, resource: opts.Resource, scopes: slices.Clone(opts.Scopes), log: opts.Logger, metadataURL: mdURL, throttle: opts.Throttle}
+	a := &Authenticator{v: v, maxToken: maxTok, resource: opts.Resource, scopes: slices.Clone(opts.Scopes), log: opts.Logger, metadataURL: mdURL}
+	if opts.Throttle != nil {
+		a.throttle = newThrottleState(opts.Throttle)
+	}
 	if a.log == nil {
 		a.log = slog.Default()
 	}
@@ -169,14 +184,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (principal.Principal, erro
 	if a.throttle == nil {
 		return a.check(r, scheme, tok, err)
 	}
-	if ok, retry := a.throttle.Admit(r); !ok {
-		return principal.Principal{}, &ThrottledError{RetryAfter: retry}
-	}
-	p, err := a.check(r, scheme, tok, err)
-	if err != nil && !errors.Is(err, ErrUnavailable) {
-		a.throttle.Refused(r)
-	}
-	return p, err
+	return a.authenticateThrottled(r, scheme, tok, err)
 }
 
 // check is Authenticate for the credentials r offers: tok in scheme, or
