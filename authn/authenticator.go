@@ -110,9 +110,22 @@ type Authenticator struct {
 // request without a principal is then anonymous when it offers no token,
 // and [ErrInvalidToken] when it offers one: a token the service's
 // middleware did not accept is never downgraded to anonymous.
+//
+// NewAuthenticator refuses, with an error naming it, a v or an option
+// (Throttle, DPoP.ReplayStore) that is an interface holding a nil
+// pointer, and a verifier of this package (a [JWTVerifier],
+// [IntrospectionVerifier] or [MultiIssuerVerifier], or a [Cache] in front
+// of one) not made by its constructor or made for another resource than
+// Options.Resource: the error names both URIs.
 func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
 	mdURL, err := MetadataURL(opts.Resource)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkVerifier(v, opts.Resource); err != nil {
+		return nil, err
+	}
+	if err := refuseTypedNil("Options.Throttle", opts.Throttle); err != nil {
 		return nil, err
 	}
 	if !validParamValue("resource_metadata", mdURL) {
@@ -174,6 +187,9 @@ func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
 // resource, or whose Subject breaks the rules of [principal.Principal], is rejected
 // as [ErrInvalidToken] whatever the Verifier said.
 func (a *Authenticator) Authenticate(r *http.Request) (principal.Principal, error) {
+	if !a.usable() {
+		return principal.Principal{}, errAuthenticatorZero
+	}
 	if p, ok := principal.FromContext(r.Context()); ok {
 		return p, nil
 	}
@@ -230,7 +246,7 @@ func (a *Authenticator) check(r *http.Request, scheme authScheme, tok string, er
 
 // DPoPMode returns the Authenticator's DPoP mode.
 func (a *Authenticator) DPoPMode() DPoPMode {
-	if a.dpop == nil {
+	if a == nil || a.dpop == nil {
 		return DPoPOff
 	}
 	return a.dpop.mode
@@ -239,7 +255,7 @@ func (a *Authenticator) DPoPMode() DPoPMode {
 // DPoPAlgorithms returns the proof algorithms accepted, sorted, for the
 // metadata's DPoPSigningAlgorithms; nil when DPoP is off.
 func (a *Authenticator) DPoPAlgorithms() []string {
-	if a.dpop == nil {
+	if a == nil || a.dpop == nil {
 		return nil
 	}
 	return slices.Clone(a.dpop.allowed)
@@ -303,7 +319,7 @@ func (a *Authenticator) RequireScopes(scopes ...string) func(http.Handler) http.
 			valid = false
 		}
 	}
-	if !valid {
+	if !valid && a.usable() {
 		a.log.Error("authn: RequireScopes: invalid scope name; every request will fail")
 	}
 	return func(next http.Handler) http.Handler {
@@ -396,6 +412,10 @@ func (a *Authenticator) StatusOf(err error) int { return StatusOf(err) }
 // never appear in a response. Scopes of a *ScopeError that break RFC 6750's
 // character rules are left out of the challenge.
 func (a *Authenticator) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	if !a.usable() {
+		writeMisuse(w, r, errAuthenticatorZero)
+		return
+	}
 	h := w.Header()
 	var se *principal.ScopeError
 	var ue *UnavailableError
@@ -465,8 +485,12 @@ func (a *Authenticator) WriteError(w http.ResponseWriter, r *http.Request, err e
 		if status == http.StatusInternalServerError {
 			level = slog.LevelError
 		}
-		a.log.LogAttrs(ctx, level, "authn: request not authenticated",
-			slog.Int("status", status), slog.String("reason", rejectReason(err)))
+		attrs := []slog.Attr{slog.Int("status", status), slog.String("reason", rejectReason(err))}
+		var me *misuseError
+		if errors.As(err, &me) { // a fixed text about the service's setup
+			attrs = append(attrs, slog.String("error", me.msg))
+		}
+		a.log.LogAttrs(ctx, level, "authn: request not authenticated", attrs...)
 	}
 	h.Set("Cache-Control", "no-store")
 	httpheader.AppendVary(h, "Authorization")
@@ -490,6 +514,22 @@ func (a *Authenticator) setChallenges(h http.Header, bearer string) {
 		h.Set("WWW-Authenticate", bearer)
 		h.Add("WWW-Authenticate", a.dpNoCreds)
 	}
+}
+
+// usable reports whether a was made by NewAuthenticator.
+func (a *Authenticator) usable() bool { return a != nil && a.log != nil }
+
+// writeMisuse answers 500 for an Authenticator that was not made by
+// NewAuthenticator, and says so in the log.
+func writeMisuse(w http.ResponseWriter, r *http.Request, err error) {
+	slog.Default().LogAttrs(r.Context(), slog.LevelError, err.Error())
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Del("Content-Length")
+	w.WriteHeader(http.StatusInternalServerError)
+	_, _ = w.Write(bodyInternal)
 }
 
 // usesDPoP reports whether r presents its token with the DPoP scheme.

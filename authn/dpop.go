@@ -190,6 +190,9 @@ func newDPoPChecker(o DPoPOptions, resource string, log *slog.Logger) (*dpopChec
 	if err != nil {
 		return nil, fmt.Errorf("authn: DPoPOptions.Algorithms: %w", err)
 	}
+	if err := refuseTypedNil("DPoPOptions.ReplayStore", o.ReplayStore); err != nil {
+		return nil, err
+	}
 	c := &dpopChecker{
 		mode: o.Mode, allowed: allowed, algs: strings.Join(allowed, " "),
 		verifiers: make(map[string]jws.Verifier, len(allowed)),

@@ -107,7 +107,10 @@ func (e *tokenError) Is(target error) bool { return target == ErrInvalidToken }
 func rejectReason(err error) string {
 	var te *tokenError
 	var pe *proofError
+	var me *misuseError
 	switch {
+	case errors.As(err, &me):
+		return "misuse"
 	case errors.As(err, &te):
 		return te.reason
 	case errors.As(err, &pe):

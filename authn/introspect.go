@@ -148,6 +148,9 @@ func NewIntrospectionVerifier(opts IntrospectionOptions) (*IntrospectionVerifier
 // Verify introspects token. Tokens that break RFC 6750's b64token syntax or
 // exceed MaxTokenBytes are rejected without a call.
 func (iv *IntrospectionVerifier) Verify(ctx context.Context, token string) (principal.Principal, time.Time, error) {
+	if iv == nil || iv.client == nil {
+		return principal.Principal{}, time.Time{}, errIntrospectionZero
+	}
 	if len(token) > iv.maxToken || !validB64Token(token) {
 		return principal.Principal{}, time.Time{}, errMalformed
 	}

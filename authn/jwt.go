@@ -222,6 +222,9 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 // Close stops the background refresh and waits for it. Verify keeps working
 // with the keys already fetched.
 func (v *JWTVerifier) Close() error {
+	if v == nil || v.keys == nil {
+		return nil
+	}
 	v.keys.close()
 	return nil
 }
@@ -256,6 +259,9 @@ var b64 = base64.RawURLEncoding.Strict()
 // (jws verifier for that one alg and key), claims (strict JSON decoded by
 // this package, never by jwx).
 func (v *JWTVerifier) Verify(ctx context.Context, token string) (principal.Principal, time.Time, error) {
+	if v == nil || v.keys == nil {
+		return principal.Principal{}, time.Time{}, errJWTZero
+	}
 	d1, d2, ok := splitCompact(token, v.maxToken)
 	if !ok {
 		return principal.Principal{}, time.Time{}, errMalformed

@@ -209,6 +209,9 @@ func splitResource(resource string) (origin, path string, err error) {
 // challenges link to it); m.ScopesSupported, when empty, the scopes of
 // Options.Scopes. The rest is NewMetadataHandler's.
 func (a *Authenticator) Metadata(m Metadata) (path string, h http.Handler, err error) {
+	if !a.usable() {
+		return "", nil, errAuthenticatorZero
+	}
 	switch m.Resource {
 	case "":
 		m.Resource = a.resource

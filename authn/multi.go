@@ -52,6 +52,7 @@ type MultiIssuerOptions struct {
 // stop the JWK Set refreshers.
 type MultiIssuerVerifier struct {
 	byIssuer map[string]Verifier
+	resource string
 	opaque   Verifier
 	opaqueIs string
 	issuers  []string
@@ -71,7 +72,7 @@ func NewMultiIssuerVerifier(ctx context.Context, opts MultiIssuerOptions) (*Mult
 	if len(opts.JWT)+len(opts.Introspection) == 0 {
 		return nil, errors.New("authn: MultiIssuerOptions needs at least one issuer")
 	}
-	m := &MultiIssuerVerifier{byIssuer: map[string]Verifier{}}
+	m := &MultiIssuerVerifier{byIssuer: map[string]Verifier{}, resource: opts.Resource}
 	ok := false
 	defer func() {
 		if !ok {
@@ -141,12 +142,20 @@ func NewMultiIssuerVerifier(ctx context.Context, opts MultiIssuerOptions) (*Mult
 
 // Issuers returns the trusted issuers in configuration order: the
 // authorization_servers of the resource metadata.
-func (m *MultiIssuerVerifier) Issuers() []string { return slices.Clone(m.issuers) }
+func (m *MultiIssuerVerifier) Issuers() []string {
+	if m == nil {
+		return nil
+	}
+	return slices.Clone(m.issuers)
+}
 
 // Verify routes the token to its issuer's verifier and returns the
 // principal with Issuer set. Every failure is [ErrInvalidToken] (or the
 // issuer's [ErrUnavailable]).
 func (m *MultiIssuerVerifier) Verify(ctx context.Context, token string) (principal.Principal, time.Time, error) {
+	if m == nil || m.byIssuer == nil {
+		return principal.Principal{}, time.Time{}, errMultiZero
+	}
 	var v Verifier
 	iss, isJWT, err := issuerOf(token, m.maxToken)
 	switch {
@@ -203,6 +212,9 @@ func issuerOf(token string, maxTok int) (iss string, isJWT bool, err error) {
 
 // Close stops the JWK Set refreshers of the JWT issuers.
 func (m *MultiIssuerVerifier) Close() error {
+	if m == nil {
+		return nil
+	}
 	for _, v := range m.jwts {
 		_ = v.Close()
 	}
