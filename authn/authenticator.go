@@ -32,8 +32,12 @@ type Options struct {
 	// IntrospectionOptions) at least the same limit.
 	MaxTokenBytes int
 
-	// Logger receives debug lines naming why a request was rejected (a
-	// fixed classification, never token bytes or key ids). Nil means
+	// Logger receives why credentials are refused: at INFO, per reason
+	// (audience, issuer, expiry, typ, algorithm, signature, scope, DPoP,
+	// ...: a fixed classification and a hint, never token bytes or key
+	// ids), the first refusal of a reason in a minute at once and the
+	// count of the others when the minute ends; at DEBUG, a line per
+	// refusal. Requests without credentials are not refusals. Nil means
 	// slog.Default().
 	Logger *slog.Logger
 
@@ -97,6 +101,7 @@ type Authenticator struct {
 
 	dpop     *dpopChecker   // nil when DPoP is off
 	throttle *throttleState // nil: no Throttle
+	refusals *refusalLog
 	// Pre-rendered DPoP challenges (DPoP on only).
 	dpNoCreds, dpInvalidToken, dpInvalidRequest, dpInvalidProof, dpUseNonce string
 }
@@ -148,6 +153,7 @@ func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
 	if a.log == nil {
 		a.log = slog.Default()
 	}
+	a.refusals = newRefusalLog(a.log)
 	md := authParam{"resource_metadata", mdURL}
 	a.chNoCreds = challenge(md, authParam{"scope", scope})
 	a.chInvalidToken = challenge(authParam{"error", "invalid_token"}, authParam{"error_description", descInvalidToken}, md, authParam{"scope", scope})
@@ -479,6 +485,9 @@ func (a *Authenticator) WriteError(w http.ResponseWriter, r *http.Request, err e
 		// Every 401 hands out a nonce, so a client's next proof can carry
 		// one without another round trip (RFC 9449 §9).
 		h.Set("DPoP-Nonce", a.dpop.nonces.issue(a.dpop.now()))
+	}
+	if reason := rejectReason(err); status != http.StatusInternalServerError && reason != "no_credentials" {
+		a.refusals.refused(r.Context(), reason, status)
 	}
 	if ctx := r.Context(); a.log.Enabled(ctx, slog.LevelDebug) || status == http.StatusInternalServerError {
 		level := slog.LevelDebug

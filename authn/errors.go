@@ -111,6 +111,8 @@ func rejectReason(err error) string {
 	switch {
 	case errors.As(err, &me):
 		return "misuse"
+	case errors.Is(err, principal.ErrInsufficientScope):
+		return "insufficient_scope"
 	case errors.As(err, &te):
 		return te.reason
 	case errors.As(err, &pe):
