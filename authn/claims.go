@@ -2,6 +2,7 @@ package authn
 
 import (
 	"fmt"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"slices"
 	"strings"
 	"time"
@@ -177,7 +178,7 @@ func (r *claimRules) check(cv *claimValues, now time.Time) (principal.Principal,
 	if cv.v[slotExp].Kind() == jsonstrict.None {
 		return principal.Principal{}, time.Time{}, errExpired
 	}
-	exp, ok := numericDate(cv.v[slotExp])
+	exp, ok := jose.NumericDate(cv.v[slotExp])
 	if !ok {
 		return principal.Principal{}, time.Time{}, errClaims
 	}
@@ -188,7 +189,7 @@ func (r *claimRules) check(cv *claimValues, now time.Time) (principal.Principal,
 		if cv.v[slot].Kind() == jsonstrict.None {
 			continue
 		}
-		t, ok := numericDate(cv.v[slot])
+		t, ok := jose.NumericDate(cv.v[slot])
 		if !ok {
 			return principal.Principal{}, time.Time{}, errClaims
 		}
@@ -298,7 +299,7 @@ func (r *claimRules) audienceOK(v jsonstrict.Value) bool {
 	case jsonstrict.String:
 		return v.EqualStr(r.audience)
 	case jsonstrict.Array:
-		auds, ok := stringArray(v)
+		auds, ok := jose.StringArray(v)
 		if !ok {
 			return false
 		}
@@ -321,7 +322,7 @@ func parseScopes(v jsonstrict.Value) ([]string, bool) {
 		list = strings.FieldsFunc(s, func(r rune) bool { return r == ' ' })
 	case jsonstrict.Array:
 		var ok bool
-		if list, ok = stringArray(v); !ok {
+		if list, ok = jose.StringArray(v); !ok {
 			return nil, false
 		}
 	default:

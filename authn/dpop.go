@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"hash/maphash"
 	"log/slog"
 	"net/http"
@@ -222,12 +223,12 @@ func newDPoPChecker(o DPoPOptions, resource string, log *slog.Logger) (*dpopChec
 	}
 	base := o.BaseURL
 	if base == "" {
-		origin, _, err := splitResource(resource)
+		origin, _, err := jose.SplitResource(resource)
 		if err != nil {
 			return nil, err
 		}
 		base = origin
-	} else if _, err := parseSecureURL("DPoPOptions.BaseURL", base, true); err != nil {
+	} else if _, err := jose.ParseSecureURL("DPoPOptions.BaseURL", base, true); err != nil {
 		return nil, err
 	}
 	n, ok := htu.Normalize(base)

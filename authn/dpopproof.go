@@ -13,6 +13,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rsa"
 	"crypto/sha256"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"math/big"
 	"strings"
 	"time"
@@ -24,7 +25,7 @@ import (
 // dpopProof is a parsed, not yet verified proof.
 type dpopProof struct {
 	alg   string
-	fam   keyFamily
+	fam   jose.KeyFamily
 	key   any    // *ecdsa.PublicKey, ed25519.PublicKey or *rsa.PublicKey
 	jkt   string // RFC 7638 thumbprint of the jwk
 	input string // the signing input: header.payload
@@ -47,7 +48,7 @@ var proofJSON = jsonstrict.Options{MaxDepth: 8, MaxMembers: 64}
 // private member, no symmetric key); claims jti, htm, htu, iat and ath of
 // the right types (nonce optional). The signature is not checked here.
 func parseProof(s string, max int, allowed []string) (*dpopProof, error) {
-	d1, d2, ok := splitCompact(s, max)
+	d1, d2, ok := jose.SplitCompact(s, max)
 	if !ok {
 		return nil, errProofMalformed
 	}
@@ -107,7 +108,7 @@ func (pr *dpopProof) readHeader(data []byte, allowed []string) error {
 		return errProofMalformed
 	case !hasTyp || !dpopType(typ):
 		return errProofType
-	case pr.alg == "" || !containsString(allowed, pr.alg):
+	case pr.alg == "" || !jose.Contains(allowed, pr.alg):
 		return errProofAlg
 	case jwkv.Kind() == jsonstrict.None:
 		return errProofKey
@@ -184,11 +185,11 @@ func (pr *dpopProof) readKey(jwkv jsonstrict.Value) error {
 		var size int
 		switch crv {
 		case "P-256":
-			curve, size, pr.fam = elliptic.P256(), 32, famP256
+			curve, size, pr.fam = elliptic.P256(), 32, jose.FamP256
 		case "P-384":
-			curve, size, pr.fam = elliptic.P384(), 48, famP384
+			curve, size, pr.fam = elliptic.P384(), 48, jose.FamP384
 		case "P-521":
-			curve, size, pr.fam = elliptic.P521(), 66, famP521
+			curve, size, pr.fam = elliptic.P521(), 66, jose.FamP521
 		default:
 			return errProofKey
 		}
@@ -208,11 +209,11 @@ func (pr *dpopProof) readKey(jwkv jsonstrict.Value) error {
 		if crv != "Ed25519" || !ok {
 			return errProofKey
 		}
-		pr.key, pr.fam = ed25519.PublicKey(xb), famEd25519
+		pr.key, pr.fam = ed25519.PublicKey(xb), jose.FamEd25519
 		sum = sha256.Sum256([]byte(`{"crv":"Ed25519","kty":"OKP","x":"` + x + `"}`))
 	case "RSA":
-		nb, ok1 := decodeB64URL(n)
-		eb, ok2 := decodeB64URL(e)
+		nb, ok1 := jose.DecodeB64URL(n)
+		eb, ok2 := jose.DecodeB64URL(e)
 		if !ok1 || !ok2 || len(nb) == 0 || nb[0] == 0 || len(eb) == 0 || len(eb) > 4 || eb[0] == 0 {
 			return errProofKey
 		}
@@ -220,15 +221,15 @@ func (pr *dpopProof) readKey(jwkv jsonstrict.Value) error {
 		for _, c := range eb {
 			pub.E = pub.E<<8 | int(c)
 		}
-		if bits := pub.N.BitLen(); bits < minRSABits || bits > maxRSABits || pub.E < 3 || pub.E%2 == 0 {
+		if bits := pub.N.BitLen(); bits < jose.MinRSABits || bits > jose.MaxRSABits || pub.E < 3 || pub.E%2 == 0 {
 			return errProofKey
 		}
-		pr.key, pr.fam = pub, famRSA
+		pr.key, pr.fam = pub, jose.FamRSA
 		sum = sha256.Sum256([]byte(`{"e":"` + e + `","kty":"RSA","n":"` + n + `"}`))
 	default: // oct, missing, unknown
 		return errProofKey
 	}
-	if familyOf(pr.alg) != pr.fam {
+	if jose.FamilyOf(pr.alg) != pr.fam {
 		return errProofAlg
 	}
 	pr.jkt = b64.EncodeToString(sum[:])
@@ -244,26 +245,13 @@ func decodeFixed(s string, size int) ([]byte, bool) {
 	return b, err == nil && len(b) == size
 }
 
-// decodeB64URL decodes strict base64url made of the base64url alphabet
-// only: the decoder alone skips line breaks, which would give one key
-// several encodings and so several thumbprints.
-func decodeB64URL(s string) ([]byte, bool) {
-	for i := 0; i < len(s); i++ {
-		if !b64urlChar[s[i]] {
-			return nil, false
-		}
-	}
-	b, err := b64.DecodeString(s)
-	return b, err == nil
-}
-
 // keyOpsVerify: key_ops is an array of strings that contains "verify".
 func keyOpsVerify(v jsonstrict.Value) bool {
-	ops, ok := stringArray(v)
+	ops, ok := jose.StringArray(v)
 	if !ok {
 		return false
 	}
-	return containsString(ops, "verify")
+	return jose.Contains(ops, "verify")
 }
 
 // readClaims reads the proof's claims: jti (1–256 bytes), htm, htu, iat
@@ -297,7 +285,7 @@ func (pr *dpopProof) readClaims(data []byte) error {
 	if bad || err != nil {
 		return errProofClaims
 	}
-	t, ok := numericDate(iat)
+	t, ok := jose.NumericDate(iat)
 	if !ok || pr.jti == "" || len(pr.jti) > maxJTIBytes || pr.htm == "" || pr.htu == "" || !hasATH {
 		return errProofClaims
 	}

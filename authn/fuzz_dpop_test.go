@@ -1,6 +1,7 @@
 package authn
 
 import (
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +46,7 @@ func FuzzDPoPProof(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(pr.jkt) != 43 || familyOf(pr.alg) != pr.fam || pr.key == nil {
+		if len(pr.jkt) != 43 || jose.FamilyOf(pr.alg) != pr.fam || pr.key == nil {
 			t.Fatalf("accepted a proof with jkt %q alg %s family %d", pr.jkt, pr.alg, pr.fam)
 		}
 		if sd, ok := seeds[s]; ok && sd.jkt != pr.jkt {

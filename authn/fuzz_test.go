@@ -2,6 +2,7 @@ package authn
 
 import (
 	"context"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"strings"
 	"testing"
 
@@ -68,10 +69,10 @@ func FuzzJWKSParse(f *testing.F) {
 				t.Fatalf("kid %q kept", kid)
 			}
 			for _, k := range keys {
-				if k.fam != famRSA && k.fam != famP256 && k.fam != famEd25519 {
+				if k.fam != jose.FamRSA && k.fam != jose.FamP256 && k.fam != jose.FamEd25519 {
 					t.Fatalf("family %d kept", k.fam)
 				}
-				if k.alg != "" && (familyOf(k.alg) != k.fam || !containsString(DefaultAlgorithms(), k.alg)) {
+				if k.alg != "" && (jose.FamilyOf(k.alg) != k.fam || !jose.Contains(DefaultAlgorithms(), k.alg)) {
 					t.Fatalf("alg %q kept for family %d", k.alg, k.fam)
 				}
 			}

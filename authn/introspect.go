@@ -3,6 +3,7 @@ package authn
 import (
 	"context"
 	"errors"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"io"
 	"log/slog"
 	"net/http"
@@ -91,10 +92,10 @@ var _ Verifier = (*IntrospectionVerifier)(nil)
 
 // NewIntrospectionVerifier validates opts and returns a verifier.
 func NewIntrospectionVerifier(opts IntrospectionOptions) (*IntrospectionVerifier, error) {
-	if _, err := parseSecureURL("IntrospectionOptions.Endpoint", opts.Endpoint, false); err != nil {
+	if _, err := jose.ParseSecureURL("IntrospectionOptions.Endpoint", opts.Endpoint, false); err != nil {
 		return nil, err
 	}
-	if _, err := parseSecureURL("IntrospectionOptions.Resource", opts.Resource, true); err != nil {
+	if _, err := jose.ParseSecureURL("IntrospectionOptions.Resource", opts.Resource, true); err != nil {
 		return nil, err
 	}
 	if opts.ClientID == "" {

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -383,7 +384,7 @@ func TestJWTOptionsValidation(t *testing.T) {
 		assert.Nil(t, v, name)
 	}
 	for _, u := range []string{"http://127.0.0.1:1/jwks", "http://[::1]:1/jwks", "http://localhost:1/jwks", "https://idp.example.com/jwks"} {
-		_, err := parseSecureURL("u", u, false)
+		_, err := jose.ParseSecureURL("u", u, false)
 		assert.NoError(t, err, u)
 	}
 	assert.Eventually(t, func() bool { return keyStoreGoroutines() == 0 }, 5*time.Second, time.Millisecond, "no goroutine is left by a failed construction")

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -123,10 +124,10 @@ func newJWTVerifier(ctx context.Context, opts JWTOptions, after func(time.Durati
 	if opts.Issuer == "" {
 		return nil, errors.New("authn: JWTOptions.Issuer is required")
 	}
-	if _, err := parseSecureURL("JWTOptions.Resource", opts.Resource, true); err != nil {
+	if _, err := jose.ParseSecureURL("JWTOptions.Resource", opts.Resource, true); err != nil {
 		return nil, err
 	}
-	if _, err := parseSecureURL("JWTOptions.JWKSURL", opts.JWKSURL, false); err != nil {
+	if _, err := jose.ParseSecureURL("JWTOptions.JWKSURL", opts.JWKSURL, false); err != nil {
 		return nil, err
 	}
 	allowed, err := checkAlgorithms(opts.Algorithms)
@@ -213,7 +214,7 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= 3 {
 		return errors.New("authn: too many redirects")
 	}
-	if req.URL.Scheme != "https" && !(req.URL.Scheme == "http" && isLoopbackHost(req.URL.Hostname())) {
+	if req.URL.Scheme != "https" && !(req.URL.Scheme == "http" && jose.IsLoopbackHost(req.URL.Hostname())) {
 		return errors.New("authn: redirect to a non-https URL")
 	}
 	return nil
@@ -262,13 +263,13 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (principal.Princ
 	if v == nil || v.keys == nil {
 		return principal.Principal{}, time.Time{}, errJWTZero
 	}
-	d1, d2, ok := splitCompact(token, v.maxToken)
+	d1, d2, ok := jose.SplitCompact(token, v.maxToken)
 	if !ok {
 		return principal.Principal{}, time.Time{}, errMalformed
 	}
 	tb := []byte(token) // one copy; every segment below is a slice of it
 	var hbuf [256]byte
-	hdr, err := decodeSegment(hbuf[:0], tb[:d1])
+	hdr, err := jose.DecodeSegment(hbuf[:0], tb[:d1])
 	if err != nil {
 		return principal.Principal{}, time.Time{}, errMalformed
 	}
@@ -276,7 +277,7 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (principal.Princ
 	if err != nil {
 		return principal.Principal{}, time.Time{}, err
 	}
-	if !containsString(v.allowed, h.alg) {
+	if !jose.Contains(v.allowed, h.alg) {
 		return principal.Principal{}, time.Time{}, errAlg
 	}
 	if !v.typeOK(h) {
@@ -300,14 +301,14 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (principal.Princ
 		return principal.Principal{}, time.Time{}, errAlg
 	}
 	var sbuf [512]byte
-	sig, err := decodeSegment(sbuf[:0], tb[d2+1:])
+	sig, err := jose.DecodeSegment(sbuf[:0], tb[d2+1:])
 	if err != nil {
 		return principal.Principal{}, time.Time{}, errMalformed
 	}
 	if err := v.verifiers[h.alg].Verify(tb[:d2], sig, key.key); err != nil {
 		return principal.Principal{}, time.Time{}, errSignature
 	}
-	payload, err := decodeSegment(nil, tb[d1+1:d2])
+	payload, err := jose.DecodeSegment(nil, tb[d1+1:d2])
 	if err != nil {
 		return principal.Principal{}, time.Time{}, errMalformed
 	}
@@ -329,13 +330,4 @@ func (v *JWTVerifier) typeOK(h header) bool {
 		return true
 	}
 	return v.plainTyp && (!h.hasTyp || strings.EqualFold(t, "jwt"))
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -7,44 +7,12 @@ import (
 	"crypto/rsa"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"slices"
 
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jwk"
 )
-
-// keyFamily is what a public key can verify: each algorithm fits exactly one
-// family, so a key is never used with an algorithm of another type or curve
-// (RFC 8725 §3.1).
-type keyFamily uint8
-
-const (
-	famNone keyFamily = iota
-	famRSA
-	famP256
-	famP384
-	famP521
-	famEd25519
-)
-
-// familyOf returns the key family an algorithm needs; famNone for an
-// algorithm this package never verifies (none, HS*, ES256K, ...).
-func familyOf(alg string) keyFamily {
-	switch alg {
-	case "RS256", "RS384", "RS512", "PS256", "PS384", "PS512":
-		return famRSA
-	case "ES256":
-		return famP256
-	case "ES384":
-		return famP384
-	case "ES512":
-		return famP521
-	case "EdDSA":
-		return famEd25519
-	}
-	return famNone
-}
 
 // DefaultAlgorithms are the signature algorithms a [JWTVerifier] accepts
 // when [JWTOptions.Algorithms] is nil.
@@ -54,38 +22,26 @@ func checkAlgorithms(algs []string) ([]string, error) {
 	if algs == nil {
 		return DefaultAlgorithms(), nil
 	}
-	if len(algs) == 0 {
-		return nil, errors.New("authn: at least one algorithm is required")
-	}
-	out := slices.Clone(algs)
-	for _, a := range out {
-		if familyOf(a) == famNone {
-			return nil, fmt.Errorf("authn: algorithm %q is not supported (RS*, PS*, ES256/384/512, EdDSA only)", a)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
+	return jose.CheckAlgorithms(algs)
 }
 
 // publicKey is one usable verification key from the JWKS.
 type publicKey struct {
-	alg string    // the JWK's "alg", or "" when it had none
-	fam keyFamily // what it can verify
-	key any       // *rsa.PublicKey, *ecdsa.PublicKey or ed25519.PublicKey
+	alg string         // the JWK's "alg", or "" when it had none
+	fam jose.KeyFamily // what it can verify
+	key any            // *rsa.PublicKey, *ecdsa.PublicKey or ed25519.PublicKey
 }
 
 // fits reports whether the key may verify a token whose header says alg:
 // the algorithm's family must be the key's, and a key that names its
 // algorithm is used with that algorithm only.
 func (k publicKey) fits(alg string) bool {
-	return familyOf(alg) == k.fam && (k.alg == "" || k.alg == alg)
+	return jose.FamilyOf(alg) == k.fam && (k.alg == "" || k.alg == alg)
 }
 
 const (
 	maxJWKSKeys   = 256
 	maxKeyIDBytes = 256
-	minRSABits    = 2048
-	maxRSABits    = 8192
 )
 
 // keySet maps key ids to the usable keys with that id.
@@ -146,19 +102,19 @@ func usableKey(raw []byte, allowed []string) (string, publicKey, bool) {
 		if k.Raw(&raw) != nil || raw.N == nil {
 			return "", publicKey{}, false
 		}
-		if bits := raw.N.BitLen(); bits < minRSABits || bits > maxRSABits || raw.E < 3 || raw.E%2 == 0 {
+		if bits := raw.N.BitLen(); bits < jose.MinRSABits || bits > jose.MaxRSABits || raw.E < 3 || raw.E%2 == 0 {
 			return "", publicKey{}, false
 		}
-		pk = publicKey{fam: famRSA, key: &raw}
+		pk = publicKey{fam: jose.FamRSA, key: &raw}
 	case jwk.ECDSAPublicKey:
 		var curve elliptic.Curve
 		switch k.Crv() {
 		case jwa.P256:
-			curve, pk.fam = elliptic.P256(), famP256
+			curve, pk.fam = elliptic.P256(), jose.FamP256
 		case jwa.P384:
-			curve, pk.fam = elliptic.P384(), famP384
+			curve, pk.fam = elliptic.P384(), jose.FamP384
 		case jwa.P521:
-			curve, pk.fam = elliptic.P521(), famP521
+			curve, pk.fam = elliptic.P521(), jose.FamP521
 		default:
 			return "", publicKey{}, false
 		}
@@ -182,16 +138,16 @@ func usableKey(raw []byte, allowed []string) (string, publicKey, bool) {
 		if k.Raw(&raw) != nil || len(raw) != ed25519.PublicKeySize {
 			return "", publicKey{}, false
 		}
-		pk = publicKey{fam: famEd25519, key: raw}
+		pk = publicKey{fam: jose.FamEd25519, key: raw}
 	default: // oct, private keys, other curves
 		return "", publicKey{}, false
 	}
 	if a := k.Algorithm().String(); a != "" {
-		if !slices.Contains(allowed, a) || familyOf(a) != pk.fam {
+		if !slices.Contains(allowed, a) || jose.FamilyOf(a) != pk.fam {
 			return "", publicKey{}, false
 		}
 		pk.alg = a
-	} else if !slices.ContainsFunc(allowed, func(a string) bool { return familyOf(a) == pk.fam }) {
+	} else if !slices.ContainsFunc(allowed, func(a string) bool { return jose.FamilyOf(a) == pk.fam }) {
 		return "", publicKey{}, false
 	}
 	return kid, pk, true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"slices"
 	"time"
 
@@ -66,7 +67,7 @@ var _ Verifier = (*MultiIssuerVerifier)(nil)
 // (each JWT verifier fetches its JWK Set as [NewJWTVerifier] does, waiting
 // at most until ctx is done) and returns the verifier.
 func NewMultiIssuerVerifier(ctx context.Context, opts MultiIssuerOptions) (*MultiIssuerVerifier, error) {
-	if _, err := parseSecureURL("MultiIssuerOptions.Resource", opts.Resource, true); err != nil {
+	if _, err := jose.ParseSecureURL("MultiIssuerOptions.Resource", opts.Resource, true); err != nil {
 		return nil, err
 	}
 	if len(opts.JWT)+len(opts.Introspection) == 0 {
@@ -80,7 +81,7 @@ func NewMultiIssuerVerifier(ctx context.Context, opts MultiIssuerOptions) (*Mult
 		}
 	}()
 	add := func(iss string, maxTok int, v Verifier) error {
-		if _, err := parseSecureURL("issuer "+fmt.Sprintf("%q", iss), iss, true); err != nil {
+		if _, err := jose.ParseSecureURL("issuer "+fmt.Sprintf("%q", iss), iss, true); err != nil {
 			return err
 		}
 		if _, dup := m.byIssuer[iss]; dup {
@@ -98,7 +99,7 @@ func NewMultiIssuerVerifier(ctx context.Context, opts MultiIssuerOptions) (*Mult
 		} else if o.Resource != opts.Resource {
 			return nil, fmt.Errorf("authn: issuer %q: Resource differs from MultiIssuerOptions.Resource (use Audience)", o.Issuer)
 		}
-		if _, err := parseSecureURL("issuer", o.Issuer, true); err != nil {
+		if _, err := jose.ParseSecureURL("issuer", o.Issuer, true); err != nil {
 			return nil, err
 		}
 		if _, dup := m.byIssuer[o.Issuer]; dup {
@@ -186,11 +187,11 @@ func issuerOf(token string, maxTok int) (iss string, isJWT bool, err error) {
 	if len(token) > maxTok {
 		return "", false, errMalformed
 	}
-	d1, d2, ok := splitCompact(token, maxTok)
+	d1, d2, ok := jose.SplitCompact(token, maxTok)
 	if !ok {
 		return "", false, nil
 	}
-	payload, err := decodeSegment(nil, []byte(token[d1+1:d2]))
+	payload, err := jose.DecodeSegment(nil, []byte(token[d1+1:d2]))
 	if err != nil {
 		return "", true, errMalformed
 	}

@@ -1,15 +1,16 @@
-package authn
+package jose
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"strings"
 )
 
-// isLoopbackHost reports whether host (without port) is a loopback IP
+// IsLoopbackHost reports whether host (without port) is a loopback IP
 // literal or "localhost".
-func isLoopbackHost(host string) bool {
+func IsLoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
@@ -17,10 +18,10 @@ func isLoopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// parseSecureURL parses an absolute URL that must use https, or http when the
+// ParseSecureURL parses an absolute URL that must use https, or http when the
 // host is a loopback address (local development and tests). Userinfo and
 // fragments are refused; query is refused when noQuery is set.
-func parseSecureURL(what, s string, noQuery bool) (*url.URL, error) {
+func ParseSecureURL(what, s string, noQuery bool) (*url.URL, error) {
 	if s == "" {
 		return nil, fmt.Errorf("authn: %s is required", what)
 	}
@@ -46,11 +47,32 @@ func parseSecureURL(what, s string, noQuery bool) (*url.URL, error) {
 	switch strings.ToLower(u.Scheme) {
 	case "https":
 	case "http":
-		if !isLoopbackHost(u.Hostname()) {
+		if !IsLoopbackHost(u.Hostname()) {
 			return nil, fmt.Errorf("authn: %s must use https (http only for loopback hosts)", what)
 		}
 	default:
 		return nil, fmt.Errorf("authn: %s must use https", what)
 	}
 	return u, nil
+}
+
+// SplitResource validates a resource identifier and splits its exact text
+// into scheme://authority and path ("" for none or a lone "/").
+func SplitResource(resource string) (origin, path string, err error) {
+	if _, err := ParseSecureURL("resource", resource, true); err != nil {
+		return "", "", err
+	}
+	i := strings.Index(resource, "://")
+	if i < 0 {
+		return "", "", errors.New("authn: resource must be an absolute URL with a host")
+	}
+	j := strings.IndexByte(resource[i+3:], '/')
+	if j < 0 {
+		return resource, "", nil
+	}
+	origin, path = resource[:i+3+j], resource[i+3+j:]
+	if path == "/" {
+		path = ""
+	}
+	return origin, path, nil
 }
