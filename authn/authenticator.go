@@ -1,13 +1,14 @@
 package authn
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/httpheader"
@@ -44,8 +45,8 @@ type Options struct {
 	// DPoP accepts sender-constrained tokens (RFC 9449). The zero value
 	// is off: Bearer only, with exactly the challenges of a Bearer-only
 	// server (a DPoP-bound token is refused as a bearer token in every
-	// mode). See [DPoPOptions].
-	DPoP DPoPOptions
+	// mode). See [dpop.Options].
+	DPoP dpop.Options
 
 	// Throttle limits the work of refusing credentials per remote
 	// address (signature checks, introspection calls): see [Throttle]. A
@@ -99,11 +100,9 @@ type Authenticator struct {
 	chNoCreds, chInvalidToken, chInvalidRequest string
 	metadataURL                                 string
 
-	dpop     *dpopChecker   // nil when DPoP is off
+	dpop     *dpopSide      // nil when DPoP is off
 	throttle *throttleState // nil: no Throttle
 	refusals *refusalLog
-	// Pre-rendered DPoP challenges (DPoP on only).
-	dpNoCreds, dpInvalidToken, dpInvalidRequest, dpInvalidProof, dpUseNonce string
 }
 
 // NewAuthenticator returns an Authenticator that verifies tokens with v.
@@ -158,16 +157,8 @@ func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
 	a.chNoCreds = challenge(md, authParam{"scope", scope})
 	a.chInvalidToken = challenge(authParam{"error", "invalid_token"}, authParam{"error_description", descInvalidToken}, md, authParam{"scope", scope})
 	a.chInvalidRequest = challenge(authParam{"error", "invalid_request"}, authParam{"error_description", descInvalidRequest}, md)
-	if a.dpop, err = newDPoPChecker(opts.DPoP, opts.Resource, a.log); err != nil {
+	if a.dpop, err = newDPoPSide(opts.DPoP, opts.Resource, a.log, md, scope); err != nil {
 		return nil, err
-	}
-	if a.dpop != nil {
-		algs := authParam{"algs", a.dpop.algs}
-		a.dpNoCreds = dpopChallenge(algs, md, authParam{"scope", scope})
-		a.dpInvalidToken = dpopChallenge(authParam{"error", "invalid_token"}, authParam{"error_description", descInvalidToken}, algs, md, authParam{"scope", scope})
-		a.dpInvalidRequest = dpopChallenge(authParam{"error", "invalid_request"}, authParam{"error_description", descInvalidRequest}, algs, md)
-		a.dpInvalidProof = dpopChallenge(authParam{"error", "invalid_dpop_proof"}, authParam{"error_description", descDPoPProof}, algs, md)
-		a.dpUseNonce = dpopChallenge(authParam{"error", "use_dpop_nonce"}, authParam{"error_description", descDPoPNonce}, algs, md)
 	}
 	return a, nil
 }
@@ -181,15 +172,15 @@ func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
 //
 // With DPoP on (Options.DPoP), "Authorization: DPoP <token>" is accepted
 // too, with exactly one DPoP proof header checked on every request (see
-// [DPoPOptions]; the Verifier, and so a [Cache], sees only the token): the
+// [dpop.Options]; the Verifier, and so a [Cache], sees only the token): the
 // proof is consumed, so call Authenticate once per request (Handler and
 // Optional store the principal in the context for everything after them).
 // In every mode a DPoP-bound token presented as Bearer is refused, and a
 // token presented as DPoP must be bound to the proof's key.
 //
 // It returns [principal.ErrUnauthenticated] when the request offers no token,
-// [ErrInvalidRequest], [ErrInvalidToken], [ErrInvalidDPoPProof],
-// [ErrUseDPoPNonce], [ErrUnavailable], or another error from the Verifier. A principal whose Audience is not this
+// [ErrInvalidRequest], [ErrInvalidToken], [dpop.ErrInvalidProof],
+// [dpop.ErrUseNonce], [ErrUnavailable], or another error from the Verifier. A principal whose Audience is not this
 // resource, or whose Subject breaks the rules of [principal.Principal], is rejected
 // as [ErrInvalidToken] whatever the Verifier said.
 func (a *Authenticator) Authenticate(r *http.Request) (principal.Principal, error) {
@@ -218,15 +209,29 @@ func (a *Authenticator) check(r *http.Request, scheme authScheme, tok string, er
 	if a.v == nil {
 		return principal.Principal{}, ErrInvalidToken // the service's middleware did not accept it
 	}
-	var proof *dpopProof
-	switch {
-	case scheme == schemeDPoP:
-		if proof, err = a.dpop.proofOf(r); err != nil {
-			return principal.Principal{}, err
-		}
-	case a.dpop != nil && a.dpop.mode == DPoPRequired:
-		return principal.Principal{}, errBearerRefused
+	if a.dpop != nil {
+		return a.checkDPoP(r, scheme, tok) // dpop.go
 	}
+	return a.checkBearer(r, tok)
+}
+
+// checkBearer is the bearer path: the token verified, its principal
+// checked, and a DPoP-bound token refused (RFC 9449 §7.2: no downgrade).
+func (a *Authenticator) checkBearer(r *http.Request, tok string) (principal.Principal, error) {
+	p, err := a.verifyToken(r, tok)
+	if err != nil {
+		return principal.Principal{}, err
+	}
+	if p.DPoPThumbprint != "" {
+		return principal.Principal{}, errBoundAsBearer
+	}
+	return p, nil
+}
+
+// verifyToken asks the Verifier and checks the principal it returns: its
+// Audience must be this resource and it must obey the rules of
+// principal.Principal. Expires is the token's expiry.
+func (a *Authenticator) verifyToken(r *http.Request, tok string) (principal.Principal, error) {
 	p, exp, err := a.v.Verify(r.Context(), tok)
 	if err != nil {
 		return principal.Principal{}, err
@@ -234,28 +239,16 @@ func (a *Authenticator) check(r *http.Request, scheme authScheme, tok string, er
 	if p, err = principal.New(p); err != nil || p.Audience != a.resource {
 		return principal.Principal{}, errVerifierShape
 	}
-	switch {
-	case scheme == schemeBearer && p.DPoPThumbprint != "":
-		return principal.Principal{}, errBoundAsBearer // RFC 9449 §7.2: no downgrade
-	case scheme == schemeDPoP && p.DPoPThumbprint == "":
-		return principal.Principal{}, errUnboundAsDPoP
-	case scheme == schemeDPoP:
-		// The token's verification may come from a Cache; the proof is
-		// checked here, on every request, and never cached.
-		if err := a.dpop.check(r, proof, tok, &p); err != nil {
-			return principal.Principal{}, err
-		}
-	}
 	p.Expires = exp
 	return p, nil
 }
 
 // DPoPMode returns the Authenticator's DPoP mode.
-func (a *Authenticator) DPoPMode() DPoPMode {
+func (a *Authenticator) DPoPMode() dpop.Mode {
 	if a == nil || a.dpop == nil {
-		return DPoPOff
+		return dpop.Off
 	}
-	return a.dpop.mode
+	return a.dpop.c.Mode()
 }
 
 // DPoPAlgorithms returns the proof algorithms accepted, sorted, for the
@@ -264,7 +257,7 @@ func (a *Authenticator) DPoPAlgorithms() []string {
 	if a == nil || a.dpop == nil {
 		return nil
 	}
-	return slices.Clone(a.dpop.allowed)
+	return a.dpop.c.Algorithms()
 }
 
 // Handler requires a valid token: it answers errors with [WriteError] and
@@ -375,8 +368,8 @@ func StatusOf(err error) int {
 	switch {
 	case errors.Is(err, principal.ErrInsufficientScope):
 		return http.StatusForbidden
-	case errors.Is(err, principal.ErrUnauthenticated), errors.Is(err, ErrUseDPoPNonce),
-		errors.Is(err, ErrInvalidDPoPProof), errors.Is(err, ErrInvalidToken):
+	case errors.Is(err, principal.ErrUnauthenticated), errors.Is(err, dpop.ErrUseNonce),
+		errors.Is(err, dpop.ErrInvalidProof), errors.Is(err, ErrInvalidToken):
 		return http.StatusUnauthorized
 	case errors.Is(err, ErrInvalidRequest):
 		return http.StatusBadRequest
@@ -408,8 +401,8 @@ func (a *Authenticator) StatusOf(err error) int { return StatusOf(err) }
 // DPoP scheme (any request, when required) are DPoP challenges with the
 // same error codes and algs; and
 //
-//	ErrInvalidDPoPProof 401  DPoP error="invalid_dpop_proof", error_description="…", algs="…", resource_metadata="…"
-//	ErrUseDPoPNonce     401  DPoP error="use_dpop_nonce", …, and DPoP-Nonce
+//	dpop.ErrInvalidProof 401  DPoP error="invalid_dpop_proof", error_description="…", algs="…", resource_metadata="…"
+//	dpop.ErrUseNonce     401  DPoP error="use_dpop_nonce", …, and DPoP-Nonce
 //
 // With nonces required, every 401 carries a fresh DPoP-Nonce.
 //
@@ -423,84 +416,11 @@ func (a *Authenticator) WriteError(w http.ResponseWriter, r *http.Request, err e
 		return
 	}
 	h := w.Header()
-	var se *principal.ScopeError
-	var ue *UnavailableError
-	// With DPoP on, an error about a request that used the DPoP scheme
-	// (or any request, when DPoP is required) is a DPoP challenge.
-	dp := a.dpop != nil && (a.dpop.mode == DPoPRequired || usesDPoP(r))
-	status, body := http.StatusInternalServerError, bodyInternal
-	switch {
-	case errors.As(err, &se):
-		status, body = http.StatusForbidden, bodyScope
-		params := []authParam{
-			{"error", "insufficient_scope"},
-			{"scope", joinValidScopes(se.Required)},
-			{"resource_metadata", a.metadataURL},
-			{"error_description", descScope}}
-		if dp {
-			h.Set("WWW-Authenticate", dpopChallenge(append(params, authParam{"algs", a.dpop.algs})...))
-		} else {
-			h.Set("WWW-Authenticate", challenge(params...))
-		}
-	case errors.Is(err, principal.ErrUnauthenticated):
-		status, body = http.StatusUnauthorized, bodyNoCreds
-		a.setChallenges(h, a.chNoCreds)
-	case errors.Is(err, ErrUseDPoPNonce) && a.dpop != nil:
-		status, body = http.StatusUnauthorized, bodyUseNonce
-		h.Set("WWW-Authenticate", a.dpUseNonce)
-	case errors.Is(err, ErrInvalidDPoPProof) && a.dpop != nil:
-		status, body = http.StatusUnauthorized, bodyInvalidProof
-		h.Set("WWW-Authenticate", a.dpInvalidProof)
-	case errors.Is(err, ErrInvalidToken), errors.Is(err, ErrInvalidDPoPProof), errors.Is(err, ErrUseDPoPNonce):
-		status, body = http.StatusUnauthorized, bodyInvalidToken
-		if dp {
-			h.Set("WWW-Authenticate", a.dpInvalidToken)
-		} else {
-			a.setChallenges(h, a.chInvalidToken)
-		}
-	case errors.Is(err, ErrInvalidRequest):
-		status, body = http.StatusBadRequest, bodyInvalidRequest
-		if dp {
-			h.Set("WWW-Authenticate", a.dpInvalidRequest)
-		} else {
-			h.Set("WWW-Authenticate", a.chInvalidRequest)
-		}
-	case errors.Is(err, ErrUnavailable):
-		status, body = http.StatusServiceUnavailable, bodyUnavailable
-		retry := defaultRetryAfter
-		if errors.As(err, &ue) && ue.RetryAfter > 0 {
-			retry = ue.RetryAfter
-		}
-		h.Set("Retry-After", retryAfterSeconds(retry))
-	case errors.Is(err, ErrThrottled):
-		status, body = http.StatusTooManyRequests, bodyThrottled
-		var te *ThrottledError
-		retry := time.Second
-		if errors.As(err, &te) && te.RetryAfter > 0 {
-			retry = te.RetryAfter
-		}
-		h.Set("Retry-After", retryAfterSeconds(retry))
+	status, body := a.errorResponse(h, r, err)
+	if status == http.StatusUnauthorized && a.dpop != nil {
+		a.dpop.setNonce(h)
 	}
-	if status == http.StatusUnauthorized && a.dpop != nil && a.dpop.nonces != nil {
-		// Every 401 hands out a nonce, so a client's next proof can carry
-		// one without another round trip (RFC 9449 §9).
-		h.Set("DPoP-Nonce", a.dpop.nonces.issue(a.dpop.now()))
-	}
-	if reason := rejectReason(err); status != http.StatusInternalServerError && reason != "no_credentials" {
-		a.refusals.refused(r.Context(), reason, status)
-	}
-	if ctx := r.Context(); a.log.Enabled(ctx, slog.LevelDebug) || status == http.StatusInternalServerError {
-		level := slog.LevelDebug
-		if status == http.StatusInternalServerError {
-			level = slog.LevelError
-		}
-		attrs := []slog.Attr{slog.Int("status", status), slog.String("reason", rejectReason(err))}
-		var me *misuseError
-		if errors.As(err, &me) { // a fixed text about the service's setup
-			attrs = append(attrs, slog.String("error", me.msg))
-		}
-		a.log.LogAttrs(ctx, level, "authn: request not authenticated", attrs...)
-	}
+	a.logRefusal(r.Context(), status, err)
 	h.Set("Cache-Control", "no-store")
 	httpheader.AppendVary(h, "Authorization")
 	h.Set("Content-Type", "application/json")
@@ -510,19 +430,86 @@ func (a *Authenticator) WriteError(w http.ResponseWriter, r *http.Request, err e
 	_, _ = w.Write(body)
 }
 
+// errorResponse sets the challenge or Retry-After of err in h and
+// returns the status and body that answer it (WriteError's table).
+func (a *Authenticator) errorResponse(h http.Header, r *http.Request, err error) (int, []byte) {
+	var se *principal.ScopeError
+	if a.dpop != nil {
+		if status, body, ok := a.dpopErrorResponse(h, r, err); ok {
+			return status, body
+		}
+	}
+	switch {
+	case errors.As(err, &se):
+		h.Set("WWW-Authenticate", challenge(a.scopeChallenge(se)...))
+		return http.StatusForbidden, bodyScope
+	case errors.Is(err, principal.ErrUnauthenticated):
+		a.setChallenges(h, a.chNoCreds)
+		return http.StatusUnauthorized, bodyNoCreds
+	case errors.Is(err, ErrInvalidToken), errors.Is(err, dpop.ErrInvalidProof), errors.Is(err, dpop.ErrUseNonce):
+		a.setChallenges(h, a.chInvalidToken)
+		return http.StatusUnauthorized, bodyInvalidToken
+	case errors.Is(err, ErrInvalidRequest):
+		h.Set("WWW-Authenticate", a.chInvalidRequest)
+		return http.StatusBadRequest, bodyInvalidRequest
+	case errors.Is(err, ErrUnavailable):
+		retry := defaultRetryAfter
+		if ue := (*UnavailableError)(nil); errors.As(err, &ue) && ue.RetryAfter > 0 {
+			retry = ue.RetryAfter
+		}
+		h.Set("Retry-After", retryAfterSeconds(retry))
+		return http.StatusServiceUnavailable, bodyUnavailable
+	case errors.Is(err, ErrThrottled):
+		retry := time.Second
+		if te := (*ThrottledError)(nil); errors.As(err, &te) && te.RetryAfter > 0 {
+			retry = te.RetryAfter
+		}
+		h.Set("Retry-After", retryAfterSeconds(retry))
+		return http.StatusTooManyRequests, bodyThrottled
+	}
+	return http.StatusInternalServerError, bodyInternal
+}
+
+// scopeChallenge is the parameters of an insufficient_scope challenge.
+func (a *Authenticator) scopeChallenge(se *principal.ScopeError) []authParam {
+	return []authParam{
+		{"error", "insufficient_scope"},
+		{"scope", joinValidScopes(se.Required)},
+		{"resource_metadata", a.metadataURL},
+		{"error_description", descScope}}
+}
+
+// logRefusal logs a refusal answered with status: at INFO aggregated by
+// reason (refusallog.go), at DEBUG each one, at ERROR a 500.
+func (a *Authenticator) logRefusal(ctx context.Context, status int, err error) {
+	reason := rejectReason(err)
+	if status != http.StatusInternalServerError && reason != "no_credentials" && reason != "unavailable" {
+		a.refusals.refused(ctx, reason, status)
+	}
+	if !a.log.Enabled(ctx, slog.LevelDebug) && status != http.StatusInternalServerError {
+		return
+	}
+	level := slog.LevelDebug
+	if status == http.StatusInternalServerError {
+		level = slog.LevelError
+	}
+	attrs := []slog.Attr{slog.Int("status", status), slog.String("reason", reason)}
+	var me *misuseError
+	if errors.As(err, &me) { // a fixed text about the service's setup
+		attrs = append(attrs, slog.String("error", me.msg))
+	}
+	a.log.LogAttrs(ctx, level, "authn: request not authenticated", attrs...)
+}
+
 // setChallenges sets the Bearer challenge given and, with DPoP on, the
 // DPoP one beside it (RFC 9449 §7.1: a client learns both schemes and the
 // proof algorithms); with DPoP required, only the DPoP one.
 func (a *Authenticator) setChallenges(h http.Header, bearer string) {
-	switch {
-	case a.dpop == nil:
+	if a.dpop == nil {
 		h.Set("WWW-Authenticate", bearer)
-	case a.dpop.mode == DPoPRequired:
-		h.Set("WWW-Authenticate", a.dpNoCreds)
-	default:
-		h.Set("WWW-Authenticate", bearer)
-		h.Add("WWW-Authenticate", a.dpNoCreds)
+		return
 	}
+	a.dpop.setChallenges(h, bearer)
 }
 
 // usable reports whether a was made by NewAuthenticator.
@@ -539,13 +526,6 @@ func writeMisuse(w http.ResponseWriter, r *http.Request, err error) {
 	h.Del("Content-Length")
 	w.WriteHeader(http.StatusInternalServerError)
 	_, _ = w.Write(bodyInternal)
-}
-
-// usesDPoP reports whether r presents its token with the DPoP scheme.
-func usesDPoP(r *http.Request) bool {
-	v := r.Header["Authorization"]
-	return len(v) == 1 && len(v[0]) >= len("DPoP") && strings.EqualFold(v[0][:len("DPoP")], "DPoP") &&
-		(len(v[0]) == len("DPoP") || v[0][len("DPoP")] == ' ')
 }
 
 func joinValidScopes(scopes []string) string {

@@ -156,7 +156,7 @@
 // this package builds the key (jwx only checks the signature with that
 // key; jku, x5u, x5c and crit refuse the proof and are never fetched); the
 // signature; htm equal to the method; htu equal to the external URL of the
-// request after RFC 3986 normalization (DPoPOptions.BaseURL, by default the
+// request after RFC 3986 normalization (dpop.Options.BaseURL, by default the
 // origin of Resource, followed by the request's path; never the Host
 // header); iat within ProofWindow (60 s) either way; ath equal to the
 // token's SHA-256; the proof key's RFC 7638 thumbprint equal to the
@@ -167,11 +167,11 @@
 // rather than forgetting live ones; each caller, the token's identity,
 // holds at most a share of it, so a caller at its share is refused while
 // the others' proofs are still accepted). A DPoP-bound token sent as Bearer is
-// refused in every mode, DPoPOff included (RFC 9449 §7.2), and a token sent
+// refused in every mode, dpop.Off included (RFC 9449 §7.2), and a token sent
 // as DPoP must be bound. Challenges follow RFC 9449 §7.1 (see
 // [Authenticator.WriteError]); publish [Authenticator.DPoPAlgorithms] and
 // the mode in [Metadata]. The replay memory and the nonce key are per
-// process unless DPoPOptions.NonceSecret is shared: see DPoPOptions for
+// process unless dpop.Options.NonceSecret is shared: see [dpop.Options] for
 // fleets.
 //
 // # Several issuers

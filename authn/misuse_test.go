@@ -2,6 +2,7 @@ package authn
 
 import (
 	"context"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -31,8 +32,8 @@ func TestTypedNilsAreRefused(t *testing.T) {
 		"zero IntrospectionVerifier": {v: &IntrospectionVerifier{}, want: "not made by its constructor"},
 		"zero MultiIssuerVerifier":   {v: &MultiIssuerVerifier{}, want: "not made by its constructor"},
 		"nil Throttle":               {opts: Options{Throttle: (*countingThrottle)(nil)}, want: "Options.Throttle is a nil *authn.countingThrottle"},
-		"nil ReplayStore": {opts: Options{DPoP: DPoPOptions{Mode: DPoPAllowed, ReplayStore: (*memoryReplayStore)(nil)}},
-			want: "DPoPOptions.ReplayStore is a nil *authn.memoryReplayStore"},
+		"nil dpop.ReplayStore": {opts: Options{DPoP: dpop.Options{Mode: dpop.Allowed, ReplayStore: (*memoryReplayStore)(nil)}},
+			want: "dpop.Options.ReplayStore is a nil *authn.memoryReplayStore"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			o := tc.opts
@@ -73,7 +74,7 @@ func TestZeroAuthenticatorRefusesClearly(t *testing.T) {
 			w := httptest.NewRecorder()
 			a.WriteError(w, r, ErrInvalidToken)
 			assert.Equal(t, http.StatusInternalServerError, w.Code)
-			assert.Equal(t, DPoPOff, a.DPoPMode())
+			assert.Equal(t, dpop.Off, a.DPoPMode())
 			assert.Nil(t, a.DPoPAlgorithms())
 			_, _, err = a.Metadata(Metadata{})
 			assert.Error(t, err)

@@ -37,7 +37,7 @@ var refusalHints = map[string]string{
 	"cnf":                  "cnf is not an object, or cnf.jkt is no thumbprint",
 	"dpop_bound_as_bearer": "a DPoP-bound token was sent with the Bearer scheme",
 	"unbound_as_dpop":      "a token without cnf.jkt was sent with the DPoP scheme",
-	"bearer_refused":       "a Bearer token while DPoPOptions.Mode is DPoPRequired",
+	"bearer_refused":       "a Bearer token while dpop.Options.Mode is dpop.Required",
 	"dpop_key_binding":     "the DPoP proof's key is not the token's cnf.jkt",
 	"dpop_nonce":           "the DPoP proof lacks a valid server nonce (the client retries with DPoP-Nonce)",
 	"invalid_token":        "the Verifier refused the token",

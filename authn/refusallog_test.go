@@ -2,6 +2,7 @@ package authn
 
 import (
 	"bytes"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -24,7 +25,7 @@ func TestRefusalReasonsAtInfo(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	jv := e.verifier(t, func(o *JWTOptions) { o.Algorithms = []string{"ES256", "RS256"} })
 	a, err := NewAuthenticator(NewCache(jv, CacheOptions{Now: e.clock.Now}), Options{Resource: testResource, Logger: log,
-		DPoP: DPoPOptions{Mode: DPoPAllowed, Now: e.clock.Now}})
+		DPoP: dpop.Options{Mode: dpop.Allowed, Now: e.clock.Now}})
 	require.NoError(t, err)
 	es := testissuer.WithKey(testissuer.KidES256)
 	good := e.is.Token(t, claims("alice", "read"), es)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -240,8 +241,8 @@ func TestRequireScopesAnyOrder(t *testing.T) {
 // DPoP's included, whatever the mode (observers report it; issue 20
 // retired the endpoint's copy of this table).
 func TestStatusOfIsWriteErrors(t *testing.T) {
-	for _, mode := range []DPoPMode{DPoPOff, DPoPAllowed, DPoPRequired} {
-		a, err := NewAuthenticator(nil, Options{Resource: testResource, Logger: discardLogger(), DPoP: DPoPOptions{Mode: mode, RequireNonce: mode != DPoPOff}})
+	for _, mode := range []dpop.Mode{dpop.Off, dpop.Allowed, dpop.Required} {
+		a, err := NewAuthenticator(nil, Options{Resource: testResource, Logger: discardLogger(), DPoP: dpop.Options{Mode: mode, RequireNonce: mode != dpop.Off}})
 		require.NoError(t, err)
 		for name, e := range map[string]error{
 			"no credentials":     principal.ErrUnauthenticated,
@@ -250,8 +251,8 @@ func TestStatusOfIsWriteErrors(t *testing.T) {
 			"unavailable":        ErrUnavailable,
 			"throttled":          &ThrottledError{RetryAfter: time.Second},
 			"insufficient scope": &principal.ScopeError{Required: []string{"read"}},
-			"invalid DPoP proof": ErrInvalidDPoPProof,
-			"use DPoP nonce":     ErrUseDPoPNonce,
+			"invalid DPoP proof": dpop.ErrInvalidProof,
+			"use DPoP nonce":     dpop.ErrUseNonce,
 			"other":              errors.New("boom"),
 		} {
 			r := httptest.NewRequest(http.MethodPost, testResource, nil)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/authn/authntest"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 )
 
 const resource = "https://mcp.example.com/mcp"
@@ -78,7 +79,7 @@ func TestTokenOptions(t *testing.T) {
 // as a bearer token.
 func TestDPoP(t *testing.T) {
 	is := authntest.Start(t, authntest.Options{Resource: resource})
-	auth, err := authn.NewAuthenticator(verifier(t, is), authn.Options{Resource: resource, DPoP: authn.DPoPOptions{Mode: authn.DPoPAllowed}})
+	auth, err := authn.NewAuthenticator(verifier(t, is), authn.Options{Resource: resource, DPoP: dpop.Options{Mode: dpop.Allowed}})
 	require.NoError(t, err)
 	h := auth.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	key, err := authntest.NewDPoPKey()

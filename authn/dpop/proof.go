@@ -1,4 +1,4 @@
-package authn
+package dpop
 
 // The DPoP proof JWT (RFC 9449 §4.2), read by this package alone: the
 // compact shape is checked before any decoding, the header, its jwk and
@@ -22,8 +22,8 @@ import (
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 )
 
-// dpopProof is a parsed, not yet verified proof.
-type dpopProof struct {
+// Proof is a parsed, not yet verified proof.
+type Proof struct {
 	alg   string
 	fam   jose.KeyFamily
 	key   any    // *ecdsa.PublicKey, ed25519.PublicKey or *rsa.PublicKey
@@ -47,7 +47,7 @@ var proofJSON = jsonstrict.Options{MaxDepth: 8, MaxMembers: 64}
 // an allowed asymmetric alg that fits the key, and a public jwk (no
 // private member, no symmetric key); claims jti, htm, htu, iat and ath of
 // the right types (nonce optional). The signature is not checked here.
-func parseProof(s string, max int, allowed []string) (*dpopProof, error) {
+func parseProof(s string, max int, allowed []string) (*Proof, error) {
 	d1, d2, ok := jose.SplitCompact(s, max)
 	if !ok {
 		return nil, errProofMalformed
@@ -57,7 +57,7 @@ func parseProof(s string, max int, allowed []string) (*dpopProof, error) {
 	if err != nil {
 		return nil, errProofMalformed
 	}
-	pr := &dpopProof{input: s[:d2]}
+	pr := &Proof{input: s[:d2]}
 	if err := pr.readHeader(hdr, allowed); err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func parseProof(s string, max int, allowed []string) (*dpopProof, error) {
 // elsewhere (jku, x5u, x5c, x5t, x5t#S256), demand extensions (crit),
 // change the signing (b64) or belong to JWE (enc, zip) reject the proof;
 // kid and unknown parameters are ignored.
-func (pr *dpopProof) readHeader(data []byte, allowed []string) error {
+func (pr *Proof) readHeader(data []byte, allowed []string) error {
 	var typ string
 	var hasTyp bool
 	var jwkv jsonstrict.Value
@@ -137,7 +137,7 @@ var jwkPrivate = [...]string{"d", "p", "q", "dp", "dq", "qi", "oth", "k"}
 // symmetric key, an "alg" other than the header's, a "use" other than sig
 // or key_ops without "verify" is refused. The thumbprint is computed from
 // the required members (RFC 7638 §3.2).
-func (pr *dpopProof) readKey(jwkv jsonstrict.Value) error {
+func (pr *Proof) readKey(jwkv jsonstrict.Value) error {
 	var kty, crv, x, y, n, e string
 	bad := false
 	_ = jwkv.Members(func(name []byte, v jsonstrict.Value) bool {
@@ -257,7 +257,7 @@ func keyOpsVerify(v jsonstrict.Value) bool {
 // readClaims reads the proof's claims: jti (1–256 bytes), htm, htu, iat
 // (a NumericDate), ath (required: a proof at a resource server always
 // accompanies a token) and nonce, when present, all strings but iat.
-func (pr *dpopProof) readClaims(data []byte) error {
+func (pr *Proof) readClaims(data []byte) error {
 	var iat jsonstrict.Value
 	var hasATH bool
 	bad := false
@@ -294,7 +294,7 @@ func (pr *dpopProof) readClaims(data []byte) error {
 }
 
 // verify checks the signature with the proof's own key.
-func (pr *dpopProof) verify(vf jws.Verifier) error {
+func (pr *Proof) verify(vf jws.Verifier) error {
 	if vf == nil || vf.Verify([]byte(pr.input), pr.sig, pr.key) != nil {
 		return errProofSignature
 	}
@@ -304,7 +304,7 @@ func (pr *dpopProof) verify(vf jws.Verifier) error {
 // replayKey identifies the proof for replay detection: its jti within
 // its key's namespace, so that one client's choice of jti never collides
 // with another's.
-func (pr *dpopProof) replayKey() [16]byte {
+func (pr *Proof) replayKey() [16]byte {
 	h := sha256.New()
 	h.Write([]byte(pr.jkt))
 	h.Write([]byte{0})
