@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/mcpkit/mcpkit/authn/internal/jose"
+	"github.com/mcpkit/mcpkit/authn/internal/jwks"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -106,7 +107,7 @@ type JWTVerifier struct {
 	verifiers map[string]jws.Verifier
 	plainTyp  bool
 	rules     claimRules
-	keys      *keyStore
+	keys      *jwks.Store
 	now       func() time.Time
 }
 
@@ -171,24 +172,6 @@ func newJWTVerifier(ctx context.Context, opts JWTOptions, after func(time.Durati
 		log.Warn("authn: AllowPlainJWTType is set: tokens typed JWT or untyped are accepted; only the audience check keeps ID tokens and other JWTs of this issuer out")
 	}
 	timeout := durationOr(opts.FetchTimeout, 5*time.Second)
-	ks := &keyStore{
-		url:      opts.JWKSURL,
-		client:   opts.HTTPClient,
-		timeout:  timeout,
-		maxBytes: opts.MaxJWKSBytes,
-		refresh:  durationOr(opts.RefreshInterval, 15*time.Minute),
-		cooldown: durationOr(opts.UnknownKeyCooldown, 30*time.Second),
-		allowed:  allowed,
-		now:      v.now,
-		log:      log,
-		after:    after,
-	}
-	if ks.maxBytes <= 0 {
-		ks.maxBytes = 1 << 20
-	}
-	if ks.client == nil {
-		ks.client = &http.Client{Timeout: timeout, CheckRedirect: checkRedirect}
-	}
 	for _, d := range []time.Duration{opts.FetchTimeout, opts.RefreshInterval, opts.UnknownKeyCooldown} {
 		if d < 0 {
 			return nil, errors.New("authn: durations in JWTOptions must not be negative")
@@ -197,9 +180,19 @@ func newJWTVerifier(ctx context.Context, opts JWTOptions, after func(time.Durati
 	if opts.MaxJWKSBytes < 0 {
 		return nil, errors.New("authn: JWTOptions.MaxJWKSBytes must not be negative")
 	}
-	ks.start()
+	c := jwks.Config{URL: opts.JWKSURL, Client: opts.HTTPClient, Timeout: timeout, MaxBytes: opts.MaxJWKSBytes,
+		Refresh: durationOr(opts.RefreshInterval, 15*time.Minute), Cooldown: durationOr(opts.UnknownKeyCooldown, 30*time.Second),
+		Allowed: allowed, Now: v.now, Log: log, After: after}
+	if c.MaxBytes == 0 {
+		c.MaxBytes = 1 << 20
+	}
+	if c.Client == nil {
+		c.Client = &http.Client{Timeout: timeout, CheckRedirect: checkRedirect}
+	}
+	ks := jwks.New(c)
+	ks.Start()
 	v.keys = ks
-	ks.warmUp(ctx)
+	ks.WarmUp(ctx)
 	return v, nil
 }
 
@@ -226,7 +219,7 @@ func (v *JWTVerifier) Close() error {
 	if v == nil || v.keys == nil {
 		return nil
 	}
-	v.keys.close()
+	v.keys.Close()
 	return nil
 }
 
@@ -283,16 +276,16 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (principal.Princ
 	if !v.typeOK(h) {
 		return principal.Principal{}, time.Time{}, errType
 	}
-	if h.kid == "" || len(h.kid) > maxKeyIDBytes {
+	if h.kid == "" || len(h.kid) > jwks.MaxKeyIDBytes {
 		return principal.Principal{}, time.Time{}, errKeyID
 	}
-	keys, err := v.keys.lookup(ctx, h.kid)
+	keys, err := v.keys.Lookup(ctx, h.kid)
 	if err != nil {
-		return principal.Principal{}, time.Time{}, err
+		return principal.Principal{}, time.Time{}, keyError(err)
 	}
-	var key *publicKey
+	var key *jwks.Key
 	for i := range keys {
-		if keys[i].fits(h.alg) {
+		if keys[i].Fits(h.alg) {
 			key = &keys[i]
 			break
 		}
@@ -305,7 +298,7 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (principal.Princ
 	if err != nil {
 		return principal.Principal{}, time.Time{}, errMalformed
 	}
-	if err := v.verifiers[h.alg].Verify(tb[:d2], sig, key.key); err != nil {
+	if err := v.verifiers[h.alg].Verify(tb[:d2], sig, key.Key); err != nil {
 		return principal.Principal{}, time.Time{}, errSignature
 	}
 	payload, err := jose.DecodeSegment(nil, tb[d1+1:d2])
@@ -317,6 +310,16 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (principal.Princ
 		return principal.Principal{}, time.Time{}, err
 	}
 	return v.rules.check(&cv, v.now())
+}
+
+// keyError is the verifier's error for a key lookup's: an unknown kid
+// refuses the token, keys that cannot be fetched now are ErrUnavailable.
+func keyError(err error) error {
+	var ue *jwks.UnavailableError
+	if errors.As(err, &ue) {
+		return &UnavailableError{RetryAfter: ue.RetryAfter}
+	}
+	return errKeyID
 }
 
 // typeOK applies RFC 9068 §4 step 1: typ is at+jwt, compared
