@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/mcpkit/mcpkit/authn/dpop"
+	"github.com/mcpkit/mcpkit/authn/internal/refusal"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -102,7 +103,7 @@ type Authenticator struct {
 
 	dpop     *dpopSide      // nil when DPoP is off
 	throttle *throttleState // nil: no Throttle
-	refusals *refusalLog
+	refusals *refusal.Log
 }
 
 // NewAuthenticator returns an Authenticator that verifies tokens with v.
@@ -152,7 +153,7 @@ func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
 	if a.log == nil {
 		a.log = slog.Default()
 	}
-	a.refusals = newRefusalLog(a.log)
+	a.refusals = refusal.NewLog(a.log, refusalLogInterval, refusalHint)
 	md := authParam{"resource_metadata", mdURL}
 	a.chNoCreds = challenge(md, authParam{"scope", scope})
 	a.chInvalidToken = challenge(authParam{"error", "invalid_token"}, authParam{"error_description", descInvalidToken}, md, authParam{"scope", scope})
@@ -484,7 +485,7 @@ func (a *Authenticator) scopeChallenge(se *principal.ScopeError) []authParam {
 func (a *Authenticator) logRefusal(ctx context.Context, status int, err error) {
 	reason := rejectReason(err)
 	if status != http.StatusInternalServerError && reason != "no_credentials" && reason != "unavailable" {
-		a.refusals.refused(ctx, reason, status)
+		a.refusals.Refused(ctx, reason, status)
 	}
 	if !a.log.Enabled(ctx, slog.LevelDebug) && status != http.StatusInternalServerError {
 		return

@@ -1,9 +1,6 @@
 package authn
 
 import (
-	"context"
-	"log/slog"
-	"sync"
 	"time"
 )
 
@@ -55,62 +52,4 @@ func refusalHint(reason string) string {
 		return "the DPoP proof was refused (see the reason: typ, alg, jwk, signature, htm, htu, iat, ath, replay, ...)"
 	}
 	return ""
-}
-
-// refusalLog logs each refusal reason at INFO, aggregated per interval:
-// the first refusal of a reason in an interval is logged at once, the
-// others of that interval as one line with their count when it ends. Only
-// fixed texts are logged: never token bytes or key ids.
-type refusalLog struct {
-	log      *slog.Logger
-	interval time.Duration
-	mu       sync.Mutex
-	groups   map[string]*refusalGroup
-}
-
-type refusalGroup struct {
-	start time.Time
-	more  int // refusals after the first, not yet logged
-	timer *time.Timer
-}
-
-func newRefusalLog(log *slog.Logger) *refusalLog {
-	return &refusalLog{log: log, interval: refusalLogInterval, groups: map[string]*refusalGroup{}}
-}
-
-// refused records one refusal answered with status.
-func (l *refusalLog) refused(ctx context.Context, reason string, status int) {
-	if !l.log.Enabled(ctx, slog.LevelInfo) {
-		return
-	}
-	now := time.Now()
-	l.mu.Lock()
-	g := l.groups[reason]
-	if g != nil && now.Sub(g.start) < l.interval {
-		g.more++
-		if g.timer == nil {
-			g.timer = time.AfterFunc(l.interval-now.Sub(g.start), func() { l.flush(reason, g) })
-		}
-		l.mu.Unlock()
-		return
-	}
-	l.groups[reason] = &refusalGroup{start: now}
-	l.mu.Unlock()
-	l.log.LogAttrs(ctx, slog.LevelInfo, "authn: credentials refused",
-		slog.String("reason", reason), slog.Int("status", status), slog.String("hint", refusalHint(reason)))
-}
-
-// flush logs the count of g's further refusals and ends its interval.
-func (l *refusalLog) flush(reason string, g *refusalGroup) {
-	l.mu.Lock()
-	n := g.more
-	if l.groups[reason] == g {
-		delete(l.groups, reason)
-	}
-	l.mu.Unlock()
-	if n > 0 {
-		l.log.LogAttrs(context.Background(), slog.LevelInfo, "authn: more credentials refused",
-			slog.String("reason", reason), slog.Int("count", n), slog.Duration("interval", l.interval),
-			slog.String("hint", refusalHint(reason)))
-	}
 }

@@ -77,7 +77,7 @@ func TestRefusalReasonsAtInfo(t *testing.T) {
 	a2, err := NewAuthenticator(NewCache(jv, CacheOptions{Now: e.clock.Now}), Options{Resource: testResource,
 		Logger: slog.New(slog.NewTextHandler(buf2, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	require.NoError(t, err)
-	a2.refusals.interval = 200 * time.Millisecond
+	a2.refusals.Interval = 200 * time.Millisecond
 	for range 6 {
 		send(a2.Handler(okHandler), "Bearer", tokens["aud"])
 	}

@@ -1,12 +1,10 @@
 package authn
 
 import (
-	"context"
 	"crypto/sha256"
 	"errors"
+	"github.com/mcpkit/mcpkit/authn/internal/refusal"
 	"net/http"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/principal"
@@ -57,120 +55,18 @@ const (
 	maxThrottledWait    = 2 * time.Second
 )
 
-// tokenMemory remembers token digests until a time, with an optional
-// error: the known-good and known-refused memories. It is bounded; when
-// full, expired entries among a sample go first, else one at random.
-type tokenMemory struct {
-	max int
-	mu  sync.Mutex
-	m   map[[sha256.Size]byte]memoryEntry
-}
-
-type memoryEntry struct {
-	until time.Time
-	err   error // known-refused: the refusal
-}
-
-func newTokenMemory(max int) *tokenMemory {
-	return &tokenMemory{max: max, m: make(map[[sha256.Size]byte]memoryEntry, min(max, 256))}
-}
-
-// get returns the live entry of key.
-func (tm *tokenMemory) get(key [sha256.Size]byte, now time.Time) (memoryEntry, bool) {
-	tm.mu.Lock()
-	defer tm.mu.Unlock()
-	e, ok := tm.m[key]
-	if ok && !now.Before(e.until) {
-		delete(tm.m, key)
-		return memoryEntry{}, false
-	}
-	return e, ok
-}
-
-func (tm *tokenMemory) put(key [sha256.Size]byte, e memoryEntry, now time.Time) {
-	if !now.Before(e.until) {
-		return
-	}
-	tm.mu.Lock()
-	defer tm.mu.Unlock()
-	if _, present := tm.m[key]; !present && len(tm.m) >= tm.max {
-		const sample = 32
-		var victim [sha256.Size]byte
-		dropped, n := 0, 0
-		for k, old := range tm.m {
-			if n == 0 {
-				victim = k
-			}
-			if !now.Before(old.until) {
-				delete(tm.m, k)
-				dropped++
-			}
-			if n++; n >= sample {
-				break
-			}
-		}
-		if dropped == 0 {
-			delete(tm.m, victim)
-		}
-	}
-	tm.m[key] = e
-}
-
-func (tm *tokenMemory) forget(key [sha256.Size]byte) {
-	tm.mu.Lock()
-	defer tm.mu.Unlock()
-	delete(tm.m, key)
-}
-
-// throttledLane runs the checks of credentials from throttled addresses,
-// a few at a time.
-type throttledLane struct {
-	slots   chan struct{}
-	waiting atomic.Int32
-}
-
-func newThrottledLane() *throttledLane {
-	return &throttledLane{slots: make(chan struct{}, throttledChecks)}
-}
-
-// enter waits for a slot: false when too many wait already, the wait
-// exceeds maxThrottledWait, or ctx ends. A true must be followed by leave.
-func (l *throttledLane) enter(ctx context.Context) bool {
-	if l.waiting.Add(1) > maxThrottledWaiters {
-		l.waiting.Add(-1)
-		return false
-	}
-	defer l.waiting.Add(-1)
-	select {
-	case l.slots <- struct{}{}:
-		return true
-	default:
-	}
-	t := time.NewTimer(maxThrottledWait)
-	defer t.Stop()
-	select {
-	case l.slots <- struct{}{}:
-		return true
-	case <-ctx.Done():
-	case <-t.C:
-	}
-	return false
-}
-
-func (l *throttledLane) leave() { <-l.slots }
-
 // throttleState is what an Authenticator with a Throttle keeps.
 type throttleState struct {
 	t       Throttle
-	good    *tokenMemory
-	refused *tokenMemory
-	lane    *throttledLane
+	good    *refusal.Memory
+	refused *refusal.Memory
+	lane    *refusal.Lane
 	now     func() time.Time
 }
 
 func newThrottleState(t Throttle) *throttleState {
-	return &throttleState{t: t, good: newTokenMemory(maxKnownGood), refused: newTokenMemory(maxKnownRefused),
-		lane: newThrottledLane(), now: time.Now}
+	return &throttleState{t: t, good: refusal.NewMemory(maxKnownGood), refused: refusal.NewMemory(maxKnownRefused),
+		lane: refusal.NewLane(throttledChecks, maxThrottledWaiters, maxThrottledWait), now: time.Now}
 }
 
 // lasting reports whether a refusal holds for knownRefusedTTL whatever
@@ -199,10 +95,10 @@ func (a *Authenticator) authenticateThrottled(r *http.Request, scheme authScheme
 	var key [sha256.Size]byte
 	if err == nil {
 		key = digest(tok)
-		if _, ok := th.good.get(key, now); ok {
+		if _, ok := th.good.Get(key, now); ok {
 			p, err := a.check(r, scheme, tok, nil)
 			if err != nil && !errors.Is(err, ErrUnavailable) {
-				th.good.forget(key)
+				th.good.Forget(key)
 				th.t.Refused(r)
 			}
 			return p, err
@@ -219,14 +115,14 @@ func (a *Authenticator) authenticateThrottled(r *http.Request, scheme authScheme
 	if err != nil { // the credentials could not be read: cheap to refuse
 		return refuse(err)
 	}
-	if e, ok := th.refused.get(key, now); ok {
-		return refuse(e.err)
+	if e, ok := th.refused.Get(key, now); ok {
+		return refuse(e.Err)
 	}
 	if !admitted {
-		if !th.lane.enter(r.Context()) {
+		if !th.lane.Enter(r.Context()) {
 			return principal.Principal{}, &ThrottledError{RetryAfter: retry}
 		}
-		defer th.lane.leave()
+		defer th.lane.Leave()
 	}
 	p, err := a.check(r, scheme, tok, nil)
 	switch {
@@ -235,12 +131,12 @@ func (a *Authenticator) authenticateThrottled(r *http.Request, scheme authScheme
 		if !p.Expires.IsZero() && p.Expires.Before(until) {
 			until = p.Expires
 		}
-		th.good.put(key, memoryEntry{until: until}, now)
+		th.good.Put(key, refusal.Entry{Until: until}, now)
 		return p, nil
 	case errors.Is(err, ErrUnavailable):
 		return p, err // the server's fault: not charged
 	case lasting(err):
-		th.refused.put(key, memoryEntry{until: now.Add(knownRefusedTTL), err: err}, now)
+		th.refused.Put(key, refusal.Entry{Until: now.Add(knownRefusedTTL), Err: err}, now)
 	}
 	return refuse(err)
 }
