@@ -109,7 +109,7 @@ type Authenticator struct {
 // NewAuthenticator returns an Authenticator that verifies tokens with v.
 //
 // A nil v makes an Authenticator for a service whose own middleware
-// authenticates and stores the principal.Principal with [NewContext]: it verifies
+// authenticates and stores the principal.Principal with [principal.NewContext]: it verifies
 // nothing itself, takes the principal from the request context, and still
 // writes the challenges (so clients learn the resource metadata). A
 // request without a principal is then anonymous when it offers no token,
@@ -165,7 +165,7 @@ func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
 }
 
 // Authenticate returns the principal of r. When an earlier middleware
-// already put one in the request context ([NewContext]: this
+// already put one in the request context ([principal.NewContext]: this
 // Authenticator's Handler or Optional, or the service's own), that one is
 // returned and nothing is verified again. Otherwise Authenticate extracts
 // the bearer token (see [BearerToken]) and verifies it; the principal's

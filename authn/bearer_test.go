@@ -1,6 +1,7 @@
 package authn
 
 import (
+	"github.com/mcpkit/mcpkit/authn/internal/httpauth"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -124,7 +125,7 @@ func FuzzBearerHeader(f *testing.F) {
 		if strings.TrimLeft(h[6:], " ") != tok {
 			t.Fatalf("token %q is not the rest of %q", tok, h)
 		}
-		if !validB64Token(tok) {
+		if !httpauth.ValidB64Token(tok) {
 			t.Fatalf("token %q breaks b64token", tok)
 		}
 		for i := 0; i < len(tok); i++ {

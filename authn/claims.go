@@ -216,7 +216,7 @@ func (r *claimRules) check(cv *claimValues, now time.Time) (principal.Principal,
 		p.Subject = sub
 	}
 	if cnf := cv.v[slotCnf]; cnf.Kind() != jsonstrict.None {
-		jkt, ok := confirmationThumbprint(cnf)
+		jkt, ok := jose.ConfirmationThumbprint(cnf)
 		if !ok {
 			return principal.Principal{}, time.Time{}, errConfirmation
 		}
@@ -247,48 +247,6 @@ func (r *claimRules) check(cv *claimValues, now time.Time) (principal.Principal,
 		break
 	}
 	return p, exp, nil
-}
-
-// confirmationThumbprint reads a "cnf" claim (RFC 7800): an object whose
-// "jkt" member, when present, is the RFC 7638 thumbprint of the key a
-// DPoP-bound token is bound to (RFC 9449 §6). It returns "" for a cnf
-// without jkt (other confirmation methods, such as mTLS's x5t#S256, are
-// the TLS layer's to check). A cnf that is not an object, or a jkt that is
-// not a non-empty string of at most 256 bytes, is refused: a binding that
-// cannot be read must not turn the token into a bearer one. A jkt string
-// that is no SHA-256 thumbprint (43 base64url characters) is returned as
-// it is: the token is bound, so no Bearer request can use it, and no
-// proof key has that thumbprint, so no DPoP request can either (the
-// Authenticator refuses it outright).
-func confirmationThumbprint(cnf jsonstrict.Value) (string, bool) {
-	if cnf.Kind() != jsonstrict.Object {
-		return "", false
-	}
-	var jkt jsonstrict.Value
-	_ = cnf.Members(func(name []byte, v jsonstrict.Value) bool {
-		if string(name) == "jkt" {
-			jkt = v
-		}
-		return true
-	})
-	if jkt.Kind() == jsonstrict.None {
-		return "", true
-	}
-	s, ok := jkt.Str()
-	if !ok || s == "" || len(s) > 256 {
-		return "", false
-	}
-	return s, true
-}
-
-// validThumbprint: the unpadded base64url text of a SHA-256 digest.
-func validThumbprint(s string) bool {
-	if len(s) != 43 {
-		return false
-	}
-	var d [32]byte
-	n, err := b64.Decode(d[:], []byte(s))
-	return err == nil && n == 32
 }
 
 // audienceOK: aud is required and is the resource, or an array of strings

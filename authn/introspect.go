@@ -3,6 +3,7 @@ package authn
 import (
 	"context"
 	"errors"
+	"github.com/mcpkit/mcpkit/authn/internal/httpauth"
 	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"io"
 	"log/slog"
@@ -152,7 +153,7 @@ func (iv *IntrospectionVerifier) Verify(ctx context.Context, token string) (prin
 	if iv == nil || iv.client == nil {
 		return principal.Principal{}, time.Time{}, errIntrospectionZero
 	}
-	if len(token) > iv.maxToken || !validB64Token(token) {
+	if len(token) > iv.maxToken || !httpauth.ValidB64Token(token) {
 		return principal.Principal{}, time.Time{}, errMalformed
 	}
 	parent := ctx

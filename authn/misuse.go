@@ -2,7 +2,8 @@ package authn
 
 import (
 	"fmt"
-	"reflect"
+
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 )
 
 // Misuse is an error, never a panic (issue 28): constructors refuse nil
@@ -26,23 +27,9 @@ var (
 	errNilVerifierFunc   = &misuseError{"authn: nil VerifierFunc"}
 )
 
-// typedNil reports whether v is a non-nil interface value holding a nil
-// pointer, func, map, slice, channel or interface.
-func typedNil(v any) bool {
-	if v == nil {
-		return false
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Slice, reflect.Chan, reflect.Interface, reflect.UnsafePointer:
-		return rv.IsNil()
-	}
-	return false
-}
-
 // refuseTypedNil returns an error naming what when v is a typed nil.
 func refuseTypedNil(what string, v any) error {
-	if typedNil(v) {
+	if jose.TypedNil(v) {
 		return fmt.Errorf("authn: %s is a nil %T", what, v)
 	}
 	return nil
@@ -78,7 +65,7 @@ func (m *MultiIssuerVerifier) verifierResource() (string, bool) {
 // verifierResource is the resource of the Verifier behind the cache, ""
 // when it is not one of this package's.
 func (c *Cache) verifierResource() (string, bool) {
-	if c == nil || c.m == nil || c.v == nil || typedNil(c.v) {
+	if c == nil || c.m == nil || c.v == nil || jose.TypedNil(c.v) {
 		return "", false
 	}
 	if kv, ok := c.v.(kitVerifier); ok {

@@ -48,7 +48,7 @@ type MultiIssuerOptions struct {
 // and algorithms, and "iss" again). One issuer's keys are never tried on
 // another's token, and a token naming an issuer that is not trusted is
 // refused without any request. Principals carry Issuer, so that
-// [Principal.Key] keeps equal subjects of different issuers apart. It is
+// [principal.Principal.Key] keeps equal subjects of different issuers apart. It is
 // safe for concurrent use; put a [Cache] in front of it. Call Close to
 // stop the JWK Set refreshers.
 type MultiIssuerVerifier struct {

@@ -4,7 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"reflect"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"time"
 )
 
@@ -79,15 +79,8 @@ var (
 // refuseTypedNil returns an error naming what when v is a non-nil
 // interface holding a nil pointer (misuse is an error, never a panic).
 func refuseTypedNil(what string, v any) error {
-	if v == nil {
-		return nil
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Slice, reflect.Chan, reflect.Interface, reflect.UnsafePointer:
-		if rv.IsNil() {
-			return fmt.Errorf("authn: %s is a nil %T", what, v)
-		}
+	if jose.TypedNil(v) {
+		return fmt.Errorf("authn: %s is a nil %T", what, v)
 	}
 	return nil
 }

@@ -1,7 +1,8 @@
 // Package jose holds the JOSE and URL helpers that authn and authn/dpop
 // share: the compact-serialization pre-check, strict base64url, the key
 // families of the signature algorithms and the algorithm allowlist, the
-// claim decoders of the strict JSON engine, and the secure-URL rules.
+// claim decoders of the strict JSON engine, the secure-URL rules, and the
+// typed-nil check of the constructors.
 // Nothing here trusts jwx.
 package jose
 
