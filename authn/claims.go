@@ -157,33 +157,54 @@ func (r *claimRules) read(data []byte, cv *claimValues) error {
 
 // check applies the claim rules at time now and builds the principal.
 func (r *claimRules) check(cv *claimValues, now time.Time) (principal.Principal, time.Time, error) {
+	if err := r.checkIssuance(cv); err != nil {
+		return principal.Principal{}, time.Time{}, err
+	}
+	exp, err := r.checkTimes(cv, now)
+	if err != nil {
+		return principal.Principal{}, time.Time{}, err
+	}
+	p, err := r.identity(cv)
+	if err != nil {
+		return principal.Principal{}, time.Time{}, err
+	}
+	return p, exp, nil
+}
+
+// checkIssuance checks active (introspection), iss and aud.
+func (r *claimRules) checkIssuance(cv *claimValues) error {
 	if r.requireActive {
 		if active, ok := cv.v[slotActive].Bool(); !ok || !active {
-			return principal.Principal{}, time.Time{}, errInactive
+			return errInactive
 		}
 	}
 	// iss: exact, code-point equality (RFC 9068 §4 step 3).
 	if iss := cv.v[slotIss]; r.issuer != "" {
 		if !iss.EqualStr(r.issuer) {
-			return principal.Principal{}, time.Time{}, errIssuer
+			return errIssuer
 		}
 	} else if k := iss.Kind(); k != jsonstrict.None && k != jsonstrict.String {
-		return principal.Principal{}, time.Time{}, errIssuer
+		return errIssuer
 	}
 	if !r.audienceOK(cv.v[slotAud]) {
-		return principal.Principal{}, time.Time{}, errAudience
+		return errAudience
 	}
-	// exp is required; nbf and iat are honoured when present. All three
-	// may have fractions and are compared to the nanosecond.
+	return nil
+}
+
+// checkTimes checks exp (required), nbf and iat (honoured when present),
+// and returns exp. All three may have fractions and are compared to the
+// nanosecond.
+func (r *claimRules) checkTimes(cv *claimValues, now time.Time) (time.Time, error) {
 	if cv.v[slotExp].Kind() == jsonstrict.None {
-		return principal.Principal{}, time.Time{}, errExpired
+		return time.Time{}, errExpired
 	}
 	exp, ok := jose.NumericDate(cv.v[slotExp])
 	if !ok {
-		return principal.Principal{}, time.Time{}, errClaims
+		return time.Time{}, errClaims
 	}
 	if !now.Before(exp.Add(r.leeway)) {
-		return principal.Principal{}, time.Time{}, errExpired
+		return time.Time{}, errExpired
 	}
 	for _, slot := range [...]int{slotNbf, slotIat} {
 		if cv.v[slot].Kind() == jsonstrict.None {
@@ -191,62 +212,68 @@ func (r *claimRules) check(cv *claimValues, now time.Time) (principal.Principal,
 		}
 		t, ok := jose.NumericDate(cv.v[slot])
 		if !ok {
-			return principal.Principal{}, time.Time{}, errClaims
+			return time.Time{}, errClaims
 		}
 		if t.After(now.Add(r.leeway)) {
-			return principal.Principal{}, time.Time{}, errNotYet
+			return time.Time{}, errNotYet
 		}
 	}
-	// The subject is optional (client-credentials and service tokens have
-	// none; templates say whose records they serve, and a subject-owned one
-	// is never called without a subject), but a present one must follow the
-	// rules, and a member named like it in another case, with no subject
-	// beside it, is a parser differential: refused.
+	return exp, nil
+}
+
+// identity builds the principal: subject, cnf.jkt, client id, scopes.
+// The subject is optional (client-credentials and service tokens have
+// none; templates say whose records they serve, and a subject-owned one
+// is never called without a subject), but a present one must follow the
+// rules, and a member named like it in another case, with no subject
+// beside it, is a parser differential: refused.
+func (r *claimRules) identity(cv *claimValues) (principal.Principal, error) {
 	p := principal.Principal{Audience: r.resource}
 	switch sv := cv.v[slotSub]; {
 	case sv.Kind() == jsonstrict.None:
 		if cv.subVariant {
-			return principal.Principal{}, time.Time{}, errSubject
+			return principal.Principal{}, errSubject
 		}
 	default:
 		sub, ok := sv.Str()
 		if !ok || !principal.ValidIdentifier(sub) {
-			return principal.Principal{}, time.Time{}, errSubject
+			return principal.Principal{}, errSubject
 		}
 		p.Subject = sub
 	}
 	if cnf := cv.v[slotCnf]; cnf.Kind() != jsonstrict.None {
 		jkt, ok := jose.ConfirmationThumbprint(cnf)
 		if !ok {
-			return principal.Principal{}, time.Time{}, errConfirmation
+			return principal.Principal{}, errConfirmation
 		}
 		p.DPoPThumbprint = jkt
 	}
-	for i := range r.nClient {
-		v := cv.v[slotFirstVar+i]
-		if v.Kind() == jsonstrict.None {
-			continue
-		}
+	if v, found := cv.first(slotFirstVar, r.nClient); found {
 		cid, ok := v.Str()
 		if !ok || (cid != "" && !principal.ValidIdentifier(cid)) {
-			return principal.Principal{}, time.Time{}, errClientID
+			return principal.Principal{}, errClientID
 		}
 		p.ClientID = cid
-		break
 	}
-	for i := range r.nScope {
-		v := cv.v[slotFirstVar+maxClaimAlternates+i]
-		if v.Kind() == jsonstrict.None {
-			continue
-		}
+	if v, found := cv.first(slotFirstVar+maxClaimAlternates, r.nScope); found {
 		scopes, ok := parseScopes(v)
 		if !ok {
-			return principal.Principal{}, time.Time{}, errScope
+			return principal.Principal{}, errScope
 		}
 		p.Scopes = scopes
-		break
 	}
-	return p, exp, nil
+	return p, nil
+}
+
+// first returns the first present value of the n slots from slot on: the
+// claim of the first alternative name the token has.
+func (cv *claimValues) first(slot, n int) (jsonstrict.Value, bool) {
+	for i := range n {
+		if v := cv.v[slot+i]; v.Kind() != jsonstrict.None {
+			return v, true
+		}
+	}
+	return jsonstrict.Value{}, false
 }
 
 // audienceOK: aud is required and is the resource, or an array of strings

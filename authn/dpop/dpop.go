@@ -214,71 +214,98 @@ func New(o Options, resource string, log *slog.Logger) (*Checker, error) {
 		}
 		c.verifiers[a] = vf
 	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	for _, step := range []func(Options, string) error{c.setLimits, c.setBase, c.setReplay, c.setNonces} {
+		if err := step(o, resource); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// setLimits applies ProofWindow and MaxProofBytes.
+func (c *Checker) setLimits(Options, string) error {
 	switch {
 	case c.window < 0 || c.window > maxProofWindow:
-		return nil, fmt.Errorf("authn: dpop.Options.ProofWindow must be from 0 to %v", maxProofWindow)
+		return fmt.Errorf("authn: dpop.Options.ProofWindow must be from 0 to %v", maxProofWindow)
 	case c.window == 0:
 		c.window = defaultProofWindow
 	}
 	switch {
 	case c.maxBytes < 0:
-		return nil, errors.New("authn: dpop.Options.MaxProofBytes must not be negative")
+		return errors.New("authn: dpop.Options.MaxProofBytes must not be negative")
 	case c.maxBytes == 0:
 		c.maxBytes = defaultMaxProofBytes
 	}
-	if c.now == nil {
-		c.now = time.Now
-	}
+	return nil
+}
+
+// setBase applies BaseURL, by default the origin of resource.
+func (c *Checker) setBase(o Options, resource string) error {
 	base := o.BaseURL
 	if base == "" {
 		origin, _, err := jose.SplitResource(resource)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		base = origin
 	} else if _, err := jose.ParseSecureURL("dpop.Options.BaseURL", base, true); err != nil {
-		return nil, err
+		return err
 	}
 	n, ok := htu.Normalize(base)
 	if !ok {
-		return nil, errors.New("authn: dpop.Options.BaseURL cannot be normalized as an http(s) URL")
+		return errors.New("authn: dpop.Options.BaseURL cannot be normalized as an http(s) URL")
 	}
 	c.base = strings.TrimSuffix(n, "/")
+	return nil
+}
+
+// setReplay applies MaxReplayEntries and MaxReplayEntriesPerCaller.
+func (c *Checker) setReplay(o Options, _ string) error {
 	maxReplay := o.MaxReplayEntries
 	switch {
 	case maxReplay < 0:
-		return nil, errors.New("authn: dpop.Options.MaxReplayEntries must not be negative")
+		return errors.New("authn: dpop.Options.MaxReplayEntries must not be negative")
 	case maxReplay == 0:
 		maxReplay = defaultMaxReplay
 	}
 	share := o.MaxReplayEntriesPerCaller
 	switch {
 	case share < 0 || share > maxReplay:
-		return nil, errors.New("authn: dpop.Options.MaxReplayEntriesPerCaller must be from 0 to MaxReplayEntries")
+		return errors.New("authn: dpop.Options.MaxReplayEntriesPerCaller must be from 0 to MaxReplayEntries")
 	case share == 0:
 		share = max(maxReplay/replayShares, 1)
 	}
 	c.replay = newReplayCache(maxReplay, share, 2*c.window+time.Second)
-	if o.RequireNonce {
-		life := o.NonceLifetime
-		switch {
-		case life < 0 || life > maxNonceLifetime:
-			return nil, fmt.Errorf("authn: dpop.Options.NonceLifetime must be from 0 to %v", maxNonceLifetime)
-		case life == 0:
-			life = defaultNonceLifetime
+	return nil
+}
+
+// setNonces applies RequireNonce, NonceLifetime and NonceSecret.
+func (c *Checker) setNonces(o Options, _ string) error {
+	if !o.RequireNonce {
+		if o.NonceSecret != nil || o.NonceLifetime != 0 {
+			return errors.New("authn: dpop.Options.NonceSecret and NonceLifetime need RequireNonce")
 		}
-		secret := o.NonceSecret
-		if secret == nil {
-			secret = make([]byte, 32)
-			_, _ = rand.Read(secret) // crypto/rand.Read never fails (Go ≥ 1.24)
-		} else if len(secret) < 32 {
-			return nil, errors.New("authn: dpop.Options.NonceSecret must have at least 32 bytes")
-		}
-		c.nonces = &nonceSource{secret: append([]byte(nil), secret...), life: life}
-	} else if o.NonceSecret != nil || o.NonceLifetime != 0 {
-		return nil, errors.New("authn: dpop.Options.NonceSecret and NonceLifetime need RequireNonce")
+		return nil
 	}
-	return c, nil
+	life := o.NonceLifetime
+	switch {
+	case life < 0 || life > maxNonceLifetime:
+		return fmt.Errorf("authn: dpop.Options.NonceLifetime must be from 0 to %v", maxNonceLifetime)
+	case life == 0:
+		life = defaultNonceLifetime
+	}
+	secret := o.NonceSecret
+	if secret == nil {
+		secret = make([]byte, 32)
+		_, _ = rand.Read(secret) // crypto/rand.Read never fails (Go ≥ 1.24)
+	} else if len(secret) < 32 {
+		return errors.New("authn: dpop.Options.NonceSecret must have at least 32 bytes")
+	}
+	c.nonces = &nonceSource{secret: append([]byte(nil), secret...), life: life}
+	return nil
 }
 
 // ProofOf returns the request's one DPoP proof, parsed but not yet

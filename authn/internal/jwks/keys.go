@@ -69,67 +69,15 @@ func Parse(body []byte, allowed []string) (Set, int, error) {
 
 func usableKey(raw []byte, allowed []string) (string, Key, bool) {
 	k, err := jwk.ParseKey(raw)
-	if err != nil {
+	if err != nil || !signatureKey(k) {
 		return "", Key{}, false
 	}
 	kid := k.KeyID()
 	if kid == "" || len(kid) > MaxKeyIDBytes {
 		return "", Key{}, false
 	}
-	if u := k.KeyUsage(); u != "" && u != string(jwk.ForSignature) {
-		return "", Key{}, false
-	}
-	if ops := k.KeyOps(); len(ops) > 0 && !slices.Contains(ops, jwk.KeyOpVerify) {
-		return "", Key{}, false
-	}
-	if priv, err := jwk.IsPrivateKey(k); err != nil || priv {
-		return "", Key{}, false // oct keys, and private keys published by mistake
-	}
-	var pk Key
-	switch k := k.(type) {
-	case jwk.RSAPublicKey:
-		var raw rsa.PublicKey
-		if k.Raw(&raw) != nil || raw.N == nil {
-			return "", Key{}, false
-		}
-		if bits := raw.N.BitLen(); bits < jose.MinRSABits || bits > jose.MaxRSABits || raw.E < 3 || raw.E%2 == 0 {
-			return "", Key{}, false
-		}
-		pk = Key{Fam: jose.FamRSA, Key: &raw}
-	case jwk.ECDSAPublicKey:
-		var curve elliptic.Curve
-		switch k.Crv() {
-		case jwa.P256:
-			curve, pk.Fam = elliptic.P256(), jose.FamP256
-		case jwa.P384:
-			curve, pk.Fam = elliptic.P384(), jose.FamP384
-		case jwa.P521:
-			curve, pk.Fam = elliptic.P521(), jose.FamP521
-		default:
-			return "", Key{}, false
-		}
-		// The coordinates, each exactly the curve's size, as an uncompressed
-		// point: parsing it refuses a point that is not on the curve.
-		size := (curve.Params().BitSize + 7) / 8
-		x, y := k.X(), k.Y()
-		if len(x) != size || len(y) != size {
-			return "", Key{}, false
-		}
-		raw, err := ecdsa.ParseUncompressedPublicKey(curve, append(append([]byte{4}, x...), y...))
-		if err != nil {
-			return "", Key{}, false
-		}
-		pk.Key = raw
-	case jwk.OKPPublicKey:
-		if k.Crv() != jwa.Ed25519 {
-			return "", Key{}, false
-		}
-		var raw ed25519.PublicKey
-		if k.Raw(&raw) != nil || len(raw) != ed25519.PublicKeySize {
-			return "", Key{}, false
-		}
-		pk = Key{Fam: jose.FamEd25519, Key: raw}
-	default: // oct, private keys, other curves
+	pk, ok := publicOf(k)
+	if !ok {
 		return "", Key{}, false
 	}
 	if a := k.Algorithm().String(); a != "" {
@@ -141,4 +89,72 @@ func usableKey(raw []byte, allowed []string) (string, Key, bool) {
 		return "", Key{}, false
 	}
 	return kid, pk, true
+}
+
+// signatureKey: use absent or "sig", key_ops absent or containing
+// "verify", and no private material (oct keys, and private keys
+// published by mistake).
+func signatureKey(k jwk.Key) bool {
+	if u := k.KeyUsage(); u != "" && u != string(jwk.ForSignature) {
+		return false
+	}
+	if ops := k.KeyOps(); len(ops) > 0 && !slices.Contains(ops, jwk.KeyOpVerify) {
+		return false
+	}
+	priv, err := jwk.IsPrivateKey(k)
+	return err == nil && !priv
+}
+
+// publicOf returns the public key of k: RSA of 2048–8192 bits with a
+// small odd exponent, EC P-256/384/521 on its curve, or OKP Ed25519.
+func publicOf(k jwk.Key) (Key, bool) {
+	switch k := k.(type) {
+	case jwk.RSAPublicKey:
+		var raw rsa.PublicKey
+		if k.Raw(&raw) != nil || raw.N == nil {
+			return Key{}, false
+		}
+		if bits := raw.N.BitLen(); bits < jose.MinRSABits || bits > jose.MaxRSABits || raw.E < 3 || raw.E%2 == 0 {
+			return Key{}, false
+		}
+		return Key{Fam: jose.FamRSA, Key: &raw}, true
+	case jwk.ECDSAPublicKey:
+		return ecPublic(k)
+	case jwk.OKPPublicKey:
+		var raw ed25519.PublicKey
+		if k.Crv() != jwa.Ed25519 || k.Raw(&raw) != nil || len(raw) != ed25519.PublicKeySize {
+			return Key{}, false
+		}
+		return Key{Fam: jose.FamEd25519, Key: raw}, true
+	}
+	return Key{}, false // oct, private keys, other curves
+}
+
+// ecPublic returns an EC key of P-256/384/521: the coordinates, each
+// exactly the curve's size, as an uncompressed point, whose parsing
+// refuses a point that is not on the curve.
+func ecPublic(k jwk.ECDSAPublicKey) (Key, bool) {
+	var curve elliptic.Curve
+	var pk Key
+	switch k.Crv() {
+	case jwa.P256:
+		curve, pk.Fam = elliptic.P256(), jose.FamP256
+	case jwa.P384:
+		curve, pk.Fam = elliptic.P384(), jose.FamP384
+	case jwa.P521:
+		curve, pk.Fam = elliptic.P521(), jose.FamP521
+	default:
+		return Key{}, false
+	}
+	size := (curve.Params().BitSize + 7) / 8
+	x, y := k.X(), k.Y()
+	if len(x) != size || len(y) != size {
+		return Key{}, false
+	}
+	raw, err := ecdsa.ParseUncompressedPublicKey(curve, append(append([]byte{4}, x...), y...))
+	if err != nil {
+		return Key{}, false
+	}
+	pk.Key = raw
+	return pk, true
 }
