@@ -153,7 +153,7 @@ func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
 	if a.log == nil {
 		a.log = slog.Default()
 	}
-	a.refusals = refusal.NewLog(a.log, refusalLogInterval, refusalHint)
+	a.refusals = refusal.NewLog(a.log, refusalLogInterval, refusal.Hint)
 	md := authParam{"resource_metadata", mdURL}
 	a.chNoCreds = challenge(md, authParam{"scope", scope})
 	a.chInvalidToken = challenge(authParam{"error", "invalid_token"}, authParam{"error_description", descInvalidToken}, md, authParam{"scope", scope})
