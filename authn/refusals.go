@@ -46,6 +46,7 @@ import (
 // Throttle by the real client address behind trusted proxies keeps that
 // to the flooding client itself.
 const (
+	refusalLogInterval  = time.Minute // the INFO lines of refusal reasons are aggregated over it
 	knownGoodTTL        = 10 * time.Minute
 	maxKnownGood        = 16384
 	knownRefusedTTL     = 30 * time.Second
