@@ -94,44 +94,13 @@ func NewMultiIssuerVerifier(ctx context.Context, opts MultiIssuerOptions) (*Mult
 		return nil
 	}
 	for _, o := range opts.JWT {
-		if o.Resource == "" {
-			o.Resource = opts.Resource
-		} else if o.Resource != opts.Resource {
-			return nil, fmt.Errorf("authn: issuer %q: Resource differs from MultiIssuerOptions.Resource (use Audience)", o.Issuer)
-		}
-		if _, err := jose.ParseSecureURL("issuer", o.Issuer, true); err != nil {
-			return nil, err
-		}
-		if _, dup := m.byIssuer[o.Issuer]; dup {
-			return nil, fmt.Errorf("authn: issuer %q is configured twice", o.Issuer)
-		}
-		v, err := NewJWTVerifier(ctx, o)
-		if err != nil {
-			return nil, fmt.Errorf("authn: issuer %q: %w", o.Issuer, err)
-		}
-		m.jwts = append(m.jwts, v)
-		if err := add(o.Issuer, o.MaxTokenBytes, v); err != nil {
+		if err := m.addJWT(ctx, o, opts.Resource, add); err != nil {
 			return nil, err
 		}
 	}
 	for _, o := range opts.Introspection {
-		if o.Issuer == "" {
-			return nil, errors.New("authn: MultiIssuerOptions.Introspection: Issuer is required for each issuer")
-		}
-		if o.Resource == "" {
-			o.Resource = opts.Resource
-		} else if o.Resource != opts.Resource {
-			return nil, fmt.Errorf("authn: issuer %q: Resource differs from MultiIssuerOptions.Resource (use Audience)", o.Issuer)
-		}
-		v, err := NewIntrospectionVerifier(o)
-		if err != nil {
-			return nil, fmt.Errorf("authn: issuer %q: %w", o.Issuer, err)
-		}
-		if err := add(o.Issuer, o.MaxTokenBytes, v); err != nil {
+		if err := m.addIntrospection(o, opts, add); err != nil {
 			return nil, err
-		}
-		if o.Issuer == opts.OpaqueIssuer {
-			m.opaque, m.opaqueIs = v, o.Issuer
 		}
 	}
 	if opts.OpaqueIssuer != "" && m.opaque == nil {
@@ -139,6 +108,51 @@ func NewMultiIssuerVerifier(ctx context.Context, opts MultiIssuerOptions) (*Mult
 	}
 	ok = true
 	return m, nil
+}
+
+// addJWT builds the verifier of one JWT issuer and adds it with add.
+func (m *MultiIssuerVerifier) addJWT(ctx context.Context, o JWTOptions, resource string, add func(string, int, Verifier) error) error {
+	if o.Resource == "" {
+		o.Resource = resource
+	} else if o.Resource != resource {
+		return fmt.Errorf("authn: issuer %q: Resource differs from MultiIssuerOptions.Resource (use Audience)", o.Issuer)
+	}
+	if _, err := jose.ParseSecureURL("issuer", o.Issuer, true); err != nil {
+		return err
+	}
+	if _, dup := m.byIssuer[o.Issuer]; dup {
+		return fmt.Errorf("authn: issuer %q is configured twice", o.Issuer)
+	}
+	v, err := NewJWTVerifier(ctx, o)
+	if err != nil {
+		return fmt.Errorf("authn: issuer %q: %w", o.Issuer, err)
+	}
+	m.jwts = append(m.jwts, v)
+	return add(o.Issuer, o.MaxTokenBytes, v)
+}
+
+// addIntrospection builds the verifier of one introspection issuer and
+// adds it with add; it is the opaque tokens' when opts says so.
+func (m *MultiIssuerVerifier) addIntrospection(o IntrospectionOptions, opts MultiIssuerOptions, add func(string, int, Verifier) error) error {
+	if o.Issuer == "" {
+		return errors.New("authn: MultiIssuerOptions.Introspection: Issuer is required for each issuer")
+	}
+	if o.Resource == "" {
+		o.Resource = opts.Resource
+	} else if o.Resource != opts.Resource {
+		return fmt.Errorf("authn: issuer %q: Resource differs from MultiIssuerOptions.Resource (use Audience)", o.Issuer)
+	}
+	v, err := NewIntrospectionVerifier(o)
+	if err != nil {
+		return fmt.Errorf("authn: issuer %q: %w", o.Issuer, err)
+	}
+	if err := add(o.Issuer, o.MaxTokenBytes, v); err != nil {
+		return err
+	}
+	if o.Issuer == opts.OpaqueIssuer {
+		m.opaque, m.opaqueIs = v, o.Issuer
+	}
+	return nil
 }
 
 // Issuers returns the trusted issuers in configuration order: the

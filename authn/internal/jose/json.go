@@ -49,35 +49,9 @@ func NumericDate(v jsonstrict.Value) (time.Time, bool) {
 	// digits: the integer and fraction digits; point: where the decimal
 	// point goes in them once the exponent is applied.
 	var digits [maxNumericDateText]byte
-	n, point, i := 0, 0, 0
-	for ; i < len(raw) && '0' <= raw[i] && raw[i] <= '9'; i++ {
-		digits[n] = raw[i]
-		n++
-	}
-	point = n
-	if i < len(raw) && raw[i] == '.' {
-		for i++; i < len(raw) && '0' <= raw[i] && raw[i] <= '9'; i++ {
-			digits[n] = raw[i]
-			n++
-		}
-	}
-	if i < len(raw) { // an exponent (the grammar was checked by the engine)
-		i++ // e or E
-		neg := raw[i] == '-'
-		if raw[i] == '-' || raw[i] == '+' {
-			i++
-		}
-		exp := 0
-		for ; i < len(raw); i++ {
-			exp = exp*10 + int(raw[i]-'0')
-			if exp > 30 {
-				return time.Time{}, false
-			}
-		}
-		if neg {
-			exp = -exp
-		}
-		point += exp
+	n, point, ok := decimalDigits(raw, &digits)
+	if !ok {
+		return time.Time{}, false
 	}
 	var sec, nsec int64
 	for j := 0; j < point; j++ {
@@ -98,6 +72,48 @@ func NumericDate(v jsonstrict.Value) (time.Time, bool) {
 		nsec = nsec*10 + d
 	}
 	return time.Unix(sec, nsec), true
+}
+
+// decimalDigits copies the integer and fraction digits of the JSON number
+// raw into digits and returns their count n and where the decimal point
+// goes once the exponent is applied; false for an exponent beyond ±30.
+func decimalDigits(raw []byte, digits *[maxNumericDateText]byte) (n, point int, ok bool) {
+	i := 0
+	for ; i < len(raw) && '0' <= raw[i] && raw[i] <= '9'; i++ {
+		digits[n] = raw[i]
+		n++
+	}
+	point = n
+	if i < len(raw) && raw[i] == '.' {
+		for i++; i < len(raw) && '0' <= raw[i] && raw[i] <= '9'; i++ {
+			digits[n] = raw[i]
+			n++
+		}
+	}
+	if i == len(raw) {
+		return n, point, true
+	}
+	exp, ok := exponent(raw[i+1:]) // after e or E (the grammar was checked by the engine)
+	return n, point + exp, ok
+}
+
+// exponent reads a signed exponent of at most 30.
+func exponent(s []byte) (int, bool) {
+	neg := s[0] == '-'
+	if s[0] == '-' || s[0] == '+' {
+		s = s[1:]
+	}
+	exp := 0
+	for i := 0; i < len(s); i++ {
+		exp = exp*10 + int(s[i]-'0')
+		if exp > 30 {
+			return 0, false
+		}
+	}
+	if neg {
+		exp = -exp
+	}
+	return exp, true
 }
 
 // ConfirmationThumbprint reads a "cnf" claim (RFC 7800): an object whose

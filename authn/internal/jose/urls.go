@@ -34,26 +34,34 @@ func ParseSecureURL(what, s string, noQuery bool) (*url.URL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("authn: %s is not a valid URL", what)
 	}
+	if problem := urlProblem(u, s, noQuery); problem != "" {
+		return nil, fmt.Errorf("authn: %s %s", what, problem)
+	}
+	return u, nil
+}
+
+// urlProblem says what is wrong with u (parsed from s), or "".
+func urlProblem(u *url.URL, s string, noQuery bool) string {
 	switch {
 	case !u.IsAbs() || u.Opaque != "" || u.Host == "" || u.Hostname() == "":
-		return nil, fmt.Errorf("authn: %s must be an absolute URL with a host", what)
+		return "must be an absolute URL with a host"
 	case u.User != nil:
-		return nil, fmt.Errorf("authn: %s must not contain userinfo", what)
+		return "must not contain userinfo"
 	case u.Fragment != "" || strings.Contains(s, "#"):
-		return nil, fmt.Errorf("authn: %s must not contain a fragment", what)
+		return "must not contain a fragment"
 	case noQuery && (u.RawQuery != "" || u.ForceQuery || strings.Contains(s, "?")):
-		return nil, fmt.Errorf("authn: %s must not contain a query", what)
+		return "must not contain a query"
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "https":
+		return ""
 	case "http":
 		if !IsLoopbackHost(u.Hostname()) {
-			return nil, fmt.Errorf("authn: %s must use https (http only for loopback hosts)", what)
+			return "must use https (http only for loopback hosts)"
 		}
-	default:
-		return nil, fmt.Errorf("authn: %s must use https", what)
+		return ""
 	}
-	return u, nil
+	return "must use https"
 }
 
 // SplitResource validates a resource identifier and splits its exact text
