@@ -83,3 +83,29 @@ func TestDPoPReplayIdentity(t *testing.T) {
 	assert.NotEqual(t, id(principal.Principal{ClientID: "c1", DPoPThumbprint: jktA}), id(principal.Principal{ClientID: "c1", DPoPThumbprint: jktB}))
 	assert.NotEqual(t, id(principal.Principal{DPoPThumbprint: jktA}), id(principal.Principal{DPoPThumbprint: jktB}))
 }
+
+// Misuse is an error, never a panic (issue 28): a nil or zero Checker and
+// a zero Proof answer errors.
+func TestZeroValues(t *testing.T) {
+	r, err := http.NewRequest(http.MethodPost, dpopURL, nil)
+	require.NoError(t, err)
+	p := &principal.Principal{Subject: "alice", DPoPThumbprint: "x"}
+	for name, c := range map[string]*Checker{"nil": nil, "zero": {}} {
+		_, err := c.ProofOf(r)
+		assert.Error(t, err, name)
+		assert.Error(t, c.Check(r, &Proof{}, "tok", p), name)
+		assert.Equal(t, Off, c.Mode(), name)
+		assert.Empty(t, c.Nonce(), name)
+		n, callers := c.Len()
+		assert.Zero(t, n+callers, name)
+	}
+	assert.Nil(t, (*Checker)(nil).Algorithms())
+	c, err := New(Options{Mode: Allowed, RequireNonce: true}, testResource, nil)
+	require.NoError(t, err)
+	assert.ErrorIs(t, c.Check(r, &Proof{}, "tok", p), ErrInvalidProof, "a zero Proof")
+	assert.Error(t, c.Check(r, nil, "tok", p))
+	assert.NotEmpty(t, c.Nonce())
+	off, err := New(Options{}, testResource, nil)
+	assert.NoError(t, err)
+	assert.Nil(t, off, "Off makes no Checker")
+}
