@@ -166,6 +166,11 @@
 // ([principal.SubjectKey]). Moving from one issuer to several changes the keys from
 // bare subjects to qualified ones: migrate stored keys with principal.SubjectKey.
 //
+// # Testing
+//
+// Package authn/authntest is a token issuer for a service's tests: a JWK
+// Set over httptest, tokens for a resource, and DPoP proofs.
+//
 // # Custom verifiers
 //
 // Any [Verifier] can be plugged in. It must check that the token was issued

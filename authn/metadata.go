@@ -44,7 +44,7 @@ type Metadata struct {
 	DPoPSigningAlgorithms []string
 	// DPoPBoundTokensRequired is published as
 	// dpop_bound_access_tokens_required: true when the Authenticator's
-	// DPoP mode is DPoPRequired.
+	// DPoP mode is dpop.Required.
 	DPoPBoundTokensRequired bool
 }
 
