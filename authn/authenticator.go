@@ -1,13 +1,15 @@
 package authn
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpkit/mcpkit/authn/dpop"
+	"github.com/mcpkit/mcpkit/authn/internal/refusal"
 	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/httpheader"
@@ -32,38 +34,54 @@ type Options struct {
 	// IntrospectionOptions) at least the same limit.
 	MaxTokenBytes int
 
-	// Logger receives debug lines naming why a request was rejected (a
-	// fixed classification, never token bytes or key ids). Nil means
+	// Logger receives why credentials are refused: at INFO, per reason
+	// (audience, issuer, expiry, typ, algorithm, signature, scope, DPoP,
+	// ...: a fixed classification and a hint, never token bytes or key
+	// ids), the first refusal of a reason in a minute at once and the
+	// count of the others when the minute ends; at DEBUG, a line per
+	// refusal. Requests without credentials are not refusals. Nil means
 	// slog.Default().
 	Logger *slog.Logger
 
 	// DPoP accepts sender-constrained tokens (RFC 9449). The zero value
 	// is off: Bearer only, with exactly the challenges of a Bearer-only
 	// server (a DPoP-bound token is refused as a bearer token in every
-	// mode). See [DPoPOptions].
-	DPoP DPoPOptions
+	// mode). See [dpop.Options].
+	DPoP dpop.Options
 
-	// Throttle limits refused credentials per remote address, before
-	// the expensive part of a check (a signature, an introspection
-	// call): see [Throttle]. A *ratelimit.Limiter (package
-	// mcphttp/ratelimit) with a Refused rate is one. Nil means none:
+	// Throttle limits the work of refusing credentials per remote
+	// address (signature checks, introspection calls): see [Throttle]. A
+	// *ratelimit.Limiter (package mcphttp/ratelimit) with a Refused rate
+	// is one. Nil means none:
 	// every token offered is checked.
 	Throttle Throttle
 }
 
 // Throttle limits how many refused credentials a remote address may
 // present: the guard that keeps a flood of forged tokens from costing a
-// signature check each. Authenticate asks Admit before it checks the
-// credentials a request offers (a request without any is never asked
-// about), answers [ErrThrottled] when Admit says no, and tells Refused
-// about every credential it refuses except those it could not check now
-// ([ErrUnavailable]). Implementations key by the remote address (the
-// address a trusted proxy vouches for), never by anything in the
-// credentials, so that one address's failures never limit another's
-// callers, and must be safe for concurrent use and quick.
+// signature check each, without making a valid token pay for them (a
+// caller behind the same proxy as a forger shares its address).
+//
+// Authenticate never asks about a request without credentials, nor about
+// a token it verified lately (those are served whatever the address's
+// bucket says). For other credentials it asks Admit, and tells Refused
+// about each one it refuses while admitted, except those it could not
+// check now ([ErrUnavailable]). When Admit says no, a credential refused
+// without work (malformed, or a token refused lately for a lasting
+// reason) is answered [ErrThrottled]; a new token is still checked, but
+// in a lane shared by all throttled addresses that runs one check at a
+// time (a bounded number waiting, each a bounded time): a valid one is
+// served, an invalid one answered [ErrThrottled]. So a forging client
+// costs at most one check at a time, and an honest caller at its address
+// is still served.
+//
+// Implementations key by the remote address (the address a trusted proxy
+// vouches for), never by anything in the credentials, so that one
+// address's failures never limit another's callers, and must be safe for
+// concurrent use and quick.
 type Throttle interface {
-	// Admit reports whether r's credentials may be checked now; when
-	// not, retry is how long until they may.
+	// Admit reports whether r's credentials may be refused now at no
+	// cost to others; when not, retry is how long until they may.
 	Admit(r *http.Request) (ok bool, retry time.Duration)
 	// Refused records that r's credentials were refused.
 	Refused(r *http.Request)
@@ -84,10 +102,9 @@ type Authenticator struct {
 	chNoCreds, chInvalidToken, chInvalidRequest string
 	metadataURL                                 string
 
-	dpop     *dpopChecker // nil when DPoP is off
-	throttle Throttle     // nil: none
-	// Pre-rendered DPoP challenges (DPoP on only).
-	dpNoCreds, dpInvalidToken, dpInvalidRequest, dpInvalidProof, dpUseNonce string
+	dpop     *dpopSide      // nil when DPoP is off
+	throttle *throttleState // nil: no Throttle
+	refusals *refusal.Log
 }
 
 // NewAuthenticator returns an Authenticator that verifies tokens with v.
@@ -99,9 +116,22 @@ type Authenticator struct {
 // request without a principal is then anonymous when it offers no token,
 // and [ErrInvalidToken] when it offers one: a token the service's
 // middleware did not accept is never downgraded to anonymous.
+//
+// NewAuthenticator refuses, with an error naming it, a v or an option
+// (Throttle, DPoP.ReplayStore) that is an interface holding a nil
+// pointer, and a verifier of this package (a [JWTVerifier],
+// [IntrospectionVerifier] or [MultiIssuerVerifier], or a [Cache] in front
+// of one) not made by its constructor or made for another resource than
+// Options.Resource: the error names both URIs.
 func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
 	mdURL, err := MetadataURL(opts.Resource)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkVerifier(v, opts.Resource); err != nil {
+		return nil, err
+	}
+	if err := refuseTypedNil("Options.Throttle", opts.Throttle); err != nil {
 		return nil, err
 	}
 	if !validParamValue("resource_metadata", mdURL) {
@@ -117,24 +147,20 @@ func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Authenticator{v: v, maxToken: maxTok, resource: opts.Resource, scopes: slices.Clone(opts.Scopes), log: opts.Logger, metadataURL: mdURL, throttle: opts.Throttle}
+	a := &Authenticator{v: v, maxToken: maxTok, resource: opts.Resource, scopes: slices.Clone(opts.Scopes), log: opts.Logger, metadataURL: mdURL}
+	if opts.Throttle != nil {
+		a.throttle = newThrottleState(opts.Throttle)
+	}
 	if a.log == nil {
 		a.log = slog.Default()
 	}
+	a.refusals = refusal.NewLog(a.log, refusalLogInterval, refusal.Hint)
 	md := authParam{"resource_metadata", mdURL}
 	a.chNoCreds = challenge(md, authParam{"scope", scope})
 	a.chInvalidToken = challenge(authParam{"error", "invalid_token"}, authParam{"error_description", descInvalidToken}, md, authParam{"scope", scope})
 	a.chInvalidRequest = challenge(authParam{"error", "invalid_request"}, authParam{"error_description", descInvalidRequest}, md)
-	if a.dpop, err = newDPoPChecker(opts.DPoP, opts.Resource, a.log); err != nil {
+	if a.dpop, err = newDPoPSide(opts.DPoP, opts.Resource, a.log, md, scope); err != nil {
 		return nil, err
-	}
-	if a.dpop != nil {
-		algs := authParam{"algs", a.dpop.algs}
-		a.dpNoCreds = dpopChallenge(algs, md, authParam{"scope", scope})
-		a.dpInvalidToken = dpopChallenge(authParam{"error", "invalid_token"}, authParam{"error_description", descInvalidToken}, algs, md, authParam{"scope", scope})
-		a.dpInvalidRequest = dpopChallenge(authParam{"error", "invalid_request"}, authParam{"error_description", descInvalidRequest}, algs, md)
-		a.dpInvalidProof = dpopChallenge(authParam{"error", "invalid_dpop_proof"}, authParam{"error_description", descDPoPProof}, algs, md)
-		a.dpUseNonce = dpopChallenge(authParam{"error", "use_dpop_nonce"}, authParam{"error_description", descDPoPNonce}, algs, md)
 	}
 	return a, nil
 }
@@ -148,18 +174,21 @@ func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
 //
 // With DPoP on (Options.DPoP), "Authorization: DPoP <token>" is accepted
 // too, with exactly one DPoP proof header checked on every request (see
-// [DPoPOptions]; the Verifier, and so a [Cache], sees only the token): the
+// [dpop.Options]; the Verifier, and so a [Cache], sees only the token): the
 // proof is consumed, so call Authenticate once per request (Handler and
 // Optional store the principal in the context for everything after them).
 // In every mode a DPoP-bound token presented as Bearer is refused, and a
 // token presented as DPoP must be bound to the proof's key.
 //
 // It returns [principal.ErrUnauthenticated] when the request offers no token,
-// [ErrInvalidRequest], [ErrInvalidToken], [ErrInvalidDPoPProof],
-// [ErrUseDPoPNonce], [ErrUnavailable], or another error from the Verifier. A principal whose Audience is not this
+// [ErrInvalidRequest], [ErrInvalidToken], [dpop.ErrInvalidProof],
+// [dpop.ErrUseNonce], [ErrUnavailable], or another error from the Verifier. A principal whose Audience is not this
 // resource, or whose Subject breaks the rules of [principal.Principal], is rejected
 // as [ErrInvalidToken] whatever the Verifier said.
 func (a *Authenticator) Authenticate(r *http.Request) (principal.Principal, error) {
+	if !a.usable() {
+		return principal.Principal{}, errAuthenticatorZero
+	}
 	if p, ok := principal.FromContext(r.Context()); ok {
 		return p, nil
 	}
@@ -170,14 +199,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (principal.Principal, erro
 	if a.throttle == nil {
 		return a.check(r, scheme, tok, err)
 	}
-	if ok, retry := a.throttle.Admit(r); !ok {
-		return principal.Principal{}, &ThrottledError{RetryAfter: retry}
-	}
-	p, err := a.check(r, scheme, tok, err)
-	if err != nil && !errors.Is(err, ErrUnavailable) {
-		a.throttle.Refused(r)
-	}
-	return p, err
+	return a.authenticateThrottled(r, scheme, tok, err)
 }
 
 // check is Authenticate for the credentials r offers: tok in scheme, or
@@ -189,15 +211,29 @@ func (a *Authenticator) check(r *http.Request, scheme authScheme, tok string, er
 	if a.v == nil {
 		return principal.Principal{}, ErrInvalidToken // the service's middleware did not accept it
 	}
-	var proof *dpopProof
-	switch {
-	case scheme == schemeDPoP:
-		if proof, err = a.dpop.proofOf(r); err != nil {
-			return principal.Principal{}, err
-		}
-	case a.dpop != nil && a.dpop.mode == DPoPRequired:
-		return principal.Principal{}, errBearerRefused
+	if a.dpop != nil {
+		return a.checkDPoP(r, scheme, tok) // dpop.go
 	}
+	return a.checkBearer(r, tok)
+}
+
+// checkBearer is the bearer path: the token verified, its principal
+// checked, and a DPoP-bound token refused (RFC 9449 §7.2: no downgrade).
+func (a *Authenticator) checkBearer(r *http.Request, tok string) (principal.Principal, error) {
+	p, err := a.verifyToken(r, tok)
+	if err != nil {
+		return principal.Principal{}, err
+	}
+	if p.DPoPThumbprint != "" {
+		return principal.Principal{}, errBoundAsBearer
+	}
+	return p, nil
+}
+
+// verifyToken asks the Verifier and checks the principal it returns: its
+// Audience must be this resource and it must obey the rules of
+// principal.Principal. Expires is the token's expiry.
+func (a *Authenticator) verifyToken(r *http.Request, tok string) (principal.Principal, error) {
 	p, exp, err := a.v.Verify(r.Context(), tok)
 	if err != nil {
 		return principal.Principal{}, err
@@ -205,37 +241,25 @@ func (a *Authenticator) check(r *http.Request, scheme authScheme, tok string, er
 	if p, err = principal.New(p); err != nil || p.Audience != a.resource {
 		return principal.Principal{}, errVerifierShape
 	}
-	switch {
-	case scheme == schemeBearer && p.DPoPThumbprint != "":
-		return principal.Principal{}, errBoundAsBearer // RFC 9449 §7.2: no downgrade
-	case scheme == schemeDPoP && p.DPoPThumbprint == "":
-		return principal.Principal{}, errUnboundAsDPoP
-	case scheme == schemeDPoP:
-		// The token's verification may come from a Cache; the proof is
-		// checked here, on every request, and never cached.
-		if err := a.dpop.check(r, proof, tok, &p); err != nil {
-			return principal.Principal{}, err
-		}
-	}
 	p.Expires = exp
 	return p, nil
 }
 
 // DPoPMode returns the Authenticator's DPoP mode.
-func (a *Authenticator) DPoPMode() DPoPMode {
-	if a.dpop == nil {
-		return DPoPOff
+func (a *Authenticator) DPoPMode() dpop.Mode {
+	if a == nil || a.dpop == nil {
+		return dpop.Off
 	}
-	return a.dpop.mode
+	return a.dpop.c.Mode()
 }
 
 // DPoPAlgorithms returns the proof algorithms accepted, sorted, for the
 // metadata's DPoPSigningAlgorithms; nil when DPoP is off.
 func (a *Authenticator) DPoPAlgorithms() []string {
-	if a.dpop == nil {
+	if a == nil || a.dpop == nil {
 		return nil
 	}
-	return slices.Clone(a.dpop.allowed)
+	return a.dpop.c.Algorithms()
 }
 
 // Handler requires a valid token: it answers errors with [Authenticator.WriteError] and
@@ -296,7 +320,7 @@ func (a *Authenticator) RequireScopes(scopes ...string) func(http.Handler) http.
 			valid = false
 		}
 	}
-	if !valid {
+	if !valid && a.usable() {
 		a.log.Error("authn: RequireScopes: invalid scope name; every request will fail")
 	}
 	return func(next http.Handler) http.Handler {
@@ -346,8 +370,8 @@ func StatusOf(err error) int {
 	switch {
 	case errors.Is(err, principal.ErrInsufficientScope):
 		return http.StatusForbidden
-	case errors.Is(err, principal.ErrUnauthenticated), errors.Is(err, ErrUseDPoPNonce),
-		errors.Is(err, ErrInvalidDPoPProof), errors.Is(err, ErrInvalidToken):
+	case errors.Is(err, principal.ErrUnauthenticated), errors.Is(err, dpop.ErrUseNonce),
+		errors.Is(err, dpop.ErrInvalidProof), errors.Is(err, ErrInvalidToken):
 		return http.StatusUnauthorized
 	case errors.Is(err, ErrInvalidRequest):
 		return http.StatusBadRequest
@@ -379,8 +403,8 @@ func (a *Authenticator) StatusOf(err error) int { return StatusOf(err) }
 // DPoP scheme (any request, when required) are DPoP challenges with the
 // same error codes and algs; and
 //
-//	ErrInvalidDPoPProof 401  DPoP error="invalid_dpop_proof", error_description="…", algs="…", resource_metadata="…"
-//	ErrUseDPoPNonce     401  DPoP error="use_dpop_nonce", …, and DPoP-Nonce
+//	dpop.ErrInvalidProof 401  DPoP error="invalid_dpop_proof", error_description="…", algs="…", resource_metadata="…"
+//	dpop.ErrUseNonce     401  DPoP error="use_dpop_nonce", …, and DPoP-Nonce
 //
 // With nonces required, every 401 carries a fresh DPoP-Nonce.
 //
@@ -389,78 +413,16 @@ func (a *Authenticator) StatusOf(err error) int { return StatusOf(err) }
 // never appear in a response. Scopes of a *ScopeError that break RFC 6750's
 // character rules are left out of the challenge.
 func (a *Authenticator) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	if !a.usable() {
+		writeMisuse(w, r, errAuthenticatorZero)
+		return
+	}
 	h := w.Header()
-	var se *principal.ScopeError
-	var ue *UnavailableError
-	// With DPoP on, an error about a request that used the DPoP scheme
-	// (or any request, when DPoP is required) is a DPoP challenge.
-	dp := a.dpop != nil && (a.dpop.mode == DPoPRequired || usesDPoP(r))
-	status, body := http.StatusInternalServerError, bodyInternal
-	switch {
-	case errors.As(err, &se):
-		status, body = http.StatusForbidden, bodyScope
-		params := []authParam{
-			{"error", "insufficient_scope"},
-			{"scope", joinValidScopes(se.Required)},
-			{"resource_metadata", a.metadataURL},
-			{"error_description", descScope}}
-		if dp {
-			h.Set("WWW-Authenticate", dpopChallenge(append(params, authParam{"algs", a.dpop.algs})...))
-		} else {
-			h.Set("WWW-Authenticate", challenge(params...))
-		}
-	case errors.Is(err, principal.ErrUnauthenticated):
-		status, body = http.StatusUnauthorized, bodyNoCreds
-		a.setChallenges(h, a.chNoCreds)
-	case errors.Is(err, ErrUseDPoPNonce) && a.dpop != nil:
-		status, body = http.StatusUnauthorized, bodyUseNonce
-		h.Set("WWW-Authenticate", a.dpUseNonce)
-	case errors.Is(err, ErrInvalidDPoPProof) && a.dpop != nil:
-		status, body = http.StatusUnauthorized, bodyInvalidProof
-		h.Set("WWW-Authenticate", a.dpInvalidProof)
-	case errors.Is(err, ErrInvalidToken), errors.Is(err, ErrInvalidDPoPProof), errors.Is(err, ErrUseDPoPNonce):
-		status, body = http.StatusUnauthorized, bodyInvalidToken
-		if dp {
-			h.Set("WWW-Authenticate", a.dpInvalidToken)
-		} else {
-			a.setChallenges(h, a.chInvalidToken)
-		}
-	case errors.Is(err, ErrInvalidRequest):
-		status, body = http.StatusBadRequest, bodyInvalidRequest
-		if dp {
-			h.Set("WWW-Authenticate", a.dpInvalidRequest)
-		} else {
-			h.Set("WWW-Authenticate", a.chInvalidRequest)
-		}
-	case errors.Is(err, ErrUnavailable):
-		status, body = http.StatusServiceUnavailable, bodyUnavailable
-		retry := defaultRetryAfter
-		if errors.As(err, &ue) && ue.RetryAfter > 0 {
-			retry = ue.RetryAfter
-		}
-		h.Set("Retry-After", retryAfterSeconds(retry))
-	case errors.Is(err, ErrThrottled):
-		status, body = http.StatusTooManyRequests, bodyThrottled
-		var te *ThrottledError
-		retry := time.Second
-		if errors.As(err, &te) && te.RetryAfter > 0 {
-			retry = te.RetryAfter
-		}
-		h.Set("Retry-After", retryAfterSeconds(retry))
+	status, body := a.errorResponse(h, r, err)
+	if status == http.StatusUnauthorized && a.dpop != nil {
+		a.dpop.setNonce(h)
 	}
-	if status == http.StatusUnauthorized && a.dpop != nil && a.dpop.nonces != nil {
-		// Every 401 hands out a nonce, so a client's next proof can carry
-		// one without another round trip (RFC 9449 §9).
-		h.Set("DPoP-Nonce", a.dpop.nonces.issue(a.dpop.now()))
-	}
-	if ctx := r.Context(); a.log.Enabled(ctx, slog.LevelDebug) || status == http.StatusInternalServerError {
-		level := slog.LevelDebug
-		if status == http.StatusInternalServerError {
-			level = slog.LevelError
-		}
-		a.log.LogAttrs(ctx, level, "authn: request not authenticated",
-			slog.Int("status", status), slog.String("reason", rejectReason(err)))
-	}
+	a.logRefusal(r.Context(), status, err)
 	h.Set("Cache-Control", "no-store")
 	httpheader.AppendVary(h, "Authorization")
 	h.Set("Content-Type", "application/json")
@@ -470,26 +432,102 @@ func (a *Authenticator) WriteError(w http.ResponseWriter, r *http.Request, err e
 	_, _ = w.Write(body)
 }
 
+// errorResponse sets the challenge or Retry-After of err in h and
+// returns the status and body that answer it (WriteError's table).
+func (a *Authenticator) errorResponse(h http.Header, r *http.Request, err error) (int, []byte) {
+	var se *principal.ScopeError
+	if a.dpop != nil {
+		if status, body, ok := a.dpopErrorResponse(h, r, err); ok {
+			return status, body
+		}
+	}
+	switch {
+	case errors.As(err, &se):
+		h.Set("WWW-Authenticate", challenge(a.scopeChallenge(se)...))
+		return http.StatusForbidden, bodyScope
+	case errors.Is(err, principal.ErrUnauthenticated):
+		a.setChallenges(h, a.chNoCreds)
+		return http.StatusUnauthorized, bodyNoCreds
+	case errors.Is(err, ErrInvalidToken), errors.Is(err, dpop.ErrInvalidProof), errors.Is(err, dpop.ErrUseNonce):
+		a.setChallenges(h, a.chInvalidToken)
+		return http.StatusUnauthorized, bodyInvalidToken
+	case errors.Is(err, ErrInvalidRequest):
+		h.Set("WWW-Authenticate", a.chInvalidRequest)
+		return http.StatusBadRequest, bodyInvalidRequest
+	case errors.Is(err, ErrUnavailable):
+		retry := defaultRetryAfter
+		if ue := (*UnavailableError)(nil); errors.As(err, &ue) && ue.RetryAfter > 0 {
+			retry = ue.RetryAfter
+		}
+		h.Set("Retry-After", retryAfterSeconds(retry))
+		return http.StatusServiceUnavailable, bodyUnavailable
+	case errors.Is(err, ErrThrottled):
+		retry := time.Second
+		if te := (*ThrottledError)(nil); errors.As(err, &te) && te.RetryAfter > 0 {
+			retry = te.RetryAfter
+		}
+		h.Set("Retry-After", retryAfterSeconds(retry))
+		return http.StatusTooManyRequests, bodyThrottled
+	}
+	return http.StatusInternalServerError, bodyInternal
+}
+
+// scopeChallenge is the parameters of an insufficient_scope challenge.
+func (a *Authenticator) scopeChallenge(se *principal.ScopeError) []authParam {
+	return []authParam{
+		{"error", "insufficient_scope"},
+		{"scope", joinValidScopes(se.Required)},
+		{"resource_metadata", a.metadataURL},
+		{"error_description", descScope}}
+}
+
+// logRefusal logs a refusal answered with status: at INFO aggregated by
+// reason (refusallog.go), at DEBUG each one, at ERROR a 500.
+func (a *Authenticator) logRefusal(ctx context.Context, status int, err error) {
+	reason := rejectReason(err)
+	if status != http.StatusInternalServerError && reason != "no_credentials" && reason != "unavailable" {
+		a.refusals.Refused(ctx, reason, status)
+	}
+	if !a.log.Enabled(ctx, slog.LevelDebug) && status != http.StatusInternalServerError {
+		return
+	}
+	level := slog.LevelDebug
+	if status == http.StatusInternalServerError {
+		level = slog.LevelError
+	}
+	attrs := []slog.Attr{slog.Int("status", status), slog.String("reason", reason)}
+	var me *misuseError
+	if errors.As(err, &me) { // a fixed text about the service's setup
+		attrs = append(attrs, slog.String("error", me.msg))
+	}
+	a.log.LogAttrs(ctx, level, "authn: request not authenticated", attrs...)
+}
+
 // setChallenges sets the Bearer challenge given and, with DPoP on, the
 // DPoP one beside it (RFC 9449 §7.1: a client learns both schemes and the
 // proof algorithms); with DPoP required, only the DPoP one.
 func (a *Authenticator) setChallenges(h http.Header, bearer string) {
-	switch {
-	case a.dpop == nil:
+	if a.dpop == nil {
 		h.Set("WWW-Authenticate", bearer)
-	case a.dpop.mode == DPoPRequired:
-		h.Set("WWW-Authenticate", a.dpNoCreds)
-	default:
-		h.Set("WWW-Authenticate", bearer)
-		h.Add("WWW-Authenticate", a.dpNoCreds)
+		return
 	}
+	a.dpop.setChallenges(h, bearer)
 }
 
-// usesDPoP reports whether r presents its token with the DPoP scheme.
-func usesDPoP(r *http.Request) bool {
-	v := r.Header["Authorization"]
-	return len(v) == 1 && len(v[0]) >= len("DPoP") && strings.EqualFold(v[0][:len("DPoP")], "DPoP") &&
-		(len(v[0]) == len("DPoP") || v[0][len("DPoP")] == ' ')
+// usable reports whether a was made by NewAuthenticator.
+func (a *Authenticator) usable() bool { return a != nil && a.log != nil }
+
+// writeMisuse answers 500 for an Authenticator that was not made by
+// NewAuthenticator, and says so in the log.
+func writeMisuse(w http.ResponseWriter, r *http.Request, err error) {
+	slog.Default().LogAttrs(r.Context(), slog.LevelError, err.Error())
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Del("Content-Length")
+	w.WriteHeader(http.StatusInternalServerError)
+	_, _ = w.Write(bodyInternal)
 }
 
 func joinValidScopes(scopes []string) string {

@@ -1,8 +1,8 @@
 package authn
 
 import (
+	"github.com/mcpkit/mcpkit/authn/internal/httpauth"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/mcpkit/mcpkit/principal"
@@ -11,17 +11,6 @@ import (
 // authorizationSlack is what an Authorization header may hold beside the
 // token: the scheme and the spaces after it.
 const authorizationSlack = 64
-
-// b64tokenChar marks the b64token alphabet of RFC 6750 §2.1 (without the
-// trailing "=" padding, handled separately).
-var b64tokenChar = func() (t [256]bool) {
-	for c := range t {
-		b := byte(c)
-		t[c] = b >= 'A' && b <= 'Z' || b >= 'a' && b <= 'z' || b >= '0' && b <= '9' ||
-			b == '-' || b == '.' || b == '_' || b == '~' || b == '+' || b == '/'
-	}
-	return t
-}()
 
 // BearerToken extracts the bearer token of r as RFC 6750 §2.1 defines it,
 // and only that way: one "Authorization: Bearer <b64token>" header, the
@@ -62,13 +51,13 @@ const (
 // the form body. Without dpop, a DPoP header is another scheme
 // (principal.ErrUnauthenticated), as before DPoP support.
 func credentials(r *http.Request, max int, dpop bool) (authScheme, string, error) {
-	if r.URL != nil && queryHasAccessToken(r.URL.RawQuery) {
+	if r.URL != nil && httpauth.QueryHasAccessToken(r.URL.RawQuery) {
 		return 0, "", ErrInvalidRequest
 	}
 	values := r.Header["Authorization"]
 	switch len(values) {
 	case 0:
-		if isFormBody(r.Header.Get("Content-Type")) {
+		if httpauth.IsFormBody(r.Header.Get("Content-Type")) {
 			return 0, "", ErrInvalidRequest
 		}
 		return 0, "", principal.ErrUnauthenticated
@@ -109,7 +98,7 @@ func parseScheme(h, scheme string, max int) (string, error) {
 	if rest[0] != ' ' {
 		// "Bearerx": not the Bearer scheme; a token68-style scheme whose name
 		// starts with "Bearer" (for example "BearerToken ...") is another scheme.
-		if isTokenChar(rest[0]) {
+		if httpauth.IsTokenChar(rest[0]) {
 			return "", principal.ErrUnauthenticated
 		}
 		return "", ErrInvalidRequest
@@ -119,62 +108,8 @@ func parseScheme(h, scheme string, max int) (string, error) {
 		i++
 	}
 	tok := rest[i:]
-	if len(tok) > max || !validB64Token(tok) {
+	if len(tok) > max || !httpauth.ValidB64Token(tok) {
 		return "", ErrInvalidRequest
 	}
 	return tok, nil
-}
-
-// validB64Token: 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
-func validB64Token(s string) bool {
-	i := 0
-	for i < len(s) && b64tokenChar[s[i]] {
-		i++
-	}
-	if i == 0 {
-		return false
-	}
-	for i < len(s) && s[i] == '=' {
-		i++
-	}
-	return i == len(s)
-}
-
-// isTokenChar: tchar of RFC 9110 §5.6.2, the characters of a scheme name.
-func isTokenChar(c byte) bool {
-	switch {
-	case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		return true
-	}
-	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
-}
-
-// queryHasAccessToken reports whether the raw query has a parameter named
-// access_token, in any percent-encoding, without parsing the whole query.
-func queryHasAccessToken(q string) bool {
-	for q != "" {
-		var part string
-		part, q, _ = strings.Cut(q, "&")
-		name, _, _ := strings.Cut(part, "=")
-		if name == "access_token" {
-			return true
-		}
-		if len(name) <= 3*len("access_token") && strings.ContainsAny(name, "%+") {
-			if n, err := url.QueryUnescape(name); err == nil && n == "access_token" {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// isFormBody reports whether a Content-Type is application/x-www-form-urlencoded.
-func isFormBody(ct string) bool {
-	const form = "application/x-www-form-urlencoded"
-	ct = strings.TrimLeft(ct, " \t")
-	if len(ct) < len(form) || !strings.EqualFold(ct[:len(form)], form) {
-		return false
-	}
-	rest := strings.TrimLeft(ct[len(form):], " \t")
-	return rest == "" || rest[0] == ';'
 }

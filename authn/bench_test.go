@@ -172,3 +172,58 @@ func BenchmarkHandler(b *testing.B) {
 	b.Run("bare", func(b *testing.B) { run(b, next) })
 	b.Run("authenticated", func(b *testing.B) { run(b, a.Handler(next)) })
 }
+
+// admitAll is a Throttle that admits everything and counts nothing.
+type admitAll struct{}
+
+func (admitAll) Admit(*http.Request) (bool, time.Duration) { return true, 0 }
+func (admitAll) Refused(*http.Request)                     {}
+
+// BenchmarkThrottleInterleaved measures what the refused-credentials
+// Throttle costs an honest request (issue 27: a token verified lately is
+// served without asking the Throttle; the cost is its digest and a map
+// lookup): a cached token authenticated without a Throttle and with one,
+// alternately on every iteration, reporting each one's mean and their
+// ratio (throttle/none).
+func BenchmarkThrottleInterleaved(b *testing.B) {
+	e := newEnvTB(b)
+	o := e.opts()
+	o.Logger = discardLogger()
+	v, err := NewJWTVerifier(context.Background(), o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer v.Close()
+	c := NewCache(v, CacheOptions{Now: e.clock.Now})
+	plain, err := NewAuthenticator(c, Options{Resource: testResource, Logger: discardLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	throttled, err := NewAuthenticator(c, Options{Resource: testResource, Logger: discardLogger(), Throttle: admitAll{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tok, err := e.is.Sign(claims("alice", "read"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	r.Header.Set("Authorization", "Bearer "+tok)
+	var noneTime, throttleTime time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := plain.Authenticate(r); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := throttled.Authenticate(r); err != nil {
+			b.Fatal(err)
+		}
+		throttleTime += time.Since(t1)
+		noneTime += t1.Sub(t0)
+	}
+	b.ReportMetric(float64(noneTime.Nanoseconds())/float64(b.N), "none-ns/op")
+	b.ReportMetric(float64(throttleTime.Nanoseconds())/float64(b.N), "throttle-ns/op")
+	b.ReportMetric(float64(throttleTime)/float64(noneTime), "throttle/none")
+}

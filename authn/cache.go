@@ -3,6 +3,7 @@ package authn
 import (
 	"context"
 	"crypto/sha256"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"slices"
 	"sync"
 	"time"
@@ -51,8 +52,12 @@ type cacheEntry struct {
 var _ Verifier = (*Cache)(nil)
 
 // NewCache returns a Cache in front of v. Negative options are treated as
-// zero (the defaults).
+// zero (the defaults). A nil v, or a nil pointer in v, makes a Cache that
+// [NewAuthenticator] refuses and whose Verify answers an error (500).
 func NewCache(v Verifier, opts CacheOptions) *Cache {
+	if jose.TypedNil(v) {
+		v = nil // Verify answers errCacheZero; NewAuthenticator refuses it
+	}
 	c := &Cache{v: v, max: opts.MaxEntries, maxTTL: opts.MaxTTL, now: opts.Now}
 	if c.max <= 0 {
 		c.max = 10000
@@ -75,6 +80,9 @@ const maxCachedToken = 256 << 10
 // one, and otherwise asks the underlying Verifier and caches a success.
 // The returned principal's Scopes is a fresh copy.
 func (c *Cache) Verify(ctx context.Context, token string) (principal.Principal, time.Time, error) {
+	if c == nil || c.m == nil || c.v == nil {
+		return principal.Principal{}, time.Time{}, errCacheZero
+	}
 	if len(token) > maxCachedToken { // not worth hashing; the verifier rejects it
 		return c.v.Verify(ctx, token)
 	}
@@ -149,6 +157,9 @@ func (c *Cache) evictLocked(now time.Time) {
 
 // Len returns the number of cached entries, expired ones included.
 func (c *Cache) Len() int {
+	if c == nil {
+		return 0
+	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return len(c.m)

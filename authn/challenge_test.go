@@ -2,6 +2,7 @@ package authn
 
 import (
 	"errors"
+	"github.com/mcpkit/mcpkit/authn/internal/httpauth"
 	"strings"
 	"testing"
 
@@ -78,7 +79,7 @@ func TestChallengeRendering(t *testing.T) {
 		{"error_description", "caf\u00e9"}, {"scope", "a  b"}, {"scope", " a"}, {"scope", "a "}, {"scope", `a"b`},
 		{"scope", "tab\tx"}, {"resource_metadata", "https://x/ y"}, {"error", ""},
 	} {
-		out, n := appendChallenge(nil, bad)
+		out, n := httpauth.AppendChallenge(nil, "Bearer", httpauth.Param{Name: bad.name, Value: bad.value})
 		assert.Zero(t, n, "%+v", bad)
 		assert.Equal(t, "Bearer", string(out))
 	}

@@ -2,6 +2,7 @@ package authn
 
 import (
 	"fmt"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"slices"
 	"strings"
 	"time"
@@ -156,138 +157,123 @@ func (r *claimRules) read(data []byte, cv *claimValues) error {
 
 // check applies the claim rules at time now and builds the principal.
 func (r *claimRules) check(cv *claimValues, now time.Time) (principal.Principal, time.Time, error) {
+	if err := r.checkIssuance(cv); err != nil {
+		return principal.Principal{}, time.Time{}, err
+	}
+	exp, err := r.checkTimes(cv, now)
+	if err != nil {
+		return principal.Principal{}, time.Time{}, err
+	}
+	p, err := r.identity(cv)
+	if err != nil {
+		return principal.Principal{}, time.Time{}, err
+	}
+	return p, exp, nil
+}
+
+// checkIssuance checks active (introspection), iss and aud.
+func (r *claimRules) checkIssuance(cv *claimValues) error {
 	if r.requireActive {
 		if active, ok := cv.v[slotActive].Bool(); !ok || !active {
-			return principal.Principal{}, time.Time{}, errInactive
+			return errInactive
 		}
 	}
 	// iss: exact, code-point equality (RFC 9068 §4 step 3).
 	if iss := cv.v[slotIss]; r.issuer != "" {
 		if !iss.EqualStr(r.issuer) {
-			return principal.Principal{}, time.Time{}, errIssuer
+			return errIssuer
 		}
 	} else if k := iss.Kind(); k != jsonstrict.None && k != jsonstrict.String {
-		return principal.Principal{}, time.Time{}, errIssuer
+		return errIssuer
 	}
 	if !r.audienceOK(cv.v[slotAud]) {
-		return principal.Principal{}, time.Time{}, errAudience
+		return errAudience
 	}
-	// exp is required; nbf and iat are honoured when present. All three
-	// may have fractions and are compared to the nanosecond.
+	return nil
+}
+
+// checkTimes checks exp (required), nbf and iat (honoured when present),
+// and returns exp. All three may have fractions and are compared to the
+// nanosecond.
+func (r *claimRules) checkTimes(cv *claimValues, now time.Time) (time.Time, error) {
 	if cv.v[slotExp].Kind() == jsonstrict.None {
-		return principal.Principal{}, time.Time{}, errExpired
+		return time.Time{}, errExpired
 	}
-	exp, ok := numericDate(cv.v[slotExp])
+	exp, ok := jose.NumericDate(cv.v[slotExp])
 	if !ok {
-		return principal.Principal{}, time.Time{}, errClaims
+		return time.Time{}, errClaims
 	}
 	if !now.Before(exp.Add(r.leeway)) {
-		return principal.Principal{}, time.Time{}, errExpired
+		return time.Time{}, errExpired
 	}
 	for _, slot := range [...]int{slotNbf, slotIat} {
 		if cv.v[slot].Kind() == jsonstrict.None {
 			continue
 		}
-		t, ok := numericDate(cv.v[slot])
+		t, ok := jose.NumericDate(cv.v[slot])
 		if !ok {
-			return principal.Principal{}, time.Time{}, errClaims
+			return time.Time{}, errClaims
 		}
 		if t.After(now.Add(r.leeway)) {
-			return principal.Principal{}, time.Time{}, errNotYet
+			return time.Time{}, errNotYet
 		}
 	}
-	// The subject is optional (client-credentials and service tokens have
-	// none; templates say whose records they serve, and a subject-owned one
-	// is never called without a subject), but a present one must follow the
-	// rules, and a member named like it in another case, with no subject
-	// beside it, is a parser differential: refused.
+	return exp, nil
+}
+
+// identity builds the principal: subject, cnf.jkt, client id, scopes.
+// The subject is optional (client-credentials and service tokens have
+// none; templates say whose records they serve, and a subject-owned one
+// is never called without a subject), but a present one must follow the
+// rules, and a member named like it in another case, with no subject
+// beside it, is a parser differential: refused.
+func (r *claimRules) identity(cv *claimValues) (principal.Principal, error) {
 	p := principal.Principal{Audience: r.resource}
 	switch sv := cv.v[slotSub]; {
 	case sv.Kind() == jsonstrict.None:
 		if cv.subVariant {
-			return principal.Principal{}, time.Time{}, errSubject
+			return principal.Principal{}, errSubject
 		}
 	default:
 		sub, ok := sv.Str()
 		if !ok || !principal.ValidIdentifier(sub) {
-			return principal.Principal{}, time.Time{}, errSubject
+			return principal.Principal{}, errSubject
 		}
 		p.Subject = sub
 	}
 	if cnf := cv.v[slotCnf]; cnf.Kind() != jsonstrict.None {
-		jkt, ok := confirmationThumbprint(cnf)
+		jkt, ok := jose.ConfirmationThumbprint(cnf)
 		if !ok {
-			return principal.Principal{}, time.Time{}, errConfirmation
+			return principal.Principal{}, errConfirmation
 		}
 		p.DPoPThumbprint = jkt
 	}
-	for i := range r.nClient {
-		v := cv.v[slotFirstVar+i]
-		if v.Kind() == jsonstrict.None {
-			continue
-		}
+	if v, found := cv.first(slotFirstVar, r.nClient); found {
 		cid, ok := v.Str()
 		if !ok || (cid != "" && !principal.ValidIdentifier(cid)) {
-			return principal.Principal{}, time.Time{}, errClientID
+			return principal.Principal{}, errClientID
 		}
 		p.ClientID = cid
-		break
 	}
-	for i := range r.nScope {
-		v := cv.v[slotFirstVar+maxClaimAlternates+i]
-		if v.Kind() == jsonstrict.None {
-			continue
-		}
+	if v, found := cv.first(slotFirstVar+maxClaimAlternates, r.nScope); found {
 		scopes, ok := parseScopes(v)
 		if !ok {
-			return principal.Principal{}, time.Time{}, errScope
+			return principal.Principal{}, errScope
 		}
 		p.Scopes = scopes
-		break
 	}
-	return p, exp, nil
+	return p, nil
 }
 
-// confirmationThumbprint reads a "cnf" claim (RFC 7800): an object whose
-// "jkt" member, when present, is the RFC 7638 thumbprint of the key a
-// DPoP-bound token is bound to (RFC 9449 §6). It returns "" for a cnf
-// without jkt (other confirmation methods, such as mTLS's x5t#S256, are
-// the TLS layer's to check). A cnf that is not an object, or a jkt that is
-// not a non-empty string of at most 256 bytes, is refused: a binding that
-// cannot be read must not turn the token into a bearer one. A jkt string
-// that is no SHA-256 thumbprint (43 base64url characters) is returned as
-// it is: the token is bound, so no Bearer request can use it, and no
-// proof key has that thumbprint, so no DPoP request can either (the
-// Authenticator refuses it outright).
-func confirmationThumbprint(cnf jsonstrict.Value) (string, bool) {
-	if cnf.Kind() != jsonstrict.Object {
-		return "", false
-	}
-	var jkt jsonstrict.Value
-	_ = cnf.Members(func(name []byte, v jsonstrict.Value) bool {
-		if string(name) == "jkt" {
-			jkt = v
+// first returns the first present value of the n slots from slot on: the
+// claim of the first alternative name the token has.
+func (cv *claimValues) first(slot, n int) (jsonstrict.Value, bool) {
+	for i := range n {
+		if v := cv.v[slot+i]; v.Kind() != jsonstrict.None {
+			return v, true
 		}
-		return true
-	})
-	if jkt.Kind() == jsonstrict.None {
-		return "", true
 	}
-	s, ok := jkt.Str()
-	if !ok || s == "" || len(s) > 256 {
-		return "", false
-	}
-	return s, true
-}
-
-// validThumbprint: the unpadded base64url text of a SHA-256 digest.
-func validThumbprint(s string) bool {
-	if len(s) != 43 {
-		return false
-	}
-	var d [32]byte
-	n, err := b64.Decode(d[:], []byte(s))
-	return err == nil && n == 32
+	return jsonstrict.Value{}, false
 }
 
 // audienceOK: aud is required and is the resource, or an array of strings
@@ -298,7 +284,7 @@ func (r *claimRules) audienceOK(v jsonstrict.Value) bool {
 	case jsonstrict.String:
 		return v.EqualStr(r.audience)
 	case jsonstrict.Array:
-		auds, ok := stringArray(v)
+		auds, ok := jose.StringArray(v)
 		if !ok {
 			return false
 		}
@@ -321,7 +307,7 @@ func parseScopes(v jsonstrict.Value) ([]string, bool) {
 		list = strings.FieldsFunc(s, func(r rune) bool { return r == ' ' })
 	case jsonstrict.Array:
 		var ok bool
-		if list, ok = stringArray(v); !ok {
+		if list, ok = jose.StringArray(v); !ok {
 			return nil, false
 		}
 	default:

@@ -144,35 +144,13 @@
 //
 // # DPoP (RFC 9449)
 //
-// Options.DPoP turns on sender-constrained tokens, in one of three modes
-// (off, the zero value; allowed; required). A DPoP request is
-// "Authorization: DPoP <token>" with exactly one DPoP proof header, and the
-// proof is checked on every request, after the token's verification (which
-// a [Cache] may remember; the proof is never cached): a compact JWS read
-// by this package with the strict JSON engine; typ dpop+jwt; an
-// allowlisted asymmetric alg (default ES256, EdDSA, PS256, RS256) that
-// fits the jwk; a public jwk (a private member in any letter case, an oct
-// key, a point off its curve, RSA under 2048 bits refuse it) from which
-// this package builds the key (jwx only checks the signature with that
-// key; jku, x5u, x5c and crit refuse the proof and are never fetched); the
-// signature; htm equal to the method; htu equal to the external URL of the
-// request after RFC 3986 normalization (DPoPOptions.BaseURL, by default the
-// origin of Resource, followed by the request's path; never the Host
-// header); iat within ProofWindow (60 s) either way; ath equal to the
-// token's SHA-256; the proof key's RFC 7638 thumbprint equal to the
-// token's cnf.jkt (from the JWT or the introspection response); a server
-// nonce when RequireNonce is set (stateless HMAC nonces, use_dpop_nonce and
-// DPoP-Nonce); and a jti not seen in twice the window (a bounded memory of
-// two rotating generations that refuses new proofs with 503 when full,
-// rather than forgetting live ones; each caller, the token's identity,
-// holds at most a share of it, so a caller at its share is refused while
-// the others' proofs are still accepted). A DPoP-bound token sent as Bearer is
-// refused in every mode, DPoPOff included (RFC 9449 §7.2), and a token sent
-// as DPoP must be bound. Challenges follow RFC 9449 §7.1 (see
+// Options.DPoP (a [dpop.Options]) turns on sender-constrained tokens, in
+// one of three modes (off, the zero value; allowed; required); package
+// authn/dpop documents the proof checks. A DPoP-bound token sent as Bearer
+// is refused in every mode, dpop.Off included (RFC 9449 §7.2), and a token
+// sent as DPoP must be bound. Challenges follow RFC 9449 §7.1 (see
 // [Authenticator.WriteError]); publish [Authenticator.DPoPAlgorithms] and
-// the mode in [Metadata]. The replay memory and the nonce key are per
-// process unless DPoPOptions.NonceSecret is shared: see DPoPOptions for
-// fleets.
+// the mode in [Metadata].
 //
 // # Several issuers
 //
@@ -186,7 +164,12 @@
 // session and stream owners and cursor bindings. Applications key their
 // own per-user data and publish notifications with the same key
 // ([principal.SubjectKey]). Moving from one issuer to several changes the keys from
-// bare subjects to qualified ones: migrate stored keys with SubjectKey.
+// bare subjects to qualified ones: migrate stored keys with principal.SubjectKey.
+//
+// # Testing
+//
+// Package authn/authntest is a token issuer for a service's tests: a JWK
+// Set over httptest, tokens for a resource, and DPoP proofs.
 //
 // # Custom verifiers
 //

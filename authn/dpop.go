@@ -1,429 +1,152 @@
 package authn
 
+// The DPoP side of an Authenticator (RFC 9449): the proof checker of
+// authn/dpop, the DPoP challenges, and the DPoP path of a request. The
+// bearer path (authenticator.go) reads without it: an Authenticator with
+// DPoP off has a nil dpopSide and never enters this file.
+
 import (
-	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
-	"fmt"
-	"hash/maphash"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"time"
 
-	"github.com/mcpkit/mcpkit/authn/internal/htu"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"github.com/mcpkit/mcpkit/principal"
-
-	"github.com/lestrrat-go/jwx/v2/jwa"
-	"github.com/lestrrat-go/jwx/v2/jws"
 )
 
-// DPoPMode says whether an [Authenticator] accepts DPoP (RFC 9449)
-// sender-constrained tokens. The zero value is DPoPOff.
-type DPoPMode uint8
-
-const (
-	// DPoPOff: only the Bearer scheme. "Authorization: DPoP …" is another
-	// scheme, as if absent. A DPoP-bound token (one whose "cnf" names a
-	// key, RFC 9449 §6) is still refused as a bearer token: presenting it
-	// without a proof would make the binding worthless.
-	DPoPOff DPoPMode = iota
-	// DPoPAllowed: both schemes. DPoP-bound tokens need the DPoP scheme
-	// and a valid proof on every request; plain bearer tokens are accepted
-	// with the Bearer scheme.
-	DPoPAllowed
-	// DPoPRequired: only the DPoP scheme with a DPoP-bound token and a
-	// valid proof; every Bearer request is refused (invalid_token).
-	DPoPRequired
-)
-
-// String returns "off", "allowed" or "required".
-func (m DPoPMode) String() string {
-	switch m {
-	case DPoPOff:
-		return "off"
-	case DPoPAllowed:
-		return "allowed"
-	case DPoPRequired:
-		return "required"
-	}
-	return "invalid"
+// dpopSide is the DPoP half of an Authenticator: nil when DPoP is off.
+type dpopSide struct {
+	c    *dpop.Checker
+	algs string // space-separated, for challenges
+	// Pre-rendered challenges.
+	noCreds, invalidToken, invalidRequest, invalidProof, useNonce string
 }
 
-// DPoPOptions configures DPoP in [Options]. The zero value is DPoP off.
-type DPoPOptions struct {
-	// Mode turns DPoP on. The zero value, DPoPOff, keeps the Bearer-only
-	// behaviour (the challenges are exactly those without DPoP).
-	Mode DPoPMode
-
-	// Algorithms is the allowlist of proof signature algorithms, published
-	// in the challenges' algs and meant for the metadata's
-	// dpop_signing_alg_values_supported. Nil means
-	// [DefaultDPoPAlgorithms] (ES256, EdDSA, PS256, RS256). Only
-	// asymmetric algorithms can be configured: RS*, PS*, ES256/384/512,
-	// EdDSA.
-	Algorithms []string
-
-	// ProofWindow is how far a proof's iat may be from the server's clock,
-	// before or after. Zero means 60 s; at most 10 minutes. A proof's jti
-	// is remembered for twice the window, so it cannot be used twice.
-	ProofWindow time.Duration
-
-	// BaseURL is the scheme and authority (and path prefix, if a proxy
-	// strips one) that clients use to reach this server: a proof's htu
-	// must equal BaseURL followed by the request's path, after RFC 3986
-	// normalization (RFC 9449 §4.3). Empty means the origin of
-	// Options.Resource, which is already the external URL. The request's
-	// Host header is never used: a proof made for another server must not
-	// become valid here by a spoofed Host.
-	BaseURL string
-
-	// RequireNonce makes every proof carry a nonce this server issued
-	// (RFC 9449 §9): a proof without one, or with an expired one, is
-	// answered 401 use_dpop_nonce with a fresh DPoP-Nonce header, and the
-	// client retries. Nonces bound how far ahead a client can make proofs.
-	RequireNonce bool
-
-	// NonceLifetime is how long an issued nonce is accepted. Zero means
-	// 5 minutes; at most an hour.
-	NonceLifetime time.Duration
-
-	// NonceSecret keys the nonces (an HMAC over their issue time), so the
-	// instances of a fleet accept each other's: at least 32 random bytes,
-	// shared by them. Nil means a random key per process (a client that
-	// moves to another instance is told to retry with a new nonce).
-	NonceSecret []byte
-
-	// MaxReplayEntries bounds the proofs remembered for replay detection
-	// (in memory, per process). Zero means 100 000: at most about 9.5 MB
-	// with the per-caller counters (both generations grown to the bound,
-	// every proof another caller's; 4.7 MB for the proofs alone, about 95
-	// and 47 bytes a proof). When it is full of live entries, new proofs are
-	// refused with 503 and Retry-After rather than admitted unchecked.
-	// Proofs are remembered per process: behind a load balancer without
-	// affinity, a proof replayed to another instance is detected only by
-	// that instance's own memory; use nonces, short windows, or affinity.
-	MaxReplayEntries int
-
-	// MaxReplayEntriesPerCaller is each caller's share of MaxReplayEntries,
-	// so that no caller can fill the memory and lock the others out: a
-	// caller holding its share gets 503 and Retry-After (when its oldest
-	// proofs age out) for its new proofs, while everyone else's are still
-	// remembered and accepted. A caller is the token's identity together
-	// with the key the token is bound to (cnf.jkt): its issuer and
-	// subject, else its issuer and client id, and the key. A proof's key
-	// must be the token's, so an attacker cannot multiply shares by
-	// minting proof keys, while instances of one client holding tokens
-	// bound to keys of their own have shares of their own. Only a proof
-	// that passed every other check, with its token, counts. A proof stays remembered between two and four
-	// ProofWindows, so a caller can make about MaxReplayEntriesPerCaller /
-	// (4 × ProofWindow) proofs a second, sustained, and its share at once.
-	// Zero means MaxReplayEntries / 50 (2 000 by default: 8 proofs a
-	// second with the default window, and 50 callers at their share to
-	// fill the memory); at most MaxReplayEntries, which turns shares off.
-	MaxReplayEntriesPerCaller int
-
-	// ReplayStore remembers the accepted proofs. Nil means this
-	// process's memory (bounded by MaxReplayEntries, with per-caller
-	// shares). Instances of a fleet that share one (a Redis one, say) make
-	// the replay protection the resource's: a proof accepted by one
-	// instance is refused by every other. A store that cannot answer
-	// refuses the proof (503, fail closed), never accepts it unremembered.
-	ReplayStore ReplayStore
-
-	// MaxProofBytes bounds the DPoP header; a longer proof is refused
-	// (invalid_dpop_proof) before it is decoded. Zero means 8 KiB.
-	MaxProofBytes int
-
-	// Now returns the current time. Nil means time.Now.
-	Now func() time.Time
-}
-
-// DefaultDPoPAlgorithms are the proof algorithms accepted when
-// [DPoPOptions.Algorithms] is nil.
-func DefaultDPoPAlgorithms() []string { return []string{"ES256", "EdDSA", "PS256", "RS256"} }
-
-const (
-	defaultProofWindow   = 60 * time.Second
-	maxProofWindow       = 10 * time.Minute
-	defaultNonceLifetime = 5 * time.Minute
-	maxNonceLifetime     = time.Hour
-	defaultMaxReplay     = 100_000
-	replayShares         = 50 // MaxReplayEntries / MaxReplayEntriesPerCaller by default
-	defaultMaxProofBytes = 8 << 10
-)
-
-// dpopChecker verifies proofs for an Authenticator. It is immutable after
-// construction except for its replay cache.
-type dpopChecker struct {
-	mode      DPoPMode
-	allowed   []string
-	algs      string // space-separated, for challenges
-	verifiers map[string]jws.Verifier
-	window    time.Duration
-	base      string // normalized, without a trailing "/"
-	maxBytes  int
-	nonces    *nonceSource // nil unless RequireNonce
-	replay    *replayCache // when store is nil
-	store     ReplayStore
-	warned    atomic.Int64 // when a store failure was last logged (unix ns)
-	now       func() time.Time
-	log       *slog.Logger
-}
-
-func newDPoPChecker(o DPoPOptions, resource string, log *slog.Logger) (*dpopChecker, error) {
-	switch o.Mode {
-	case DPoPOff:
-		return nil, nil
-	case DPoPAllowed, DPoPRequired:
-	default:
-		return nil, fmt.Errorf("authn: DPoPOptions.Mode %d is not a mode", o.Mode)
-	}
-	algs := o.Algorithms
-	if algs == nil {
-		algs = DefaultDPoPAlgorithms()
-	}
-	allowed, err := checkAlgorithms(algs)
-	if err != nil {
-		return nil, fmt.Errorf("authn: DPoPOptions.Algorithms: %w", err)
-	}
-	c := &dpopChecker{
-		mode: o.Mode, allowed: allowed, algs: strings.Join(allowed, " "),
-		verifiers: make(map[string]jws.Verifier, len(allowed)),
-		window:    o.ProofWindow, maxBytes: o.MaxProofBytes, now: o.Now, log: log, store: o.ReplayStore,
-	}
-	for _, a := range allowed {
-		vf, err := jws.NewVerifier(jwa.SignatureAlgorithm(a))
-		if err != nil {
-			return nil, fmt.Errorf("authn: no verifier for %s", a)
-		}
-		c.verifiers[a] = vf
-	}
-	switch {
-	case c.window < 0 || c.window > maxProofWindow:
-		return nil, fmt.Errorf("authn: DPoPOptions.ProofWindow must be from 0 to %v", maxProofWindow)
-	case c.window == 0:
-		c.window = defaultProofWindow
-	}
-	switch {
-	case c.maxBytes < 0:
-		return nil, errors.New("authn: DPoPOptions.MaxProofBytes must not be negative")
-	case c.maxBytes == 0:
-		c.maxBytes = defaultMaxProofBytes
-	}
-	if c.now == nil {
-		c.now = time.Now
-	}
-	base := o.BaseURL
-	if base == "" {
-		origin, _, err := splitResource(resource)
-		if err != nil {
-			return nil, err
-		}
-		base = origin
-	} else if _, err := parseSecureURL("DPoPOptions.BaseURL", base, true); err != nil {
+// newDPoPSide returns the DPoP side of o, or nil when o.Mode is Off; md
+// and scope are the Authenticator's resource_metadata and scope hint.
+func newDPoPSide(o dpop.Options, resource string, log *slog.Logger, md authParam, scope string) (*dpopSide, error) {
+	c, err := dpop.New(o, resource, log)
+	if err != nil || c == nil {
 		return nil, err
 	}
-	n, ok := htu.Normalize(base)
-	if !ok {
-		return nil, errors.New("authn: DPoPOptions.BaseURL cannot be normalized as an http(s) URL")
-	}
-	c.base = strings.TrimSuffix(n, "/")
-	maxReplay := o.MaxReplayEntries
-	switch {
-	case maxReplay < 0:
-		return nil, errors.New("authn: DPoPOptions.MaxReplayEntries must not be negative")
-	case maxReplay == 0:
-		maxReplay = defaultMaxReplay
-	}
-	share := o.MaxReplayEntriesPerCaller
-	switch {
-	case share < 0 || share > maxReplay:
-		return nil, errors.New("authn: DPoPOptions.MaxReplayEntriesPerCaller must be from 0 to MaxReplayEntries")
-	case share == 0:
-		share = max(maxReplay/replayShares, 1)
-	}
-	c.replay = newReplayCache(maxReplay, share, 2*c.window+time.Second)
-	if o.RequireNonce {
-		life := o.NonceLifetime
-		switch {
-		case life < 0 || life > maxNonceLifetime:
-			return nil, fmt.Errorf("authn: DPoPOptions.NonceLifetime must be from 0 to %v", maxNonceLifetime)
-		case life == 0:
-			life = defaultNonceLifetime
-		}
-		secret := o.NonceSecret
-		if secret == nil {
-			secret = make([]byte, 32)
-			_, _ = rand.Read(secret) // crypto/rand.Read never fails (Go ≥ 1.24)
-		} else if len(secret) < 32 {
-			return nil, errors.New("authn: DPoPOptions.NonceSecret must have at least 32 bytes")
-		}
-		c.nonces = &nonceSource{secret: append([]byte(nil), secret...), life: life}
-	} else if o.NonceSecret != nil || o.NonceLifetime != 0 {
-		return nil, errors.New("authn: DPoPOptions.NonceSecret and NonceLifetime need RequireNonce")
-	}
-	return c, nil
+	d := &dpopSide{c: c, algs: strings.Join(c.Algorithms(), " ")}
+	algs := authParam{"algs", d.algs}
+	d.noCreds = dpopChallenge(algs, md, authParam{"scope", scope})
+	d.invalidToken = dpopChallenge(authParam{"error", "invalid_token"}, authParam{"error_description", descInvalidToken}, algs, md, authParam{"scope", scope})
+	d.invalidRequest = dpopChallenge(authParam{"error", "invalid_request"}, authParam{"error_description", descInvalidRequest}, algs, md)
+	d.invalidProof = dpopChallenge(authParam{"error", "invalid_dpop_proof"}, authParam{"error_description", descDPoPProof}, algs, md)
+	d.useNonce = dpopChallenge(authParam{"error", "use_dpop_nonce"}, authParam{"error_description", descDPoPNonce}, algs, md)
+	return d, nil
 }
 
-// proofOf returns the request's one DPoP proof, parsed but not yet
-// verified. Errors: ErrInvalidDPoPProof (no DPoP header, several, or a
-// proof that is malformed, oversized, or breaks the header rules).
-func (c *dpopChecker) proofOf(r *http.Request) (*dpopProof, error) {
-	values := r.Header["Dpop"]
-	if len(values) != 1 {
-		return nil, errProofHeaders
+func (d *dpopSide) required() bool { return d.c.Mode() == dpop.Required }
+
+// checkDPoP is check with DPoP on. A Bearer request takes the bearer path
+// (refused when DPoP is required); a DPoP request needs its one proof,
+// then a token bound to the proof's key. The token's verification may
+// come from a Cache; the proof is checked on every request, and never
+// cached.
+func (a *Authenticator) checkDPoP(r *http.Request, scheme authScheme, tok string) (principal.Principal, error) {
+	if scheme == schemeBearer {
+		if a.dpop.required() {
+			return principal.Principal{}, errBearerRefused
+		}
+		return a.checkBearer(r, tok)
 	}
-	return parseProof(values[0], c.maxBytes, c.allowed)
+	proof, err := a.dpop.c.ProofOf(r)
+	if err != nil {
+		return principal.Principal{}, err
+	}
+	p, err := a.verifyToken(r, tok)
+	if err != nil {
+		return principal.Principal{}, err
+	}
+	if p.DPoPThumbprint == "" {
+		return principal.Principal{}, errUnboundAsDPoP
+	}
+	if err := a.dpop.c.Check(r, proof, tok, &p); err != nil {
+		return principal.Principal{}, dpopError(err)
+	}
+	return p, nil
 }
 
-// check verifies a parsed proof for request r carrying token, whose
-// verified principal p is bound to the key with thumbprint p.DPoPThumbprint
-// (RFC 9449 §4.3 and §7.1): the signature by the proof's own key, htm,
-// htu, iat, ath, the key binding, the nonce, and finally that the proof
-// was not seen before (only a proof that passed every other check is
-// remembered, and charged to p's share of the replay memory).
-func (c *dpopChecker) check(r *http.Request, pr *dpopProof, token string, p *principal.Principal) error {
-	if err := pr.verify(c.verifiers[pr.alg]); err != nil {
-		return err
-	}
-	if pr.htm != r.Method {
-		return errProofMethod
-	}
-	if !c.htuOK(r, pr.htu) {
-		return errProofURL
-	}
-	now := c.now()
-	if pr.iat.Before(now.Add(-c.window)) || pr.iat.After(now.Add(c.window)) {
-		return errProofTime
-	}
-	ath := sha256.Sum256([]byte(token))
-	var want [43]byte
-	b64.Encode(want[:], ath[:])
-	if subtle.ConstantTimeCompare(want[:], []byte(pr.ath)) != 1 {
-		return errProofATH
-	}
-	if subtle.ConstantTimeCompare([]byte(pr.jkt), []byte(p.DPoPThumbprint)) != 1 {
+// dpopError is the Authenticator's error for a proof check's: a proof
+// whose key is not the token's refuses the token; a proof that cannot be
+// checked now is ErrUnavailable.
+func dpopError(err error) error {
+	var ue *dpop.UnavailableError
+	switch {
+	case errors.Is(err, dpop.ErrKeyMismatch):
 		return errKeyBinding
-	}
-	if c.nonces != nil && !c.nonces.valid(pr.nonce, now) {
-		return ErrUseDPoPNonce
-	}
-	if c.store != nil {
-		return c.remember(r, pr, p)
-	}
-	res, retry, warn := c.replay.add(pr.replayKey(), c.identity(p), now)
-	switch res {
-	case replaySeen:
-		return errProofReplay
-	case replayFull:
-		if warn { // once a rotation period, not on every refused request
-			c.log.Warn("authn: dpop: the replay cache is full of live proofs; refusing new ones until it rotates (raise DPoPOptions.MaxReplayEntries)")
-		}
-		return &UnavailableError{RetryAfter: retry}
-	case replayOverShare:
-		if warn {
-			c.log.Warn("authn: dpop: a caller holds its share of the replay cache; refusing its new proofs until they age out (DPoPOptions.MaxReplayEntriesPerCaller)")
-		}
-		return &UnavailableError{RetryAfter: retry}
-	}
-	return nil
-}
-
-// remember records an accepted proof in the shared ReplayStore: a replay
-// is invalid_dpop_proof, anything else the store cannot do is 503.
-func (c *dpopChecker) remember(r *http.Request, pr *dpopProof, p *principal.Principal) error {
-	k := pr.replayKey()
-	err := c.store.Remember(r.Context(), b64.EncodeToString(k[:]), shareKey(p), pr.iat.Add(c.window))
-	var ue *UnavailableError
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, ErrReplayed):
-		return errProofReplay
 	case errors.As(err, &ue):
-		return ue // a full store, or the caller at its share: the store says when
+		return &UnavailableError{RetryAfter: ue.RetryAfter}
+	case errors.Is(err, dpop.ErrUnavailable):
+		return &UnavailableError{RetryAfter: time.Second}
 	}
-	if now := time.Now().UnixNano(); now-c.warned.Load() >= int64(time.Minute) {
-		c.warned.Store(now)
-		c.log.Warn("authn: dpop: the replay store cannot answer; refusing proofs until it does (fail closed)")
-	}
-	return &UnavailableError{RetryAfter: time.Second}
+	return err
 }
 
-// shareKey is identity's form that a shared store keeps: stable across
-// processes (unlike identity's seeded hash), and revealing no identifier.
-func shareKey(p *principal.Principal) string {
-	h := sha256.New()
-	for _, part := range []string{p.Issuer, p.Subject, p.ClientID, p.DPoPThumbprint} {
-		h.Write([]byte(part))
-		h.Write([]byte{0})
-	}
-	var sum [sha256.Size]byte
-	return b64.EncodeToString(h.Sum(sum[:0])[:16])
-}
-
-// identity returns the replay-cache share p is charged to: a keyed hash
-// of p's issuer, its subject (else its client id, else nothing) and its
-// bound key (cnf.jkt, which every accepted proof's key equals). Each
-// bound key of an identity has a share of its own, so that instances of
-// one client (client-credentials tokens, whose subject is often the
-// client id) with keys of their own never exhaust each other's share,
-// while one token holder still cannot fill the memory: its proofs all
-// come from the token's one key. The kinds are told apart by a leading
-// byte, and the parts are separated by a NUL, which none of them
-// contains.
-func (c *dpopChecker) identity(p *principal.Principal) uint64 {
-	kind, who := byte('s'), p.Subject
+// errorResponse is WriteError's table for what DPoP changes: an error
+// about a request that used the DPoP scheme (any request, when DPoP is
+// required) is a DPoP challenge, and the proof errors have challenges of
+// their own. ok is false when the Bearer table applies.
+func (a *Authenticator) dpopErrorResponse(h http.Header, r *http.Request, err error) (status int, body []byte, ok bool) {
+	d := a.dpop
+	dp := d.required() || usesDPoP(r)
+	var se *principal.ScopeError
 	switch {
-	case who != "":
-	case p.ClientID != "":
-		kind, who = 'c', p.ClientID
-	default:
-		kind = 'k'
+	case errors.As(err, &se):
+		if !dp {
+			return 0, nil, false
+		}
+		h.Set("WWW-Authenticate", dpopChallenge(append(a.scopeChallenge(se), authParam{"algs", d.algs})...))
+		return http.StatusForbidden, bodyScope, true
+	case errors.Is(err, principal.ErrUnauthenticated):
+		return 0, nil, false
+	case errors.Is(err, dpop.ErrUseNonce):
+		h.Set("WWW-Authenticate", d.useNonce)
+		return http.StatusUnauthorized, bodyUseNonce, true
+	case errors.Is(err, dpop.ErrInvalidProof):
+		h.Set("WWW-Authenticate", d.invalidProof)
+		return http.StatusUnauthorized, bodyInvalidProof, true
+	case !dp:
+		return 0, nil, false
+	case errors.Is(err, ErrInvalidToken):
+		h.Set("WWW-Authenticate", d.invalidToken)
+		return http.StatusUnauthorized, bodyInvalidToken, true
+	case errors.Is(err, ErrInvalidRequest):
+		h.Set("WWW-Authenticate", d.invalidRequest)
+		return http.StatusBadRequest, bodyInvalidRequest, true
 	}
-	var h maphash.Hash
-	h.SetSeed(c.replay.seed)
-	_ = h.WriteByte(kind)
-	_, _ = h.WriteString(p.Issuer)
-	_ = h.WriteByte(0)
-	_, _ = h.WriteString(who)
-	_ = h.WriteByte(0)
-	_, _ = h.WriteString(p.DPoPThumbprint)
-	return h.Sum64()
+	return 0, nil, false
 }
 
-// htuOK compares a proof's htu with the URL of r (BaseURL and the
-// request's path), both normalized, query and fragment ignored.
-func (c *dpopChecker) htuOK(r *http.Request, claim string) bool {
-	got, ok := htu.Normalize(claim)
-	if !ok || r.URL == nil {
-		return false
+// setChallenges sets the Bearer challenge given and the DPoP one beside
+// it (RFC 9449 §7.1: a client learns both schemes and the proof
+// algorithms); with DPoP required, only the DPoP one.
+func (d *dpopSide) setChallenges(h http.Header, bearer string) {
+	if d.required() {
+		h.Set("WWW-Authenticate", d.noCreds)
+		return
 	}
-	p := r.URL.EscapedPath()
-	if p == "" {
-		p = "/"
-	}
-	want, ok := htu.Normalize(c.base + p)
-	return ok && got == want
+	h.Set("WWW-Authenticate", bearer)
+	h.Add("WWW-Authenticate", d.noCreds)
 }
 
-// ReplayStore remembers the DPoP proofs an [Authenticator] accepted, so
-// that none is accepted twice (RFC 9449 §11.1), across the processes that
-// share it (DPoPOptions.ReplayStore). Implementations must be safe for
-// concurrent use and answer in one round trip, atomically: of two
-// processes remembering the same proof at once, exactly one succeeds.
-type ReplayStore interface {
-	// Remember records proof — an opaque digest of the proof's key and
-	// jti, unique to one proof — charged to caller (an opaque digest of
-	// the identity and its bound key: the share it counts against) until
-	// expires, after which the proof could not be accepted anyway. It
-	// returns ErrReplayed when proof is remembered already, an
-	// *UnavailableError (with RetryAfter) when it will not remember it
-	// now (full, or the caller at its share), and any other error when it
-	// cannot answer: every error refuses the proof.
-	Remember(ctx context.Context, proof, caller string, expires time.Time) error
+// setNonce hands out a nonce with every 401 when nonces are required, so
+// a client's next proof can carry one without another round trip
+// (RFC 9449 §9).
+func (d *dpopSide) setNonce(h http.Header) {
+	if n := d.c.Nonce(); n != "" {
+		h.Set("DPoP-Nonce", n)
+	}
+}
+
+// usesDPoP reports whether r presents its token with the DPoP scheme.
+func usesDPoP(r *http.Request) bool {
+	v := r.Header["Authorization"]
+	return len(v) == 1 && len(v[0]) >= len("DPoP") && strings.EqualFold(v[0][:len("DPoP")], "DPoP") &&
+		(len(v[0]) == len("DPoP") || v[0][len("DPoP")] == ' ')
 }

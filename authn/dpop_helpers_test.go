@@ -2,6 +2,7 @@ package authn
 
 import (
 	"context"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -30,12 +31,12 @@ type dpopEnv struct {
 
 const dpopURL = "https://mcp.example.com/mcp"
 
-func newDPoPEnv(t *testing.T, kt testissuer.KeyType, mod func(*DPoPOptions)) *dpopEnv {
+func newDPoPEnv(t *testing.T, kt testissuer.KeyType, mod func(*dpop.Options)) *dpopEnv {
 	t.Helper()
 	e := newEnv(t)
 	jv := e.verifier(t, nil)
 	cache := NewCache(jv, CacheOptions{Now: e.clock.Now})
-	o := DPoPOptions{Mode: DPoPAllowed, Now: e.clock.Now}
+	o := dpop.Options{Mode: dpop.Allowed, Now: e.clock.Now}
 	if mod != nil {
 		mod(&o)
 	}
@@ -116,6 +117,12 @@ func seconds(n int) time.Duration { return time.Duration(n) * time.Second }
 
 // replayLen is the number of proofs the replay cache remembers.
 func (d *dpopEnv) replayLen() int {
-	n, _ := d.a.dpop.replay.len()
+	n, _ := d.a.dpop.c.Len()
 	return n
 }
+
+// The defaults of dpop.Options the tests rely on.
+const (
+	testProofWindow = 60 * time.Second
+	testMaxReplay   = 100_000
+)

@@ -1,6 +1,7 @@
 package authn
 
 import (
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -9,8 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/mcpkit/mcpkit/principal"
 
 	"github.com/mcpkit/mcpkit/internal/testissuer"
 	"github.com/stretchr/testify/assert"
@@ -81,10 +80,10 @@ func retryAfter(w *httptest.ResponseRecorder) int {
 const (
 	shareMax    = 40
 	shareEach   = 10
-	sharePeriod = 2*defaultProofWindow + time.Second // the replay cache's rotation period
+	sharePeriod = 2*testProofWindow + time.Second // the replay cache's rotation period
 )
 
-func shareOptions(o *DPoPOptions) {
+func shareOptions(o *dpop.Options) {
 	o.MaxReplayEntries = shareMax
 	o.MaxReplayEntriesPerCaller = shareEach
 }
@@ -237,14 +236,14 @@ func TestDPoPReplayShareChargesOnlyAccepted(t *testing.T) {
 			return d.proof(t, http.MethodPost, func(p *testissuer.Proof) { p.URL = "https://other.example/mcp" })
 		}},
 		{"stale iat", "DPoP " + d.token, func() string {
-			return d.proof(t, http.MethodPost, func(p *testissuer.Proof) { p.Time = d.clock.Now().Add(-2 * defaultProofWindow) })
+			return d.proof(t, http.MethodPost, func(p *testissuer.Proof) { p.Time = d.clock.Now().Add(-2 * testProofWindow) })
 		}},
 	} {
 		for range shareEach + 5 {
 			w := d.send(http.MethodPost, d.url, tc.authz, tc.proof())
 			require.Equal(t, http.StatusUnauthorized, w.Code, tc.name)
 		}
-		proofs, callers := d.a.dpop.replay.len()
+		proofs, callers := d.a.dpop.c.Len()
 		assert.Zero(t, proofs, tc.name)
 		assert.Zero(t, callers, tc.name)
 	}
@@ -269,7 +268,7 @@ func TestDPoPReplayShareMemoryBound(t *testing.T) {
 				} else {
 					require.Equal(t, http.StatusOK, w.Code)
 				}
-				proofs, callers := d.a.dpop.replay.len()
+				proofs, callers := d.a.dpop.c.Len()
 				require.LessOrEqual(t, proofs, shareMax)
 				require.LessOrEqual(t, callers, proofs)
 			}
@@ -283,7 +282,7 @@ func TestDPoPReplayShareMemoryBound(t *testing.T) {
 // exactly its share, each of its replays is refused, and the light callers
 // are all accepted; the cache never holds more than its bound.
 func TestDPoPReplayShareConcurrent(t *testing.T) {
-	d := newDPoPEnv(t, testissuer.Ed25519, func(o *DPoPOptions) {
+	d := newDPoPEnv(t, testissuer.Ed25519, func(o *dpop.Options) {
 		o.MaxReplayEntries = 5 * shareEach
 		o.MaxReplayEntriesPerCaller = shareEach
 	})
@@ -367,29 +366,4 @@ func TestDPoPReplayWarningRateLimited(t *testing.T) {
 			assert.Equal(t, 2, strings.Count(d.logs.String(), tc.line))
 		})
 	}
-}
-
-// The share a proof is charged to: issuer-qualified, the subject's, else
-// the client's, with the bound key, the kinds never meeting.
-func TestDPoPReplayIdentity(t *testing.T) {
-	d := newDPoPEnv(t, testissuer.Ed25519, nil)
-	id := func(p principal.Principal) uint64 { return d.a.dpop.identity(&p) }
-	const jktA, jktB = "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs", "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"
-	alice := principal.Principal{Subject: "alice", ClientID: "c1", DPoPThumbprint: jktA}
-	// The same share: another client of the same user with the same key.
-	assert.Equal(t, id(alice), id(principal.Principal{Subject: "alice", ClientID: "c2", DPoPThumbprint: jktA}))
-	for name, p := range map[string]principal.Principal{
-		"another key of the user":   {Subject: "alice", ClientID: "c1", DPoPThumbprint: jktB},
-		"another key of the client": {ClientID: "alice", DPoPThumbprint: jktB},
-		"another subject":           {Subject: "bob", ClientID: "c1", DPoPThumbprint: jktA},
-		"another issuer":            {Issuer: "https://b.example", Subject: "alice", ClientID: "c1", DPoPThumbprint: jktA},
-		"the subject as a client":   {ClientID: "alice", DPoPThumbprint: jktA},
-		"the subject as a key":      {DPoPThumbprint: "alice"},
-		"issuer and subject joined": {Issuer: "https://a.example#", Subject: "alice"},
-	} {
-		assert.NotEqual(t, id(alice), id(p), name)
-	}
-	assert.NotEqual(t, id(principal.Principal{Issuer: "https://a.example#", Subject: "alice"}), id(principal.Principal{Issuer: "https://a.example", Subject: "#alice"}))
-	assert.NotEqual(t, id(principal.Principal{ClientID: "c1", DPoPThumbprint: jktA}), id(principal.Principal{ClientID: "c1", DPoPThumbprint: jktB}))
-	assert.NotEqual(t, id(principal.Principal{DPoPThumbprint: jktA}), id(principal.Principal{DPoPThumbprint: jktB}))
 }

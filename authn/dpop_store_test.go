@@ -3,6 +3,7 @@ package authn
 import (
 	"context"
 	"errors"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"net/http"
 	"strings"
 	"sync"
@@ -30,25 +31,25 @@ func (s *memoryReplayStore) Remember(_ context.Context, proof, caller string, ex
 		return s.err
 	}
 	if _, ok := s.proofs[proof]; ok {
-		return ErrReplayed
+		return dpop.ErrReplayed
 	}
 	if s.callers[caller] >= 3 {
-		return &UnavailableError{RetryAfter: 7 * time.Second}
+		return &dpop.UnavailableError{RetryAfter: 7 * time.Second}
 	}
 	s.proofs[proof] = expires
 	s.callers[caller]++
 	return nil
 }
 
-// Two instances sharing a ReplayStore (issue 23): a proof accepted by one
+// Two instances sharing a dpop.ReplayStore (issue 23): a proof accepted by one
 // is a replay on the other; the store's refusals are 503 with its
 // Retry-After; a store that cannot answer refuses (fail closed), logged
 // once, without its error text.
 func TestDPoPSharedReplayStore(t *testing.T) {
 	store := &memoryReplayStore{proofs: map[string]time.Time{}, callers: map[string]int{}}
-	a := newDPoPEnv(t, testissuer.Ed25519, func(o *DPoPOptions) { o.ReplayStore = store })
+	a := newDPoPEnv(t, testissuer.Ed25519, func(o *dpop.Options) { o.ReplayStore = store })
 	b, err := NewAuthenticator(a.cache, Options{Resource: testResource, Scopes: []string{"read"}, Logger: a.log,
-		DPoP: DPoPOptions{Mode: DPoPAllowed, Now: a.clock.Now, ReplayStore: store}})
+		DPoP: dpop.Options{Mode: dpop.Allowed, Now: a.clock.Now, ReplayStore: store}})
 	require.NoError(t, err)
 
 	p := a.proof(t, http.MethodPost, nil)

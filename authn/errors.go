@@ -2,6 +2,7 @@ package authn
 
 import (
 	"errors"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"strings"
 	"time"
 
@@ -26,52 +27,10 @@ var (
 	// yet, introspection endpoint down): 503 with Retry-After, never 401.
 	ErrUnavailable = errors.New("authn: cannot check token now")
 
-	// ErrInvalidDPoPProof means the request's DPoP proof (RFC 9449) is
-	// missing, repeated, malformed, oversized, badly signed, made for
-	// another method or URL, stale, for another token, or replayed: 401
-	// with a DPoP error="invalid_dpop_proof" challenge. Like
-	// ErrInvalidToken, it is one error with one text whatever failed.
-	ErrInvalidDPoPProof = errors.New("authn: invalid DPoP proof")
-
-	// ErrUseDPoPNonce means DPoPOptions.RequireNonce is set and the proof
-	// carries no valid server nonce: 401 with a DPoP
-	// error="use_dpop_nonce" challenge and a fresh DPoP-Nonce header; the
-	// client retries with it (RFC 9449 §9).
-	ErrUseDPoPNonce = errors.New("authn: DPoP nonce required")
-
-	// ErrReplayed is what a [ReplayStore] answers for a proof it
-	// remembers already: a replay, refused as invalid_dpop_proof.
-	ErrReplayed = errors.New("authn: DPoP proof replayed")
-
 	// ErrThrottled means the request's remote address had too many
 	// credentials refused lately (see [Throttle]): 429 with Retry-After,
 	// before its credentials are checked.
 	ErrThrottled = errors.New("authn: too many refused credentials")
-)
-
-// proofError is an ErrInvalidDPoPProof that remembers, for debug logs and
-// tests only, which check failed.
-type proofError struct{ reason string }
-
-func (e *proofError) Error() string        { return ErrInvalidDPoPProof.Error() }
-func (e *proofError) Is(target error) bool { return target == ErrInvalidDPoPProof }
-
-// The reasons a proof is rejected (see proofError).
-var (
-	errProofHeaders   = &proofError{"dpop_headers"}     // no DPoP header, or several
-	errProofMalformed = &proofError{"dpop_malformed"}   // size, segments, base64, JSON
-	errProofType      = &proofError{"dpop_typ"}         // typ is not dpop+jwt
-	errProofAlg       = &proofError{"dpop_alg"}         // alg not allowed, or does not fit the jwk
-	errProofHeader    = &proofError{"dpop_header"}      // forbidden or ill-typed header parameter
-	errProofKey       = &proofError{"dpop_jwk"}         // jwk missing, private, malformed, weak
-	errProofClaims    = &proofError{"dpop_claims"}      // a claim missing or of the wrong type
-	errProofSignature = &proofError{"dpop_signature"}   // signature does not verify with the jwk
-	errProofMethod    = &proofError{"dpop_htm"}         // htm is not the request method
-	errProofURL       = &proofError{"dpop_htu"}         // htu is not the request URL
-	errProofTime      = &proofError{"dpop_iat"}         // iat outside the window
-	errProofATH       = &proofError{"dpop_ath"}         // ath is not the token's hash
-	errProofReplay    = &proofError{"dpop_replay"}      // jti seen before
-	errKeyBinding     = &tokenError{"dpop_key_binding"} // proof key is not the token's cnf.jkt (invalid_token, RFC 9449 §7.1)
 )
 
 // UnavailableError is a [ErrUnavailable] that suggests when to retry.
@@ -106,13 +65,18 @@ func (e *tokenError) Is(target error) bool { return target == ErrInvalidToken }
 // never token bytes, never a key id.
 func rejectReason(err error) string {
 	var te *tokenError
-	var pe *proofError
+	var rr interface{ Reason() string } // authn/dpop's proof errors
+	var me *misuseError
 	switch {
+	case errors.As(err, &me):
+		return "misuse"
+	case errors.Is(err, principal.ErrInsufficientScope):
+		return "insufficient_scope"
 	case errors.As(err, &te):
 		return te.reason
-	case errors.As(err, &pe):
-		return pe.reason
-	case errors.Is(err, ErrUseDPoPNonce):
+	case errors.As(err, &rr):
+		return rr.Reason()
+	case errors.Is(err, dpop.ErrUseNonce):
 		return "dpop_nonce"
 	case errors.Is(err, ErrInvalidToken):
 		return "invalid_token"
@@ -153,6 +117,7 @@ var (
 	errUnboundAsDPoP = &tokenError{"unbound_as_dpop"}      // a token without cnf.jkt sent with the DPoP scheme
 	errBearerRefused = &tokenError{"bearer_refused"}       // Bearer scheme while DPoP is required
 	errUnknownIssuer = &tokenError{"issuer_unknown"}       // no trusted issuer has the token's iss
+	errKeyBinding    = &tokenError{"dpop_key_binding"}     // the DPoP proof's key is not the token's cnf.jkt (RFC 9449 §7.1)
 )
 
 // joinScopes renders scopes space-separated.

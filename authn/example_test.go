@@ -12,6 +12,7 @@ import (
 	"github.com/mcpkit/mcpkit/principal"
 
 	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/authn/authntest"
 	"github.com/mcpkit/mcpkit/internal/testissuer"
 )
 
@@ -22,7 +23,7 @@ var quiet = slog.New(slog.DiscardHandler)
 // A protected MCP endpoint: JWTs from one issuer, verified against its
 // JWK Set, cached, with RFC 6750 challenges pointing at RFC 9728 metadata.
 func ExampleNewAuthenticator() {
-	is, err := testissuer.New(testissuer.Options{Audience: resource})
+	is, err := authntest.New(authntest.Options{Resource: resource}) // your issuer in production
 	if err != nil {
 		panic(err)
 	}
@@ -31,7 +32,7 @@ func ExampleNewAuthenticator() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	jv, err := authn.NewJWTVerifier(ctx, authn.JWTOptions{
-		Issuer:   is.ID(),
+		Issuer:   is.URL(),
 		Resource: resource,
 		JWKSURL:  is.JWKSURL(), // https in production; http only for loopback
 		Logger:   quiet,
@@ -58,7 +59,7 @@ func ExampleNewAuthenticator() {
 	mcp.ServeHTTP(w, r)
 	fmt.Println(w.Code, w.Header().Get("WWW-Authenticate"))
 
-	tok, err := is.Sign(testissuer.Claims{Subject: "alice", Scopes: []string{"docs:read"}})
+	tok, err := is.TokenWith("alice", authntest.TokenOptions{Scopes: []string{"docs:read"}})
 	if err != nil {
 		panic(err)
 	}

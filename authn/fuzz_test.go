@@ -2,6 +2,8 @@ package authn
 
 import (
 	"context"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
+	"github.com/mcpkit/mcpkit/authn/internal/jwks"
 	"strings"
 	"testing"
 
@@ -59,20 +61,20 @@ func FuzzJWKSParse(f *testing.F) {
 	f.Add([]byte(`{"keys":[{"kty":"EC","kid":"a","crv":"P-256","x":"AQ","y":"AQ","use":"enc"}]}`))
 	f.Add([]byte(`{"keys":[{"kty":"RSA","kid":"a","n":"AQAB","e":"AQAB","alg":"RS256"}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		set, _, err := parseJWKS(body, DefaultAlgorithms())
+		set, _, err := jwks.Parse(body, DefaultAlgorithms())
 		if err != nil {
 			return
 		}
 		for kid, keys := range set {
-			if kid == "" || len(kid) > maxKeyIDBytes {
+			if kid == "" || len(kid) > jwks.MaxKeyIDBytes {
 				t.Fatalf("kid %q kept", kid)
 			}
 			for _, k := range keys {
-				if k.fam != famRSA && k.fam != famP256 && k.fam != famEd25519 {
-					t.Fatalf("family %d kept", k.fam)
+				if k.Fam != jose.FamRSA && k.Fam != jose.FamP256 && k.Fam != jose.FamEd25519 {
+					t.Fatalf("family %d kept", k.Fam)
 				}
-				if k.alg != "" && (familyOf(k.alg) != k.fam || !containsString(DefaultAlgorithms(), k.alg)) {
-					t.Fatalf("alg %q kept for family %d", k.alg, k.fam)
+				if k.Alg != "" && (jose.FamilyOf(k.Alg) != k.Fam || !jose.Contains(DefaultAlgorithms(), k.Alg)) {
+					t.Fatalf("alg %q kept for family %d", k.Alg, k.Fam)
 				}
 			}
 		}

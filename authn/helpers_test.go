@@ -125,7 +125,7 @@ func keyStoreGoroutines() int {
 	buf := make([]byte, 1<<20)
 	n := runtime.Stack(buf, true)
 	s := string(buf[:n])
-	return strings.Count(s, "authn.(*keyStore).loop(") + strings.Count(s, "authn.(*keyStore).run(")
+	return strings.Count(s, "jwks.(*Store).loop(") + strings.Count(s, "jwks.(*Store).run(")
 }
 
 func claims(sub string, scopes ...string) testissuer.Claims {

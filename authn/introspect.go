@@ -3,6 +3,8 @@ package authn
 import (
 	"context"
 	"errors"
+	"github.com/mcpkit/mcpkit/authn/internal/httpauth"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"io"
 	"log/slog"
 	"net/http"
@@ -91,10 +93,10 @@ var _ Verifier = (*IntrospectionVerifier)(nil)
 
 // NewIntrospectionVerifier validates opts and returns a verifier.
 func NewIntrospectionVerifier(opts IntrospectionOptions) (*IntrospectionVerifier, error) {
-	if _, err := parseSecureURL("IntrospectionOptions.Endpoint", opts.Endpoint, false); err != nil {
+	if _, err := jose.ParseSecureURL("IntrospectionOptions.Endpoint", opts.Endpoint, false); err != nil {
 		return nil, err
 	}
-	if _, err := parseSecureURL("IntrospectionOptions.Resource", opts.Resource, true); err != nil {
+	if _, err := jose.ParseSecureURL("IntrospectionOptions.Resource", opts.Resource, true); err != nil {
 		return nil, err
 	}
 	if opts.ClientID == "" {
@@ -148,7 +150,10 @@ func NewIntrospectionVerifier(opts IntrospectionOptions) (*IntrospectionVerifier
 // Verify introspects token. Tokens that break RFC 6750's b64token syntax or
 // exceed MaxTokenBytes are rejected without a call.
 func (iv *IntrospectionVerifier) Verify(ctx context.Context, token string) (principal.Principal, time.Time, error) {
-	if len(token) > iv.maxToken || !validB64Token(token) {
+	if iv == nil || iv.client == nil {
+		return principal.Principal{}, time.Time{}, errIntrospectionZero
+	}
+	if len(token) > iv.maxToken || !httpauth.ValidB64Token(token) {
 		return principal.Principal{}, time.Time{}, errMalformed
 	}
 	parent := ctx

@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
+	"github.com/mcpkit/mcpkit/authn/internal/jwks"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -256,11 +258,11 @@ func TestJWKSBodyCap(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	ks := &keyStore{url: srv.URL, client: srv.Client(), timeout: 5 * time.Second, maxBytes: 1 << 20,
-		refresh: time.Hour, cooldown: time.Minute, allowed: DefaultAlgorithms(), now: time.Now, log: discardLogger()}
-	ks.start()
-	defer ks.close()
-	err := ks.fetch()
+	ks := jwks.New(jwks.Config{URL: srv.URL, Client: srv.Client(), Timeout: 5 * time.Second, MaxBytes: 1 << 20,
+		Refresh: time.Hour, Cooldown: time.Minute, Allowed: DefaultAlgorithms(), Now: time.Now, Log: discardLogger()})
+	ks.Start()
+	defer ks.Close()
+	err := ks.Fetch()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "too large")
 }
@@ -383,7 +385,7 @@ func TestJWTOptionsValidation(t *testing.T) {
 		assert.Nil(t, v, name)
 	}
 	for _, u := range []string{"http://127.0.0.1:1/jwks", "http://[::1]:1/jwks", "http://localhost:1/jwks", "https://idp.example.com/jwks"} {
-		_, err := parseSecureURL("u", u, false)
+		_, err := jose.ParseSecureURL("u", u, false)
 		assert.NoError(t, err, u)
 	}
 	assert.Eventually(t, func() bool { return keyStoreGoroutines() == 0 }, 5*time.Second, time.Millisecond, "no goroutine is left by a failed construction")
@@ -451,7 +453,7 @@ func TestParseJWKSFilter(t *testing.T) {
 		`{"kty":"EC","kid":"secp","crv":"secp256k1","x":"AQ","y":"AQ"}`,
 	}
 	doc := `{"keys":[` + strings.Join(append(append([]string{}, keep...), drop...), ",") + `]}`
-	set, dropped, err := parseJWKS([]byte(doc), DefaultAlgorithms())
+	set, dropped, err := jwks.Parse([]byte(doc), DefaultAlgorithms())
 	require.NoError(t, err)
 	assert.Equal(t, len(drop), dropped)
 	var kids []string
@@ -459,11 +461,11 @@ func TestParseJWKSFilter(t *testing.T) {
 		kids = append(kids, kid)
 	}
 	assert.ElementsMatch(t, []string{"rsa", "rsa-sig", "rsa-ops", "p256"}, kids)
-	assert.Equal(t, "PS256", set["rsa-sig"][0].alg)
-	assert.Equal(t, "", set["rsa"][0].alg)
+	assert.Equal(t, "PS256", set["rsa-sig"][0].Alg)
+	assert.Equal(t, "", set["rsa"][0].Alg)
 
 	// ES384 allowed → the P-384 key without alg is kept.
-	set, _, err = parseJWKS([]byte(`{"keys":[`+jwkOf(&ecKey(elliptic.P384()).PublicKey, "p384", nil)+`]}`), []string{"ES384"})
+	set, _, err = jwks.Parse([]byte(`{"keys":[`+jwkOf(&ecKey(elliptic.P384()).PublicKey, "p384", nil)+`]}`), []string{"ES384"})
 	require.NoError(t, err)
 	assert.Len(t, set, 1)
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
+	"github.com/mcpkit/mcpkit/authn/internal/jwks"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -105,7 +107,7 @@ type JWTVerifier struct {
 	verifiers map[string]jws.Verifier
 	plainTyp  bool
 	rules     claimRules
-	keys      *keyStore
+	keys      *jwks.Store
 	now       func() time.Time
 }
 
@@ -123,10 +125,10 @@ func newJWTVerifier(ctx context.Context, opts JWTOptions, after func(time.Durati
 	if opts.Issuer == "" {
 		return nil, errors.New("authn: JWTOptions.Issuer is required")
 	}
-	if _, err := parseSecureURL("JWTOptions.Resource", opts.Resource, true); err != nil {
+	if _, err := jose.ParseSecureURL("JWTOptions.Resource", opts.Resource, true); err != nil {
 		return nil, err
 	}
-	if _, err := parseSecureURL("JWTOptions.JWKSURL", opts.JWKSURL, false); err != nil {
+	if _, err := jose.ParseSecureURL("JWTOptions.JWKSURL", opts.JWKSURL, false); err != nil {
 		return nil, err
 	}
 	allowed, err := checkAlgorithms(opts.Algorithms)
@@ -170,24 +172,6 @@ func newJWTVerifier(ctx context.Context, opts JWTOptions, after func(time.Durati
 		log.Warn("authn: AllowPlainJWTType is set: tokens typed JWT or untyped are accepted; only the audience check keeps ID tokens and other JWTs of this issuer out")
 	}
 	timeout := durationOr(opts.FetchTimeout, 5*time.Second)
-	ks := &keyStore{
-		url:      opts.JWKSURL,
-		client:   opts.HTTPClient,
-		timeout:  timeout,
-		maxBytes: opts.MaxJWKSBytes,
-		refresh:  durationOr(opts.RefreshInterval, 15*time.Minute),
-		cooldown: durationOr(opts.UnknownKeyCooldown, 30*time.Second),
-		allowed:  allowed,
-		now:      v.now,
-		log:      log,
-		after:    after,
-	}
-	if ks.maxBytes <= 0 {
-		ks.maxBytes = 1 << 20
-	}
-	if ks.client == nil {
-		ks.client = &http.Client{Timeout: timeout, CheckRedirect: checkRedirect}
-	}
 	for _, d := range []time.Duration{opts.FetchTimeout, opts.RefreshInterval, opts.UnknownKeyCooldown} {
 		if d < 0 {
 			return nil, errors.New("authn: durations in JWTOptions must not be negative")
@@ -196,9 +180,19 @@ func newJWTVerifier(ctx context.Context, opts JWTOptions, after func(time.Durati
 	if opts.MaxJWKSBytes < 0 {
 		return nil, errors.New("authn: JWTOptions.MaxJWKSBytes must not be negative")
 	}
-	ks.start()
+	c := jwks.Config{URL: opts.JWKSURL, Client: opts.HTTPClient, Timeout: timeout, MaxBytes: opts.MaxJWKSBytes,
+		Refresh: durationOr(opts.RefreshInterval, 15*time.Minute), Cooldown: durationOr(opts.UnknownKeyCooldown, 30*time.Second),
+		Allowed: allowed, Now: v.now, Log: log, After: after}
+	if c.MaxBytes == 0 {
+		c.MaxBytes = 1 << 20
+	}
+	if c.Client == nil {
+		c.Client = &http.Client{Timeout: timeout, CheckRedirect: checkRedirect}
+	}
+	ks := jwks.New(c)
+	ks.Start()
 	v.keys = ks
-	ks.warmUp(ctx)
+	ks.WarmUp(ctx)
 	return v, nil
 }
 
@@ -213,7 +207,7 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= 3 {
 		return errors.New("authn: too many redirects")
 	}
-	if req.URL.Scheme != "https" && !(req.URL.Scheme == "http" && isLoopbackHost(req.URL.Hostname())) {
+	if req.URL.Scheme != "https" && !(req.URL.Scheme == "http" && jose.IsLoopbackHost(req.URL.Hostname())) {
 		return errors.New("authn: redirect to a non-https URL")
 	}
 	return nil
@@ -222,7 +216,10 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 // Close stops the background refresh and waits for it. Verify keeps working
 // with the keys already fetched.
 func (v *JWTVerifier) Close() error {
-	v.keys.close()
+	if v == nil || v.keys == nil {
+		return nil
+	}
+	v.keys.Close()
 	return nil
 }
 
@@ -256,13 +253,16 @@ var b64 = base64.RawURLEncoding.Strict()
 // (jws verifier for that one alg and key), claims (strict JSON decoded by
 // this package, never by jwx).
 func (v *JWTVerifier) Verify(ctx context.Context, token string) (principal.Principal, time.Time, error) {
-	d1, d2, ok := splitCompact(token, v.maxToken)
+	if v == nil || v.keys == nil {
+		return principal.Principal{}, time.Time{}, errJWTZero
+	}
+	d1, d2, ok := jose.SplitCompact(token, v.maxToken)
 	if !ok {
 		return principal.Principal{}, time.Time{}, errMalformed
 	}
 	tb := []byte(token) // one copy; every segment below is a slice of it
 	var hbuf [256]byte
-	hdr, err := decodeSegment(hbuf[:0], tb[:d1])
+	hdr, err := jose.DecodeSegment(hbuf[:0], tb[:d1])
 	if err != nil {
 		return principal.Principal{}, time.Time{}, errMalformed
 	}
@@ -270,22 +270,22 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (principal.Princ
 	if err != nil {
 		return principal.Principal{}, time.Time{}, err
 	}
-	if !containsString(v.allowed, h.alg) {
+	if !jose.Contains(v.allowed, h.alg) {
 		return principal.Principal{}, time.Time{}, errAlg
 	}
 	if !v.typeOK(h) {
 		return principal.Principal{}, time.Time{}, errType
 	}
-	if h.kid == "" || len(h.kid) > maxKeyIDBytes {
+	if h.kid == "" || len(h.kid) > jwks.MaxKeyIDBytes {
 		return principal.Principal{}, time.Time{}, errKeyID
 	}
-	keys, err := v.keys.lookup(ctx, h.kid)
+	keys, err := v.keys.Lookup(ctx, h.kid)
 	if err != nil {
-		return principal.Principal{}, time.Time{}, err
+		return principal.Principal{}, time.Time{}, keyError(err)
 	}
-	var key *publicKey
+	var key *jwks.Key
 	for i := range keys {
-		if keys[i].fits(h.alg) {
+		if keys[i].Fits(h.alg) {
 			key = &keys[i]
 			break
 		}
@@ -294,14 +294,14 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (principal.Princ
 		return principal.Principal{}, time.Time{}, errAlg
 	}
 	var sbuf [512]byte
-	sig, err := decodeSegment(sbuf[:0], tb[d2+1:])
+	sig, err := jose.DecodeSegment(sbuf[:0], tb[d2+1:])
 	if err != nil {
 		return principal.Principal{}, time.Time{}, errMalformed
 	}
-	if err := v.verifiers[h.alg].Verify(tb[:d2], sig, key.key); err != nil {
+	if err := v.verifiers[h.alg].Verify(tb[:d2], sig, key.Key); err != nil {
 		return principal.Principal{}, time.Time{}, errSignature
 	}
-	payload, err := decodeSegment(nil, tb[d1+1:d2])
+	payload, err := jose.DecodeSegment(nil, tb[d1+1:d2])
 	if err != nil {
 		return principal.Principal{}, time.Time{}, errMalformed
 	}
@@ -310,6 +310,16 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (principal.Princ
 		return principal.Principal{}, time.Time{}, err
 	}
 	return v.rules.check(&cv, v.now())
+}
+
+// keyError is the verifier's error for a key lookup's: an unknown kid
+// refuses the token, keys that cannot be fetched now are ErrUnavailable.
+func keyError(err error) error {
+	var ue *jwks.UnavailableError
+	if errors.As(err, &ue) {
+		return &UnavailableError{RetryAfter: ue.RetryAfter}
+	}
+	return errKeyID
 }
 
 // typeOK applies RFC 9068 §4 step 1: typ is at+jwt, compared
@@ -323,13 +333,4 @@ func (v *JWTVerifier) typeOK(h header) bool {
 		return true
 	}
 	return v.plainTyp && (!h.hasTyp || strings.EqualFold(t, "jwt"))
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"net/http"
 	"slices"
 	"strconv"
@@ -43,7 +44,7 @@ type Metadata struct {
 	DPoPSigningAlgorithms []string
 	// DPoPBoundTokensRequired is published as
 	// dpop_bound_access_tokens_required: true when the Authenticator's
-	// DPoP mode is DPoPRequired.
+	// DPoP mode is dpop.Required.
 	DPoPBoundTokensRequired bool
 }
 
@@ -71,7 +72,7 @@ func NewMetadataHandler(m Metadata) (http.Handler, error) {
 		return nil, errors.New("authn: Metadata.AuthorizationServers needs at least one authorization server")
 	}
 	for _, as := range m.AuthorizationServers {
-		if _, err := parseSecureURL("authorization server", as, true); err != nil {
+		if _, err := jose.ParseSecureURL("authorization server", as, true); err != nil {
 			return nil, err
 		}
 	}
@@ -81,12 +82,12 @@ func NewMetadataHandler(m Metadata) (http.Handler, error) {
 		}
 	}
 	if m.ResourceDocumentation != "" {
-		if _, err := parseSecureURL("Metadata.ResourceDocumentation", m.ResourceDocumentation, false); err != nil {
+		if _, err := jose.ParseSecureURL("Metadata.ResourceDocumentation", m.ResourceDocumentation, false); err != nil {
 			return nil, err
 		}
 	}
 	for _, a := range m.DPoPSigningAlgorithms {
-		if familyOf(a) == famNone {
+		if jose.FamilyOf(a) == jose.FamNone {
 			return nil, fmt.Errorf("authn: Metadata.DPoPSigningAlgorithms: %q is not an asymmetric algorithm this package verifies", a)
 		}
 	}
@@ -162,7 +163,7 @@ func (h *metadataHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // It fails when resource is not an absolute https URL (http for loopback
 // hosts), or has userinfo, a query or a fragment.
 func WellKnownPath(resource string) (string, error) {
-	_, path, err := splitResource(resource)
+	_, path, err := jose.SplitResource(resource)
 	if err != nil {
 		return "", err
 	}
@@ -173,32 +174,11 @@ func WellKnownPath(resource string) (string, error) {
 // the resource's scheme and authority (port kept) followed by
 // [WellKnownPath]. It is the resource_metadata value of challenges.
 func MetadataURL(resource string) (string, error) {
-	origin, path, err := splitResource(resource)
+	origin, path, err := jose.SplitResource(resource)
 	if err != nil {
 		return "", err
 	}
 	return origin + WellKnownPrefix + path, nil
-}
-
-// splitResource validates a resource identifier and splits its exact text
-// into scheme://authority and path ("" for none or a lone "/").
-func splitResource(resource string) (origin, path string, err error) {
-	if _, err := parseSecureURL("resource", resource, true); err != nil {
-		return "", "", err
-	}
-	i := strings.Index(resource, "://")
-	if i < 0 {
-		return "", "", errors.New("authn: resource must be an absolute URL with a host")
-	}
-	j := strings.IndexByte(resource[i+3:], '/')
-	if j < 0 {
-		return resource, "", nil
-	}
-	origin, path = resource[:i+3+j], resource[i+3+j:]
-	if path == "/" {
-		path = ""
-	}
-	return origin, path, nil
 }
 
 // Metadata returns the RFC 9728 protected-resource metadata of a's
@@ -209,6 +189,9 @@ func splitResource(resource string) (origin, path string, err error) {
 // challenges link to it); m.ScopesSupported, when empty, the scopes of
 // Options.Scopes. The rest is NewMetadataHandler's.
 func (a *Authenticator) Metadata(m Metadata) (path string, h http.Handler, err error) {
+	if !a.usable() {
+		return "", nil, errAuthenticatorZero
+	}
 	switch m.Resource {
 	case "":
 		m.Resource = a.resource

@@ -2,6 +2,7 @@ package authn
 
 import (
 	"encoding/json"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -228,7 +229,7 @@ func FuzzMetadataURL(f *testing.F) {
 		if err != nil || u.Fragment != "" || u.RawQuery != "" || strings.ContainsAny(mu, "#?") {
 			t.Fatalf("%q: bad metadata URL %q", resource, mu)
 		}
-		if _, err := parseSecureURL("metadata", mu, true); err != nil {
+		if _, err := jose.ParseSecureURL("metadata", mu, true); err != nil {
 			t.Fatalf("%q: metadata URL %q rejected: %v", resource, mu, err)
 		}
 		back := strings.Replace(mu, WellKnownPrefix, "", 1)

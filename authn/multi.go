@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"slices"
 	"time"
 
@@ -52,6 +53,7 @@ type MultiIssuerOptions struct {
 // stop the JWK Set refreshers.
 type MultiIssuerVerifier struct {
 	byIssuer map[string]Verifier
+	resource string
 	opaque   Verifier
 	opaqueIs string
 	issuers  []string
@@ -65,13 +67,13 @@ var _ Verifier = (*MultiIssuerVerifier)(nil)
 // (each JWT verifier fetches its JWK Set as [NewJWTVerifier] does, waiting
 // at most until ctx is done) and returns the verifier.
 func NewMultiIssuerVerifier(ctx context.Context, opts MultiIssuerOptions) (*MultiIssuerVerifier, error) {
-	if _, err := parseSecureURL("MultiIssuerOptions.Resource", opts.Resource, true); err != nil {
+	if _, err := jose.ParseSecureURL("MultiIssuerOptions.Resource", opts.Resource, true); err != nil {
 		return nil, err
 	}
 	if len(opts.JWT)+len(opts.Introspection) == 0 {
 		return nil, errors.New("authn: MultiIssuerOptions needs at least one issuer")
 	}
-	m := &MultiIssuerVerifier{byIssuer: map[string]Verifier{}}
+	m := &MultiIssuerVerifier{byIssuer: map[string]Verifier{}, resource: opts.Resource}
 	ok := false
 	defer func() {
 		if !ok {
@@ -79,7 +81,7 @@ func NewMultiIssuerVerifier(ctx context.Context, opts MultiIssuerOptions) (*Mult
 		}
 	}()
 	add := func(iss string, maxTok int, v Verifier) error {
-		if _, err := parseSecureURL("issuer "+fmt.Sprintf("%q", iss), iss, true); err != nil {
+		if _, err := jose.ParseSecureURL("issuer "+fmt.Sprintf("%q", iss), iss, true); err != nil {
 			return err
 		}
 		if _, dup := m.byIssuer[iss]; dup {
@@ -92,44 +94,13 @@ func NewMultiIssuerVerifier(ctx context.Context, opts MultiIssuerOptions) (*Mult
 		return nil
 	}
 	for _, o := range opts.JWT {
-		if o.Resource == "" {
-			o.Resource = opts.Resource
-		} else if o.Resource != opts.Resource {
-			return nil, fmt.Errorf("authn: issuer %q: Resource differs from MultiIssuerOptions.Resource (use Audience)", o.Issuer)
-		}
-		if _, err := parseSecureURL("issuer", o.Issuer, true); err != nil {
-			return nil, err
-		}
-		if _, dup := m.byIssuer[o.Issuer]; dup {
-			return nil, fmt.Errorf("authn: issuer %q is configured twice", o.Issuer)
-		}
-		v, err := NewJWTVerifier(ctx, o)
-		if err != nil {
-			return nil, fmt.Errorf("authn: issuer %q: %w", o.Issuer, err)
-		}
-		m.jwts = append(m.jwts, v)
-		if err := add(o.Issuer, o.MaxTokenBytes, v); err != nil {
+		if err := m.addJWT(ctx, o, opts.Resource, add); err != nil {
 			return nil, err
 		}
 	}
 	for _, o := range opts.Introspection {
-		if o.Issuer == "" {
-			return nil, errors.New("authn: MultiIssuerOptions.Introspection: Issuer is required for each issuer")
-		}
-		if o.Resource == "" {
-			o.Resource = opts.Resource
-		} else if o.Resource != opts.Resource {
-			return nil, fmt.Errorf("authn: issuer %q: Resource differs from MultiIssuerOptions.Resource (use Audience)", o.Issuer)
-		}
-		v, err := NewIntrospectionVerifier(o)
-		if err != nil {
-			return nil, fmt.Errorf("authn: issuer %q: %w", o.Issuer, err)
-		}
-		if err := add(o.Issuer, o.MaxTokenBytes, v); err != nil {
+		if err := m.addIntrospection(o, opts, add); err != nil {
 			return nil, err
-		}
-		if o.Issuer == opts.OpaqueIssuer {
-			m.opaque, m.opaqueIs = v, o.Issuer
 		}
 	}
 	if opts.OpaqueIssuer != "" && m.opaque == nil {
@@ -139,14 +110,67 @@ func NewMultiIssuerVerifier(ctx context.Context, opts MultiIssuerOptions) (*Mult
 	return m, nil
 }
 
+// addJWT builds the verifier of one JWT issuer and adds it with add.
+func (m *MultiIssuerVerifier) addJWT(ctx context.Context, o JWTOptions, resource string, add func(string, int, Verifier) error) error {
+	if o.Resource == "" {
+		o.Resource = resource
+	} else if o.Resource != resource {
+		return fmt.Errorf("authn: issuer %q: Resource differs from MultiIssuerOptions.Resource (use Audience)", o.Issuer)
+	}
+	if _, err := jose.ParseSecureURL("issuer", o.Issuer, true); err != nil {
+		return err
+	}
+	if _, dup := m.byIssuer[o.Issuer]; dup {
+		return fmt.Errorf("authn: issuer %q is configured twice", o.Issuer)
+	}
+	v, err := NewJWTVerifier(ctx, o)
+	if err != nil {
+		return fmt.Errorf("authn: issuer %q: %w", o.Issuer, err)
+	}
+	m.jwts = append(m.jwts, v)
+	return add(o.Issuer, o.MaxTokenBytes, v)
+}
+
+// addIntrospection builds the verifier of one introspection issuer and
+// adds it with add; it is the opaque tokens' when opts says so.
+func (m *MultiIssuerVerifier) addIntrospection(o IntrospectionOptions, opts MultiIssuerOptions, add func(string, int, Verifier) error) error {
+	if o.Issuer == "" {
+		return errors.New("authn: MultiIssuerOptions.Introspection: Issuer is required for each issuer")
+	}
+	if o.Resource == "" {
+		o.Resource = opts.Resource
+	} else if o.Resource != opts.Resource {
+		return fmt.Errorf("authn: issuer %q: Resource differs from MultiIssuerOptions.Resource (use Audience)", o.Issuer)
+	}
+	v, err := NewIntrospectionVerifier(o)
+	if err != nil {
+		return fmt.Errorf("authn: issuer %q: %w", o.Issuer, err)
+	}
+	if err := add(o.Issuer, o.MaxTokenBytes, v); err != nil {
+		return err
+	}
+	if o.Issuer == opts.OpaqueIssuer {
+		m.opaque, m.opaqueIs = v, o.Issuer
+	}
+	return nil
+}
+
 // Issuers returns the trusted issuers in configuration order: the
 // authorization_servers of the resource metadata.
-func (m *MultiIssuerVerifier) Issuers() []string { return slices.Clone(m.issuers) }
+func (m *MultiIssuerVerifier) Issuers() []string {
+	if m == nil {
+		return nil
+	}
+	return slices.Clone(m.issuers)
+}
 
 // Verify routes the token to its issuer's verifier and returns the
 // principal with Issuer set. Every failure is [ErrInvalidToken] (or the
 // issuer's [ErrUnavailable]).
 func (m *MultiIssuerVerifier) Verify(ctx context.Context, token string) (principal.Principal, time.Time, error) {
+	if m == nil || m.byIssuer == nil {
+		return principal.Principal{}, time.Time{}, errMultiZero
+	}
 	var v Verifier
 	iss, isJWT, err := issuerOf(token, m.maxToken)
 	switch {
@@ -177,11 +201,11 @@ func issuerOf(token string, maxTok int) (iss string, isJWT bool, err error) {
 	if len(token) > maxTok {
 		return "", false, errMalformed
 	}
-	d1, d2, ok := splitCompact(token, maxTok)
+	d1, d2, ok := jose.SplitCompact(token, maxTok)
 	if !ok {
 		return "", false, nil
 	}
-	payload, err := decodeSegment(nil, []byte(token[d1+1:d2]))
+	payload, err := jose.DecodeSegment(nil, []byte(token[d1+1:d2]))
 	if err != nil {
 		return "", true, errMalformed
 	}
@@ -203,6 +227,9 @@ func issuerOf(token string, maxTok int) (iss string, isJWT bool, err error) {
 
 // Close stops the JWK Set refreshers of the JWT issuers.
 func (m *MultiIssuerVerifier) Close() error {
+	if m == nil {
+		return nil
+	}
 	for _, v := range m.jwts {
 		_ = v.Close()
 	}

@@ -3,6 +3,7 @@ package authn
 import (
 	"context"
 	"encoding/json"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"net/http"
 	"testing"
 
@@ -138,7 +139,7 @@ func TestMultiIssuerOptions(t *testing.T) {
 // and the Authenticator accepts the principals (Issuer set).
 func TestMultiIssuerAuthenticator(t *testing.T) {
 	a, b, m, clk := twoIssuers(t)
-	auth, err := NewAuthenticator(NewCache(m, CacheOptions{Now: clk.Now}), Options{Resource: testResource, DPoP: DPoPOptions{Mode: DPoPAllowed, Now: clk.Now}})
+	auth, err := NewAuthenticator(NewCache(m, CacheOptions{Now: clk.Now}), Options{Resource: testResource, DPoP: dpop.Options{Mode: dpop.Allowed, Now: clk.Now}})
 	require.NoError(t, err)
 	k, err := testissuer.NewProofKey(testissuer.EC256)
 	require.NoError(t, err)

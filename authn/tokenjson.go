@@ -1,10 +1,6 @@
 package authn
 
-import (
-	"time"
-
-	"github.com/mcpkit/mcpkit/internal/jsonstrict"
-)
+import "github.com/mcpkit/mcpkit/internal/jsonstrict"
 
 // The small JSON objects of a token (the JOSE header, the claims, an
 // introspection response) are read with the kit's strict JSON engine,
@@ -14,97 +10,3 @@ import (
 // invalid UTF-8, lone surrogate escapes and trailing data reject the
 // token, and nesting and member counts are bounded.
 var tokenJSON = jsonstrict.Options{MaxDepth: 32, MaxMembers: 512}
-
-// stringArray decodes an array whose elements are all strings.
-func stringArray(v jsonstrict.Value) ([]string, bool) {
-	if v.Kind() != jsonstrict.Array {
-		return nil, false
-	}
-	out := []string{}
-	ok := true
-	_ = v.Elements(func(e jsonstrict.Value) bool {
-		var s string
-		s, ok = e.Str()
-		out = append(out, s)
-		return ok
-	})
-	if !ok {
-		return nil, false
-	}
-	return out, true
-}
-
-// maxNumericDate is 9999-12-31T23:59:59Z: later "dates" are nonsense.
-const maxNumericDate = 253402300799
-
-// maxNumericDateText bounds the text of a NumericDate: enough for twelve
-// digits of seconds, a fraction to the picosecond and an exponent.
-const maxNumericDateText = 40
-
-// numericDate decodes an RFC 7519 NumericDate: a JSON number of seconds
-// since the epoch, from 0 to year 9999. A fraction is allowed, as RFC 7519
-// says (1700000000.5), and so is an exponent (1.7e9), read exactly as
-// decimal digits, never through a float. The result is exact to the
-// nanosecond: digits beyond the ninth of the fraction are dropped
-// (truncated toward zero), so comparisons with the clock are precise.
-// Anything else is rejected: not a number, a minus sign (also -0), a
-// value past year 9999 (1e30), a text longer than 40 bytes, an exponent
-// beyond ±30.
-func numericDate(v jsonstrict.Value) (time.Time, bool) {
-	raw := v.Raw()
-	if v.Kind() != jsonstrict.Number || len(raw) > maxNumericDateText || raw[0] == '-' {
-		return time.Time{}, false
-	}
-	// digits: the integer and fraction digits; point: where the decimal
-	// point goes in them once the exponent is applied.
-	var digits [maxNumericDateText]byte
-	n, point, i := 0, 0, 0
-	for ; i < len(raw) && '0' <= raw[i] && raw[i] <= '9'; i++ {
-		digits[n] = raw[i]
-		n++
-	}
-	point = n
-	if i < len(raw) && raw[i] == '.' {
-		for i++; i < len(raw) && '0' <= raw[i] && raw[i] <= '9'; i++ {
-			digits[n] = raw[i]
-			n++
-		}
-	}
-	if i < len(raw) { // an exponent (the grammar was checked by the engine)
-		i++ // e or E
-		neg := raw[i] == '-'
-		if raw[i] == '-' || raw[i] == '+' {
-			i++
-		}
-		exp := 0
-		for ; i < len(raw); i++ {
-			exp = exp*10 + int(raw[i]-'0')
-			if exp > 30 {
-				return time.Time{}, false
-			}
-		}
-		if neg {
-			exp = -exp
-		}
-		point += exp
-	}
-	var sec, nsec int64
-	for j := 0; j < point; j++ {
-		d := int64(0)
-		if j < n {
-			d = int64(digits[j] - '0')
-		}
-		sec = sec*10 + d
-		if sec > maxNumericDate {
-			return time.Time{}, false
-		}
-	}
-	for j := point; j < point+9; j++ {
-		d := int64(0)
-		if 0 <= j && j < n {
-			d = int64(digits[j] - '0')
-		}
-		nsec = nsec*10 + d
-	}
-	return time.Unix(sec, nsec), true
-}

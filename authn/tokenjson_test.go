@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"math/big"
 	"strings"
 	"testing"
@@ -87,7 +88,7 @@ func TestNumericDate(t *testing.T) {
 	} {
 		v, err := jsonstrict.Parse([]byte(raw))
 		require.NoError(t, err, raw)
-		got, ok := numericDate(v)
+		got, ok := jose.NumericDate(v)
 		assert.True(t, ok, raw)
 		assert.True(t, want.Equal(got), "%s: %v, want %v", raw, got, want)
 	}
@@ -100,10 +101,10 @@ func TestNumericDate(t *testing.T) {
 	} {
 		v, err := jsonstrict.Parse([]byte(raw))
 		require.NoError(t, err, raw)
-		_, ok := numericDate(v)
+		_, ok := jose.NumericDate(v)
 		assert.False(t, ok, raw)
 	}
-	_, ok := numericDate(jsonstrict.Value{})
+	_, ok := jose.NumericDate(jsonstrict.Value{})
 	assert.False(t, ok, "absent")
 }
 
@@ -190,19 +191,25 @@ func FuzzTokenJSON(f *testing.F) {
 		_, _, _ = r.check(&cv, time.Unix(1_800_000_000, 0))
 		for _, slot := range []int{slotExp, slotNbf, slotIat} {
 			v := cv.v[slot]
-			got, ok := numericDate(v)
+			got, ok := jose.NumericDate(v)
 			want, wok := exactDate(v)
 			assert.Equal(t, wok, ok, "%s", v.Raw())
 			if ok && wok {
 				assert.True(t, want.Equal(got), "%s: %v, want %v", v.Raw(), got, want)
 			}
 		}
-		_, _ = stringArray(cv.v[slotAud])
+		_, _ = jose.StringArray(cv.v[slotAud])
 		_, _ = parseScopes(cv.v[slotFirstVar+maxClaimAlternates])
 	})
 }
 
-// exactDate is numericDate's rule computed with math/big: a number of at
+// The bounds of jose.NumericDate: year 9999, and 40 bytes of text.
+const (
+	maxNumericDate     = 253402300799
+	maxNumericDateText = 40
+)
+
+// exactDate is jose.NumericDate's rule computed with math/big: a number of at
 // most 40 bytes, not negative, at most year 9999, exponent within ±30.
 func exactDate(v jsonstrict.Value) (time.Time, bool) {
 	raw := string(v.Raw())

@@ -27,5 +27,8 @@ type VerifierFunc func(ctx context.Context, token string) (principal.Principal, 
 
 // Verify calls f(ctx, token).
 func (f VerifierFunc) Verify(ctx context.Context, token string) (principal.Principal, time.Time, error) {
+	if f == nil {
+		return principal.Principal{}, time.Time{}, errNilVerifierFunc
+	}
 	return f(ctx, token)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"github.com/mcpkit/mcpkit/internal/testissuer"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
@@ -90,14 +91,14 @@ func BenchmarkReplayInterleaved(b *testing.B) {
 	if err := setMarkers(client, store); err != nil {
 		b.Fatal(err)
 	}
-	auth := func(rs authn.ReplayStore) *authn.Authenticator {
+	auth := func(rs dpop.ReplayStore) *authn.Authenticator {
 		v, err := authn.NewJWTVerifier(context.Background(), authn.JWTOptions{Issuer: is.ID(), Resource: testResource, JWKSURL: is.JWKSURL(), Logger: quiet})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { _ = v.Close() })
 		a, err := authn.NewAuthenticator(authn.NewCache(v, authn.CacheOptions{}), authn.Options{Resource: testResource, Logger: quiet,
-			DPoP: authn.DPoPOptions{Mode: authn.DPoPAllowed, MaxReplayEntries: bound, MaxReplayEntriesPerCaller: bound, ReplayStore: rs}})
+			DPoP: dpop.Options{Mode: dpop.Allowed, MaxReplayEntries: bound, MaxReplayEntriesPerCaller: bound, ReplayStore: rs}})
 		if err != nil {
 			b.Fatal(err)
 		}

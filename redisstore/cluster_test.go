@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"github.com/mcpkit/mcpkit/mcphttp/ratelimit"
 	"github.com/mcpkit/mcpkit/notify"
 	"github.com/mcpkit/mcpkit/principal"
@@ -240,7 +240,7 @@ func testStall(t *testing.T, c *redistest.Cluster) {
 		wake := stall(t, c, masterOf(t, c, client, replay.ProofKey("fresh", "alice")), sleep)
 		err := replay.Remember(ctx, "fresh", "alice", clk.Now().Add(time.Minute))
 		require.Error(t, err)
-		assert.NotErrorIs(t, err, authn.ErrReplayed, "a fresh proof is never its own replay")
+		assert.NotErrorIs(t, err, dpop.ErrReplayed, "a fresh proof is never its own replay")
 		wake()
 	})
 
@@ -444,7 +444,7 @@ func testFailover(t *testing.T, c *redistest.Cluster) {
 			_, err := in.st.Find(ctx, w.id, w.p)
 			assert.NoError(t, err, "%s: session lost", in.name)
 			for _, pr := range w.proofs {
-				assert.ErrorIs(t, in.replay.Remember(ctx, pr, w.p.Subject, clk.Now().Add(time.Minute)), authn.ErrReplayed)
+				assert.ErrorIs(t, in.replay.Remember(ctx, pr, w.p.Subject, clk.Now().Add(time.Minute)), dpop.ErrReplayed)
 			}
 		}
 		evs, ok, err := sets[0].elog.Since(ctx, w.p.Subject, w.events[0])

@@ -1,6 +1,6 @@
 // Package redisstore keeps the state that the instances of an mcpkit fleet
 // must share in Redis: the DPoP replay memory ([ReplayStore], an
-// authn.ReplayStore), the rate-limit buckets ([RateStore], a
+// dpop.ReplayStore), the rate-limit buckets ([RateStore], a
 // ratelimit.Store), legacy sessions and their subscriptions
 // ([SessionStore], a sessions.Store), the change notifications between
 // instances ([Broker], a notify.Broker over pub/sub) and the recent events
@@ -20,7 +20,7 @@
 //
 //	replay, err := redisstore.NewReplayStore(client, redisstore.ReplayOptions{})
 //	auth, err := authn.NewAuthenticator(cache, authn.Options{…,
-//		DPoP: authn.DPoPOptions{Mode: authn.DPoPAllowed, ReplayStore: replay}})
+//		DPoP: dpop.Options{Mode: dpop.Allowed, ReplayStore: replay}})
 //
 //	rates, err := redisstore.NewRateStore(client, redisstore.RateOptions{})
 //	limiter, err := ratelimit.New(ratelimit.Limits{Read: ratelimit.Rate{PerSecond: 50, Burst: 200}, Store: rates})
@@ -72,10 +72,10 @@
 // # The replay memory
 //
 // [ReplayStore.Remember] does in one script what the in-memory cache does
-// under its lock: a proof seen before is a replay (authn.ErrReplayed,
+// under its lock: a proof seen before is a replay (dpop.ErrReplayed,
 // whoever presents it, on whichever instance); else, if its caller holds
 // its share or the store its bound, it is refused with an
-// *authn.UnavailableError saying when to retry (503 and Retry-After); else
+// *dpop.UnavailableError saying when to retry (503 and Retry-After); else
 // it is remembered (SET with the proof's remaining lifetime and
 // ReplayOptions.ClockSkew as its TTL, so an instance whose clock is behind
 // still finds it). Shares and the bound are counted as the in-memory

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/ratelimit"
 	"github.com/mcpkit/mcpkit/mcphttp/sessions"
@@ -49,7 +50,7 @@ func Example() {
 		log.Fatal(err)
 	}
 
-	dpop := authn.DPoPOptions{Mode: authn.DPoPAllowed, ReplayStore: replay} // in authn.Options.DPoP
+	dp := dpop.Options{Mode: dpop.Allowed, ReplayStore: replay} // in authn.Options.DPoP
 	limiter, err := ratelimit.New(ratelimit.Limits{Read: ratelimit.Rate{PerSecond: 50, Burst: 200}, Store: rates})
 	if err != nil {
 		log.Fatal(err)
@@ -69,8 +70,8 @@ func Example() {
 		log.Fatal(err)
 	}
 
-	// dpop goes in the Authenticator's Options; the parts in mcphttp.New.
-	_, _, _ = dpop, limiter.Part(), part
+	// dp goes in the Authenticator's Options; the parts in mcphttp.New.
+	_, _, _ = dp, limiter.Part(), part
 }
 
 // TestExampleFleet is Example run: two instances (each its own client,

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"github.com/mcpkit/mcpkit/internal/testissuer"
 	"github.com/mcpkit/mcpkit/principal"
 	"github.com/mcpkit/mcpkit/redisstore"
@@ -93,7 +94,7 @@ func newReplayStore(t testing.TB, client redis.UniversalClient, clk *clock, o re
 func passQuarantine(t testing.TB, s *redisstore.ReplayStore, clk *clock) {
 	t.Helper()
 	err := s.Remember(context.Background(), "quarantine-probe", "probe-caller", clk.Now().Add(time.Minute))
-	var ue *authn.UnavailableError
+	var ue *dpop.UnavailableError
 	require.ErrorAs(t, err, &ue, "a Redis without the marker begins a quarantine")
 	require.Equal(t, period, ue.RetryAfter)
 	clk.Advance(period)
@@ -118,7 +119,7 @@ func newFleet(t testing.TB) *fleet {
 
 // instance returns an Authenticator (one instance of the fleet) that
 // remembers proofs in store.
-func (f *fleet) instance(t testing.TB, store authn.ReplayStore) *authn.Authenticator {
+func (f *fleet) instance(t testing.TB, store dpop.ReplayStore) *authn.Authenticator {
 	t.Helper()
 	v, err := authn.NewJWTVerifier(context.Background(), authn.JWTOptions{
 		Issuer: f.is.ID(), Resource: testResource, JWKSURL: f.is.JWKSURL(), Logger: f.log, Now: f.clock.Now})
@@ -126,7 +127,7 @@ func (f *fleet) instance(t testing.TB, store authn.ReplayStore) *authn.Authentic
 	t.Cleanup(func() { _ = v.Close() })
 	a, err := authn.NewAuthenticator(authn.NewCache(v, authn.CacheOptions{Now: f.clock.Now}), authn.Options{
 		Resource: testResource, Scopes: []string{"read"}, Logger: f.log,
-		DPoP: authn.DPoPOptions{Mode: authn.DPoPAllowed, Now: f.clock.Now, ReplayStore: store}})
+		DPoP: dpop.Options{Mode: dpop.Allowed, Now: f.clock.Now, ReplayStore: store}})
 	require.NoError(t, err)
 	return a
 }

@@ -12,11 +12,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 )
 
 // Defaults of [ReplayOptions]: the in-memory replay cache's (see
-// authn.DPoPOptions), fleet-wide.
+// dpop.Options), fleet-wide.
 const (
 	DefaultReplayPrefix     = "mcpkit:dpop:"
 	DefaultProofWindow      = 60 * time.Second
@@ -25,7 +25,7 @@ const (
 )
 
 // ReplayOptions configures a [ReplayStore]. The zero value is valid for an
-// Authenticator with the default DPoPOptions.ProofWindow.
+// Authenticator with the default dpop.Options.ProofWindow.
 type ReplayOptions struct {
 	// Prefix begins every key of the store. Empty means
 	// DefaultReplayPrefix. Give each application (or environment) sharing
@@ -35,8 +35,8 @@ type ReplayOptions struct {
 	// ("{app}:") keeps all of them on one slot.
 	Prefix string
 
-	// ProofWindow must be the Authenticators' DPoPOptions.ProofWindow.
-	// Zero means 60 s (DPoPOptions' own default). With the clock skew it
+	// ProofWindow must be the Authenticators' dpop.Options.ProofWindow.
+	// Zero means 60 s (dpop.Options' own default). With the clock skew it
 	// sets the period of the store's counters and how long a Redis that
 	// lost its data refuses proofs (see the package documentation).
 	ProofWindow time.Duration
@@ -49,7 +49,7 @@ type ReplayOptions struct {
 
 	// MaxEntries bounds the proofs remembered, fleet-wide: when the
 	// counters of the current and the previous period reach it, every
-	// new proof is refused (*authn.UnavailableError with RetryAfter)
+	// new proof is refused (*dpop.UnavailableError with RetryAfter)
 	// until a period ends, never remembered past the bound nor accepted
 	// unremembered. Zero means DefaultMaxReplayEntries (100 000: about
 	// 13.5 MB of Redis, measured by BenchmarkRedisMemory).
@@ -69,11 +69,11 @@ type ReplayOptions struct {
 	Logger *slog.Logger
 
 	// Now returns the current time: give it the Authenticators'
-	// DPoPOptions.Now. Nil means time.Now.
+	// dpop.Options.Now. Nil means time.Now.
 	Now func() time.Time
 }
 
-// ReplayStore is an [authn.ReplayStore] in Redis: the DPoP replay memory
+// ReplayStore is an [dpop.ReplayStore] in Redis: the DPoP replay memory
 // of every Authenticator (every instance of a fleet) that uses it, so a
 // proof accepted by one is refused by all. Each Remember is one script
 // call (one round trip). It is safe for concurrent use.
@@ -92,7 +92,7 @@ type ReplayStore struct {
 	warned          [2]atomic.Int64 // the period (+1) of the last full, at-share refusal logged
 }
 
-var _ authn.ReplayStore = (*ReplayStore)(nil)
+var _ dpop.ReplayStore = (*ReplayStore)(nil)
 
 // NewReplayStore returns a ReplayStore using client. It does not connect.
 // It returns an error for a nil client or invalid options.
@@ -224,8 +224,8 @@ func (s *ReplayStore) Markers() []string {
 }
 
 // Remember records proof, charged to caller, until expires plus the clock
-// skew. It returns nil when the proof is new, authn.ErrReplayed for a
-// replay, an *authn.UnavailableError when the store will not remember it
+// skew. It returns nil when the proof is new, dpop.ErrReplayed for a
+// replay, an *dpop.UnavailableError when the store will not remember it
 // now (full, the caller at its share, or in quarantine after Redis lost
 // its data), and another error when Redis cannot answer (ErrUnavailable
 // for a while after a failure, without a round trip). The Authenticator
@@ -267,7 +267,7 @@ func (s *ReplayStore) Remember(ctx context.Context, proof, caller string, expire
 	case 0:
 		return nil
 	case 1:
-		return authn.ErrReplayed
+		return dpop.ErrReplayed
 	case 2, 3:
 		// As the in-memory cache: room comes back when the last period's
 		// entries are forgotten, or, if none are in the way, a period
@@ -283,14 +283,14 @@ func (s *ReplayStore) Remember(ctx context.Context, proof, caller string, expire
 				s.log.Warn("redisstore: a caller holds its share of the DPoP replay memory; refusing its new proofs until they age out (ReplayOptions.MaxEntriesPerCaller)")
 			}
 		}
-		return &authn.UnavailableError{RetryAfter: retry}
+		return &dpop.UnavailableError{RetryAfter: retry}
 	case 4:
 		left := time.Duration(res[1]) * time.Millisecond
 		if end := nowMS + res[1]; s.quarantineUntil.Swap(end) != end {
 			s.log.Warn("redisstore: redis holds no DPoP replay memory (new, restarted empty or flushed); refusing DPoP proofs until every proof it may have forgotten has expired",
 				"retry_in", left.Round(time.Second))
 		}
-		return &authn.UnavailableError{RetryAfter: max(left, time.Second)}
+		return &dpop.UnavailableError{RetryAfter: max(left, time.Second)}
 	}
 	return errors.New("redisstore: replay: unexpected reply")
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"github.com/mcpkit/mcpkit/redisstore"
 )
 
@@ -50,7 +51,7 @@ func TestReplayStoreRemember(t *testing.T) {
 	expires := clk.Now().Add(40 * time.Second)
 
 	require.NoError(t, s.Remember(ctx, "proof-1", "caller-1", expires))
-	assert.ErrorIs(t, s.Remember(ctx, "proof-1", "caller-1", expires), authn.ErrReplayed)
+	assert.ErrorIs(t, s.Remember(ctx, "proof-1", "caller-1", expires), dpop.ErrReplayed)
 	// Another caller cannot present it: the Authenticator's proof digest
 	// covers the proof's key, and a proof is bound to one token (ath), so
 	// to one caller. The store finds it within the caller's family only.
@@ -58,7 +59,7 @@ func TestReplayStoreRemember(t *testing.T) {
 	for i := 3; s.Families() > 1 && s.MarkerKey(other) != s.MarkerKey("caller-1"); i++ {
 		other = "caller-" + strconv.Itoa(i)
 	}
-	assert.ErrorIs(t, s.Remember(ctx, "proof-1", other, expires), authn.ErrReplayed, "a replay whoever of its family presents it")
+	assert.ErrorIs(t, s.Remember(ctx, "proof-1", other, expires), dpop.ErrReplayed, "a replay whoever of its family presents it")
 	require.NoError(t, s.Remember(ctx, "proof-2", "caller-1", expires))
 
 	ttl, err := client.PTTL(ctx, s.ProofKey("proof-1", "caller-1")).Result()
@@ -69,11 +70,11 @@ func TestReplayStoreRemember(t *testing.T) {
 	// A proof already past its expiry (the Authenticator's clock at the
 	// edge) is still remembered, for the skew.
 	require.NoError(t, s.Remember(ctx, "proof-3", "caller-1", clk.Now().Add(-time.Second)))
-	assert.ErrorIs(t, s.Remember(ctx, "proof-3", "caller-1", clk.Now()), authn.ErrReplayed)
+	assert.ErrorIs(t, s.Remember(ctx, "proof-3", "caller-1", clk.Now()), dpop.ErrReplayed)
 
 	// Garbage in the marker (not a time) is a lost marker: a quarantine.
 	require.NoError(t, client.Set(ctx, s.MarkerKey("caller-1"), "garbage", 0).Err())
-	var ue *authn.UnavailableError
+	var ue *dpop.UnavailableError
 	require.ErrorAs(t, s.Remember(ctx, "proof-4", "caller-1", expires), &ue)
 	assert.Equal(t, period, ue.RetryAfter)
 }
@@ -106,11 +107,11 @@ func TestReplayStoreShares(t *testing.T) {
 	for _, p := range []string{"a1", "a2", "a3"} {
 		require.NoError(t, s.Remember(ctx, p, "alice", exp()))
 	}
-	var ue *authn.UnavailableError
+	var ue *dpop.UnavailableError
 	require.ErrorAs(t, s.Remember(ctx, "a4", "alice", exp()), &ue, "alice at her share")
 	assert.Equal(t, retryAt(clk.Now(), true), ue.RetryAfter)
 	require.ErrorAs(t, s.Remember(ctx, "a5", "alice", exp()), &ue)
-	assert.ErrorIs(t, s.Remember(ctx, "a1", "alice", exp()), authn.ErrReplayed, "a replay is a replay, share or not")
+	assert.ErrorIs(t, s.Remember(ctx, "a1", "alice", exp()), dpop.ErrReplayed, "a replay is a replay, share or not")
 	require.NoError(t, s.Remember(ctx, "b1", "bob", exp()), "bob is served")
 	assert.Equal(t, 1, strings.Count(logs.String(), "holds its share"), "logged once a period: %s", logs)
 
@@ -134,10 +135,10 @@ func TestReplayStoreFull(t *testing.T) {
 	for i, c := range []string{"alice", "alice", "bob", "carol"} {
 		require.NoError(t, s.Remember(ctx, "p"+string(rune('0'+i)), c, exp))
 	}
-	var ue *authn.UnavailableError
+	var ue *dpop.UnavailableError
 	require.ErrorAs(t, s.Remember(ctx, "p9", "dave", exp), &ue, "full")
 	assert.Equal(t, retryAt(clk.Now(), true), ue.RetryAfter)
-	assert.ErrorIs(t, s.Remember(ctx, "p2", "bob", exp), authn.ErrReplayed)
+	assert.ErrorIs(t, s.Remember(ctx, "p2", "bob", exp), dpop.ErrReplayed)
 	assert.Contains(t, logs.String(), "replay memory is full")
 }
 

@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"github.com/mcpkit/mcpkit/examples/documents/app"
 	"github.com/mcpkit/mcpkit/examples/documents/store"
 )
@@ -248,7 +248,7 @@ func TestDPoPWithOIDCProviderAndTypeScriptSDK(t *testing.T) {
 			a := startApp(t, app.Config{
 				Addr: fmt.Sprintf("127.0.0.1:%d", port), DataDir: dir, DB: dsn, Seed: app.SeedNever, PageSize: 5,
 				Issuer: issuer, JWKSURL: jwksURL, Resource: resource,
-				DPoP: authn.DPoPRequired, DPoPNonce: tc.nonce,
+				DPoP: dpop.Required, DPoPNonce: tc.nonce,
 				Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 			})
 			require.Equal(t, resource, a.Resource())

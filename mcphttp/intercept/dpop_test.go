@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"github.com/mcpkit/mcpkit/internal/testissuer"
 	"github.com/mcpkit/mcpkit/mcphttp/intercept"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
@@ -23,7 +23,7 @@ import (
 // handler's middleware would refuse it, or the bridge's tools would be
 // missing).
 func TestToolsListWithDPoP(t *testing.T) {
-	f := mcptest.New(t, mcptest.Options{DPoP: authn.DPoPOptions{Mode: authn.DPoPAllowed}}, bridge{})
+	f := mcptest.New(t, mcptest.Options{DPoP: dpop.Options{Mode: dpop.Allowed}}, bridge{})
 	legacy := &toolServer{tools: []string{"echo"}, needToken: true}
 	h, err := intercept.New(f.EP, f.Auth.Handler(legacy), intercept.Options{})
 	require.NoError(t, err)

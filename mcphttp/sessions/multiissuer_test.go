@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"github.com/mcpkit/mcpkit/internal/testissuer"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
@@ -45,7 +46,7 @@ func newMultiFixture(t *testing.T) *multiFixture {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = mv.Close() })
 	auth, err := authn.NewAuthenticator(authn.NewCache(mv, authn.CacheOptions{}), authn.Options{
-		Resource: f.url, DPoP: authn.DPoPOptions{Mode: authn.DPoPAllowed},
+		Resource: f.url, DPoP: dpop.Options{Mode: dpop.Allowed},
 	})
 	require.NoError(t, err)
 	f.hub = notify.New(notify.Options{})

@@ -64,39 +64,9 @@ func normalizeAuthority(a, defPort string) (string, bool) {
 	if a == "" || strings.ContainsAny(a, "@%") {
 		return "", false
 	}
-	host, port := a, ""
-	if strings.HasPrefix(a, "[") {
-		end := strings.IndexByte(a, ']')
-		if end < 0 {
-			return "", false
-		}
-		host, port = a[:end+1], a[end+1:]
-		if ip := net.ParseIP(host[1 : len(host)-1]); ip == nil || ip.To4() != nil {
-			return "", false
-		}
-		if port != "" {
-			if port[0] != ':' {
-				return "", false
-			}
-			port = port[1:]
-		}
-	} else if j := strings.LastIndexByte(a, ':'); j >= 0 {
-		host, port = a[:j], a[j+1:]
-	}
-	if host == "" {
+	host, port, ok := splitAuthority(a)
+	if !ok || host == "" || !validHost(host) || !digits(port) {
 		return "", false
-	}
-	if host[0] != '[' { // a reg-name or IPv4 address
-		for k := 0; k < len(host); k++ {
-			if c := host[k]; !(unreserved(c) || strings.IndexByte("!$&'()*+,;=", c) >= 0) {
-				return "", false
-			}
-		}
-	}
-	for k := 0; k < len(port); k++ {
-		if port[k] < '0' || port[k] > '9' {
-			return "", false
-		}
 	}
 	host = strings.ToLower(host)
 	if port != "" {
@@ -108,6 +78,56 @@ func normalizeAuthority(a, defPort string) (string, bool) {
 		return host, true
 	}
 	return host + ":" + port, true
+}
+
+// splitAuthority splits host and port; a bracketed host must be an IPv6
+// literal.
+func splitAuthority(a string) (host, port string, ok bool) {
+	if !strings.HasPrefix(a, "[") {
+		if j := strings.LastIndexByte(a, ':'); j >= 0 {
+			return a[:j], a[j+1:], true
+		}
+		return a, "", true
+	}
+	end := strings.IndexByte(a, ']')
+	if end < 0 {
+		return "", "", false
+	}
+	host, port = a[:end+1], a[end+1:]
+	if ip := net.ParseIP(host[1 : len(host)-1]); ip == nil || ip.To4() != nil {
+		return "", "", false
+	}
+	if port != "" {
+		if port[0] != ':' {
+			return "", "", false
+		}
+		port = port[1:]
+	}
+	return host, port, true
+}
+
+// validHost: a bracketed IPv6 literal (checked by splitAuthority), or a
+// reg-name or IPv4 address of unreserved and sub-delims characters.
+func validHost(host string) bool {
+	if host[0] == '[' {
+		return true
+	}
+	for k := 0; k < len(host); k++ {
+		if c := host[k]; !(unreserved(c) || strings.IndexByte("!$&'()*+,;=", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// digits reports whether s is made of ASCII digits (or empty).
+func digits(s string) bool {
+	for k := 0; k < len(s); k++ {
+		if s[k] < '0' || s[k] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // unreserved: ALPHA / DIGIT / "-" / "." / "_" / "~" (RFC 3986 §2.3).

@@ -25,6 +25,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"github.com/mcpkit/mcpkit/examples/devissuer"
 	"github.com/mcpkit/mcpkit/examples/documents/pgnotify"
 	"github.com/mcpkit/mcpkit/examples/documents/store"
@@ -191,7 +192,7 @@ func (a *App) newAuthenticator(ctx context.Context, limiter *ratelimit.Limiter) 
 	}
 	auth, err := authn.NewAuthenticator(subjectRecorder{verifier}, authn.Options{
 		Resource: a.resource, Scopes: []string{ScopeRead}, Logger: a.log,
-		DPoP:     authn.DPoPOptions{Mode: a.cfg.DPoP, RequireNonce: a.cfg.DPoPNonce, ReplayStore: a.replayStore()},
+		DPoP:     dpop.Options{Mode: a.cfg.DPoP, RequireNonce: a.cfg.DPoPNonce, ReplayStore: a.replayStore()},
 		Throttle: throttle,
 	})
 	if err != nil {

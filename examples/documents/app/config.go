@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"github.com/mcpkit/mcpkit/examples/documents/pgnotify"
 	"github.com/mcpkit/mcpkit/mcphttp/ratelimit"
 	"github.com/mcpkit/mcpkit/sealedcursor"
@@ -99,9 +100,9 @@ type Config struct {
 	// lists every issuer. JWT access tokens only.
 	MoreIssuers []TrustedIssuer
 	// DPoP turns on DPoP sender-constrained tokens (-dpop: off, allowed,
-	// required); see authn.DPoPOptions. Proofs are checked against
+	// required); see dpop.Options. Proofs are checked against
 	// -resource's origin.
-	DPoP authn.DPoPMode
+	DPoP dpop.Mode
 	// DPoPNonce requires server nonces in DPoP proofs (-dpop-nonce).
 	DPoPNonce bool
 	// AllowPlainJWTType admits JWTs typed "JWT" or untyped
@@ -290,9 +291,9 @@ func configRules() []configRule {
 		checkTokenKind,
 		checkIntrospection,
 		checkMoreIssuers,
-		when("dpop", func(c Config) bool { return c.DPoP > authn.DPoPRequired },
+		when("dpop", func(c Config) bool { return c.DPoP > dpop.Required },
 			"must be off, allowed or required"),
-		when("dpop-nonce", func(c Config) bool { return c.DPoPNonce && c.DPoP == authn.DPoPOff },
+		when("dpop-nonce", func(c Config) bool { return c.DPoPNonce && c.DPoP == dpop.Off },
 			"needs -dpop allowed or required"),
 		when("allow-plain-jwt-type", func(c Config) bool { return c.AllowPlainJWTType && c.JWKSURL == "" },
 			"only applies to JWT access tokens from a real issuer (-jwks-url)"),

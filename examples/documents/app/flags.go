@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 )
 
 // EnvPrefix starts the name of every environment variable: the variable of
@@ -113,7 +113,7 @@ func defineAuthFlags(fs flagSet, c *Config, multi *issuerFlags) {
 		return nil
 	})
 	fs.Func("dpop", "DPoP (RFC 9449) sender-constrained tokens: off, allowed or required (env "+EnvName("dpop")+`) (default "off")`, func(v string) error {
-		m, ok := map[string]authn.DPoPMode{"off": authn.DPoPOff, "allowed": authn.DPoPAllowed, "required": authn.DPoPRequired}[strings.ToLower(v)]
+		m, ok := map[string]dpop.Mode{"off": dpop.Off, "allowed": dpop.Allowed, "required": dpop.Required}[strings.ToLower(v)]
 		if !ok {
 			return errors.New("must be off, allowed or required")
 		}

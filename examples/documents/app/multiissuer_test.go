@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 )
 
 // Two real issuers (each its own key and JWK Set over HTTP) with the same
@@ -78,7 +79,7 @@ func TestSeveralIssuerFlags(t *testing.T) {
 	assert.Equal(t, "https://a.example", c.Issuer)
 	assert.Equal(t, "https://a.example/k", c.JWKSURL)
 	assert.Equal(t, []TrustedIssuer{{"https://b.example", "https://b.example/k"}}, c.MoreIssuers)
-	assert.Equal(t, authn.DPoPRequired, c.DPoP)
+	assert.Equal(t, dpop.Required, c.DPoP)
 	require.NoError(t, c.Validate())
 
 	_, _, err = ParseFlags([]string{"-issuer", "https://a.example", "-issuer", "https://b.example", "-jwks-url", "https://a.example/k"},
@@ -102,7 +103,7 @@ func TestSeveralIssuerFlags(t *testing.T) {
 // refused with a DPoP challenge and the metadata says DPoP is required.
 func TestDocumentsDPoPRequired(t *testing.T) {
 	idp := startIdentityProvider(t, prodResource)
-	s := start(t, func(c *Config) { jwtConfig(idp)(c); c.DPoP = authn.DPoPRequired })
+	s := start(t, func(c *Config) { jwtConfig(idp)(c); c.DPoP = dpop.Required })
 	res, _ := s.post(t, idp.token(t, "alice", ScopeRead), "resources/list", nil)
 	assert.Equal(t, http.StatusUnauthorized, res.StatusCode)
 	assert.True(t, strings.HasPrefix(res.Header.Get("WWW-Authenticate"), `DPoP error="invalid_token"`), res.Header.Get("WWW-Authenticate"))

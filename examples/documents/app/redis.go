@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"github.com/mcpkit/mcpkit/mcphttp/sessions"
 	"github.com/mcpkit/mcpkit/notify"
 	"github.com/mcpkit/mcpkit/redisstore"
@@ -196,7 +196,7 @@ func (s *sharedState) close() error {
 // one instance is refused by every other; while Redis cannot answer,
 // proofs are refused with 503 and Retry-After (fail closed: never a
 // proof accepted unremembered).
-func (a *App) replayStore() authn.ReplayStore {
+func (a *App) replayStore() dpop.ReplayStore {
 	if a.redis == nil {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"github.com/mcpkit/mcpkit/mcphttp/origin"
 )
 
@@ -39,7 +40,7 @@ func (a *App) routes(ep http.Handler, auth *authn.Authenticator, origins *origin
 	md, err := authn.NewMetadataHandler(authn.Metadata{
 		Resource: a.resource, AuthorizationServers: servers,
 		ScopesSupported: []string{ScopeRead, ScopeShare}, ResourceName: "mcpkit documents",
-		DPoPSigningAlgorithms: auth.DPoPAlgorithms(), DPoPBoundTokensRequired: auth.DPoPMode() == authn.DPoPRequired,
+		DPoPSigningAlgorithms: auth.DPoPAlgorithms(), DPoPBoundTokensRequired: auth.DPoPMode() == dpop.Required,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("resource metadata (-resource, -authorization-server): %w", err)

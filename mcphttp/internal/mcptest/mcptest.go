@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"github.com/mcpkit/mcpkit/internal/testissuer"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -123,7 +124,7 @@ type Options struct {
 	// Throttle is the Authenticator's.
 	Throttle authn.Throttle
 	// DPoP configures the Authenticator's DPoP.
-	DPoP authn.DPoPOptions
+	DPoP dpop.Options
 }
 
 // Fixture is an endpoint over the Store, with a real issuer.

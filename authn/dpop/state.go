@@ -1,4 +1,4 @@
-package authn
+package dpop
 
 import (
 	"crypto/hmac"
@@ -15,7 +15,7 @@ import (
 // at least as long as a proof with its jti could still be accepted (the
 // period is twice the proof window). Memory is bounded by max entries in
 // both generations together, and each caller (an identity hash, see
-// [dpopChecker.identity]) holds at most share of them: a caller over its
+// [Checker.identity]) holds at most share of them: a caller over its
 // share is refused, and so are all callers when the generations are full
 // of live entries; add never forgets a live entry (fail closed). A replay
 // is reported as one whatever the share or the fill. It is safe for

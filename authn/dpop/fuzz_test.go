@@ -1,11 +1,18 @@
-package authn
+package dpop
 
 import (
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/testissuer"
+)
+
+const (
+	testResource = "https://mcp.example.com/mcp"
+	dpopURL      = "https://mcp.example.com/mcp"
 )
 
 // FuzzDPoPProof: the proof parser never panics; a proof it accepts has a
@@ -35,8 +42,8 @@ func FuzzDPoPProof(f *testing.F) {
 	for _, s := range []string{"", "a.b.c", "..", "eyJ0eXAiOiJkcG9wK2p3dCJ9.e30.", strings.Repeat("A", 100) + "." + strings.Repeat("B", 100) + ".C"} {
 		f.Add(s)
 	}
-	allowed := DefaultDPoPAlgorithms()
-	c, err := newDPoPChecker(DPoPOptions{Mode: DPoPAllowed}, testResource, discardLogger())
+	allowed := DefaultAlgorithms()
+	c, err := New(Options{Mode: Allowed}, testResource, slog.New(slog.DiscardHandler))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -45,7 +52,7 @@ func FuzzDPoPProof(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(pr.jkt) != 43 || familyOf(pr.alg) != pr.fam || pr.key == nil {
+		if len(pr.jkt) != 43 || jose.FamilyOf(pr.alg) != pr.fam || pr.key == nil {
 			t.Fatalf("accepted a proof with jkt %q alg %s family %d", pr.jkt, pr.alg, pr.fam)
 		}
 		if sd, ok := seeds[s]; ok && sd.jkt != pr.jkt {

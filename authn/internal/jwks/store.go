@@ -1,4 +1,8 @@
-package authn
+// Package jwks fetches and holds an issuer's JWK Set for authn's JWT
+// verifier: a size-capped, single-flight fetcher with a refresher and a
+// bounded reaction to unknown key ids, and the parser that keeps only the
+// keys a verifier may use.
+package jwks
 
 import (
 	"context"
@@ -12,7 +16,7 @@ import (
 	"time"
 )
 
-// keyStore fetches and holds the issuer's JWK Set. It is its own small
+// Store fetches and holds the issuer's JWK Set. It is its own small
 // fetcher rather than jwk.Cache: the body is size-capped, one fetch is in
 // flight at a time and callers wait for it only as long as their own
 // context allows, a failed fetch keeps the previous keys, and Close stops
@@ -26,7 +30,7 @@ import (
 // at most one fetch per backoff. A failed request-triggered fetch wakes the
 // refresher, which then retries with the backoff rather than sleeping its
 // refresh interval.
-type keyStore struct {
+type Store struct {
 	url      string
 	client   *http.Client
 	timeout  time.Duration
@@ -38,9 +42,9 @@ type keyStore struct {
 	log      *slog.Logger
 	after    func(time.Duration) <-chan time.Time // the refresher's timer (tests inject one)
 
-	keys       atomic.Pointer[keySet] // nil until the first successful fetch
-	lastFailed atomic.Bool            // the most recent completed fetch failed
-	backoff    atomic.Int64           // current retry delay after failures, ns
+	keys       atomic.Pointer[Set] // nil until the first successful fetch
+	lastFailed atomic.Bool         // the most recent completed fetch failed
+	backoff    atomic.Int64        // current retry delay after failures, ns
 
 	mu        sync.Mutex
 	inflight  *fetchCall
@@ -56,6 +60,36 @@ type keyStore struct {
 	once   sync.Once
 }
 
+// ErrUnknownKey is Lookup's answer for a kid that a successfully fetched
+// set does not hold.
+var ErrUnknownKey = errors.New("authn: jwks: unknown key id")
+
+// UnavailableError is Lookup's answer when the keys cannot be checked
+// now; RetryAfter is when a request-triggered fetch may start again.
+type UnavailableError struct{ RetryAfter time.Duration }
+
+func (e *UnavailableError) Error() string { return "authn: jwks: keys unavailable" }
+
+// Config configures a Store.
+type Config struct {
+	URL      string
+	Client   *http.Client
+	Timeout  time.Duration
+	MaxBytes int64
+	Refresh  time.Duration
+	Cooldown time.Duration
+	Allowed  []string
+	Now      func() time.Time
+	Log      *slog.Logger
+	After    func(time.Duration) <-chan time.Time // the refresher's timer (tests inject one); nil: time.After
+}
+
+// New returns a Store for c; Start starts it.
+func New(c Config) *Store {
+	return &Store{url: c.URL, client: c.Client, timeout: c.Timeout, maxBytes: c.MaxBytes, refresh: c.Refresh,
+		cooldown: c.Cooldown, allowed: c.Allowed, now: c.Now, log: c.Log, after: c.After}
+}
+
 type fetchCall struct {
 	done chan struct{}
 	err  error
@@ -65,7 +99,7 @@ const (
 	minBackoff = time.Second
 )
 
-func (ks *keyStore) start() {
+func (ks *Store) Start() {
 	ks.ctx, ks.cancel = context.WithCancel(context.Background())
 	if ks.after == nil {
 		ks.after = time.After
@@ -74,10 +108,10 @@ func (ks *keyStore) start() {
 	ks.wake = make(chan struct{}, 1)
 }
 
-// warmUp fetches the keys once, waiting at most until ctx is done, then
-// starts the background refresher. A failure is logged, not returned:
+// WarmUp fetches the keys once, waiting at most until ctx is done, then
+// Starts the background refresher. A failure is logged, not returned:
 // requests get "cannot check now" until keys arrive.
-func (ks *keyStore) warmUp(ctx context.Context) {
+func (ks *Store) WarmUp(ctx context.Context) {
 	c := ks.begin(fetchWarmUp)
 	select {
 	case <-c.done:
@@ -101,11 +135,11 @@ const (
 )
 
 // begin starts a fetch, or returns the one in flight. A request-triggered
-// fetch (fetchRequest) starts only when the gate is open: after a failed
+// Fetch (fetchRequest) starts only when the gate is open: after a failed
 // fetch, once its backoff has passed (retryAt); otherwise once the
 // cooldown after the previous start has passed. A closed gate returns nil,
 // as does begin after close.
-func (ks *keyStore) begin(cause fetchCause) *fetchCall {
+func (ks *Store) begin(cause fetchCause) *fetchCall {
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
 	if ks.inflight != nil {
@@ -131,9 +165,9 @@ func (ks *keyStore) begin(cause fetchCause) *fetchCall {
 	return c
 }
 
-func (ks *keyStore) run(c *fetchCall, cause fetchCause) {
+func (ks *Store) run(c *fetchCall, cause fetchCause) {
 	defer ks.wg.Done()
-	err := ks.fetch()
+	err := ks.Fetch()
 	now := ks.now()
 	ks.mu.Lock()
 	recovered := err == nil && !ks.retryAt.IsZero()
@@ -170,10 +204,10 @@ func (ks *keyStore) run(c *fetchCall, cause fetchCause) {
 	close(c.done)
 }
 
-// fetch performs one bounded GET of the JWK Set and installs the usable
+// Fetch performs one bounded GET of the JWK Set and installs the usable
 // keys. A document without any usable key counts as a failure, so the
 // previous keys stay in use.
-func (ks *keyStore) fetch() error {
+func (ks *Store) Fetch() error {
 	ctx, cancel := context.WithTimeout(ks.ctx, ks.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ks.url, nil)
@@ -200,7 +234,7 @@ func (ks *keyStore) fetch() error {
 	if int64(len(body)) > ks.maxBytes {
 		return errors.New("authn: jwks: document too large")
 	}
-	set, dropped, err := parseJWKS(body, ks.allowed)
+	set, dropped, err := Parse(body, ks.allowed)
 	if err != nil {
 		return err
 	}
@@ -215,7 +249,7 @@ func (ks *keyStore) fetch() error {
 // loop refreshes the keys periodically, and retries with backoff while the
 // last fetch failed. A failed request-triggered fetch wakes it so that it
 // reschedules.
-func (ks *keyStore) loop() {
+func (ks *Store) loop() {
 	defer ks.wg.Done()
 	for {
 		select {
@@ -243,7 +277,7 @@ func (ks *keyStore) loop() {
 // nextWait returns how long the refresher sleeps: until the failure
 // backoff has passed after a failed fetch, the backoff while no fetch has
 // completed yet, the refresh interval otherwise.
-func (ks *keyStore) nextWait() time.Duration {
+func (ks *Store) nextWait() time.Duration {
 	if !ks.lastFailed.Load() {
 		if ks.keys.Load() == nil {
 			return time.Duration(ks.backoff.Load())
@@ -256,12 +290,12 @@ func (ks *keyStore) nextWait() time.Duration {
 	return max(at.Sub(ks.now()), 0)
 }
 
-// lookup returns the keys with id kid. An unknown kid may trigger a fetch
+// Lookup returns the keys with id kid. An unknown kid may trigger a fetch
 // (at most one per cooldown, or per failure backoff after a failed fetch;
-// concurrent callers share it) and waits for it until ctx is done. Errors: errKeyID when the kid is unknown to a
+// concurrent callers share it) and waits for it until ctx is done. Errors: ErrUnknownKey when the kid is unknown to a
 // successfully fetched set; an *UnavailableError when there are no keys,
 // the last fetch failed, or ctx ended first.
-func (ks *keyStore) lookup(ctx context.Context, kid string) ([]publicKey, error) {
+func (ks *Store) Lookup(ctx context.Context, kid string) ([]Key, error) {
 	if set := ks.keys.Load(); set != nil {
 		if k, ok := (*set)[kid]; ok {
 			return k, nil
@@ -282,22 +316,22 @@ func (ks *keyStore) lookup(ctx context.Context, kid string) ([]publicKey, error)
 	if ks.keys.Load() == nil || ks.lastFailed.Load() {
 		return nil, ks.unavailable()
 	}
-	return nil, errKeyID
+	return nil, ErrUnknownKey
 }
 
 // unavailable returns the error of a key that cannot be checked now. Its
 // RetryAfter is the time until a request-triggered fetch may start again
 // (the failure backoff's remainder), and at least a second: a client
 // retrying then triggers, or shares, the next fetch.
-func (ks *keyStore) unavailable() error {
+func (ks *Store) unavailable() error {
 	ks.mu.Lock()
 	at := ks.retryAt
 	ks.mu.Unlock()
 	return &UnavailableError{RetryAfter: max(at.Sub(ks.now()), minBackoff)}
 }
 
-// close stops the refresher and any fetch in flight and waits for them.
-func (ks *keyStore) close() {
+// Close stops the refresher and any fetch in flight and waits for them.
+func (ks *Store) Close() {
 	ks.once.Do(func() {
 		ks.mu.Lock()
 		ks.closed = true

@@ -1,4 +1,4 @@
-package authn
+package dpop
 
 // The DPoP proof JWT (RFC 9449 §4.2), read by this package alone: the
 // compact shape is checked before any decoding, the header, its jwk and
@@ -13,6 +13,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rsa"
 	"crypto/sha256"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"math/big"
 	"strings"
 	"time"
@@ -21,10 +22,10 @@ import (
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 )
 
-// dpopProof is a parsed, not yet verified proof.
-type dpopProof struct {
+// Proof is a parsed, not yet verified proof.
+type Proof struct {
 	alg   string
-	fam   keyFamily
+	fam   jose.KeyFamily
 	key   any    // *ecdsa.PublicKey, ed25519.PublicKey or *rsa.PublicKey
 	jkt   string // RFC 7638 thumbprint of the jwk
 	input string // the signing input: header.payload
@@ -46,8 +47,8 @@ var proofJSON = jsonstrict.Options{MaxDepth: 8, MaxMembers: 64}
 // an allowed asymmetric alg that fits the key, and a public jwk (no
 // private member, no symmetric key); claims jti, htm, htu, iat and ath of
 // the right types (nonce optional). The signature is not checked here.
-func parseProof(s string, max int, allowed []string) (*dpopProof, error) {
-	d1, d2, ok := splitCompact(s, max)
+func parseProof(s string, max int, allowed []string) (*Proof, error) {
+	d1, d2, ok := jose.SplitCompact(s, max)
 	if !ok {
 		return nil, errProofMalformed
 	}
@@ -56,7 +57,7 @@ func parseProof(s string, max int, allowed []string) (*dpopProof, error) {
 	if err != nil {
 		return nil, errProofMalformed
 	}
-	pr := &dpopProof{input: s[:d2]}
+	pr := &Proof{input: s[:d2]}
 	if err := pr.readHeader(hdr, allowed); err != nil {
 		return nil, err
 	}
@@ -77,7 +78,7 @@ func parseProof(s string, max int, allowed []string) (*dpopProof, error) {
 // elsewhere (jku, x5u, x5c, x5t, x5t#S256), demand extensions (crit),
 // change the signing (b64) or belong to JWE (enc, zip) reject the proof;
 // kid and unknown parameters are ignored.
-func (pr *dpopProof) readHeader(data []byte, allowed []string) error {
+func (pr *Proof) readHeader(data []byte, allowed []string) error {
 	var typ string
 	var hasTyp bool
 	var jwkv jsonstrict.Value
@@ -107,7 +108,7 @@ func (pr *dpopProof) readHeader(data []byte, allowed []string) error {
 		return errProofMalformed
 	case !hasTyp || !dpopType(typ):
 		return errProofType
-	case pr.alg == "" || !containsString(allowed, pr.alg):
+	case pr.alg == "" || !jose.Contains(allowed, pr.alg):
 		return errProofAlg
 	case jwkv.Kind() == jsonstrict.None:
 		return errProofKey
@@ -136,103 +137,152 @@ var jwkPrivate = [...]string{"d", "p", "q", "dp", "dq", "qi", "oth", "k"}
 // symmetric key, an "alg" other than the header's, a "use" other than sig
 // or key_ops without "verify" is refused. The thumbprint is computed from
 // the required members (RFC 7638 §3.2).
-func (pr *dpopProof) readKey(jwkv jsonstrict.Value) error {
-	var kty, crv, x, y, n, e string
-	bad := false
-	_ = jwkv.Members(func(name []byte, v jsonstrict.Value) bool {
-		for _, p := range jwkPrivate {
-			if strings.EqualFold(string(name), p) {
-				bad = true
-				return false
-			}
-		}
-		ok := true
-		switch string(name) {
-		case "kty":
-			kty, ok = v.Str()
-		case "crv":
-			crv, ok = v.Str()
-		case "x":
-			x, ok = v.Str()
-		case "y":
-			y, ok = v.Str()
-		case "n":
-			n, ok = v.Str()
-		case "e":
-			e, ok = v.Str()
-		case "alg":
-			var a string
-			a, ok = v.Str()
-			ok = ok && a == pr.alg
-		case "use":
-			var u string
-			u, ok = v.Str()
-			ok = ok && u == "sig"
-		case "key_ops":
-			ok = keyOpsVerify(v)
-		}
-		bad = !ok
-		return ok
-	})
-	if bad {
+func (pr *Proof) readKey(jwkv jsonstrict.Value) error {
+	m, ok := readJWK(jwkv, pr.alg)
+	if !ok {
 		return errProofKey
 	}
-	var sum [sha256.Size]byte
-	switch kty {
+	var key any
+	var fam jose.KeyFamily
+	var thumb string // the RFC 7638 members, in order
+	switch m.kty {
 	case "EC":
-		var curve elliptic.Curve
-		var size int
-		switch crv {
-		case "P-256":
-			curve, size, pr.fam = elliptic.P256(), 32, famP256
-		case "P-384":
-			curve, size, pr.fam = elliptic.P384(), 48, famP384
-		case "P-521":
-			curve, size, pr.fam = elliptic.P521(), 66, famP521
-		default:
-			return errProofKey
-		}
-		xb, okx := decodeFixed(x, size)
-		yb, oky := decodeFixed(y, size)
-		if !okx || !oky {
-			return errProofKey
-		}
-		pub, err := ecdsa.ParseUncompressedPublicKey(curve, append(append([]byte{4}, xb...), yb...))
-		if err != nil {
-			return errProofKey
-		}
-		pr.key = pub
-		sum = sha256.Sum256([]byte(`{"crv":"` + crv + `","kty":"EC","x":"` + x + `","y":"` + y + `"}`))
+		key, fam, ok = ecKey(m.crv, m.x, m.y)
+		thumb = `{"crv":"` + m.crv + `","kty":"EC","x":"` + m.x + `","y":"` + m.y + `"}`
 	case "OKP":
-		xb, ok := decodeFixed(x, ed25519.PublicKeySize)
-		if crv != "Ed25519" || !ok {
-			return errProofKey
-		}
-		pr.key, pr.fam = ed25519.PublicKey(xb), famEd25519
-		sum = sha256.Sum256([]byte(`{"crv":"Ed25519","kty":"OKP","x":"` + x + `"}`))
+		key, fam, ok = okpKey(m.crv, m.x)
+		thumb = `{"crv":"Ed25519","kty":"OKP","x":"` + m.x + `"}`
 	case "RSA":
-		nb, ok1 := decodeB64URL(n)
-		eb, ok2 := decodeB64URL(e)
-		if !ok1 || !ok2 || len(nb) == 0 || nb[0] == 0 || len(eb) == 0 || len(eb) > 4 || eb[0] == 0 {
-			return errProofKey
-		}
-		pub := &rsa.PublicKey{N: new(big.Int).SetBytes(nb)}
-		for _, c := range eb {
-			pub.E = pub.E<<8 | int(c)
-		}
-		if bits := pub.N.BitLen(); bits < minRSABits || bits > maxRSABits || pub.E < 3 || pub.E%2 == 0 {
-			return errProofKey
-		}
-		pr.key, pr.fam = pub, famRSA
-		sum = sha256.Sum256([]byte(`{"e":"` + e + `","kty":"RSA","n":"` + n + `"}`))
+		key, fam, ok = rsaKey(m.n, m.e)
+		thumb = `{"e":"` + m.e + `","kty":"RSA","n":"` + m.n + `"}`
 	default: // oct, missing, unknown
+		ok = false
+	}
+	if !ok {
 		return errProofKey
 	}
-	if familyOf(pr.alg) != pr.fam {
+	pr.key, pr.fam = key, fam
+	if jose.FamilyOf(pr.alg) != pr.fam {
 		return errProofAlg
 	}
+	sum := sha256.Sum256([]byte(thumb))
 	pr.jkt = b64.EncodeToString(sum[:])
 	return nil
+}
+
+// jwkMembers are the members of a proof's jwk that make its key.
+type jwkMembers struct{ kty, crv, x, y, n, e string }
+
+// readJWK reads a jwk's key members; false for a private member (in any
+// letter case), a member of the wrong type, an "alg" other than alg, a
+// "use" other than sig, or key_ops without "verify".
+func readJWK(jwkv jsonstrict.Value, alg string) (jwkMembers, bool) {
+	var m jwkMembers
+	ok := true
+	_ = jwkv.Members(func(name []byte, v jsonstrict.Value) bool {
+		ok = !privateMember(name) && m.read(string(name), v, alg)
+		return ok
+	})
+	return m, ok
+}
+
+// privateMember reports whether name is a JWK member of private or
+// symmetric key material, in any letter case.
+func privateMember(name []byte) bool {
+	for _, p := range jwkPrivate {
+		if strings.EqualFold(string(name), p) {
+			return true
+		}
+	}
+	return false
+}
+
+// read takes one member; false when it refuses the key.
+func (m *jwkMembers) read(name string, v jsonstrict.Value, alg string) bool {
+	var s string
+	ok := true
+	switch name {
+	case "kty", "crv", "x", "y", "n", "e", "alg", "use":
+		s, ok = v.Str()
+	case "key_ops":
+		return keyOpsVerify(v)
+	default:
+		return true
+	}
+	switch name {
+	case "kty":
+		m.kty = s
+	case "crv":
+		m.crv = s
+	case "x":
+		m.x = s
+	case "y":
+		m.y = s
+	case "n":
+		m.n = s
+	case "e":
+		m.e = s
+	case "alg":
+		ok = ok && s == alg
+	case "use":
+		ok = ok && s == "sig"
+	}
+	return ok
+}
+
+// ecKey builds an EC public key: P-256/384/521 with x and y of their
+// exact lengths, on the curve.
+func ecKey(crv, x, y string) (any, jose.KeyFamily, bool) {
+	var curve elliptic.Curve
+	var size int
+	var fam jose.KeyFamily
+	switch crv {
+	case "P-256":
+		curve, size, fam = elliptic.P256(), 32, jose.FamP256
+	case "P-384":
+		curve, size, fam = elliptic.P384(), 48, jose.FamP384
+	case "P-521":
+		curve, size, fam = elliptic.P521(), 66, jose.FamP521
+	default:
+		return nil, 0, false
+	}
+	xb, okx := decodeFixed(x, size)
+	yb, oky := decodeFixed(y, size)
+	if !okx || !oky {
+		return nil, 0, false
+	}
+	pub, err := ecdsa.ParseUncompressedPublicKey(curve, append(append([]byte{4}, xb...), yb...))
+	if err != nil {
+		return nil, 0, false
+	}
+	return pub, fam, true
+}
+
+// okpKey builds an Ed25519 public key.
+func okpKey(crv, x string) (any, jose.KeyFamily, bool) {
+	xb, ok := decodeFixed(x, ed25519.PublicKeySize)
+	if crv != "Ed25519" || !ok {
+		return nil, 0, false
+	}
+	return ed25519.PublicKey(xb), jose.FamEd25519, true
+}
+
+// rsaKey builds an RSA public key of 2048–8192 bits with a small odd
+// exponent, n and e without leading zero octets.
+func rsaKey(n, e string) (any, jose.KeyFamily, bool) {
+	nb, ok1 := jose.DecodeB64URL(n)
+	eb, ok2 := jose.DecodeB64URL(e)
+	if !ok1 || !ok2 || len(nb) == 0 || nb[0] == 0 || len(eb) == 0 || len(eb) > 4 || eb[0] == 0 {
+		return nil, 0, false
+	}
+	pub := &rsa.PublicKey{N: new(big.Int).SetBytes(nb)}
+	for _, c := range eb {
+		pub.E = pub.E<<8 | int(c)
+	}
+	if bits := pub.N.BitLen(); bits < jose.MinRSABits || bits > jose.MaxRSABits || pub.E < 3 || pub.E%2 == 0 {
+		return nil, 0, false
+	}
+	return pub, jose.FamRSA, true
 }
 
 // decodeFixed decodes strict base64url of exactly size bytes.
@@ -244,32 +294,19 @@ func decodeFixed(s string, size int) ([]byte, bool) {
 	return b, err == nil && len(b) == size
 }
 
-// decodeB64URL decodes strict base64url made of the base64url alphabet
-// only: the decoder alone skips line breaks, which would give one key
-// several encodings and so several thumbprints.
-func decodeB64URL(s string) ([]byte, bool) {
-	for i := 0; i < len(s); i++ {
-		if !b64urlChar[s[i]] {
-			return nil, false
-		}
-	}
-	b, err := b64.DecodeString(s)
-	return b, err == nil
-}
-
 // keyOpsVerify: key_ops is an array of strings that contains "verify".
 func keyOpsVerify(v jsonstrict.Value) bool {
-	ops, ok := stringArray(v)
+	ops, ok := jose.StringArray(v)
 	if !ok {
 		return false
 	}
-	return containsString(ops, "verify")
+	return jose.Contains(ops, "verify")
 }
 
 // readClaims reads the proof's claims: jti (1–256 bytes), htm, htu, iat
 // (a NumericDate), ath (required: a proof at a resource server always
 // accompanies a token) and nonce, when present, all strings but iat.
-func (pr *dpopProof) readClaims(data []byte) error {
+func (pr *Proof) readClaims(data []byte) error {
 	var iat jsonstrict.Value
 	var hasATH bool
 	bad := false
@@ -297,7 +334,7 @@ func (pr *dpopProof) readClaims(data []byte) error {
 	if bad || err != nil {
 		return errProofClaims
 	}
-	t, ok := numericDate(iat)
+	t, ok := jose.NumericDate(iat)
 	if !ok || pr.jti == "" || len(pr.jti) > maxJTIBytes || pr.htm == "" || pr.htu == "" || !hasATH {
 		return errProofClaims
 	}
@@ -306,7 +343,7 @@ func (pr *dpopProof) readClaims(data []byte) error {
 }
 
 // verify checks the signature with the proof's own key.
-func (pr *dpopProof) verify(vf jws.Verifier) error {
+func (pr *Proof) verify(vf jws.Verifier) error {
 	if vf == nil || vf.Verify([]byte(pr.input), pr.sig, pr.key) != nil {
 		return errProofSignature
 	}
@@ -316,7 +353,7 @@ func (pr *dpopProof) verify(vf jws.Verifier) error {
 // replayKey identifies the proof for replay detection: its jti within
 // its key's namespace, so that one client's choice of jti never collides
 // with another's.
-func (pr *dpopProof) replayKey() [16]byte {
+func (pr *Proof) replayKey() [16]byte {
 	h := sha256.New()
 	h.Write([]byte(pr.jkt))
 	h.Write([]byte{0})
