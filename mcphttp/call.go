@@ -144,6 +144,9 @@ func (c *Call) NoteEntries(n int) { c.Entries = n }
 // Class returns what the call does (see [MethodOptions.Class]): "list",
 // "read", "search", or "" for anything else, an unknown method included.
 func (c *Call) Class() string {
+	if c.e == nil {
+		return "" // a Call the endpoint did not make
+	}
 	if m, ok := c.e.methods[c.Method]; ok && m.opts.Class != nil {
 		return m.opts.Class(c.Params)
 	}
@@ -151,10 +154,20 @@ func (c *Call) Class() string {
 }
 
 // MaxResultBytes is the byte limit of the call's whole response.
-func (c *Call) MaxResultBytes() int { return c.e.maxBytes }
+func (c *Call) MaxResultBytes() int {
+	if c.e == nil {
+		return DefaultMaxResultBytes // a Call the endpoint did not make
+	}
+	return c.e.maxBytes
+}
 
 // Logger is the endpoint's operator logger.
-func (c *Call) Logger() *slog.Logger { return c.e.log }
+func (c *Call) Logger() *slog.Logger {
+	if c.e == nil {
+		return slog.Default() // a Call the endpoint did not make
+	}
+	return c.e.log
+}
 
 // Room returns how many bytes the members of the call's result (what
 // [Call.Result] is given, with cache) may take so that the whole response
@@ -164,7 +177,7 @@ func (c *Call) Logger() *slog.Logger { return c.e.log }
 // empty result fits.
 func (c *Call) Room(cache Cache) int {
 	var head [64]byte
-	n := c.e.maxBytes - len(jsonrpc.AppendResultHead(head[:0], c.ID)) - len(`{}}`)
+	n := c.MaxResultBytes() - len(jsonrpc.AppendResultHead(head[:0], c.ID)) - len(`{}}`)
 	if meta := c.e.metaFor(c, cache); len(meta) > 0 {
 		n -= 1 + len(meta) // `,` meta
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp/origin"
@@ -129,6 +130,9 @@ func newEndpoint(inv *inventory.Inventory, opts Options) (*Endpoint, error) {
 	if inv == nil {
 		return nil, errors.New("mcphttp: nil inventory")
 	}
+	if opts.Authenticator != nil && nilness.Is(opts.Authenticator) {
+		return nil, fmt.Errorf("mcphttp: Options.Authenticator holds a nil %T: give a built one (authn.NewAuthenticator) or leave the field nil", opts.Authenticator)
+	}
 	if opts.MaxResultBytes < 0 {
 		return nil, errors.New("mcphttp: MaxResultBytes must not be negative")
 	}
@@ -161,9 +165,9 @@ func newEndpoint(inv *inventory.Inventory, opts Options) (*Endpoint, error) {
 
 // finish sets the parts up and pre-encodes what every answer repeats.
 func (e *Endpoint) finish(parts []Part) (*Endpoint, error) {
-	for _, p := range parts {
-		if p == nil {
-			return nil, errors.New("mcphttp: nil part")
+	for i, p := range parts {
+		if nilness.Is(p) {
+			return nil, fmt.Errorf("mcphttp: New: part %d is nil (%T)", i+1, p)
 		}
 		s := &Setup{e: e}
 		if err := p.Setup(s); err != nil {
@@ -222,7 +226,7 @@ func (e *Endpoint) encodeInfo(opts Options) error {
 // legacy ones.
 func (e *Endpoint) metaFor(c *Call, cache Cache) []byte {
 	switch {
-	case !c.Modern:
+	case !c.Modern || e == nil:
 		return nil
 	case cache == CachePrivate:
 		return e.metaPrivate

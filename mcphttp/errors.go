@@ -65,6 +65,7 @@ var (
 	errBatchVersion     = &Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: "Batches are only allowed in protocol " + Version20250326}
 	errBatchInitialize  = &Error{Code: jsonrpc.CodeInvalidRequest, Message: "initialize must not be part of a batch"}
 	errResultTooLarge   = &Error{Code: jsonrpc.CodeInternalError}
+	errPanicked         = &Error{Code: jsonrpc.CodeInternalError} // a handler or observer panicked (logged)
 )
 
 // ErrMethodNotFound is the error of a method the endpoint does not serve:

@@ -36,4 +36,10 @@ func NewListHandler(inv *inventory.Inventory, opts Options) (*ListHandler, error
 }
 
 // ServeHTTP answers a POST carrying a resources/list request.
-func (h *ListHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.e.ServeHTTP(w, r) }
+func (h *ListHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h == nil || h.e == nil {
+		unbuilt(w, "mcphttp: a ListHandler not built by mcphttp.NewListHandler cannot serve: use mcphttp.NewListHandler")
+		return
+	}
+	h.e.ServeHTTP(w, r)
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -132,13 +133,21 @@ func (s *Setup) Handle(name string, h Handler, opts MethodOptions) {
 
 // Use adds mw around the serving of every request and notification (see
 // [Middleware]); the first Use is the outermost.
-func (s *Setup) Use(mw Middleware) { s.e.middleware = append(s.e.middleware, mw) }
+func (s *Setup) Use(mw Middleware) {
+	if mw == nil {
+		s.fail(errors.New("mcphttp: Setup.Use: nil middleware"))
+		return
+	}
+	s.e.middleware = append(s.e.middleware, mw)
+}
 
 // Observe adds an observer of every served message (see [Observer]).
 func (s *Setup) Observe(o Observer) {
-	if o != nil {
-		s.e.observers = append(s.e.observers, o)
+	if nilness.Is(o) {
+		s.fail(fmt.Errorf("mcphttp: Setup.Observe: nil observer (%T)", o))
+		return
 	}
+	s.e.observers = append(s.e.observers, o)
 }
 
 // HandleHTTP registers v for the HTTP method verb (GET, DELETE) on the
@@ -154,6 +163,10 @@ func (s *Setup) HandleHTTP(verb string, v Verb) {
 // CheckHTTP adds check before every registered verb: a non-nil error is
 // answered by the error table (a rate limit's, say).
 func (s *Setup) CheckHTTP(check func(r *http.Request, caller *principal.Principal) error) {
+	if check == nil {
+		s.fail(errors.New("mcphttp: Setup.CheckHTTP: nil check"))
+		return
+	}
 	s.e.verbChecks = append(s.e.verbChecks, check)
 }
 
@@ -163,6 +176,10 @@ func (s *Setup) CheckHTTP(check func(r *http.Request, caller *principal.Principa
 // them), false in one without (an anonymous initialize): listChanged
 // flags follow it.
 func (s *Setup) Capability(name string, value func(notifying bool) string) {
+	if name == "" || value == nil {
+		s.fail(errors.New("mcphttp: Setup.Capability: a capability needs a name and a value"))
+		return
+	}
 	s.e.caps = append(s.e.caps, capability{name, value})
 }
 
@@ -172,7 +189,13 @@ func (s *Setup) Capability(name string, value func(notifying bool) string) {
 func (s *Setup) Notifying() { s.e.notifying = true }
 
 // Watch registers a watcher of callers' views (see [Watcher]).
-func (s *Setup) Watch(w Watcher) { s.e.watchers = append(s.e.watchers, w) }
+func (s *Setup) Watch(w Watcher) {
+	if w.Notification == "" || w.Sig == nil {
+		s.fail(errors.New("mcphttp: Setup.Watch: a watcher needs a notification and a Sig"))
+		return
+	}
+	s.e.watchers = append(s.e.watchers, w)
+}
 
 // Watchers returns a function listing the watchers every part
 // registered, once all of them are set up.

@@ -3,6 +3,7 @@ package mcphttp
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
@@ -17,6 +18,11 @@ import (
 // 2025-03-26, a batch), and the HTTP methods the parts registered (GET
 // and DELETE of legacy sessions).
 func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if e == nil || e.handle == nil {
+		unbuilt(w, "mcphttp: an Endpoint not built by mcphttp.New cannot serve: use mcphttp.New")
+		return
+	}
+	defer e.recoverHTTP(w, r)
 	// Every answer may depend on the caller, refusals included: the same
 	// Vary whether or not authn's middleware ran in front.
 	httpheader.AppendVary(w.Header(), "Authorization")
@@ -120,8 +126,11 @@ func (e *Endpoint) serveMessage(r *http.Request, msg jsonrpc.Message, caller *pr
 		*c = Call{}
 		callPool.Put(c)
 	}()
-	ctx, ends := e.startObservers(r.Context(), c)
-	res, err := e.serveCall(ctx, r, msg, c, inBatch)
+	ctx, ends, err := e.startObservers(r.Context(), c)
+	var res Result
+	if err == nil {
+		res, err = e.serveCallSafe(ctx, r, msg, c, inBatch)
+	}
 	var rep reply
 	if err != nil {
 		rep = e.failure(c, err)
@@ -132,8 +141,26 @@ func (e *Endpoint) serveMessage(r *http.Request, msg jsonrpc.Message, caller *pr
 			c.Status = cmpOr(res.status, http.StatusAccepted)
 		}
 	}
-	e.endObservers(ctx, ends, c, rep)
+	if !e.endObservers(ctx, ends, c, rep) {
+		// An observer panicked: the caller gets the internal error, which
+		// the other observers were not told of.
+		release(rep.pooled, nil)
+		rep = e.failure(c, errPanicked)
+	}
 	return rep
+}
+
+// serveCallSafe is serveCall that recovers a panic of a part's handler or
+// middleware (a tool's, say): logged with its stack, answered with an
+// internal error, and the server goes on.
+func (e *Endpoint) serveCallSafe(ctx context.Context, r *http.Request, msg jsonrpc.Message, c *Call, inBatch bool) (res Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			e.logPanic(ctx, "a method's handler", c.Method, p)
+			res, err = Result{}, errPanicked
+		}
+	}()
+	return e.serveCall(ctx, r, msg, c, inBatch)
 }
 
 // serveCall serves c under ctx (the request's context, or the one the
@@ -266,4 +293,28 @@ func cmpOr(v, fallback int) int {
 		return fallback
 	}
 	return v
+}
+
+// unbuilt answers a request to a zero value (an Endpoint or ListHandler
+// not built by its constructor): 500, and msg to the default logger.
+func unbuilt(w http.ResponseWriter, msg string) {
+	slog.Default().Error(msg)
+	jsonrpc.WriteHTTPError(w, http.StatusInternalServerError, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInternalError, ""))
+}
+
+// recoverHTTP recovers a panic of what serves the request outside a
+// JSON-RPC method's handler (a part's GET or DELETE, its event stream, an
+// Authenticator): logged with its stack, answered with 500 when nothing
+// was written yet, and the server goes on. http.ErrAbortHandler, the
+// deliberate abort of a response, passes on to net/http.
+func (e *Endpoint) recoverHTTP(w http.ResponseWriter, r *http.Request) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	if p == http.ErrAbortHandler {
+		panic(p)
+	}
+	e.logPanic(r.Context(), "serving a request", r.Method, p)
+	jsonrpc.WriteHTTPError(w, http.StatusInternalServerError, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInternalError, ""))
 }

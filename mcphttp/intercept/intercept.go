@@ -3,12 +3,14 @@ package intercept
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 
+	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/principal"
@@ -54,11 +56,15 @@ var _ http.Handler = (*handler)(nil)
 // tools, New lists legacy's tools in-process and returns an error for one
 // that ep would serve instead (a name clash).
 func New(ep *mcphttp.Endpoint, legacy http.Handler, opts Options) (http.Handler, error) {
-	if ep == nil {
-		return nil, errors.New("intercept: nil endpoint")
-	}
-	if legacy == nil {
-		return nil, errors.New("intercept: nil legacy handler")
+	switch {
+	case ep == nil:
+		return nil, errors.New("intercept: New: nil endpoint")
+	case ep.Authenticator() == nil:
+		return nil, errors.New("intercept: New: an Endpoint not built by mcphttp.New (use mcphttp.New)")
+	case nilness.Is(legacy):
+		return nil, fmt.Errorf("intercept: New: the legacy handler is nil (%T)", legacy)
+	case opts.Sessions != nil && nilness.Is(opts.Sessions):
+		return nil, fmt.Errorf("intercept: Options.Sessions holds a nil %T: give a built one (sessions.New) or leave the field nil", opts.Sessions)
 	}
 	h := &handler{
 		ep: ep, legacy: legacy, limits: ep.Limits(), auth: ep.Authenticator(),

@@ -5,11 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
@@ -72,6 +74,9 @@ func New(hub *notify.Hub, opts Options) (*Part, error) {
 	if opts.KeepAlive < 0 {
 		return nil, errNegative
 	}
+	if opts.Store != nil && nilness.Is(opts.Store) {
+		return nil, fmt.Errorf("sessions: Options.Store holds a nil %T: give a built one (sessions.NewMemoryStore, redisstore.New) or leave the field nil", opts.Store)
+	}
 	p := &Part{hub: hub, store: opts.Store, keepAlive: opts.KeepAlive, streams: newCounter(lim.MaxStreams, lim.MaxStreamsPerPrincipal)}
 	if p.keepAlive == 0 {
 		p.keepAlive = DefaultKeepAlive
@@ -111,6 +116,9 @@ type endpoint struct {
 // reach the streams too; an inventory that reports them to another
 // Notifier is an error.
 func (p *Part) Setup(s *mcphttp.Setup) error {
+	if p.store == nil {
+		return errors.New("sessions: a Part not built by sessions.New (use sessions.New)")
+	}
 	inv := s.Inventory()
 	hub := p.hub
 	if hub == nil {
