@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -191,7 +192,7 @@ func (b *builtins) templateTool(ti inventory.TemplateInfo, tt TemplateTool) Tool
 // the byte limit. Below that size the page is exactly the page
 // resources/list gives.
 func (b *builtins) listResources(ctx context.Context, req *Request) (Result, error) {
-	c := req.Call
+	c := req.call
 	if c.Principal == nil && b.inv.HasListSources() {
 		return Result{}, principal.ErrUnauthenticated
 	}
@@ -220,7 +221,7 @@ func (b *builtins) listResources(ctx context.Context, req *Request) (Result, err
 	}
 	obj = append(obj, '}')
 	c.NoteEntries(pg.items)
-	return Result{Content: []Content{{Text: string(obj)}}, Structured: obj}, nil
+	return Result{Content: []Content{{Text: string(obj)}}, Structured: json.RawMessage(obj)}, nil
 }
 
 // invalidCursorText is list_resources' tool error for a cursor that did
@@ -255,8 +256,8 @@ func (pg *page) fit(it *inventory.Item) bool {
 // uri, its access checks included. Text contents become text items,
 // binary ones embedded resources (with the blob base64-encoded).
 func (b *builtins) read(ctx context.Context, req *Request, uri string) (Result, error) {
-	req.Call.NoteURI(uri)
-	contents, err := b.inv.Read(ctx, req.Call.Principal, uri)
+	req.NoteURI(uri)
+	contents, err := b.inv.Read(ctx, req.Principal(), uri)
 	if err != nil {
 		return Result{}, err
 	}

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -27,7 +28,7 @@ var errUnknownTool = &mcphttp.Error{Code: jsonrpc.CodeInvalidParams, Message: "U
 // operator log only. Authentication and scope failures are the challenges
 // of the resource methods.
 func (p *Part) call(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
-	name, rawArgs, err := callParams(c.Params)
+	name, rawArgs, meta, err := callParams(c.Params)
 	if err != nil {
 		return mcphttp.Result{}, err
 	}
@@ -48,14 +49,26 @@ func (p *Part) call(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error
 	if err := t.admit(c.Principal); err != nil {
 		return mcphttp.Result{}, err
 	}
-	req := &Request{Call: c, Arguments: rawArgs}
+	req := &Request{Name: t.Name, ProtocolVersion: c.ProtocolVersion, SessionID: c.SessionID, call: c}
+	if c.Principal != nil {
+		req.Caller, req.Authenticated = *c.Principal, true
+	}
 	if t.args != nil || t.InputSchema == "" {
 		var problem string
 		if req.Args, problem = decodeArgs(rawArgs, t.args); problem != "" {
 			return p.encode(ctx, c, ErrorResult("Invalid arguments: "+problem))
 		}
 	}
+	// The params live in the request body's buffer: the handler gets
+	// copies it may keep.
+	if rawArgs != nil {
+		req.Arguments = bytes.Clone(rawArgs)
+	}
+	if meta != nil {
+		req.Meta = bytes.Clone(meta)
+	}
 	res, err := t.Handler(ctx, req)
+	req.call = nil
 	if err != nil {
 		return p.failure(ctx, c, err)
 	}
@@ -93,7 +106,7 @@ func (p *Part) failure(ctx context.Context, c *mcphttp.Call, err error) (mcphttp
 // and params.arguments (absent, null or an object) of tools/call. The
 // strict decoder has refused repeated and case-variant member names, and
 // names are compared exactly here, so "Name" is not "name".
-func callParams(params []byte) (name string, args []byte, err error) {
+func callParams(params []byte) (name string, args, meta []byte, err error) {
 	var rawName []byte
 	if len(params) == 0 || mcphttp.Members(params, func(n string, v []byte) bool {
 		switch n {
@@ -101,28 +114,33 @@ func callParams(params []byte) (name string, args []byte, err error) {
 			rawName = v
 		case "arguments":
 			args = v
+		case "_meta":
+			meta = v
 		}
 		return true
 	}) != nil {
-		return "", nil, mcphttp.InvalidParams("params.name is required")
+		return "", nil, nil, mcphttp.InvalidParams("params.name is required")
 	}
 	name, ok := mcphttp.String(rawName)
 	if !ok || name == "" {
-		return "", nil, mcphttp.InvalidParams("params.name must be a tool name")
+		return "", nil, nil, mcphttp.InvalidParams("params.name must be a tool name")
 	}
 	switch {
 	case len(args) == 0 || string(args) == "null":
 		args = nil
 	case args[0] != '{':
-		return "", nil, mcphttp.InvalidParams("params.arguments must be an object")
+		return "", nil, nil, mcphttp.InvalidParams("params.arguments must be an object")
 	}
-	return name, args, nil
+	if len(meta) == 0 || meta[0] != '{' {
+		meta = nil
+	}
+	return name, args, meta, nil
 }
 
 // toolName returns the strictly read params.name of a tools/call, and
 // whether there is one.
 func toolName(params []byte) (string, bool) {
-	name, _, err := callParams(params)
+	name, _, _, err := callParams(params)
 	return name, err == nil
 }
 

@@ -192,7 +192,7 @@ func TestUserToolResults(t *testing.T) {
 			if fail != nil {
 				return tools.Result{}, fail
 			}
-			req.Call.NoteURI("docs://documents/alice-0001")
+			req.NoteURI("docs://documents/alice-0001")
 			return result, nil
 		},
 	}}})

@@ -18,7 +18,7 @@ import (
 // fetch reads. Results past the byte limit are left out (they come last:
 // the least relevant).
 func (b *builtins) search(ctx context.Context, req *Request) (Result, error) {
-	c := req.Call
+	c := req.call
 	hits, err := b.inv.Search(ctx, c.Principal, req.Args["query"], b.searchLimit)
 	if err != nil {
 		return Result{}, err
@@ -62,7 +62,7 @@ func (b *builtins) search(ctx context.Context, req *Request) (Result, error) {
 // long for the byte limit is cut at a character boundary, and
 // metadata.truncated says so.
 func (b *builtins) fetch(ctx context.Context, req *Request) (Result, error) {
-	c := req.Call
+	c := req.call
 	id := req.Args["id"]
 	c.NoteURI(id)
 	contents, err := b.inv.Read(ctx, c.Principal, id)

@@ -1,7 +1,9 @@
 package tools
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -41,7 +43,7 @@ type Tool struct {
 	// within its length. A call that breaks this gets a tool error result
 	// naming the argument, and the handler is not called. Nil with an
 	// InputSchema: the arguments are only checked to be an object, and
-	// the handler reads Request.Arguments itself (with mcphttp.Members);
+	// the handler reads Request.Arguments itself (Request.Bind);
 	// nil without one: the tool takes no arguments.
 	Args []Arg
 	// ReadOnly says the tool changes nothing: annotations.readOnlyHint.
@@ -106,22 +108,87 @@ const DefaultMaxArgLen = 2048
 // principal.ErrUnauthenticated and *principal.ScopeError, an *mcphttp.Error
 // as itself, a tool error result with a fixed text for the inventory's
 // errors (inventory.ErrNotFound, *inventory.ParamsError,
-// *inventory.CursorError) and for anything else, which is logged.
+// *inventory.CursorError) and for anything else, which is logged. A
+// handler that panics is recovered by the endpoint: the caller gets an
+// internal error (-32603), the operator log the stack.
 type Handler func(ctx context.Context, req *Request) (Result, error)
 
-// Request is one call of a tool, as its handler sees it.
+// Request is one call of a tool, as its handler sees it: values of its
+// own, which the handler may keep after it returns.
 type Request struct {
-	// Call is the call being served: the caller (Call.Principal), the
-	// protocol version, and the notes for observers (NoteURI,
-	// NoteOutcome). Room(mcphttp.CachePrivate) bounds the result.
-	Call *mcphttp.Call
+	// Name is the tool's registered name.
+	Name string
+	// Caller is the authenticated caller; the zero Principal (Subject
+	// "") when Authenticated is false: an anonymous call of a public
+	// tool. It holds no token.
+	Caller        principal.Principal
+	Authenticated bool
 	// Args holds the arguments of Tool.Args that the call has, checked;
 	// nil when Tool.Args is nil.
 	Args map[string]string
 	// Arguments is params.arguments as received (client input, strictly
-	// decoded): the JSON text of an object, or nil when it was absent or
-	// null.
-	Arguments []byte
+	// decoded: no duplicate or case-variant member names): the JSON text
+	// of an object, or nil when it was absent or null. Decode it with
+	// [Request.Bind] or encoding/json.
+	Arguments json.RawMessage
+	// Meta is params._meta as received (client input): the JSON text of
+	// an object, or nil. [Request.MetaString] reads one member.
+	Meta json.RawMessage
+	// ProtocolVersion is the MCP protocol version of the call
+	// ("2025-11-25", "2026-07-28").
+	ProtocolVersion string
+	// SessionID is the legacy session of the call, empty without one.
+	SessionID string
+
+	call *mcphttp.Call // the call being served; nil once the handler returned
+}
+
+// Bind decodes Arguments into v with encoding/json (absent arguments
+// decode as {}); a member v has no field for is an error. A call whose
+// arguments do not bind is the caller's to fix: answer it with an
+// [ErrorResult] naming what is wrong.
+func (r *Request) Bind(v any) error {
+	args := r.Arguments
+	if args == nil {
+		args = json.RawMessage(`{}`)
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// MetaString returns the string member name of Meta ("traceparent",
+// say), and whether there is one. It is client input.
+func (r *Request) MetaString(name string) (string, bool) {
+	var v string
+	var found bool
+	_ = jsonstrict.Members(r.Meta, func(n []byte, val jsonstrict.Value) bool {
+		if string(n) == name {
+			v, found = val.Str()
+			return false
+		}
+		return true
+	})
+	return v, found
+}
+
+// Principal returns the caller as the inventory's methods take it
+// (Inventory.Read, List, Search): nil for an anonymous call.
+func (r *Request) Principal() *principal.Principal {
+	if !r.Authenticated {
+		return nil
+	}
+	return &r.Caller
+}
+
+// NoteURI tells the endpoint's observers the resource URI the call
+// concerned (mcphttp.Call.URI; the audit record's uri), as the built-in
+// tools do for what they read. After the handler returned it does
+// nothing.
+func (r *Request) NoteURI(uri string) {
+	if r.call != nil {
+		r.call.NoteURI(uri)
+	}
 }
 
 // Result is what a handler answers: the MCP CallToolResult in Go values,
@@ -130,11 +197,12 @@ type Request struct {
 type Result struct {
 	// Content are the result's content items, in order.
 	Content []Content
-	// Structured, when not nil, is the text of a JSON object: the
-	// result's structuredContent, sent in protocol 2025-06-18 and later.
-	// Older clients get Content alone, so put the same JSON in a text
-	// item too, as the specification advises.
-	Structured []byte
+	// Structured, when not nil, is the result's structuredContent, sent
+	// in protocol 2025-06-18 and later: a value encoding/json encodes as
+	// a JSON object (a struct, a map), or a json.RawMessage holding one,
+	// sent as it is. Older clients get Content alone, so put the same
+	// JSON in a text item too, as the specification advises.
+	Structured any
 	// IsError marks a tool error result: the call reached the tool, which
 	// could not do what was asked in a way the model can act on (bad
 	// arguments, nothing found). Observers see it as error type
@@ -142,15 +210,61 @@ type Result struct {
 	IsError bool
 }
 
-// Content is one content item of a [Result]: a text item, or an embedded
-// resource.
+// Content is one content item of a [Result]: a text item, or, when one
+// of the pointers is set (exactly one may be), an image, an audio clip,
+// an embedded resource or a link to a resource. [Text], [Image],
+// [Audio], [Embedded] and [Link] make one of each.
 type Content struct {
-	// Text is the text of a text item; unused when Resource is set.
+	// Text is the text of a text item; unused when a pointer is set.
 	Text string
+	// Image and Audio are an image or audio item: the bytes (base64 on
+	// the wire) and their MIME type.
+	Image, Audio *Media
 	// Resource, when set, makes the item an embedded resource: its URI,
 	// MIME type, and text or blob (base64-encoded on the wire).
 	Resource *inventory.Contents
+	// Link, when set, makes the item a resource_link: a resource the
+	// client may read (or fetch) itself.
+	Link *ResourceLink
 }
+
+// Media is the data of an image or audio item.
+type Media struct {
+	// Data is the raw bytes (sent base64-encoded).
+	Data []byte
+	// MIMEType is the data's type ("image/png", "audio/wav"). Required.
+	MIMEType string
+}
+
+// ResourceLink is a resource_link content item: a resource named by URI,
+// not embedded.
+type ResourceLink struct {
+	// URI and Name are required.
+	URI, Name string
+	// Title, Description and MIMEType are left out when empty.
+	Title, Description, MIMEType string
+	// Size is the resource's size in bytes; left out when zero.
+	Size int64
+}
+
+// Text returns a text item.
+func Text(text string) Content { return Content{Text: text} }
+
+// Image returns an image item of data of the given MIME type.
+func Image(data []byte, mimeType string) Content {
+	return Content{Image: &Media{Data: data, MIMEType: mimeType}}
+}
+
+// Audio returns an audio item of data of the given MIME type.
+func Audio(data []byte, mimeType string) Content {
+	return Content{Audio: &Media{Data: data, MIMEType: mimeType}}
+}
+
+// Embedded returns an embedded resource item.
+func Embedded(c inventory.Contents) Content { return Content{Resource: &c} }
+
+// Link returns a resource_link item.
+func Link(l ResourceLink) Content { return Content{Link: &l} }
 
 // TextResult returns a result of one text item.
 func TextResult(text string) Result { return Result{Content: []Content{{Text: text}}} }
