@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -27,8 +28,7 @@ type Call struct {
 	ID jsonrpc.ID
 	// Params are the message's params as received (client input), which
 	// the strict decoder found well-formed: no duplicate or case-variant
-	// member names, valid UTF-8. Read them with [StringParam] and
-	// [ObjectParam].
+	// member names, valid UTF-8. Read them with [Members] and [String].
 	Params []byte
 	// ProtocolVersion is the MCP protocol version the call is served
 	// under; empty when it was refused before the version was decided.
@@ -94,7 +94,7 @@ type Call struct {
 func (c *Call) Meta(name string) (string, bool) {
 	var v string
 	var found bool
-	meta, ok := ObjectParam(c.Params, "_meta")
+	meta, ok := wire.ObjectParam(c.Params, "_meta")
 	if !ok {
 		return "", false
 	}

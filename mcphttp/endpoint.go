@@ -12,6 +12,7 @@ import (
 	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 	"github.com/mcpkit/mcpkit/mcphttp/origin"
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -88,7 +89,7 @@ type Endpoint struct {
 	middleware []Middleware
 	handle     Handler // dispatch inside the middleware
 	observers  []Observer
-	verbs      map[string]Verb
+	verbs      map[string]verb
 	verbChecks []func(*http.Request, *principal.Principal) error
 	allow      string // the Allow header of a 405
 	caps       []capability
@@ -139,7 +140,7 @@ func newEndpoint(inv *inventory.Inventory, opts Options) (*Endpoint, error) {
 	e := &Endpoint{
 		inv: inv, auth: opts.Authenticator, origins: opts.Origins, limits: opts.Limits,
 		maxBytes: opts.MaxResultBytes, log: opts.Logger,
-		methods: map[string]method{}, verbs: map[string]Verb{},
+		methods: map[string]method{}, verbs: map[string]verb{},
 	}
 	if e.auth == nil {
 		e.auth = contextAuth{}
@@ -213,7 +214,7 @@ func (e *Endpoint) encodeInfo(opts Options) error {
 		return fmt.Errorf("mcphttp: encoding server info: %w", err)
 	}
 	if opts.Instructions != "" {
-		e.instructions = AppendString(nil, opts.Instructions)
+		e.instructions = wire.AppendString(nil, opts.Instructions)
 	}
 	meta := `"_meta":{"` + metaServerInfo + `":` + string(e.serverInfo) + `}`
 	e.metaPrivate = []byte(`"resultType":"complete","ttlMs":0,"cacheScope":"private",` + meta)

@@ -28,7 +28,7 @@ func NewListHandler(inv *inventory.Inventory, opts Options) (*ListHandler, error
 	if err != nil {
 		return nil, err
 	}
-	e.methods["resources/list"] = method{h: e.list, opts: MethodOptions{Class: ClassOf(ClassList)}}
+	e.methods["resources/list"] = method{h: e.list, opts: MethodOptions{Class: classOf(ClassList)}}
 	if e, err = e.finish(nil); err != nil {
 		return nil, err
 	}

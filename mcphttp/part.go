@@ -81,13 +81,11 @@ const (
 	ClassSearch = "search"
 )
 
-// ClassOf returns a Class function that always answers class.
-func ClassOf(class string) func([]byte) string { return func([]byte) string { return class } }
+// classOf returns a Class function that always answers class.
+func classOf(class string) func([]byte) string { return func([]byte) string { return class } }
 
-// Verb serves an HTTP method other than POST on the endpoint's path: GET
-// (a legacy session's event stream) or DELETE (its end). caller is the
-// authenticated caller, nil for an anonymous request.
-type Verb func(w http.ResponseWriter, r *http.Request, caller *principal.Principal)
+// verb serves an HTTP method other than POST (see Setup.HandleHTTP).
+type verb = func(w http.ResponseWriter, r *http.Request, caller *principal.Principal)
 
 // Watcher names the notification a part sends on an event stream when a
 // caller's view changes, and how to tell that it did: sig returns a
@@ -109,9 +107,6 @@ func (s *Setup) Inventory() *inventory.Inventory { return s.e.inv }
 
 // Logger returns the endpoint's operator logger.
 func (s *Setup) Logger() *slog.Logger { return s.e.log }
-
-// MaxResultBytes returns the byte limit of a whole response.
-func (s *Setup) MaxResultBytes() int { return s.e.maxBytes }
 
 // Authenticator returns the endpoint's Authenticator (never nil).
 func (s *Setup) Authenticator() Authenticator { return s.e.auth }
@@ -150,14 +145,16 @@ func (s *Setup) Observe(o Observer) {
 	s.e.observers = append(s.e.observers, o)
 }
 
-// HandleHTTP registers v for the HTTP method verb (GET, DELETE) on the
-// endpoint's path; without one, such a request gets 405 with Allow.
-func (s *Setup) HandleHTTP(verb string, v Verb) {
-	if verb == http.MethodPost || verb == "" || v == nil {
-		s.fail(errors.New("mcphttp: Setup.HandleHTTP: a verb other than POST and a handler are needed"))
+// HandleHTTP registers v for the HTTP method method (GET, DELETE) on the
+// endpoint's path: a legacy session's event stream, its end. v's caller
+// is the authenticated caller, nil for an anonymous request. Without one,
+// such a request gets 405 with Allow.
+func (s *Setup) HandleHTTP(method string, v func(w http.ResponseWriter, r *http.Request, caller *principal.Principal)) {
+	if method == http.MethodPost || method == "" || v == nil {
+		s.fail(errors.New("mcphttp: Setup.HandleHTTP: a method other than POST and a handler are needed"))
 		return
 	}
-	s.e.verbs[verb] = v
+	s.e.verbs[method] = v
 }
 
 // CheckHTTP adds check before every registered verb: a non-nil error is

@@ -157,7 +157,7 @@ func interceptHandler(inv *inventory.Inventory, opts mcphttp.Options, hub *notif
 	stateful := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
 	stateless := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{Stateless: true})
 	legacy := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if mcphttp.IsModernVersion(r.Header.Get("MCP-Protocol-Version")) {
+		if r.Header.Get("MCP-Protocol-Version") == "2026-07-28" { // the modern era
 			stateless.ServeHTTP(w, r)
 			return
 		}

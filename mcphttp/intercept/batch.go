@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 )
 
 // serveBatch routes a 2025-03-26 batch. One whose elements are all valid
@@ -124,10 +125,10 @@ func (h *handler) serveSplit(w http.ResponseWriter, r *http.Request, b *jsonrpc.
 	all := append(epResps, legacyResps...)
 
 	dst := w.Header()
-	if v := legacyRec.header.Values(mcphttp.HeaderSessionID); len(v) > 0 {
-		dst[mcphttp.HeaderSessionID] = v
+	if v := legacyRec.header.Values(wire.HeaderSessionID); len(v) > 0 {
+		dst[wire.HeaderSessionID] = v
 	}
-	mcphttp.SetPrivate(dst)
+	wire.SetPrivate(dst)
 	if len(all) == 0 && len(extra) == 0 {
 		w.WriteHeader(http.StatusAccepted)
 		return

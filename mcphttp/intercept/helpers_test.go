@@ -21,6 +21,7 @@ import (
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/intercept"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -242,23 +243,23 @@ func (bridge) Setup(s *mcphttp.Setup) error {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = mcphttp.AppendString(append(b, `{"name":`...), n)
+			b = wire.AppendString(append(b, `{"name":`...), n)
 			b = append(b, `,"inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`...)
 		}
 		return c.Result(append(b, ']'), mcphttp.CachePrivate), nil
 	}, mcphttp.MethodOptions{})
 	s.Handle("tools/call", func(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
-		name, _, _ := mcphttp.StringParam(c.Params, "name")
+		name, _, _ := wire.StringParam(c.Params, "name")
 		if !slices.Contains(bridgeTools, name) {
-			return mcphttp.Result{}, mcphttp.InvalidParams("unknown tool")
+			return mcphttp.Result{}, wire.InvalidParams("unknown tool")
 		}
 		c.NoteTarget(name)
 		text := name
 		if name == "read_resource" {
-			args, _ := mcphttp.ObjectParam(c.Params, "arguments")
-			uri, _, err := mcphttp.StringParam(args, "uri")
+			args, _ := wire.ObjectParam(c.Params, "arguments")
+			uri, _, err := wire.StringParam(args, "uri")
 			if err != nil || uri == "" {
-				return mcphttp.Result{}, mcphttp.InvalidParams("uri is required")
+				return mcphttp.Result{}, wire.InvalidParams("uri is required")
 			}
 			contents, err := inv.Read(ctx, c.Principal, uri)
 			if err != nil {
@@ -266,9 +267,9 @@ func (bridge) Setup(s *mcphttp.Setup) error {
 			}
 			text = contents[0].Text
 		}
-		return c.Result(append(mcphttp.AppendString([]byte(`"content":[{"type":"text","text":`), text), "}]"...), mcphttp.CachePrivate), nil
+		return c.Result(append(wire.AppendString([]byte(`"content":[{"type":"text","text":`), text), "}]"...), mcphttp.CachePrivate), nil
 	}, mcphttp.MethodOptions{NameMember: "name", Claims: func(params []byte) bool {
-		name, present, err := mcphttp.StringParam(params, "name")
+		name, present, err := wire.StringParam(params, "name")
 		return err != nil || !present || slices.Contains(bridgeTools, name)
 	}})
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -34,7 +35,7 @@ type capabilities struct {
 func capabilitiesOf(ep *mcphttp.Endpoint) (capabilities, error) {
 	read := func(obj []byte) ([]capability, error) {
 		var caps []capability
-		err := mcphttp.Members(obj, func(name string, value []byte) bool {
+		err := wire.Members(obj, func(name string, value []byte) bool {
 			caps = append(caps, capability{name, json.RawMessage(value)})
 			return true
 		})
@@ -144,7 +145,7 @@ func (h *handler) writeRewritten(w http.ResponseWriter, rec *recorder, private b
 		dst.Set("Content-Length", strconv.Itoa(len(out)))
 	}
 	if private {
-		mcphttp.SetPrivate(dst)
+		wire.SetPrivate(dst)
 	}
 	w.WriteHeader(rec.status)
 	_, _ = w.Write(out)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -111,6 +112,6 @@ func (ep *endpoint) delete(w http.ResponseWriter, r *http.Request, caller *princ
 		return
 	}
 	ep.attached.end(id)
-	mcphttp.SetPrivate(w.Header())
+	wire.SetPrivate(w.Header())
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 	"github.com/mcpkit/mcpkit/mcphttp/tools"
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -92,7 +93,7 @@ func TestUserToolRawArguments(t *testing.T) {
 		InputSchema: `{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`,
 		Handler: func(_ context.Context, req *tools.Request) (tools.Result, error) {
 			var sum string
-			err := mcphttp.Members(req.Arguments, func(name string, v []byte) bool {
+			err := wire.Members(req.Arguments, func(name string, v []byte) bool {
 				sum += name + "=" + string(v) + ";"
 				return true
 			})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 )
 
 // search and fetch, in the contract of ChatGPT connectors and deep
@@ -30,13 +31,13 @@ func (b *builtins) search(ctx context.Context, req *Request) (Result, error) {
 	for i := range hits {
 		h := &hits[i]
 		item = append(item[:0], `{"id":`...)
-		item = mcphttp.AppendString(item, h.URI)
+		item = wire.AppendString(item, h.URI)
 		item = append(item, `,"title":`...)
-		item = mcphttp.AppendString(item, h.Name)
+		item = wire.AppendString(item, h.Name)
 		item = append(item, `,"url":`...)
-		item = mcphttp.AppendString(item, b.cite(h.URI))
+		item = wire.AppendString(item, b.cite(h.URI))
 		item = append(item, '}')
-		esc = mcphttp.AppendString(esc[:0], string(item))
+		esc = wire.AppendString(esc[:0], string(item))
 		n := len(esc) - 2
 		if i > 0 {
 			n++ // the comma
@@ -101,25 +102,25 @@ func (b *builtins) fetch(ctx context.Context, req *Request) (Result, error) {
 	room := c.Room(mcphttp.CachePrivate) - textResultOverhead
 	doc := func(text []byte, truncated bool) []byte {
 		d := append(make([]byte, 0, len(text)+len(id)*2+len(title)+128), `{"id":`...)
-		d = mcphttp.AppendString(d, id)
+		d = wire.AppendString(d, id)
 		d = append(d, `,"title":`...)
-		d = mcphttp.AppendString(d, title)
+		d = wire.AppendString(d, title)
 		d = append(d, `,"text":`...)
-		d = mcphttp.AppendString(d, string(text))
+		d = wire.AppendString(d, string(text))
 		d = append(d, `,"url":`...)
-		d = mcphttp.AppendString(d, url)
+		d = wire.AppendString(d, url)
 		d = append(d, `,"metadata":{"uri":`...)
-		d = mcphttp.AppendString(d, id)
+		d = wire.AppendString(d, id)
 		if mime != "" {
 			d = append(d, `,"mimeType":`...)
-			d = mcphttp.AppendString(d, mime)
+			d = wire.AppendString(d, mime)
 		}
 		if truncated {
 			d = append(d, `,"truncated":true`...)
 		}
 		return append(d, `}}`...)
 	}
-	escLen := func(d []byte) int { return len(mcphttp.AppendString(nil, string(d))) - 2 }
+	escLen := func(d []byte) int { return len(wire.AppendString(nil, string(d))) - 2 }
 	inner := doc(text, false)
 	if escLen(inner) > room {
 		// The longest prefix of text, at a character boundary, that fits:

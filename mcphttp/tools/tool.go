@@ -11,6 +11,7 @@ import (
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -374,12 +375,12 @@ func isObject(s string) bool {
 // encodeTool encodes a Tool object; an empty title, description or
 // output schema is left out.
 func encodeTool(name, title, description, input, output string, readOnly bool) []byte {
-	b := mcphttp.AppendString(append(make([]byte, 0, 128+len(description)+len(input)+len(output)), `{"name":`...), name)
+	b := wire.AppendString(append(make([]byte, 0, 128+len(description)+len(input)+len(output)), `{"name":`...), name)
 	if title != "" {
-		b = mcphttp.AppendString(append(b, `,"title":`...), title)
+		b = wire.AppendString(append(b, `,"title":`...), title)
 	}
 	if description != "" {
-		b = mcphttp.AppendString(append(b, `,"description":`...), description)
+		b = wire.AppendString(append(b, `,"description":`...), description)
 	}
 	b = append(append(b, `,"inputSchema":`...), input...)
 	if output != "" {
@@ -400,17 +401,17 @@ func argsSchema(args []Arg) string {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(mcphttp.AppendString(b, a.Name), `:{"type":"string"`...)
+		b = append(wire.AppendString(b, a.Name), `:{"type":"string"`...)
 		if a.Required {
 			b = append(b, `,"minLength":1`...)
 			if len(required) > 0 {
 				required = append(required, ',')
 			}
-			required = mcphttp.AppendString(required, a.Name)
+			required = wire.AppendString(required, a.Name)
 		}
 		b = fmt.Appendf(b, `,"maxLength":%d`, a.MaxLen)
 		if a.Description != "" {
-			b = mcphttp.AppendString(append(b, `,"description":`...), a.Description)
+			b = wire.AppendString(append(b, `,"description":`...), a.Description)
 		}
 		b = append(b, '}')
 	}
