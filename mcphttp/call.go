@@ -196,8 +196,9 @@ const (
 	CachePrivate
 )
 
-// Result is a method's answer: made by [Call.Result], [Stream] or
-// [Accepted]. The zero value is an empty answer (202).
+// Result is a method's answer: made by [Call.Result] or [Stream]. The
+// zero value is an empty answer (202 without a body: the answer to a
+// notification).
 type Result struct {
 	status     int
 	body       []byte   // the whole JSON-RPC response; nil: 202 without a body
@@ -224,9 +225,9 @@ func (c *Call) Result(members []byte, cache Cache) Result {
 // stream (text/event-stream), which fn writes.
 func Stream(fn func(w http.ResponseWriter, r *http.Request)) Result { return Result{stream: fn} }
 
-// Accepted returns the answer to a notification or client response: 202
+// accepted returns the answer to a notification or client response: 202
 // without a body.
-func Accepted() Result { return Result{status: http.StatusAccepted} }
+func accepted() Result { return Result{status: http.StatusAccepted} }
 
 // WithHeader returns r with one more response header (an Mcp-Session-Id,
 // say).

@@ -38,9 +38,9 @@ type Setup struct {
 // Era says in which protocol eras a method is served.
 type Era uint8
 
+// The zero Era is every protocol version.
 const (
-	// EraBoth (the zero value): every protocol version.
-	EraBoth Era = iota
+	_ Era = iota
 	// EraLegacy: 2024-11-05 … 2025-11-25 only.
 	EraLegacy
 	// EraModern: 2026-07-28 only.

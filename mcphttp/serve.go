@@ -175,7 +175,7 @@ func (e *Endpoint) serveCall(ctx context.Context, r *http.Request, msg jsonrpc.M
 		if c.Modern {
 			return Result{}, errClientResponse(c.ProtocolVersion)
 		}
-		return Accepted(), nil // answers to requests this endpoint never sends
+		return accepted(), nil // answers to requests this endpoint never sends
 	}
 	return e.handle(ctx, c) // notifications too: the middleware sees them (a session check)
 }
@@ -184,7 +184,7 @@ func (e *Endpoint) serveCall(ctx context.Context, r *http.Request, msg jsonrpc.M
 // never answered, whatever its method.
 func (e *Endpoint) dispatch(ctx context.Context, c *Call) (Result, error) {
 	if c.ID.IsZero() {
-		return Accepted(), nil
+		return accepted(), nil
 	}
 	m, ok := e.methods[c.Method]
 	if !ok || m.opts.Era == EraLegacy && c.Modern || m.opts.Era == EraModern && !c.Modern {
@@ -283,7 +283,7 @@ func (e *Endpoint) serveBatch(w http.ResponseWriter, r *http.Request, items []js
 		n++
 	}
 	if n == 0 {
-		e.write(w, r, reply{Result: Accepted()})
+		e.write(w, r, reply{Result: accepted()})
 		return
 	}
 	e.write(w, r, reply{Result: Result{body: append(out, ']')}})
