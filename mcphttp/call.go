@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
-	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -94,7 +94,7 @@ type Call struct {
 func (c *Call) Meta(name string) (string, bool) {
 	var v string
 	var found bool
-	meta, ok := wire.ObjectParam(c.Params, "_meta")
+	meta, ok := mcpwire.ObjectParam(c.Params, "_meta")
 	if !ok {
 		return "", false
 	}

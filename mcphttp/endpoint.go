@@ -9,10 +9,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
-	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 	"github.com/mcpkit/mcpkit/mcphttp/origin"
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -214,7 +214,7 @@ func (e *Endpoint) encodeInfo(opts Options) error {
 		return fmt.Errorf("mcphttp: encoding server info: %w", err)
 	}
 	if opts.Instructions != "" {
-		e.instructions = wire.AppendString(nil, opts.Instructions)
+		e.instructions = mcpwire.AppendString(nil, opts.Instructions)
 	}
 	meta := `"_meta":{"` + metaServerInfo + `":` + string(e.serverInfo) + `}`
 	e.metaPrivate = []byte(`"resultType":"complete","ttlMs":0,"cacheScope":"private",` + meta)

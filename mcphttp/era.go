@@ -7,12 +7,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
-	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 )
 
 // allVersions is every version the endpoint speaks, modern first.
-var allVersions = wire.Versions()
+var allVersions = mcpwire.Versions()
 
 // Reserved _meta keys of the modern protocol.
 const (
@@ -31,7 +31,7 @@ const (
 // metaOf returns the string member name of params._meta, and whether
 // _meta is there at all (kind None when it is not).
 func metaOf(params []byte, name string) (meta jsonstrict.Value, v jsonstrict.Value) {
-	m, ok, _ := wire.Member(params, "_meta")
+	m, ok, _ := mcpwire.Member(params, "_meta")
 	if !ok || m.Kind() != jsonstrict.Object {
 		return m, v
 	}
@@ -48,14 +48,14 @@ func metaOf(params []byte, name string) (meta jsonstrict.Value, v jsonstrict.Val
 // selectEra decides the protocol era and version of a message and applies
 // that era's header rules.
 func (e *Endpoint) selectEra(r *http.Request, msg jsonrpc.Message, c *Call, inBatch bool) error {
-	header := wire.HeaderValue(r.Header, headerProtocolVersion)
+	header := mcpwire.HeaderValue(r.Header, headerProtocolVersion)
 	_, version := metaOf(msg.Params, metaProtocolVersion)
-	if msg.Kind != jsonrpc.KindResponse && (version.Kind() != jsonstrict.None || wire.IsModernVersion(header)) {
+	if msg.Kind != jsonrpc.KindResponse && (version.Kind() != jsonstrict.None || mcpwire.IsModernVersion(header)) {
 		if msg.Kind == jsonrpc.KindNotification {
 			// The 2026-07-28 schema puts _meta and the header rules on
 			// requests; a client notification (notifications/cancelled, say)
 			// is accepted as it is, and never answered.
-			c.Modern, c.ProtocolVersion = true, wire.Version20260728
+			c.Modern, c.ProtocolVersion = true, mcpwire.Version20260728
 			return nil
 		}
 		if inBatch {
@@ -66,14 +66,14 @@ func (e *Endpoint) selectEra(r *http.Request, msg jsonrpc.Message, c *Call, inBa
 	// Legacy era.
 	switch {
 	case msg.Method == "initialize":
-		requested, _, _ := wire.StringParam(msg.Params, "protocolVersion")
+		requested, _, _ := mcpwire.StringParam(msg.Params, "protocolVersion")
 		c.ProtocolVersion = negotiate(requested)
 		if inBatch {
 			return errBatchInitialize
 		}
 	case header == "":
-		c.ProtocolVersion = wire.Version20250326 // what the specification says to assume
-	case wire.IsLegacyVersion(header):
+		c.ProtocolVersion = mcpwire.Version20250326 // what the specification says to assume
+	case mcpwire.IsLegacyVersion(header):
 		c.ProtocolVersion = header
 	default:
 		return errUnsupportedVersion(header)
@@ -94,7 +94,7 @@ func (e *Endpoint) modernChecks(r *http.Request, msg jsonrpc.Message, c *Call, v
 	if vs := headers[headerProtocolVersion]; len(vs) != 1 || vs[0] != version {
 		return errHeader(headerProtocolVersion)
 	}
-	if !wire.IsModernVersion(version) {
+	if !mcpwire.IsModernVersion(version) {
 		// Legacy versions are negotiated with initialize, never per request.
 		return errUnsupportedVersion(version)
 	}
@@ -110,7 +110,7 @@ func (e *Endpoint) modernChecks(r *http.Request, msg jsonrpc.Message, c *Call, v
 			return errHeader(headerName)
 		}
 		name, ok := decodeHeaderName(vs[0])
-		value, present, err := wire.StringParam(msg.Params, m.opts.NameMember)
+		value, present, err := mcpwire.StringParam(msg.Params, m.opts.NameMember)
 		if !ok || err != nil || !present || name != value {
 			return errHeader(headerName)
 		}
@@ -122,10 +122,10 @@ func (e *Endpoint) modernChecks(r *http.Request, msg jsonrpc.Message, c *Call, v
 // negotiate answers an initialize: the client's version when the endpoint
 // speaks it, else the newest legacy version.
 func negotiate(requested string) string {
-	if wire.IsLegacyVersion(requested) {
+	if mcpwire.IsLegacyVersion(requested) {
 		return requested
 	}
-	return wire.NewestLegacy
+	return mcpwire.NewestLegacy
 }
 
 // decodeHeaderName returns the value of an Mcp-Name header: either the

@@ -6,9 +6,9 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
-	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 	"github.com/mcpkit/mcpkit/mcphttp/origin"
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -62,8 +62,8 @@ var (
 	errMethodNotAllowed = &Error{Status: http.StatusMethodNotAllowed, Code: jsonrpc.CodeInvalidRequest, Message: "Method not allowed"}
 	errNotAcceptable    = &Error{Status: http.StatusNotAcceptable, Code: jsonrpc.CodeInvalidRequest, Message: "Accept must admit application/json"}
 	errMethodNotFound   = &Error{notFound: true, Code: jsonrpc.CodeMethodNotFound}
-	errBatchModern      = &Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: "Batches are not allowed in protocol " + wire.Version20260728}
-	errBatchVersion     = &Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: "Batches are only allowed in protocol " + wire.Version20250326}
+	errBatchModern      = &Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: "Batches are not allowed in protocol " + mcpwire.Version20260728}
+	errBatchVersion     = &Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: "Batches are only allowed in protocol " + mcpwire.Version20250326}
 	errBatchInitialize  = &Error{Code: jsonrpc.CodeInvalidRequest, Message: "initialize must not be part of a batch"}
 	errResultTooLarge   = &Error{Code: jsonrpc.CodeInternalError}
 	errPanicked         = &Error{Code: jsonrpc.CodeInternalError} // a handler or observer panicked (logged)
@@ -116,8 +116,8 @@ func (e *Endpoint) classify(c *Call, err error) (status int, rpc *jsonrpc.Error,
 		cursorErr *inventory.CursorError
 		paramsErr *inventory.ParamsError
 		scopeErr  *principal.ScopeError
-		ue        *wire.URIError
-		wpe       *wire.ParamsError
+		ue        *mcpwire.URIError
+		wpe       *mcpwire.ParamsError
 	)
 	switch {
 	case errors.Is(err, principal.ErrUnauthenticated):
@@ -151,7 +151,7 @@ func (e *Endpoint) classify(c *Call, err error) (status int, rpc *jsonrpc.Error,
 		return http.StatusOK, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params").WithData(data), nil
 	case errors.As(err, &wpe):
 		return http.StatusOK, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: "+wpe.Message), nil
-	case errors.As(err, new(wire.ResultTooLarge)):
+	case errors.As(err, new(mcpwire.ResultTooLarge)):
 		return http.StatusOK, jsonrpc.NewError(jsonrpc.CodeInternalError, ""), nil // logged where it was found
 	case errors.As(err, &pe):
 		status := cmpOr(pe.Status, http.StatusOK)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 )
 
 func TestAcceptsType(t *testing.T) {
@@ -29,24 +29,24 @@ func TestAcceptsType(t *testing.T) {
 		{[]string{""}, false},
 	}
 	for _, tc := range cases {
-		assert.Equal(t, tc.want, wire.AcceptsType(tc.accept, "application/json", "application/*"), "%q", tc.accept)
+		assert.Equal(t, tc.want, mcpwire.AcceptsType(tc.accept, "application/json", "application/*"), "%q", tc.accept)
 	}
-	assert.True(t, wire.AcceptsType([]string{"text/*"}, "text/event-stream", "text/*"))
-	assert.False(t, wire.AcceptsType([]string{"application/json"}, "text/event-stream", "text/*"))
+	assert.True(t, mcpwire.AcceptsType([]string{"text/*"}, "text/event-stream", "text/*"))
+	assert.False(t, mcpwire.AcceptsType([]string{"application/json"}, "text/event-stream", "text/*"))
 }
 
 // The header names looked up directly in the map (headerValue, and the
 // Origin and Accept lookups) are in canonical form, as net/http stores
 // them: a lookup by a name in another form would find nothing.
 func TestHeaderNamesAreCanonical(t *testing.T) {
-	for _, name := range []string{headerProtocolVersion, wire.HeaderSessionID, headerMethod, headerName, "Origin", "Accept"} {
+	for _, name := range []string{headerProtocolVersion, mcpwire.HeaderSessionID, headerMethod, headerName, "Origin", "Accept"} {
 		if got := http.CanonicalHeaderKey(name); got != name {
 			t.Errorf("%q is not canonical (%q)", name, got)
 		}
 	}
 	h := http.Header{}
 	h.Set("mcp-protocol-version", "2025-11-25")
-	if got := wire.HeaderValue(h, headerProtocolVersion); got != "2025-11-25" {
+	if got := mcpwire.HeaderValue(h, headerProtocolVersion); got != "2025-11-25" {
 		t.Errorf("headerValue = %q", got)
 	}
 }

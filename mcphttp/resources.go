@@ -6,9 +6,9 @@ import (
 	"strconv"
 
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
-	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -33,11 +33,11 @@ func (e *Endpoint) registerResourceMethods() {
 // "ref/prompt": a reference the strict reader cannot read is the
 // endpoint's, never another server's that might read it differently.
 func notForPrompt(params []byte) bool {
-	ref, ok := wire.ObjectParam(params, "ref")
+	ref, ok := mcpwire.ObjectParam(params, "ref")
 	if !ok {
 		return true
 	}
-	typ, _, err := wire.StringParam(ref, "type")
+	typ, _, err := mcpwire.StringParam(ref, "type")
 	return err != nil || typ != "ref/prompt"
 }
 
@@ -51,7 +51,7 @@ func (e *Endpoint) encodeCapabilities() {
 			b = append(b, `,"completions":{}`...)
 		}
 		for _, c := range e.caps {
-			b = append(wire.AppendString(append(b, ','), c.name), ':')
+			b = append(mcpwire.AppendString(append(b, ','), c.name), ':')
 			b = append(b, c.value(notifying && e.notifying)...)
 		}
 		return append(b, '}')
@@ -73,7 +73,7 @@ func jsonrpcMarshalStrings(ss []string) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = wire.AppendString(b, s)
+		b = mcpwire.AppendString(b, s)
 	}
 	return append(b, ']'), nil
 }
@@ -121,7 +121,7 @@ func (e *Endpoint) list(ctx context.Context, c *Call) (Result, error) {
 	if c.Principal == nil && e.inv.HasListSources() {
 		return Result{}, principal.ErrUnauthenticated // before looking at params
 	}
-	cursor, err := wire.CursorParam(c.Params)
+	cursor, err := mcpwire.CursorParam(c.Params)
 	if err != nil {
 		return Result{}, err
 	}
@@ -138,7 +138,7 @@ func (e *Endpoint) list(ctx context.Context, c *Call) (Result, error) {
 }
 
 func (e *Endpoint) templates(ctx context.Context, c *Call) (Result, error) {
-	cursor, err := wire.CursorParam(c.Params)
+	cursor, err := mcpwire.CursorParam(c.Params)
 	if err != nil {
 		return Result{}, err
 	}
@@ -155,14 +155,14 @@ func (e *Endpoint) templates(ctx context.Context, c *Call) (Result, error) {
 }
 
 func (e *Endpoint) read(ctx context.Context, c *Call) (Result, error) {
-	uri, err := wire.URIParam(c.Params)
+	uri, err := mcpwire.URIParam(c.Params)
 	if err != nil {
 		return Result{}, err
 	}
 	c.NoteURI(uri)
 	contents, err := e.inv.Read(ctx, c.Principal, uri)
 	if err != nil {
-		return Result{}, wire.AboutURI(uri, err)
+		return Result{}, mcpwire.AboutURI(uri, err)
 	}
 	buf := getResp()
 	out := jsonrpc.AppendResultHead(buf.body[:0], c.ID)
@@ -171,7 +171,7 @@ func (e *Endpoint) read(ctx context.Context, c *Call) (Result, error) {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		out = wire.AppendContents(out, &contents[i])
+		out = mcpwire.AppendContents(out, &contents[i])
 	}
 	out = closeResult(append(out, ']'), e.metaFor(c, CachePrivate), true)
 	if len(out) > e.maxBytes {
@@ -196,22 +196,22 @@ func (e *Endpoint) complete(ctx context.Context, c *Call) (Result, error) {
 	if !e.inv.Completes() {
 		return Result{}, errMethodNotFound
 	}
-	ref, okRef := wire.ObjectParam(c.Params, "ref")
-	arg, okArg := wire.ObjectParam(c.Params, "argument")
+	ref, okRef := mcpwire.ObjectParam(c.Params, "ref")
+	arg, okArg := mcpwire.ObjectParam(c.Params, "argument")
 	if !okRef || !okArg {
-		return Result{}, wire.InvalidParams("params.ref and params.argument are required")
+		return Result{}, mcpwire.InvalidParams("params.ref and params.argument are required")
 	}
-	typ, _, err1 := wire.StringParam(ref, "type")
-	uri, _, err2 := wire.StringParam(ref, "uri")
-	name, _, err3 := wire.StringParam(arg, "name")
-	value, _, err4 := wire.StringParam(arg, "value")
+	typ, _, err1 := mcpwire.StringParam(ref, "type")
+	uri, _, err2 := mcpwire.StringParam(ref, "uri")
+	name, _, err3 := mcpwire.StringParam(arg, "name")
+	value, _, err4 := mcpwire.StringParam(arg, "value")
 	switch {
 	case err1 != nil || err2 != nil || err3 != nil || err4 != nil:
-		return Result{}, wire.ErrParamsFit()
+		return Result{}, mcpwire.ErrParamsFit()
 	case typ == "ref/prompt":
-		return Result{}, wire.InvalidParams("this server has no prompts")
+		return Result{}, mcpwire.InvalidParams("this server has no prompts")
 	case typ != "ref/resource":
-		return Result{}, wire.InvalidParams("params.ref.type must be ref/resource")
+		return Result{}, mcpwire.InvalidParams("params.ref.type must be ref/resource")
 	}
 	c.NoteURI(uri)
 	args, err := contextArguments(c.Params)
@@ -228,11 +228,11 @@ func (e *Endpoint) complete(ctx context.Context, c *Call) (Result, error) {
 // contextArguments reads params.context.arguments: an object of strings,
 // or absent.
 func contextArguments(params []byte) (map[string]string, error) {
-	ctxObj, ok := wire.ObjectParam(params, "context")
+	ctxObj, ok := mcpwire.ObjectParam(params, "context")
 	if !ok {
 		return nil, nil
 	}
-	argsObj, ok := wire.ObjectParam(ctxObj, "arguments")
+	argsObj, ok := mcpwire.ObjectParam(ctxObj, "arguments")
 	if !ok {
 		return nil, nil
 	}
@@ -248,7 +248,7 @@ func contextArguments(params []byte) (map[string]string, error) {
 		return true
 	})
 	if err != nil || bad {
-		return nil, wire.ErrParamsFit()
+		return nil, mcpwire.ErrParamsFit()
 	}
 	return args, nil
 }
@@ -263,7 +263,7 @@ func (e *Endpoint) completionResult(c *Call, comp inventory.Completion) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = wire.AppendString(b, v)
+		b = mcpwire.AppendString(b, v)
 	}
 	b = append(b, ']')
 	if comp.Total > 0 || !comp.HasMore {

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/httpheader"
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
-	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -38,7 +38,7 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.serveVerb(w, r)
 		return
 	}
-	if !wire.AcceptsType(r.Header["Accept"], "application/json", "application/*") {
+	if !mcpwire.AcceptsType(r.Header["Accept"], "application/json", "application/*") {
 		writeTransportError(w, errNotAcceptable)
 		return
 	}
@@ -249,7 +249,7 @@ func (e *Endpoint) write(w http.ResponseWriter, r *http.Request, rep reply) {
 // rate limit, the whole batch gets that answer: HTTP has one status per
 // response.
 func (e *Endpoint) serveBatch(w http.ResponseWriter, r *http.Request, items []jsonrpc.BatchItem, caller *principal.Principal, received time.Time) {
-	if v := wire.HeaderValue(r.Header, headerProtocolVersion); v != "" && v != wire.Version20250326 {
+	if v := mcpwire.HeaderValue(r.Header, headerProtocolVersion); v != "" && v != mcpwire.Version20250326 {
 		e.write(w, r, e.failure(&Call{e: e}, errBatchVersion))
 		return
 	}

@@ -3,9 +3,9 @@ package mcphttp
 import (
 	"sync"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
-	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 )
 
 // The wire: the one encoder of the kit's results. The inventory decides
@@ -76,7 +76,7 @@ func (b *respBuf) addItem(it *inventory.Item) bool {
 		}
 		b.body = append(b.body, '"', '}')
 	default:
-		b.body = wire.AppendItem(b.body, it)
+		b.body = mcpwire.AppendItem(b.body, it)
 	}
 	return b.accept(mark)
 }
@@ -87,7 +87,7 @@ func (e *Endpoint) encodeStatics() {
 	items := e.inv.StaticItems()
 	e.statics = make([][]byte, len(items))
 	for i := range items {
-		e.statics[items[i].Static-1] = wire.AppendItem(nil, &items[i])
+		e.statics[items[i].Static-1] = mcpwire.AppendItem(nil, &items[i])
 	}
 }
 
@@ -96,7 +96,7 @@ func (b *respBuf) addTemplate(it *inventory.TemplateItem) bool {
 	if b.items > 0 {
 		b.body = append(b.body, ',')
 	}
-	b.body = wire.AppendTemplateItem(b.body, it)
+	b.body = mcpwire.AppendTemplateItem(b.body, it)
 	return b.accept(mark)
 }
 
@@ -144,10 +144,10 @@ func (e *Endpoint) minResultBytes() int {
 	)
 	item := len(`{"uri":"","name":"","mimeType":""}`) + maxURI + maxName + maxMIME
 	for _, it := range e.inv.StaticItems() {
-		item = max(item, len(wire.AppendItem(nil, &it)))
+		item = max(item, len(mcpwire.AppendItem(nil, &it)))
 	}
 	for _, it := range e.inv.TemplateItems() {
-		item = max(item, len(wire.AppendTemplateItem(nil, &it)))
+		item = max(item, len(mcpwire.AppendTemplateItem(nil, &it)))
 	}
 	head := len(`{"jsonrpc":"2.0","id":,"result":`) + max(e.limits.MaxIDBytes, jsonrpc.DefaultMaxIDBytes)
 	return head + len(`{"resourceTemplates":[`) + item + e.pageReserve(e.metaPrivate)

@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
-	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 )
 
 // serveBatch routes a 2025-03-26 batch. One whose elements are all valid
@@ -125,10 +125,10 @@ func (h *handler) serveSplit(w http.ResponseWriter, r *http.Request, b *jsonrpc.
 	all := append(epResps, legacyResps...)
 
 	dst := w.Header()
-	if v := legacyRec.header.Values(wire.HeaderSessionID); len(v) > 0 {
-		dst[wire.HeaderSessionID] = v
+	if v := legacyRec.header.Values(mcpwire.HeaderSessionID); len(v) > 0 {
+		dst[mcpwire.HeaderSessionID] = v
 	}
-	wire.SetPrivate(dst)
+	mcpwire.SetPrivate(dst)
 	if len(all) == 0 && len(extra) == 0 {
 		w.WriteHeader(http.StatusAccepted)
 		return

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
-	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -128,7 +128,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // own returns r marked for the endpoint: its Mcp-Session-Id is legacy's
 // (a mark of the kit's parts).
 func own(r *http.Request) *http.Request {
-	return r.WithContext(wire.WithForeignSessions(r.Context()))
+	return r.WithContext(mcpwire.WithForeignSessions(r.Context()))
 }
 
 // route is where a message goes.
@@ -174,7 +174,7 @@ func (h *handler) route(msg jsonrpc.Message) route {
 // cursor, or one the strict reader cannot read (the endpoint answers
 // that; legacy never sees it).
 func firstPage(params []byte) bool {
-	cursor, _, err := wire.StringParam(params, "cursor")
+	cursor, _, err := mcpwire.StringParam(params, "cursor")
 	return err != nil || cursor == ""
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
-	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 )
 
 func TestParseFilter(t *testing.T) {
@@ -51,7 +51,7 @@ func TestParseFilter(t *testing.T) {
 			f, err := parseFilter([]byte(tc.params), members)
 			if tc.err {
 				require.Error(t, err)
-				var pe *wire.ParamsError
+				var pe *mcpwire.ParamsError
 				require.True(t, errors.As(err, &pe), "Invalid params")
 				return
 			}
@@ -87,7 +87,7 @@ func FuzzParseFilter(f *testing.F) {
 		}
 		got, err := parseFilter(params, members)
 		if err != nil {
-			var pe *wire.ParamsError
+			var pe *mcpwire.ParamsError
 			if !errors.As(err, &pe) {
 				t.Fatalf("error %v is not Invalid params", err)
 			}

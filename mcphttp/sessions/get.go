@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/mcphttp"
-	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -112,6 +112,6 @@ func (ep *endpoint) delete(w http.ResponseWriter, r *http.Request, caller *princ
 		return
 	}
 	ep.attached.end(id)
-	wire.SetPrivate(w.Header())
+	mcpwire.SetPrivate(w.Header())
 	w.WriteHeader(http.StatusNoContent)
 }

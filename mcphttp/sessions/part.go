@@ -11,11 +11,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
-	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 	"github.com/mcpkit/mcpkit/notify"
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -155,7 +155,7 @@ var (
 	errStreamsCaller    = &mcphttp.Error{Status: http.StatusTooManyRequests, RetryAfter: 30, Code: jsonrpc.CodeInvalidRequest, Message: "Too many open streams for this caller"}
 	errStreamsFull      = &mcphttp.Error{Status: http.StatusServiceUnavailable, RetryAfter: 30, Code: jsonrpc.CodeInternalError, Message: "Too many open streams"}
 	errStoreFailed      = &mcphttp.Error{Status: http.StatusServiceUnavailable, RetryAfter: 5, Code: jsonrpc.CodeInternalError, Message: "Sessions are unavailable"}
-	errTooManySubs      = wire.InvalidParams("too many subscriptions in this session")
+	errTooManySubs      = mcpwire.InvalidParams("too many subscriptions in this session")
 )
 
 // errNeedsSession: resources/subscribe and unsubscribe outside a session.
@@ -165,7 +165,7 @@ func errNeedsSession(method string) error {
 
 // sessionHeader returns the request's Mcp-Session-Id, "" without one.
 func sessionHeader(r *http.Request) string {
-	if v := r.Header[wire.HeaderSessionID]; len(v) > 0 {
+	if v := r.Header[mcpwire.HeaderSessionID]; len(v) > 0 {
 		return v[0]
 	}
 	return ""
@@ -190,7 +190,7 @@ func (ep *endpoint) initialize(ctx context.Context, c *mcphttp.Call) (mcphttp.Re
 		ep.attached.end(ended...)
 		if err == nil {
 			c.SessionID = id
-			return ep.initializeResult(c, true).WithHeader(wire.HeaderSessionID, id), nil
+			return ep.initializeResult(c, true).WithHeader(mcpwire.HeaderSessionID, id), nil
 		}
 		if !errors.Is(err, ErrFull) {
 			ep.storeFailed(ctx, "create", err)
@@ -221,7 +221,7 @@ func (ep *endpoint) checkSession(next mcphttp.Handler) mcphttp.Handler {
 		if id == "" {
 			return next(ctx, c)
 		}
-		foreign := wire.ForeignSessions(ctx)
+		foreign := mcpwire.ForeignSessions(ctx)
 		if c.Principal == nil {
 			if foreign {
 				return next(ctx, c) // legacy's session, not adopted
@@ -256,7 +256,7 @@ func (ep *endpoint) subscribe(ctx context.Context, c *mcphttp.Call) (mcphttp.Res
 	if c.Principal == nil {
 		return mcphttp.Result{}, ep.notFound(ctx, c)
 	}
-	uri, err := wire.URIParam(c.Params)
+	uri, err := mcpwire.URIParam(c.Params)
 	if err != nil {
 		return mcphttp.Result{}, ep.sessionFirst(ctx, c, id, err)
 	}
@@ -265,7 +265,7 @@ func (ep *endpoint) subscribe(ctx context.Context, c *mcphttp.Call) (mcphttp.Res
 	case c.Method == "resources/unsubscribe":
 		err = ep.store.Unsubscribe(ctx, id, c.Principal, uri)
 	case !ep.canRead(ctx, c.Principal, uri):
-		return mcphttp.Result{}, ep.sessionFirst(ctx, c, id, wire.AboutURI(uri, inventory.ErrNotFound))
+		return mcphttp.Result{}, ep.sessionFirst(ctx, c, id, mcpwire.AboutURI(uri, inventory.ErrNotFound))
 	default:
 		err = ep.store.Subscribe(ctx, id, c.Principal, uri)
 	}
@@ -299,7 +299,7 @@ func (ep *endpoint) sessionFirst(ctx context.Context, c *mcphttp.Call, id string
 // session of a legacy handler in front of the endpoint (one the part did
 // not adopt), the answer to a request without a session.
 func (ep *endpoint) notFound(ctx context.Context, c *mcphttp.Call) error {
-	if wire.ForeignSessions(ctx) {
+	if mcpwire.ForeignSessions(ctx) {
 		return errNeedsSession(c.Method)
 	}
 	return errSessionNotFound

@@ -8,9 +8,9 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
-	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -244,7 +244,7 @@ func (pg *page) fit(it *inventory.Item) bool {
 	if pg.items > 0 {
 		pg.body = append(pg.body, ',')
 	}
-	pg.body = wire.AppendItem(pg.body, it)
+	pg.body = mcpwire.AppendItem(pg.body, it)
 	if len(pg.body) > pg.limit {
 		pg.body = pg.body[:mark]
 		return false

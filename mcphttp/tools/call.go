@@ -10,10 +10,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
-	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -94,7 +94,7 @@ func (p *Part) failure(ctx context.Context, c *mcphttp.Call, err error) (mcphttp
 		return p.encode(ctx, c, ErrorResult("Invalid cursor ("+cursorErr.Reason+")."))
 	case errors.As(err, &paramsErr):
 		return p.encode(ctx, c, ErrorResult("Invalid arguments: "+strings.Join(paramsErr.Problems, "; ")+"."))
-	case errors.Is(err, inventory.ErrInternal), errors.As(err, new(wire.ResultTooLarge)):
+	case errors.Is(err, inventory.ErrInternal), errors.As(err, new(mcpwire.ResultTooLarge)):
 		// Logged where it was found (the inventory, the encoder).
 	default:
 		p.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "mcphttp/tools: tool failed",
@@ -109,7 +109,7 @@ func (p *Part) failure(ctx context.Context, c *mcphttp.Call, err error) (mcphttp
 // names are compared exactly here, so "Name" is not "name".
 func callParams(params []byte) (name string, args, meta []byte, err error) {
 	var rawName []byte
-	if len(params) == 0 || wire.Members(params, func(n string, v []byte) bool {
+	if len(params) == 0 || mcpwire.Members(params, func(n string, v []byte) bool {
 		switch n {
 		case "name":
 			rawName = v
@@ -120,17 +120,17 @@ func callParams(params []byte) (name string, args, meta []byte, err error) {
 		}
 		return true
 	}) != nil {
-		return "", nil, nil, wire.InvalidParams("params.name is required")
+		return "", nil, nil, mcpwire.InvalidParams("params.name is required")
 	}
-	name, ok := wire.String(rawName)
+	name, ok := mcpwire.String(rawName)
 	if !ok || name == "" {
-		return "", nil, nil, wire.InvalidParams("params.name must be a tool name")
+		return "", nil, nil, mcpwire.InvalidParams("params.name must be a tool name")
 	}
 	switch {
 	case len(args) == 0 || string(args) == "null":
 		args = nil
 	case args[0] != '{':
-		return "", nil, nil, wire.InvalidParams("params.arguments must be an object")
+		return "", nil, nil, mcpwire.InvalidParams("params.arguments must be an object")
 	}
 	if len(meta) == 0 || meta[0] != '{' {
 		meta = nil
@@ -162,7 +162,7 @@ func decodeArgs(raw []byte, specs []Arg) (args map[string]string, problem string
 	}
 	values = values[:len(specs)]
 	if raw != nil {
-		if wire.Members(raw, func(n string, v []byte) bool {
+		if mcpwire.Members(raw, func(n string, v []byte) bool {
 			if i := slices.IndexFunc(specs, func(a Arg) bool { return a.Name == n }); i >= 0 {
 				values[i] = v
 			} else if nExtra++; nExtra == 1 || n < extra {
@@ -188,7 +188,7 @@ func decodeArgs(raw []byte, specs []Arg) (args map[string]string, problem string
 			}
 			continue
 		}
-		str, ok := wire.String(v)
+		str, ok := mcpwire.String(v)
 		switch {
 		case !ok:
 			return nil, "argument " + quoteArg(s.Name) + " must be a string"

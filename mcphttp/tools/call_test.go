@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
-	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 	"github.com/mcpkit/mcpkit/mcphttp/tools"
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -93,7 +93,7 @@ func TestUserToolRawArguments(t *testing.T) {
 		InputSchema: `{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`,
 		Handler: func(_ context.Context, req *tools.Request) (tools.Result, error) {
 			var sum string
-			err := wire.Members(req.Arguments, func(name string, v []byte) bool {
+			err := mcpwire.Members(req.Arguments, func(name string, v []byte) bool {
 				sum += name + "=" + string(v) + ";"
 				return true
 			})

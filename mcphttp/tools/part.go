@@ -7,9 +7,9 @@ import (
 	"log/slog"
 	"strconv"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
-	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -104,7 +104,7 @@ func (p *Part) AppendList(ctx context.Context, dst []byte, caller *principal.Pri
 		return dst, errNotSetUp
 	}
 	v := view{p: p, ctx: ctx, caller: caller}
-	structured := wire.Structured(version)
+	structured := mcpwire.Structured(version)
 	n := 0
 	for _, t := range p.tools {
 		ok, err := v.shown(t)
@@ -129,7 +129,7 @@ func (p *Part) AppendList(ctx context.Context, dst []byte, caller *principal.Pri
 
 // list serves tools/list: the tools the caller may see, on one page.
 func (p *Part) list(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
-	cursor, err := wire.CursorParam(c.Params)
+	cursor, err := mcpwire.CursorParam(c.Params)
 	if err != nil {
 		return mcphttp.Result{}, err
 	}
@@ -143,7 +143,7 @@ func (p *Part) list(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error
 	b = append(b, ']')
 	if room := c.Room(mcphttp.CachePrivate); len(b) > room {
 		p.tooLarge(ctx, c, len(b), room)
-		return mcphttp.Result{}, wire.ResultTooLarge{}
+		return mcphttp.Result{}, mcpwire.ResultTooLarge{}
 	}
 	return c.Result(b, mcphttp.CachePrivate), nil
 }

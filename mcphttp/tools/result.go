@@ -10,8 +10,8 @@ import (
 	"sync"
 
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/mcphttp"
-	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 )
 
 // Tool results on the wire:
@@ -66,7 +66,7 @@ func (p *Part) failed(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, err
 	if out, ok := p.tryEncode(ctx, c, &res); ok {
 		return out, nil
 	}
-	return mcphttp.Result{}, wire.ResultTooLarge{} // a limit below any answer's: New refuses those
+	return mcphttp.Result{}, mcpwire.ResultTooLarge{} // a limit below any answer's: New refuses those
 }
 
 // textFailed is the text of the generic tool error.
@@ -85,7 +85,7 @@ func (p *Part) tryEncode(ctx context.Context, c *mcphttp.Call, res *Result) (mcp
 		return mcphttp.Result{}, false
 	}
 	buf := getBuf()
-	b := appendResult((*buf)[:0], res, structured, wire.Structured(c.ProtocolVersion))
+	b := appendResult((*buf)[:0], res, structured, mcpwire.Structured(c.ProtocolVersion))
 	if room := c.Room(mcphttp.CachePrivate); len(b) > room {
 		putBuf(buf, b)
 		p.tooLarge(ctx, c, len(b), room)
@@ -177,14 +177,14 @@ func appendContent(b []byte, ct *Content) []byte {
 	case ct.Audio != nil:
 		return appendMedia(append(b, `{"type":"audio"`...), ct.Audio)
 	case ct.Resource != nil:
-		return append(wire.AppendContents(append(b, `{"type":"resource","resource":`...), ct.Resource), '}')
+		return append(mcpwire.AppendContents(append(b, `{"type":"resource","resource":`...), ct.Resource), '}')
 	case ct.Link != nil:
 		l := ct.Link
-		b = wire.AppendString(append(b, `{"type":"resource_link","uri":`...), l.URI)
-		b = wire.AppendString(append(b, `,"name":`...), l.Name)
+		b = mcpwire.AppendString(append(b, `{"type":"resource_link","uri":`...), l.URI)
+		b = mcpwire.AppendString(append(b, `,"name":`...), l.Name)
 		for _, m := range [...]struct{ name, value string }{{"title", l.Title}, {"description", l.Description}, {"mimeType", l.MIMEType}} {
 			if m.value != "" {
-				b = wire.AppendString(append(append(append(b, `,"`...), m.name...), `":`...), m.value)
+				b = mcpwire.AppendString(append(append(append(b, `,"`...), m.name...), `":`...), m.value)
 			}
 		}
 		if l.Size > 0 {
@@ -192,7 +192,7 @@ func appendContent(b []byte, ct *Content) []byte {
 		}
 		return append(b, '}')
 	}
-	return append(wire.AppendString(append(b, textItemHead...), ct.Text), textItemTail...)
+	return append(mcpwire.AppendString(append(b, textItemHead...), ct.Text), textItemTail...)
 }
 
 // appendMedia appends the data and MIME type of an image or audio item,
@@ -200,7 +200,7 @@ func appendContent(b []byte, ct *Content) []byte {
 func appendMedia(b []byte, m *Media) []byte {
 	b = append(b, `,"data":"`...)
 	b = base64.StdEncoding.AppendEncode(b, m.Data)
-	b = wire.AppendString(append(b, `","mimeType":`...), m.MIMEType)
+	b = mcpwire.AppendString(append(b, `","mimeType":`...), m.MIMEType)
 	return append(b, '}')
 }
 

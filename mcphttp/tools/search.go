@@ -6,9 +6,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
-	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 )
 
 // search and fetch, in the contract of ChatGPT connectors and deep
@@ -31,13 +31,13 @@ func (b *builtins) search(ctx context.Context, req *Request) (Result, error) {
 	for i := range hits {
 		h := &hits[i]
 		item = append(item[:0], `{"id":`...)
-		item = wire.AppendString(item, h.URI)
+		item = mcpwire.AppendString(item, h.URI)
 		item = append(item, `,"title":`...)
-		item = wire.AppendString(item, h.Name)
+		item = mcpwire.AppendString(item, h.Name)
 		item = append(item, `,"url":`...)
-		item = wire.AppendString(item, b.cite(h.URI))
+		item = mcpwire.AppendString(item, b.cite(h.URI))
 		item = append(item, '}')
-		esc = wire.AppendString(esc[:0], string(item))
+		esc = mcpwire.AppendString(esc[:0], string(item))
 		n := len(esc) - 2
 		if i > 0 {
 			n++ // the comma
@@ -102,25 +102,25 @@ func (b *builtins) fetch(ctx context.Context, req *Request) (Result, error) {
 	room := c.Room(mcphttp.CachePrivate) - textResultOverhead
 	doc := func(text []byte, truncated bool) []byte {
 		d := append(make([]byte, 0, len(text)+len(id)*2+len(title)+128), `{"id":`...)
-		d = wire.AppendString(d, id)
+		d = mcpwire.AppendString(d, id)
 		d = append(d, `,"title":`...)
-		d = wire.AppendString(d, title)
+		d = mcpwire.AppendString(d, title)
 		d = append(d, `,"text":`...)
-		d = wire.AppendString(d, string(text))
+		d = mcpwire.AppendString(d, string(text))
 		d = append(d, `,"url":`...)
-		d = wire.AppendString(d, url)
+		d = mcpwire.AppendString(d, url)
 		d = append(d, `,"metadata":{"uri":`...)
-		d = wire.AppendString(d, id)
+		d = mcpwire.AppendString(d, id)
 		if mime != "" {
 			d = append(d, `,"mimeType":`...)
-			d = wire.AppendString(d, mime)
+			d = mcpwire.AppendString(d, mime)
 		}
 		if truncated {
 			d = append(d, `,"truncated":true`...)
 		}
 		return append(d, `}}`...)
 	}
-	escLen := func(d []byte) int { return len(wire.AppendString(nil, string(d))) - 2 }
+	escLen := func(d []byte) int { return len(mcpwire.AppendString(nil, string(d))) - 2 }
 	inner := doc(text, false)
 	if escLen(inner) > room {
 		// The longest prefix of text, at a character boundary, that fits:

@@ -9,9 +9,9 @@ import (
 	"slices"
 
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
-	"github.com/mcpkit/mcpkit/mcphttp/internal/wire"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -375,12 +375,12 @@ func isObject(s string) bool {
 // encodeTool encodes a Tool object; an empty title, description or
 // output schema is left out.
 func encodeTool(name, title, description, input, output string, readOnly bool) []byte {
-	b := wire.AppendString(append(make([]byte, 0, 128+len(description)+len(input)+len(output)), `{"name":`...), name)
+	b := mcpwire.AppendString(append(make([]byte, 0, 128+len(description)+len(input)+len(output)), `{"name":`...), name)
 	if title != "" {
-		b = wire.AppendString(append(b, `,"title":`...), title)
+		b = mcpwire.AppendString(append(b, `,"title":`...), title)
 	}
 	if description != "" {
-		b = wire.AppendString(append(b, `,"description":`...), description)
+		b = mcpwire.AppendString(append(b, `,"description":`...), description)
 	}
 	b = append(append(b, `,"inputSchema":`...), input...)
 	if output != "" {
@@ -401,17 +401,17 @@ func argsSchema(args []Arg) string {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(wire.AppendString(b, a.Name), `:{"type":"string"`...)
+		b = append(mcpwire.AppendString(b, a.Name), `:{"type":"string"`...)
 		if a.Required {
 			b = append(b, `,"minLength":1`...)
 			if len(required) > 0 {
 				required = append(required, ',')
 			}
-			required = wire.AppendString(required, a.Name)
+			required = mcpwire.AppendString(required, a.Name)
 		}
 		b = fmt.Appendf(b, `,"maxLength":%d`, a.MaxLen)
 		if a.Description != "" {
-			b = wire.AppendString(append(b, `,"description":`...), a.Description)
+			b = mcpwire.AppendString(append(b, `,"description":`...), a.Description)
 		}
 		b = append(b, '}')
 	}

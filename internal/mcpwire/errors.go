@@ -1,4 +1,4 @@
-package wire
+package mcpwire
 
 // URIError carries the URI a not-found error of a read is about, for the
 // data.uri of the answer.

@@ -1,8 +1,8 @@
-// Package wire is the plumbing mcphttp and its parts share: the one
+// Package mcpwire is the plumbing mcphttp and its parts share: the one
 // encoder of MCP objects, the one params reader, the protocol versions,
 // and the HTTP and context marks the parts agree on. It is internal: what
 // users need of it is exported by mcphttp and the parts themselves.
-package wire
+package mcpwire
 
 import (
 	"encoding/base64"
