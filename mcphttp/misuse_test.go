@@ -74,7 +74,6 @@ func TestTypedNilsAreErrorsOfNew(t *testing.T) {
 	// The Setup registrations refuse nil functions.
 	for name, reg := range map[string]func(s *mcphttp.Setup){
 		"Use":        func(s *mcphttp.Setup) { s.Use(nil) },
-		"Observe":    func(s *mcphttp.Setup) { s.Observe((*audit.Audit)(nil)) },
 		"CheckHTTP":  func(s *mcphttp.Setup) { s.CheckHTTP(nil) },
 		"Capability": func(s *mcphttp.Setup) { s.Capability("x", nil) },
 		"Watch":      func(s *mcphttp.Setup) { s.Watch(mcphttp.Watcher{Notification: "notifications/x"}) },

@@ -55,7 +55,7 @@ func Observe(obs ...Observer) Part {
 			if nilness.Is(o) {
 				return fmt.Errorf("mcphttp: Observe: observer %d is nil (%T)", i+1, o)
 			}
-			s.Observe(o)
+			s.e.observers = append(s.e.observers, o)
 		}
 		return nil
 	})

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -134,15 +133,6 @@ func (s *Setup) Use(mw Middleware) {
 		return
 	}
 	s.e.middleware = append(s.e.middleware, mw)
-}
-
-// Observe adds an observer of every served message (see [Observer]).
-func (s *Setup) Observe(o Observer) {
-	if nilness.Is(o) {
-		s.fail(fmt.Errorf("mcphttp: Setup.Observe: nil observer (%T)", o))
-		return
-	}
-	s.e.observers = append(s.e.observers, o)
 }
 
 // HandleHTTP registers v for the HTTP method method (GET, DELETE) on the
