@@ -55,7 +55,7 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:3001", "listen address (port 0 picks a free port)")
-	mode := flag.String("mode", "intercept", `"intercept" (inventory in front of a go-sdk server with a prompt) or "endpoint" (mcphttp.Endpoint alone, with notifications and the tools bridge)`)
+	mode := flag.String("mode", "intercept", `"intercept" (the kit in front of a go-sdk server with the suite's prompts and tools), "endpoint" (mcphttp.Endpoint alone, with notifications and the tools bridge) or "sdk" (that go-sdk server alone: the baseline intercept mode must not fall below)`)
 	flag.Parse()
 	if err := run(*addr, *mode); err != nil {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
@@ -125,6 +125,9 @@ func newHandler(mode string) (http.Handler, *notify.Hub, error) {
 			hub.Close()
 			return nil, nil, err
 		}
+	case "sdk":
+		hub.Close() // the go-sdk server alone: no kit, no hub
+		return sdkHandler(), nil, nil
 	default:
 		hub.Close()
 		return nil, nil, fmt.Errorf("unknown -mode %q", mode)
@@ -161,17 +164,22 @@ func interceptHandler(inv *inventory.Inventory, opts mcphttp.Options, hub *notif
 	// handler answers the 2026-07-28 era's requests as a server of that
 	// era is checked for (no sessions, removed methods refused), its
 	// stateful one holds the legacy sessions the kit delivers into.
+	return intercept.New(ep, sdkHandler(), intercept.Options{Logger: opts.Logger, Sessions: streams})
+}
+
+// sdkHandler is the go-sdk server of intercept mode, which -mode sdk
+// serves alone.
+func sdkHandler() http.Handler {
 	s := promptServer()
 	stateful := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
 	stateless := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{Stateless: true})
-	legacy := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("MCP-Protocol-Version") == "2026-07-28" { // the modern era
 			stateless.ServeHTTP(w, r)
 			return
 		}
 		stateful.ServeHTTP(w, r)
 	})
-	return intercept.New(ep, legacy, intercept.Options{Logger: opts.Logger, Sessions: streams})
 }
 
 // endpoint is the endpoint mode's server: the core with sessions and
@@ -299,7 +307,8 @@ func newInventory() (*inventory.Inventory, error) {
 
 // promptServer is the go-sdk server behind the inventory in intercept mode:
 // it holds the prompt of the prompts-get-with-args scenario, whose
-// argument the completion-complete scenario completes.
+// argument the completion-complete scenario completes, and the suite's
+// other prompts and client-facing tools (sdkfixtures.go).
 func promptServer() *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "mcpkit-conformance-prompts", Version: "1.0.0"}, &sdk.ServerOptions{
 		CompletionHandler: func(_ context.Context, req *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
@@ -321,6 +330,8 @@ func promptServer() *sdk.Server {
 			Role: "user", Content: &sdk.TextContent{Text: fmt.Sprintf("Prompt with arguments: arg1='%s', arg2='%s'", args["arg1"], args["arg2"])},
 		}}}, nil
 	})
+	addSuitePrompts(s)
+	addSuiteTools(s)
 	return s
 }
 

@@ -110,10 +110,17 @@ func TestInterceptModePromptWithArguments(t *testing.T) {
 
 	prompts, err := cs.ListPrompts(ctx, nil)
 	require.NoError(t, err)
-	require.Len(t, prompts.Prompts, 1)
-	for _, a := range prompts.Prompts[0].Arguments {
-		assert.True(t, a.Required, "argument %s is required", a.Name)
+	var found bool
+	for _, p := range prompts.Prompts {
+		if p.Name != "test_prompt_with_arguments" {
+			continue
+		}
+		found = true
+		for _, a := range p.Arguments {
+			assert.True(t, a.Required, "argument %s is required", a.Name)
+		}
 	}
+	assert.True(t, found, "test_prompt_with_arguments is listed")
 }
 
 // In endpoint mode the fixture lists the tools bridge's tools (the
@@ -191,4 +198,23 @@ func TestSuiteToolsInBothModes(t *testing.T) {
 			assert.Equal(t, "Hello, Ada.", res.Content[0].(*sdk.TextContent).Text)
 		})
 	}
+}
+
+// -mode sdk serves the go-sdk server of intercept mode alone: the suite's
+// prompts and client-facing tools, and none of the kit's.
+func TestSDKModeIsTheWrappedServerAlone(t *testing.T) {
+	cs := connect(t, "sdk").cs
+	ctx := context.Background()
+	prompts, err := cs.ListPrompts(ctx, nil)
+	require.NoError(t, err)
+	assert.Len(t, prompts.Prompts, 4)
+	list, err := cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+	}
+	assert.Contains(t, names, "test_tool_with_logging")
+	assert.NotContains(t, names, "test_simple_text", "the kit's tools are not there")
+	assert.Nil(t, cs.InitializeResult().Capabilities.Resources, "nor its resources")
 }
