@@ -108,7 +108,9 @@ func addSuiteTools(s *sdk.Server) {
 			return textResult("Elicitation result: action=%s, content=%v", res.Action, res.Content), nil
 		}
 	}
-	fixed := func(text string) func(*sdk.CallToolRequest) string { return func(*sdk.CallToolRequest) string { return text } }
+	fixed := func(text string) func(*sdk.CallToolRequest) string {
+		return func(*sdk.CallToolRequest) string { return text }
+	}
 	s.AddTool(&sdk.Tool{Name: "test_elicitation", Description: "Asks the user for a username", InputSchema: objectSchema([]string{"message"}, "message")},
 		elicit(func(req *sdk.CallToolRequest) string {
 			var in struct{ Message string }
