@@ -28,7 +28,8 @@ func (f PartFunc) Setup(s *Setup) error { return f(s) }
 
 // Setup is what a [Part] sees of the endpoint being built: the inventory
 // and settings, and the registrations it may make. It is valid during the
-// part's Setup call; what it returns (Watchers, say) stays valid.
+// part's Setup call; what it returns (Watchers, say) stays valid. Only
+// [New] and [NewListHandler] make one.
 type Setup struct {
 	e   *Endpoint
 	err error
