@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -50,7 +49,9 @@ func (p *Part) call(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error
 	if err := t.admit(c.Principal); err != nil {
 		return mcphttp.Result{}, err
 	}
-	req := &Request{Name: t.Name, ProtocolVersion: c.ProtocolVersion, SessionID: c.SessionID, call: c}
+	rb := new(requestBuf)
+	req := &rb.Request
+	*req = Request{Name: t.Name, ProtocolVersion: c.ProtocolVersion, SessionID: c.SessionID, call: c}
 	if c.Principal != nil {
 		req.Caller, req.Authenticated = *c.Principal, true
 	}
@@ -62,11 +63,17 @@ func (p *Part) call(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error
 	}
 	// The params live in the request body's buffer: the handler gets
 	// copies it may keep.
+	own := rb.inline[:0]
+	if len(rawArgs)+len(meta) > len(rb.inline) {
+		own = make([]byte, 0, len(rawArgs)+len(meta))
+	}
 	if rawArgs != nil {
-		req.Arguments = bytes.Clone(rawArgs)
+		own = append(own, rawArgs...)
+		req.Arguments = own[:len(own):len(own)]
 	}
 	if meta != nil {
-		req.Meta = bytes.Clone(meta)
+		own = append(own, meta...)
+		req.Meta = own[len(own)-len(meta) : len(own) : len(own)]
 	}
 	res, err := t.Handler(ctx, req)
 	req.call = nil
@@ -74,6 +81,13 @@ func (p *Part) call(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error
 		return p.failure(ctx, c, err)
 	}
 	return p.encode(ctx, c, res)
+}
+
+// requestBuf is a tool's Request with room for the copies of small
+// arguments and _meta: one allocation for both.
+type requestBuf struct {
+	Request
+	inline [128]byte
 }
 
 // failure answers an error of a tool's handler.
