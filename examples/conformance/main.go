@@ -14,7 +14,7 @@
 // modes the suite's test tools that return results (test_simple_text,
 // test_image_content, test_audio_content, test_embedded_resource,
 // test_multiple_content_types, test_error_handling,
-// json_schema_2020_12_tool) are tools of the kit's own tool API
+// json_schema_2020_12_tool, test_x_mcp_header) are tools of the kit's own tool API
 // (suiteTools). Both modes have change notifications: in intercept mode the go-sdk server owns the
 // sessions and the kit's sessions part delivers into them. The suite sends
 // no tokens, and the kit delivers notifications only to a signed-in
@@ -204,7 +204,8 @@ func endpoint(inv *inventory.Inventory, opts mcphttp.Options, hub *notify.Hub) (
 
 // suiteTools are the conformance suite's test tools that a tool of the
 // kit's own answers (tools-call-simple-text, -image, -audio,
-// -embedded-resource, -mixed-content, -error, json-schema-2020-12): each
+// -embedded-resource, -mixed-content, -error, json-schema-2020-12, and
+// http-custom-header-server-validation's x-mcp-header tool): each
 // a tools.Tool value whose handler returns a typed result. The ones that
 // need requests from the server to the client (logging, progress,
 // sampling, elicitation) are not the kit's.
@@ -230,6 +231,17 @@ func suiteTools() []tools.Tool {
 			}})},
 		{Name: "test_error_handling", Description: "Always fails", Access: inventory.Public, ReadOnly: true,
 			Handler: answer(tools.ErrorResult("This tool intentionally returns an error for testing"))},
+		{Name: "test_x_mcp_header", Description: "An argument repeated in the Mcp-Param-Region header", Access: inventory.Public, ReadOnly: true,
+			InputSchema: `{"type":"object","properties":{"region":{"type":"string","description":"A region","x-mcp-header":"Region"}},"required":["region"]}`,
+			Handler: func(_ context.Context, req *tools.Request) (tools.Result, error) {
+				var args struct {
+					Region string `json:"region"`
+				}
+				if err := req.Bind(&args); err != nil {
+					return tools.ErrorResult("The arguments do not fit the input schema."), nil
+				}
+				return tools.TextResult("region=" + args.Region), nil
+			}},
 		{Name: "json_schema_2020_12_tool", Description: "Tool with JSON Schema 2020-12 features", Access: inventory.Public, ReadOnly: true,
 			InputSchema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
 				`"$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},` +

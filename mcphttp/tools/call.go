@@ -49,6 +49,11 @@ func (p *Part) call(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error
 	if err := t.admit(c.Principal); err != nil {
 		return mcphttp.Result{}, err
 	}
+	if c.Modern && len(t.headers) > 0 && c.Request != nil {
+		if err := checkHeaders(c.Request.Header, rawArgs, t.headers); err != nil {
+			return mcphttp.Result{}, err
+		}
+	}
 	rb := new(requestBuf)
 	req := &rb.Request
 	*req = Request{Name: t.Name, ProtocolVersion: c.ProtocolVersion, SessionID: c.SessionID, call: c}

@@ -31,7 +31,11 @@ type Tool struct {
 
 	// InputSchema is the JSON Schema of the arguments: the text of a JSON
 	// object. Empty means the schema Args describe (one string property
-	// per argument, required ones listed, no other property allowed).
+	// per argument, required ones listed, no other property allowed). A
+	// property annotated "x-mcp-header": "Name" (SEP-2243) must be
+	// repeated in the Mcp-Param-Name header of a 2026-07-28 call: as it
+	// is, or as =?base64?…?=; a call whose header is missing, malformed
+	// or disagrees is refused (400, -32020) before the handler runs.
 	InputSchema string
 	// OutputSchema, when not empty, is the JSON Schema of the results'
 	// structured content (the text of a JSON object), sent in protocol
@@ -280,8 +284,9 @@ func ErrorResult(text string) Result {
 // tool is a checked Tool, its definitions pre-encoded.
 type tool struct {
 	Tool
-	scopes []string
-	args   []Arg // MaxLen filled in
+	scopes  []string
+	args    []Arg         // MaxLen filled in
+	headers []headerParam // arguments bound to Mcp-Param headers (x-mcp-header)
 	// def is the Tool object for protocol 2025-06-18 and later (title,
 	// outputSchema); defOld the one for earlier versions.
 	def, defOld []byte
@@ -338,6 +343,11 @@ func compile(t Tool) (*tool, error) {
 		input = argsSchema(ct.args)
 	} else if !isObject(input) {
 		return nil, fail("InputSchema must be the text of a JSON object")
+	} else {
+		var bad string
+		if ct.headers, bad = headerParams(input); bad != "" {
+			return nil, fail("InputSchema: the x-mcp-header of property %q must be a header name token (at most 64 characters)", bad)
+		}
 	}
 	if t.OutputSchema != "" && !isObject(t.OutputSchema) {
 		return nil, fail("OutputSchema must be the text of a JSON object")
