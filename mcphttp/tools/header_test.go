@@ -24,7 +24,10 @@ func TestParamHeaders(t *testing.T) {
 		Name: "route", Access: inventory.Public,
 		InputSchema: `{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},` +
 			`"level":{"type":"integer","x-mcp-header":"Level"},"note":{"type":"string"}}}`,
-		Handler: func(context.Context, *tools.Request) (tools.Result, error) { calls++; return tools.TextResult("ok"), nil },
+		Handler: func(context.Context, *tools.Request) (tools.Result, error) {
+			calls++
+			return tools.TextResult("ok"), nil
+		},
 	}}})
 	call := func(args map[string]any, hdr map[string]string) (int, int64) {
 		t.Helper()
