@@ -26,8 +26,9 @@ type headerParam struct {
 	header string // the canonical header name, Mcp-Param-<x-mcp-header>
 }
 
-// headerParams returns the arguments an inputSchema binds to headers; ok
-// is false when an x-mcp-header value is not a header name token.
+// headerParams returns the arguments an inputSchema binds to headers;
+// bad names the first property whose x-mcp-header is not a header name
+// token.
 func headerParams(schema string) (params []headerParam, bad string) {
 	v, err := jsonstrict.Parse([]byte(schema))
 	if err != nil {
