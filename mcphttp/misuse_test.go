@@ -18,6 +18,7 @@ import (
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/audit"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
+	"github.com/mcpkit/mcpkit/mcphttp/ratelimit"
 	"github.com/mcpkit/mcpkit/mcphttp/tools"
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -99,6 +100,23 @@ func TestZeroValuesAnswer500(t *testing.T) {
 	}
 	assert.Contains(t, logs.String(), "use mcphttp.New")
 	assert.Contains(t, logs.String(), "use mcphttp.NewListHandler")
+
+	// A zero tools.Part is an empty tools part, and a zero (or nil)
+	// ratelimit.Limiter limits nothing: both serve.
+	var nilLimiter *ratelimit.Limiter
+	for name, part := range map[string]mcphttp.Part{
+		"tools.Part": &tools.Part{}, "ratelimit.Limiter": (&ratelimit.Limiter{}).Part(), "nil Limiter": nilLimiter.Part(),
+	} {
+		var ep *mcphttp.Endpoint
+		var err error
+		require.NotPanics(t, func() { ep, err = mcphttp.New(smallInventory(t), mcphttp.Options{}, part) }, name)
+		require.NoError(t, err, name)
+		for _, body := range []string{pingBody, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, `{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"info://about"}}`} {
+			var w *httptest.ResponseRecorder
+			require.NotPanics(t, func() { w = mcptest.Do(t, ep, mcptest.Request{Body: body}) }, name)
+			assert.Equal(t, http.StatusOK, w.Code, "%s: %s", name, w.Body.String())
+		}
+	}
 
 	// A zero Call's methods are usable too (an observer's test, say).
 	var c mcphttp.Call
