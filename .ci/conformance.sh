@@ -118,3 +118,37 @@ conformance_baseline() {
   fi
   return $status
 }
+
+# conformance_compare VERSION: runs every server scenario of the suite's
+# VERSION against examples/conformance -mode sdk (the go-sdk server of
+# intercept mode, with the suite's prompts and client-facing tools, alone)
+# and -mode intercept (the kit in front of that very server). Returns
+# non-zero when a scenario that passes against the go-sdk server alone
+# fails through the kit, or passes fewer of its checks: the kit adds no
+# failure.
+conformance_compare() {
+  local version=$1 mode out sdk kit status=0
+  for mode in sdk intercept; do
+    _conf_start "$mode" || return 1
+    out=$(CONFORMANCE_VERSION=$version _conf_suite server --url "$_conf_url" --suite all 2>&1)
+    _conf_stop
+    out=$(sed 's/\x1b\[[0-9;]*m//g' <<<"$out" | sed -n 's/^[✓✗] \([^:]*\): \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2 \3/p')
+    if [[ -z $out ]]; then
+      _conf_log "the suite did not run against -mode $mode"
+      return 1
+    fi
+    if [[ $mode == sdk ]]; then sdk=$out; else kit=$out; fi
+  done
+  local worse
+  worse=$(awk 'NR == FNR { kp[$1] = $2; kf[$1] = $3; next }
+    $3 == 0 && (!($1 in kf) || kf[$1] > 0) { print "  " $1 ": passes against the go-sdk server alone, fails through the kit" }
+    ($1 in kp) && kp[$1] < $2 { print "  " $1 ": " kp[$1] " checks pass through the kit, " $2 " alone" }' \
+    <(printf '%s\n' "$kit") <(printf '%s\n' "$sdk"))
+  printf '  go-sdk alone: %s of %s scenarios pass; through the kit: %s of %s\n' \
+    "$(awk '$3 == 0' <<<"$sdk" | wc -l)" "$(wc -l <<<"$sdk")" "$(awk '$3 == 0' <<<"$kit" | wc -l)" "$(wc -l <<<"$kit")"
+  if [[ -n $worse ]]; then
+    printf '%s\n' "$worse"
+    status=1
+  fi
+  return $status
+}

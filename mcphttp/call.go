@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -27,8 +28,7 @@ type Call struct {
 	ID jsonrpc.ID
 	// Params are the message's params as received (client input), which
 	// the strict decoder found well-formed: no duplicate or case-variant
-	// member names, valid UTF-8. Read them with [StringParam] and
-	// [ObjectParam].
+	// member names, valid UTF-8. Read them with [Members] and [String].
 	Params []byte
 	// ProtocolVersion is the MCP protocol version the call is served
 	// under; empty when it was refused before the version was decided.
@@ -94,7 +94,7 @@ type Call struct {
 func (c *Call) Meta(name string) (string, bool) {
 	var v string
 	var found bool
-	meta, ok := ObjectParam(c.Params, "_meta")
+	meta, ok := mcpwire.ObjectParam(c.Params, "_meta")
 	if !ok {
 		return "", false
 	}
@@ -144,6 +144,9 @@ func (c *Call) NoteEntries(n int) { c.Entries = n }
 // Class returns what the call does (see [MethodOptions.Class]): "list",
 // "read", "search", or "" for anything else, an unknown method included.
 func (c *Call) Class() string {
+	if c.e == nil {
+		return "" // a Call the endpoint did not make
+	}
 	if m, ok := c.e.methods[c.Method]; ok && m.opts.Class != nil {
 		return m.opts.Class(c.Params)
 	}
@@ -151,10 +154,20 @@ func (c *Call) Class() string {
 }
 
 // MaxResultBytes is the byte limit of the call's whole response.
-func (c *Call) MaxResultBytes() int { return c.e.maxBytes }
+func (c *Call) MaxResultBytes() int {
+	if c.e == nil {
+		return DefaultMaxResultBytes // a Call the endpoint did not make
+	}
+	return c.e.maxBytes
+}
 
 // Logger is the endpoint's operator logger.
-func (c *Call) Logger() *slog.Logger { return c.e.log }
+func (c *Call) Logger() *slog.Logger {
+	if c.e == nil {
+		return slog.Default() // a Call the endpoint did not make
+	}
+	return c.e.log
+}
 
 // Room returns how many bytes the members of the call's result (what
 // [Call.Result] is given, with cache) may take so that the whole response
@@ -164,7 +177,7 @@ func (c *Call) Logger() *slog.Logger { return c.e.log }
 // empty result fits.
 func (c *Call) Room(cache Cache) int {
 	var head [64]byte
-	n := c.e.maxBytes - len(jsonrpc.AppendResultHead(head[:0], c.ID)) - len(`{}}`)
+	n := c.MaxResultBytes() - len(jsonrpc.AppendResultHead(head[:0], c.ID)) - len(`{}}`)
 	if meta := c.e.metaFor(c, cache); len(meta) > 0 {
 		n -= 1 + len(meta) // `,` meta
 	}
@@ -183,8 +196,9 @@ const (
 	CachePrivate
 )
 
-// Result is a method's answer: made by [Call.Result], [Stream] or
-// [Accepted]. The zero value is an empty answer (202).
+// Result is a method's answer: made by [Call.Result] or [Stream]. The
+// zero value is an empty answer (202 without a body: the answer to a
+// notification).
 type Result struct {
 	status     int
 	body       []byte   // the whole JSON-RPC response; nil: 202 without a body
@@ -211,9 +225,9 @@ func (c *Call) Result(members []byte, cache Cache) Result {
 // stream (text/event-stream), which fn writes.
 func Stream(fn func(w http.ResponseWriter, r *http.Request)) Result { return Result{stream: fn} }
 
-// Accepted returns the answer to a notification or client response: 202
+// accepted returns the answer to a notification or client response: 202
 // without a body.
-func Accepted() Result { return Result{status: http.StatusAccepted} }
+func accepted() Result { return Result{status: http.StatusAccepted} }
 
 // WithHeader returns r with one more response header (an Mcp-Session-Id,
 // say).

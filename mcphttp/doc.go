@@ -102,6 +102,8 @@
 //	resource not found or not visible           -32002 legacy,           200
 //	                                            -32602 modern (data.uri)
 //	callback or backend failure, deadline       -32603                   200
+//	a handler, middleware or observer panicked  -32603 (stack logged)    200
+//	a part's GET or DELETE panicked             —                        500 (stack logged)
 //	no or invalid credentials where required    —                        401 + WWW-Authenticate
 //	missing scope                               —                        403 + insufficient_scope
 //	credentials cannot be checked now           —                        503 + Retry-After
@@ -111,6 +113,16 @@
 //
 // Messages are fixed; backend errors, token contents and key ids never
 // reach a client.
+//
+// # Misuse
+//
+// Misuse is an error, never a panic: [New] refuses an Options field or a
+// part holding a typed nil (a nil *authn.Authenticator as the
+// Authenticator, a nil *tools.Part, Observe of a nil *audit.Audit) with an
+// error naming it, and the part packages' constructors do the same for
+// theirs. A zero Endpoint or ListHandler (not built by its constructor)
+// answers 500 and logs "use mcphttp.New"; a panic anywhere a request
+// reaches is recovered as the table above says, and the server goes on.
 //
 // # Server timeouts
 //

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/mcpkit/mcpkit/budget"
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
+	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp/origin"
@@ -96,7 +98,7 @@ type Endpoint struct {
 	middleware []Middleware
 	handle     Handler // dispatch inside the middleware
 	observers  []Observer
-	verbs      map[string]Verb
+	verbs      map[string]verb
 	verbChecks []func(*http.Request, *principal.Principal) error
 	allow      string // the Allow header of a 405
 	caps       []capability
@@ -138,13 +140,16 @@ func newEndpoint(inv *inventory.Inventory, opts Options) (*Endpoint, error) {
 	if inv == nil {
 		return nil, errors.New("mcphttp: nil inventory")
 	}
+	if opts.Authenticator != nil && nilness.Is(opts.Authenticator) {
+		return nil, fmt.Errorf("mcphttp: Options.Authenticator holds a nil %T: give a built one (authn.NewAuthenticator) or leave the field nil", opts.Authenticator)
+	}
 	if opts.MaxResultBytes < 0 {
 		return nil, errors.New("mcphttp: MaxResultBytes must not be negative")
 	}
 	e := &Endpoint{
 		inv: inv, auth: opts.Authenticator, origins: opts.Origins, limits: opts.Limits,
 		maxBytes: opts.MaxResultBytes, log: opts.Logger,
-		methods: map[string]method{}, verbs: map[string]Verb{},
+		methods: map[string]method{}, verbs: map[string]verb{},
 	}
 	if e.auth == nil {
 		e.auth = contextAuth{}
@@ -174,9 +179,9 @@ func newEndpoint(inv *inventory.Inventory, opts Options) (*Endpoint, error) {
 
 // finish sets the parts up and pre-encodes what every answer repeats.
 func (e *Endpoint) finish(parts []Part) (*Endpoint, error) {
-	for _, p := range parts {
-		if p == nil {
-			return nil, errors.New("mcphttp: nil part")
+	for i, p := range parts {
+		if nilness.Is(p) {
+			return nil, fmt.Errorf("mcphttp: New: part %d is nil (%T)", i+1, p)
 		}
 		s := &Setup{e: e}
 		if err := p.Setup(s); err != nil {
@@ -222,7 +227,7 @@ func (e *Endpoint) encodeInfo(opts Options) error {
 		return fmt.Errorf("mcphttp: encoding server info: %w", err)
 	}
 	if opts.Instructions != "" {
-		e.instructions = AppendString(nil, opts.Instructions)
+		e.instructions = mcpwire.AppendString(nil, opts.Instructions)
 	}
 	meta := `"_meta":{"` + metaServerInfo + `":` + string(e.serverInfo) + `}`
 	e.metaPrivate = []byte(`"resultType":"complete","ttlMs":0,"cacheScope":"private",` + meta)
@@ -235,7 +240,7 @@ func (e *Endpoint) encodeInfo(opts Options) error {
 // legacy ones.
 func (e *Endpoint) metaFor(c *Call, cache Cache) []byte {
 	switch {
-	case !c.Modern:
+	case !c.Modern || e == nil:
 		return nil
 	case cache == CachePrivate:
 		return e.metaPrivate

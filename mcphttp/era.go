@@ -3,34 +3,16 @@ package mcphttp
 import (
 	"encoding/base64"
 	"net/http"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
-// Protocol versions the endpoint speaks.
-const (
-	// Version20260728 is the modern, stateless protocol: every request
-	// carries its version and the client's capabilities in params._meta.
-	Version20260728 = "2026-07-28"
-	// Version20251125 and the older ones below are the legacy protocols,
-	// which begin with an initialize handshake.
-	Version20251125 = "2025-11-25"
-	Version20250618 = "2025-06-18"
-	Version20250326 = "2025-03-26"
-	Version20241105 = "2024-11-05"
-)
-
-var (
-	modernVersions = []string{Version20260728}
-	// legacyVersions is ordered newest first; the first is the answer to an
-	// initialize that asks for a version the endpoint does not speak.
-	legacyVersions = []string{Version20251125, Version20250618, Version20250326, Version20241105}
-	allVersions    = append(slices.Clone(modernVersions), legacyVersions...)
-)
+// allVersions is every version the endpoint speaks, modern first.
+var allVersions = mcpwire.Versions()
 
 // Reserved _meta keys of the modern protocol.
 const (
@@ -44,24 +26,12 @@ const (
 	headerProtocolVersion = "Mcp-Protocol-Version"
 	headerMethod          = "Mcp-Method"
 	headerName            = "Mcp-Name"
-	// HeaderSessionID is the legacy session header, Mcp-Session-Id.
-	HeaderSessionID = "Mcp-Session-Id"
 )
-
-// IsModernVersion reports whether v is a version of the modern protocol.
-func IsModernVersion(v string) bool { return slices.Contains(modernVersions, v) }
-
-// IsLegacyVersion reports whether v is a legacy version the endpoint speaks.
-func IsLegacyVersion(v string) bool { return slices.Contains(legacyVersions, v) }
-
-// Structured reports whether a protocol version has titles, output
-// schemas and structuredContent (2025-06-18 and later).
-func Structured(version string) bool { return version >= Version20250618 }
 
 // metaOf returns the string member name of params._meta, and whether
 // _meta is there at all (kind None when it is not).
 func metaOf(params []byte, name string) (meta jsonstrict.Value, v jsonstrict.Value) {
-	m, ok, _ := member(params, "_meta")
+	m, ok, _ := mcpwire.Member(params, "_meta")
 	if !ok || m.Kind() != jsonstrict.Object {
 		return m, v
 	}
@@ -78,14 +48,14 @@ func metaOf(params []byte, name string) (meta jsonstrict.Value, v jsonstrict.Val
 // selectEra decides the protocol era and version of a message and applies
 // that era's header rules.
 func (e *Endpoint) selectEra(r *http.Request, msg jsonrpc.Message, c *Call, inBatch bool) error {
-	header := headerValue(r.Header, headerProtocolVersion)
+	header := mcpwire.HeaderValue(r.Header, headerProtocolVersion)
 	_, version := metaOf(msg.Params, metaProtocolVersion)
-	if msg.Kind != jsonrpc.KindResponse && (version.Kind() != jsonstrict.None || IsModernVersion(header)) {
+	if msg.Kind != jsonrpc.KindResponse && (version.Kind() != jsonstrict.None || mcpwire.IsModernVersion(header)) {
 		if msg.Kind == jsonrpc.KindNotification {
 			// The 2026-07-28 schema puts _meta and the header rules on
 			// requests; a client notification (notifications/cancelled, say)
 			// is accepted as it is, and never answered.
-			c.Modern, c.ProtocolVersion = true, Version20260728
+			c.Modern, c.ProtocolVersion = true, mcpwire.Version20260728
 			return nil
 		}
 		if inBatch {
@@ -96,14 +66,14 @@ func (e *Endpoint) selectEra(r *http.Request, msg jsonrpc.Message, c *Call, inBa
 	// Legacy era.
 	switch {
 	case msg.Method == "initialize":
-		requested, _, _ := StringParam(msg.Params, "protocolVersion")
+		requested, _, _ := mcpwire.StringParam(msg.Params, "protocolVersion")
 		c.ProtocolVersion = negotiate(requested)
 		if inBatch {
 			return errBatchInitialize
 		}
 	case header == "":
-		c.ProtocolVersion = Version20250326 // what the specification says to assume
-	case IsLegacyVersion(header):
+		c.ProtocolVersion = mcpwire.Version20250326 // what the specification says to assume
+	case mcpwire.IsLegacyVersion(header):
 		c.ProtocolVersion = header
 	default:
 		return errUnsupportedVersion(header)
@@ -124,7 +94,7 @@ func (e *Endpoint) modernChecks(r *http.Request, msg jsonrpc.Message, c *Call, v
 	if vs := headers[headerProtocolVersion]; len(vs) != 1 || vs[0] != version {
 		return errHeader(headerProtocolVersion)
 	}
-	if !IsModernVersion(version) {
+	if !mcpwire.IsModernVersion(version) {
 		// Legacy versions are negotiated with initialize, never per request.
 		return errUnsupportedVersion(version)
 	}
@@ -140,7 +110,7 @@ func (e *Endpoint) modernChecks(r *http.Request, msg jsonrpc.Message, c *Call, v
 			return errHeader(headerName)
 		}
 		name, ok := decodeHeaderName(vs[0])
-		value, present, err := StringParam(msg.Params, m.opts.NameMember)
+		value, present, err := mcpwire.StringParam(msg.Params, m.opts.NameMember)
 		if !ok || err != nil || !present || name != value {
 			return errHeader(headerName)
 		}
@@ -152,10 +122,10 @@ func (e *Endpoint) modernChecks(r *http.Request, msg jsonrpc.Message, c *Call, v
 // negotiate answers an initialize: the client's version when the endpoint
 // speaks it, else the newest legacy version.
 func negotiate(requested string) string {
-	if IsLegacyVersion(requested) {
+	if mcpwire.IsLegacyVersion(requested) {
 		return requested
 	}
-	return legacyVersions[0]
+	return mcpwire.NewestLegacy
 }
 
 // decodeHeaderName returns the value of an Mcp-Name header: either the

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp/origin"
@@ -61,19 +62,12 @@ var (
 	errMethodNotAllowed = &Error{Status: http.StatusMethodNotAllowed, Code: jsonrpc.CodeInvalidRequest, Message: "Method not allowed"}
 	errNotAcceptable    = &Error{Status: http.StatusNotAcceptable, Code: jsonrpc.CodeInvalidRequest, Message: "Accept must admit application/json"}
 	errMethodNotFound   = &Error{notFound: true, Code: jsonrpc.CodeMethodNotFound}
-	errBatchModern      = &Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: "Batches are not allowed in protocol " + Version20260728}
-	errBatchVersion     = &Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: "Batches are only allowed in protocol " + Version20250326}
+	errBatchModern      = &Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: "Batches are not allowed in protocol " + mcpwire.Version20260728}
+	errBatchVersion     = &Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: "Batches are only allowed in protocol " + mcpwire.Version20250326}
 	errBatchInitialize  = &Error{Code: jsonrpc.CodeInvalidRequest, Message: "initialize must not be part of a batch"}
 	errResultTooLarge   = &Error{Code: jsonrpc.CodeInternalError}
+	errPanicked         = &Error{Code: jsonrpc.CodeInternalError} // a handler or observer panicked (logged)
 )
-
-// ErrMethodNotFound is the error of a method the endpoint does not serve:
-// -32601, and HTTP 404 in the 2026-07-28 protocol.
-var ErrMethodNotFound error = errMethodNotFound
-
-// ErrResultTooLarge is the error of a result over the byte limit: a
-// generic internal error (-32603) to the client; log the details.
-var ErrResultTooLarge error = errResultTooLarge
 
 // errClientResponse: a JSON-RPC response from the client, which the modern
 // protocol does not have.
@@ -106,24 +100,11 @@ func errUnsupportedVersion(requested string) error {
 	return &Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version", Data: data}
 }
 
-// InvalidParams is a -32602 error with a fixed message of the caller's
-// own (never client input): "Invalid params: " + message.
-func InvalidParams(message string) error {
+// invalidParams is a -32602 error with a fixed message of the endpoint's
+// own: "Invalid params: " + message.
+func invalidParams(message string) error {
 	return &Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + message}
 }
-
-// uriError carries the URI a not-found error is about, for data.uri.
-type uriError struct {
-	uri string
-	err error
-}
-
-func (e *uriError) Error() string { return e.err.Error() }
-func (e *uriError) Unwrap() error { return e.err }
-
-// AboutURI attaches the requested URI to an error of a read, for the
-// data.uri of a not-found answer.
-func AboutURI(uri string, err error) error { return &uriError{uri: uri, err: err} }
 
 // classify is the one mapping: the HTTP status and JSON-RPC error for err,
 // or, for authentication and scope failures, the error the Authenticator
@@ -135,7 +116,8 @@ func (e *Endpoint) classify(c *Call, err error) (status int, rpc *jsonrpc.Error,
 		cursorErr *inventory.CursorError
 		paramsErr *inventory.ParamsError
 		scopeErr  *principal.ScopeError
-		ue        *uriError
+		ue        *mcpwire.URIError
+		wpe       *mcpwire.ParamsError
 	)
 	switch {
 	case errors.Is(err, principal.ErrUnauthenticated):
@@ -146,7 +128,7 @@ func (e *Endpoint) classify(c *Call, err error) (status int, rpc *jsonrpc.Error,
 		c.NoteOutcome(OutcomeNotFound, "")
 		uri := ""
 		if errors.As(err, &ue) {
-			uri = ue.uri
+			uri = ue.URI
 		}
 		data := struct {
 			URI string `json:"uri"`
@@ -167,6 +149,10 @@ func (e *Endpoint) classify(c *Call, err error) (status int, rpc *jsonrpc.Error,
 			Problems []string `json:"problems"`
 		}{paramsErr.Problems}
 		return http.StatusOK, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params").WithData(data), nil
+	case errors.As(err, &wpe):
+		return http.StatusOK, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: "+wpe.Message), nil
+	case errors.As(err, new(mcpwire.ResultTooLarge)):
+		return http.StatusOK, jsonrpc.NewError(jsonrpc.CodeInternalError, ""), nil // logged where it was found
 	case errors.As(err, &pe):
 		status := cmpOr(pe.Status, http.StatusOK)
 		if pe.notFound && c.Modern {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
@@ -45,7 +46,7 @@ func TestFrontAccessors(t *testing.T) {
 	assert.JSONEq(t, `{"listChanged":true}`, string(withStreams["tools"]))
 
 	// The same capabilities as the endpoint's own initialize answer.
-	w := f.Do(t, mcptest.Request{Body: mcptest.Legacy(1, "initialize", map[string]any{"protocolVersion": mcphttp.Version20251125})})
+	w := f.Do(t, mcptest.Request{Body: mcptest.Legacy(1, "initialize", map[string]any{"protocolVersion": mcpwire.Version20251125})})
 	require.Equal(t, http.StatusOK, w.Code)
 	var init struct {
 		Capabilities json.RawMessage `json:"capabilities"`

@@ -28,7 +28,7 @@ func NewListHandler(inv *inventory.Inventory, opts Options) (*ListHandler, error
 	if err != nil {
 		return nil, err
 	}
-	e.methods["resources/list"] = method{h: e.list, opts: MethodOptions{Class: ClassOf(ClassList)}}
+	e.methods["resources/list"] = method{h: e.list, opts: MethodOptions{Class: classOf(ClassList)}}
 	if e, err = e.finish(nil); err != nil {
 		return nil, err
 	}
@@ -36,4 +36,10 @@ func NewListHandler(inv *inventory.Inventory, opts Options) (*ListHandler, error
 }
 
 // ServeHTTP answers a POST carrying a resources/list request.
-func (h *ListHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.e.ServeHTTP(w, r) }
+func (h *ListHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h == nil || h.e == nil {
+		unbuilt(w, "mcphttp: a ListHandler not built by mcphttp.NewListHandler cannot serve: use mcphttp.NewListHandler")
+		return
+	}
+	h.e.ServeHTTP(w, r)
+}

@@ -2,10 +2,14 @@ package mcphttp
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -38,13 +42,20 @@ type Observer interface {
 	End(ctx context.Context, c *Call)
 }
 
-// Observe returns the part that gives each observer (nil ones skipped)
-// every served call, in order: Start chains the contexts, End runs in
-// reverse order with each observer's own.
+// Observe returns the part that gives each observer every served call,
+// in order: Start chains the contexts, End runs in reverse order with each
+// observer's own. Nil observers are skipped; one holding a nil pointer (a
+// nil *audit.Audit) is an error of New.
 func Observe(obs ...Observer) Part {
 	return PartFunc(func(s *Setup) error {
-		for _, o := range obs {
-			s.Observe(o)
+		for i, o := range obs {
+			if o == nil {
+				continue
+			}
+			if nilness.Is(o) {
+				return fmt.Errorf("mcphttp: Observe: observer %d is nil (%T)", i+1, o)
+			}
+			s.e.observers = append(s.e.observers, o)
 		}
 		return nil
 	})
@@ -97,8 +108,9 @@ const maxInline = 4
 
 // observed holds each observer's context for End.
 type observed struct {
-	inline [maxInline]context.Context
-	more   []context.Context
+	inline  [maxInline]context.Context
+	more    []context.Context
+	started int // how many observers were started
 }
 
 func (o *observed) at(i int) context.Context {
@@ -110,32 +122,84 @@ func (o *observed) at(i int) context.Context {
 
 // startObservers starts every observer and returns the context to serve
 // under.
-func (e *Endpoint) startObservers(ctx context.Context, c *Call) (context.Context, observed) {
+func (e *Endpoint) startObservers(ctx context.Context, c *Call) (context.Context, observed, error) {
 	var o observed
 	for i, ob := range e.observers {
-		ctx = ob.Start(ctx, c)
+		next, ok := e.startOne(ctx, ob, c)
+		if !ok {
+			next = ctx // the observer's End still runs, with the context it was given
+		}
+		ctx = next
 		if i < maxInline {
 			o.inline[i] = ctx
 		} else {
 			o.more = append(o.more, ctx)
 		}
+		if !ok {
+			// The later observers are not started; their End is not
+			// called either.
+			o.started = i + 1
+			return ctx, o, errPanicked
+		}
 	}
-	return ctx, o
+	o.started = len(e.observers)
+	return ctx, o, nil
 }
 
-// endObservers fills in what serving c decided and ends every observer.
-func (e *Endpoint) endObservers(_ context.Context, o observed, c *Call, rep reply) {
+// startOne runs an observer's Start, recovering a panic (ok false,
+// logged) or a nil context it returns.
+func (e *Endpoint) startOne(ctx context.Context, ob Observer, c *Call) (next context.Context, ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			e.logPanic(ctx, "an observer's Start", c.Method, p)
+			next, ok = nil, false
+		}
+	}()
+	next = ob.Start(ctx, c)
+	if next == nil {
+		e.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "mcphttp: an observer's Start returned a nil context", slog.String("method", c.Method))
+		return nil, false
+	}
+	return next, true
+}
+
+// endOne runs an observer's End, recovering a panic (false, logged).
+func (e *Endpoint) endOne(ctx context.Context, ob Observer, c *Call) (ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			e.logPanic(ctx, "an observer's End", c.Method, p)
+			ok = false
+		}
+	}()
+	ob.End(ctx, c)
+	return true
+}
+
+// logPanic logs a recovered panic of what (a handler, an observer) with
+// its stack.
+func (e *Endpoint) logPanic(ctx context.Context, what, method string, p any) {
+	e.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "mcphttp: "+what+" panicked",
+		slog.String("method", method), slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
+}
+
+// endObservers fills in what serving c decided and ends every observer
+// that was started. It returns false when one of them panicked (logged).
+func (e *Endpoint) endObservers(_ context.Context, o observed, c *Call, rep reply) bool {
 	if len(e.observers) == 0 {
-		return
+		return true
 	}
 	if c.Target == "" && c.URI != "" {
 		c.Target, _ = e.inv.Target(c.URI)
 	}
 	c.Bytes = len(rep.body)
 	c.Duration = time.Since(c.Start)
-	for i := len(e.observers) - 1; i >= 0; i-- {
-		e.observers[i].End(o.at(i), c)
+	ok := true
+	for i := o.started - 1; i >= 0; i-- {
+		if !e.endOne(o.at(i), e.observers[i], c) {
+			ok = false
+		}
 	}
+	return ok
 }
 
 // failed records in c the answer the error table gave: the status and
@@ -192,9 +256,9 @@ func (e *Endpoint) observeRefused(r *http.Request, b *jsonrpc.Body, received tim
 	one := func(msg jsonrpc.Message) {
 		c := callPool.Get().(*Call)
 		*c = Call{Method: msg.Method, ID: msg.ID, Params: msg.Params, Request: r, Start: received, e: e}
-		ctx, o := e.startObservers(r.Context(), c)
+		ctx, o, _ := e.startObservers(r.Context(), c)
 		e.challenged(c, err)
-		e.endObservers(ctx, o, c, reply{})
+		_ = e.endObservers(ctx, o, c, reply{}) // the refusal is answered either way
 		*c = Call{}
 		callPool.Put(c)
 	}

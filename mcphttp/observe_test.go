@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
@@ -114,7 +115,7 @@ func TestObserverOutcomes(t *testing.T) {
 			want: mcphttp.OutcomeOK, target: "static-text", uri: "test://static-text"},
 		{name: "modern read", rq: mcptest.Request{Body: body, Token: alice, Headers: mh},
 			want: mcphttp.OutcomeOK, subject: "alice", target: "documents", uri: "docs://documents/alice-0001",
-			check: func(t *testing.T, got observed) { assert.Equal(t, mcphttp.Version20260728, got.ProtocolVersion) }},
+			check: func(t *testing.T, got observed) { assert.Equal(t, mcpwire.Version20260728, got.ProtocolVersion) }},
 		// Bob's document read by alice: not found, named by its template.
 		{name: "read not found", rq: mcptest.Request{Body: mcptest.Legacy(5, "resources/read", map[string]any{"uri": "docs://documents/bob-0001"}), Token: alice, Headers: lh},
 			want: mcphttp.OutcomeNotFound, code: jsonrpc.CodeResourceNotFound, subject: "alice", target: "documents", uri: "docs://documents/bob-0001"},
@@ -215,7 +216,7 @@ func TestObserverBatch(t *testing.T) {
 	require.Len(t, calls, 2, "the requests; a batch's notifications are accepted, not served")
 	assert.Equal(t, []string{"resources/list", "ping"}, []string{calls[0].Method, calls[1].Method})
 	for _, c := range calls {
-		assert.Equal(t, mcphttp.Version20250326, c.ProtocolVersion)
+		assert.Equal(t, mcpwire.Version20250326, c.ProtocolVersion)
 		assert.Equal(t, "alice", c.subject)
 	}
 

@@ -28,7 +28,8 @@ func (f PartFunc) Setup(s *Setup) error { return f(s) }
 
 // Setup is what a [Part] sees of the endpoint being built: the inventory
 // and settings, and the registrations it may make. It is valid during the
-// part's Setup call; what it returns (Watchers, say) stays valid.
+// part's Setup call; what it returns (Watchers, say) stays valid. Only
+// [New] and [NewListHandler] make one.
 type Setup struct {
 	e   *Endpoint
 	err error
@@ -37,9 +38,9 @@ type Setup struct {
 // Era says in which protocol eras a method is served.
 type Era uint8
 
+// The zero Era is every protocol version.
 const (
-	// EraBoth (the zero value): every protocol version.
-	EraBoth Era = iota
+	_ Era = iota
 	// EraLegacy: 2024-11-05 … 2025-11-25 only.
 	EraLegacy
 	// EraModern: 2026-07-28 only.
@@ -80,13 +81,11 @@ const (
 	ClassSearch = "search"
 )
 
-// ClassOf returns a Class function that always answers class.
-func ClassOf(class string) func([]byte) string { return func([]byte) string { return class } }
+// classOf returns a Class function that always answers class.
+func classOf(class string) func([]byte) string { return func([]byte) string { return class } }
 
-// Verb serves an HTTP method other than POST on the endpoint's path: GET
-// (a legacy session's event stream) or DELETE (its end). caller is the
-// authenticated caller, nil for an anonymous request.
-type Verb func(w http.ResponseWriter, r *http.Request, caller *principal.Principal)
+// verb serves an HTTP method other than POST (see Setup.HandleHTTP).
+type verb = func(w http.ResponseWriter, r *http.Request, caller *principal.Principal)
 
 // Watcher names the notification a part sends on an event stream when a
 // caller's view changes, and how to tell that it did: sig returns a
@@ -109,9 +108,6 @@ func (s *Setup) Inventory() *inventory.Inventory { return s.e.inv }
 // Logger returns the endpoint's operator logger.
 func (s *Setup) Logger() *slog.Logger { return s.e.log }
 
-// MaxResultBytes returns the byte limit of a whole response.
-func (s *Setup) MaxResultBytes() int { return s.e.maxBytes }
-
 // Authenticator returns the endpoint's Authenticator (never nil).
 func (s *Setup) Authenticator() Authenticator { return s.e.auth }
 
@@ -132,28 +128,33 @@ func (s *Setup) Handle(name string, h Handler, opts MethodOptions) {
 
 // Use adds mw around the serving of every request and notification (see
 // [Middleware]); the first Use is the outermost.
-func (s *Setup) Use(mw Middleware) { s.e.middleware = append(s.e.middleware, mw) }
-
-// Observe adds an observer of every served message (see [Observer]).
-func (s *Setup) Observe(o Observer) {
-	if o != nil {
-		s.e.observers = append(s.e.observers, o)
-	}
-}
-
-// HandleHTTP registers v for the HTTP method verb (GET, DELETE) on the
-// endpoint's path; without one, such a request gets 405 with Allow.
-func (s *Setup) HandleHTTP(verb string, v Verb) {
-	if verb == http.MethodPost || verb == "" || v == nil {
-		s.fail(errors.New("mcphttp: Setup.HandleHTTP: a verb other than POST and a handler are needed"))
+func (s *Setup) Use(mw Middleware) {
+	if mw == nil {
+		s.fail(errors.New("mcphttp: Setup.Use: nil middleware"))
 		return
 	}
-	s.e.verbs[verb] = v
+	s.e.middleware = append(s.e.middleware, mw)
+}
+
+// HandleHTTP registers v for the HTTP method method (GET, DELETE) on the
+// endpoint's path: a legacy session's event stream, its end. v's caller
+// is the authenticated caller, nil for an anonymous request. Without one,
+// such a request gets 405 with Allow.
+func (s *Setup) HandleHTTP(method string, v func(w http.ResponseWriter, r *http.Request, caller *principal.Principal)) {
+	if method == http.MethodPost || method == "" || v == nil {
+		s.fail(errors.New("mcphttp: Setup.HandleHTTP: a method other than POST and a handler are needed"))
+		return
+	}
+	s.e.verbs[method] = v
 }
 
 // CheckHTTP adds check before every registered verb: a non-nil error is
 // answered by the error table (a rate limit's, say).
 func (s *Setup) CheckHTTP(check func(r *http.Request, caller *principal.Principal) error) {
+	if check == nil {
+		s.fail(errors.New("mcphttp: Setup.CheckHTTP: nil check"))
+		return
+	}
 	s.e.verbChecks = append(s.e.verbChecks, check)
 }
 
@@ -163,6 +164,10 @@ func (s *Setup) CheckHTTP(check func(r *http.Request, caller *principal.Principa
 // them), false in one without (an anonymous initialize): listChanged
 // flags follow it.
 func (s *Setup) Capability(name string, value func(notifying bool) string) {
+	if name == "" || value == nil {
+		s.fail(errors.New("mcphttp: Setup.Capability: a capability needs a name and a value"))
+		return
+	}
 	s.e.caps = append(s.e.caps, capability{name, value})
 }
 
@@ -172,7 +177,13 @@ func (s *Setup) Capability(name string, value func(notifying bool) string) {
 func (s *Setup) Notifying() { s.e.notifying = true }
 
 // Watch registers a watcher of callers' views (see [Watcher]).
-func (s *Setup) Watch(w Watcher) { s.e.watchers = append(s.e.watchers, w) }
+func (s *Setup) Watch(w Watcher) {
+	if w.Notification == "" || w.Sig == nil {
+		s.fail(errors.New("mcphttp: Setup.Watch: a watcher needs a notification and a Sig"))
+		return
+	}
+	s.e.watchers = append(s.e.watchers, w)
+}
 
 // Watchers returns a function listing the watchers every part
 // registered, once all of them are set up.

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 )
 
 func TestAcceptsType(t *testing.T) {
@@ -27,24 +29,24 @@ func TestAcceptsType(t *testing.T) {
 		{[]string{""}, false},
 	}
 	for _, tc := range cases {
-		assert.Equal(t, tc.want, acceptsType(tc.accept, "application/json", "application/*"), "%q", tc.accept)
+		assert.Equal(t, tc.want, mcpwire.AcceptsType(tc.accept, "application/json", "application/*"), "%q", tc.accept)
 	}
-	assert.True(t, acceptsType([]string{"text/*"}, "text/event-stream", "text/*"))
-	assert.False(t, acceptsType([]string{"application/json"}, "text/event-stream", "text/*"))
+	assert.True(t, mcpwire.AcceptsType([]string{"text/*"}, "text/event-stream", "text/*"))
+	assert.False(t, mcpwire.AcceptsType([]string{"application/json"}, "text/event-stream", "text/*"))
 }
 
 // The header names looked up directly in the map (headerValue, and the
 // Origin and Accept lookups) are in canonical form, as net/http stores
 // them: a lookup by a name in another form would find nothing.
 func TestHeaderNamesAreCanonical(t *testing.T) {
-	for _, name := range []string{headerProtocolVersion, HeaderSessionID, headerMethod, headerName, "Origin", "Accept"} {
+	for _, name := range []string{headerProtocolVersion, mcpwire.HeaderSessionID, headerMethod, headerName, "Origin", "Accept"} {
 		if got := http.CanonicalHeaderKey(name); got != name {
 			t.Errorf("%q is not canonical (%q)", name, got)
 		}
 	}
 	h := http.Header{}
 	h.Set("mcp-protocol-version", "2025-11-25")
-	if got := headerValue(h, headerProtocolVersion); got != "2025-11-25" {
+	if got := mcpwire.HeaderValue(h, headerProtocolVersion); got != "2025-11-25" {
 		t.Errorf("headerValue = %q", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/principal"
@@ -22,21 +23,21 @@ func (e *Endpoint) registerResourceMethods() {
 	e.methods["initialize"] = method{h: e.initialize, opts: MethodOptions{Era: EraLegacy}}
 	e.methods["ping"] = method{h: e.ping, opts: MethodOptions{Era: EraLegacy}}
 	e.methods["server/discover"] = method{h: e.serverDiscover, opts: MethodOptions{Era: EraModern}}
-	e.methods["resources/list"] = method{h: e.list, opts: MethodOptions{Class: ClassOf(ClassList)}}
-	e.methods["resources/read"] = method{h: e.read, opts: MethodOptions{NameMember: "uri", Class: ClassOf(ClassRead)}}
-	e.methods["resources/templates/list"] = method{h: e.templates, opts: MethodOptions{Class: ClassOf(ClassList)}}
-	e.methods["completion/complete"] = method{h: e.complete, opts: MethodOptions{Claims: notForPrompt, Class: ClassOf(ClassSearch)}}
+	e.methods["resources/list"] = method{h: e.list, opts: MethodOptions{Class: classOf(ClassList)}}
+	e.methods["resources/read"] = method{h: e.read, opts: MethodOptions{NameMember: "uri", Class: classOf(ClassRead)}}
+	e.methods["resources/templates/list"] = method{h: e.templates, opts: MethodOptions{Class: classOf(ClassList)}}
+	e.methods["completion/complete"] = method{h: e.complete, opts: MethodOptions{Claims: notForPrompt, Class: classOf(ClassSearch)}}
 }
 
 // notForPrompt claims a completion unless its params.ref.type is exactly
 // "ref/prompt": a reference the strict reader cannot read is the
 // endpoint's, never another server's that might read it differently.
 func notForPrompt(params []byte) bool {
-	ref, ok := ObjectParam(params, "ref")
+	ref, ok := mcpwire.ObjectParam(params, "ref")
 	if !ok {
 		return true
 	}
-	typ, _, err := StringParam(ref, "type")
+	typ, _, err := mcpwire.StringParam(ref, "type")
 	return err != nil || typ != "ref/prompt"
 }
 
@@ -50,7 +51,7 @@ func (e *Endpoint) encodeCapabilities() {
 			b = append(b, `,"completions":{}`...)
 		}
 		for _, c := range e.caps {
-			b = append(AppendString(append(b, ','), c.name), ':')
+			b = append(mcpwire.AppendString(append(b, ','), c.name), ':')
 			b = append(b, c.value(notifying && e.notifying)...)
 		}
 		return append(b, '}')
@@ -72,7 +73,7 @@ func jsonrpcMarshalStrings(ss []string) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = AppendString(b, s)
+		b = mcpwire.AppendString(b, s)
 	}
 	return append(b, ']'), nil
 }
@@ -116,38 +117,11 @@ func (e *Endpoint) serverDiscover(_ context.Context, c *Call) (Result, error) {
 	return resultReply(c.ID, e.discover), nil
 }
 
-// CursorParam returns the cursor of a paginated request's params: "" for
-// the first page. The endpoint never issues an empty cursor, so an empty
-// one that is present is invalid (an *inventory.CursorError), not "start
-// over".
-func CursorParam(params []byte) (string, error) {
-	cursor, present, err := StringParam(params, "cursor")
-	switch {
-	case err != nil:
-		return "", err
-	case present && cursor == "":
-		return "", &inventory.CursorError{Reason: inventory.ReasonInvalid}
-	}
-	return cursor, nil
-}
-
-// URIParam returns the required params.uri of a request.
-func URIParam(params []byte) (string, error) {
-	uri, _, err := StringParam(params, "uri")
-	if err != nil {
-		return "", err
-	}
-	if uri == "" {
-		return "", InvalidParams("params.uri is required")
-	}
-	return uri, nil
-}
-
 func (e *Endpoint) list(ctx context.Context, c *Call) (Result, error) {
 	if c.Principal == nil && e.inv.HasListSources() {
 		return Result{}, principal.ErrUnauthenticated // before looking at params
 	}
-	cursor, err := CursorParam(c.Params)
+	cursor, err := mcpwire.CursorParam(c.Params)
 	if err != nil {
 		return Result{}, err
 	}
@@ -164,7 +138,7 @@ func (e *Endpoint) list(ctx context.Context, c *Call) (Result, error) {
 }
 
 func (e *Endpoint) templates(ctx context.Context, c *Call) (Result, error) {
-	cursor, err := CursorParam(c.Params)
+	cursor, err := mcpwire.CursorParam(c.Params)
 	if err != nil {
 		return Result{}, err
 	}
@@ -181,14 +155,14 @@ func (e *Endpoint) templates(ctx context.Context, c *Call) (Result, error) {
 }
 
 func (e *Endpoint) read(ctx context.Context, c *Call) (Result, error) {
-	uri, err := URIParam(c.Params)
+	uri, err := mcpwire.URIParam(c.Params)
 	if err != nil {
 		return Result{}, err
 	}
 	c.NoteURI(uri)
 	contents, err := e.inv.Read(ctx, c.Principal, uri)
 	if err != nil {
-		return Result{}, AboutURI(uri, err)
+		return Result{}, mcpwire.AboutURI(uri, err)
 	}
 	buf := getResp()
 	out := jsonrpc.AppendResultHead(buf.body[:0], c.ID)
@@ -197,19 +171,19 @@ func (e *Endpoint) read(ctx context.Context, c *Call) (Result, error) {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		out = AppendContents(out, &contents[i])
+		out = mcpwire.AppendContents(out, &contents[i])
 	}
 	out = closeResult(append(out, ']'), e.metaFor(c, CachePrivate), true)
 	if len(out) > e.maxBytes {
 		release(buf, out)
-		return Result{}, e.TooLarge(ctx, c, len(out))
+		return Result{}, e.tooLarge(ctx, c, len(out))
 	}
 	return Result{body: out, pooled: buf}, nil
 }
 
-// TooLarge logs a response of n bytes over the byte limit and returns the
+// tooLarge logs a response of n bytes over the byte limit and returns the
 // error that answers it (a generic internal error).
-func (e *Endpoint) TooLarge(ctx context.Context, c *Call, n int) error {
+func (e *Endpoint) tooLarge(ctx context.Context, c *Call, n int) error {
 	e.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "mcphttp: response over the byte limit",
 		slog.String("method", c.Method), slog.String("target", c.Target), slog.Int("bytes", n), slog.Int("limit", e.maxBytes))
 	return errResultTooLarge
@@ -222,22 +196,22 @@ func (e *Endpoint) complete(ctx context.Context, c *Call) (Result, error) {
 	if !e.inv.Completes() {
 		return Result{}, errMethodNotFound
 	}
-	ref, okRef := ObjectParam(c.Params, "ref")
-	arg, okArg := ObjectParam(c.Params, "argument")
+	ref, okRef := mcpwire.ObjectParam(c.Params, "ref")
+	arg, okArg := mcpwire.ObjectParam(c.Params, "argument")
 	if !okRef || !okArg {
-		return Result{}, InvalidParams("params.ref and params.argument are required")
+		return Result{}, mcpwire.InvalidParams("params.ref and params.argument are required")
 	}
-	typ, _, err1 := StringParam(ref, "type")
-	uri, _, err2 := StringParam(ref, "uri")
-	name, _, err3 := StringParam(arg, "name")
-	value, _, err4 := StringParam(arg, "value")
+	typ, _, err1 := mcpwire.StringParam(ref, "type")
+	uri, _, err2 := mcpwire.StringParam(ref, "uri")
+	name, _, err3 := mcpwire.StringParam(arg, "name")
+	value, _, err4 := mcpwire.StringParam(arg, "value")
 	switch {
 	case err1 != nil || err2 != nil || err3 != nil || err4 != nil:
-		return Result{}, errParamsFit()
+		return Result{}, mcpwire.ErrParamsFit()
 	case typ == "ref/prompt":
-		return Result{}, InvalidParams("this server has no prompts")
+		return Result{}, mcpwire.InvalidParams("this server has no prompts")
 	case typ != "ref/resource":
-		return Result{}, InvalidParams("params.ref.type must be ref/resource")
+		return Result{}, mcpwire.InvalidParams("params.ref.type must be ref/resource")
 	}
 	c.NoteURI(uri)
 	args, err := contextArguments(c.Params)
@@ -254,11 +228,11 @@ func (e *Endpoint) complete(ctx context.Context, c *Call) (Result, error) {
 // contextArguments reads params.context.arguments: an object of strings,
 // or absent.
 func contextArguments(params []byte) (map[string]string, error) {
-	ctxObj, ok := ObjectParam(params, "context")
+	ctxObj, ok := mcpwire.ObjectParam(params, "context")
 	if !ok {
 		return nil, nil
 	}
-	argsObj, ok := ObjectParam(ctxObj, "arguments")
+	argsObj, ok := mcpwire.ObjectParam(ctxObj, "arguments")
 	if !ok {
 		return nil, nil
 	}
@@ -274,7 +248,7 @@ func contextArguments(params []byte) (map[string]string, error) {
 		return true
 	})
 	if err != nil || bad {
-		return nil, errParamsFit()
+		return nil, mcpwire.ErrParamsFit()
 	}
 	return args, nil
 }
@@ -289,7 +263,7 @@ func (e *Endpoint) completionResult(c *Call, comp inventory.Completion) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = AppendString(b, v)
+		b = mcpwire.AppendString(b, v)
 	}
 	b = append(b, ']')
 	if comp.Total > 0 || !comp.HasMore {

@@ -3,12 +3,14 @@ package mcphttp
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/httpheader"
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -17,6 +19,11 @@ import (
 // 2025-03-26, a batch), and the HTTP methods the parts registered (GET
 // and DELETE of legacy sessions).
 func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if e == nil || e.handle == nil {
+		unbuilt(w, "mcphttp: an Endpoint not built by mcphttp.New cannot serve: use mcphttp.New")
+		return
+	}
+	defer e.recoverHTTP(w, r)
 	// Every answer may depend on the caller, refusals included: the same
 	// Vary whether or not authn's middleware ran in front.
 	httpheader.AppendVary(w.Header(), "Authorization")
@@ -31,7 +38,7 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.serveVerb(w, r)
 		return
 	}
-	if !acceptsType(r.Header["Accept"], "application/json", "application/*") {
+	if !mcpwire.AcceptsType(r.Header["Accept"], "application/json", "application/*") {
 		writeTransportError(w, errNotAcceptable)
 		return
 	}
@@ -130,8 +137,11 @@ func (e *Endpoint) serveMessage(r *http.Request, msg jsonrpc.Message, caller *pr
 		*c = Call{}
 		callPool.Put(c)
 	}()
-	ctx, ends := e.startObservers(r.Context(), c)
-	res, err := e.serveCall(ctx, r, msg, c, inBatch)
+	ctx, ends, err := e.startObservers(r.Context(), c)
+	var res Result
+	if err == nil {
+		res, err = e.serveCallSafe(ctx, r, msg, c, inBatch)
+	}
 	var rep reply
 	if err != nil {
 		rep = e.failure(c, err)
@@ -142,8 +152,26 @@ func (e *Endpoint) serveMessage(r *http.Request, msg jsonrpc.Message, caller *pr
 			c.Status = cmpOr(res.status, http.StatusAccepted)
 		}
 	}
-	e.endObservers(ctx, ends, c, rep)
+	if !e.endObservers(ctx, ends, c, rep) {
+		// An observer panicked: the caller gets the internal error, which
+		// the other observers were not told of.
+		release(rep.pooled, nil)
+		rep = e.failure(c, errPanicked)
+	}
 	return rep
+}
+
+// serveCallSafe is serveCall that recovers a panic of a part's handler or
+// middleware (a tool's, say): logged with its stack, answered with an
+// internal error, and the server goes on.
+func (e *Endpoint) serveCallSafe(ctx context.Context, r *http.Request, msg jsonrpc.Message, c *Call, inBatch bool) (res Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			e.logPanic(ctx, "a method's handler", c.Method, p)
+			res, err = Result{}, errPanicked
+		}
+	}()
+	return e.serveCall(ctx, r, msg, c, inBatch)
 }
 
 // serveCall serves c under ctx (the request's context, or the one the
@@ -157,7 +185,7 @@ func (e *Endpoint) serveCall(ctx context.Context, r *http.Request, msg jsonrpc.M
 		if c.Modern {
 			return Result{}, errClientResponse(c.ProtocolVersion)
 		}
-		return Accepted(), nil // answers to requests this endpoint never sends
+		return accepted(), nil // answers to requests this endpoint never sends
 	}
 	return e.handle(ctx, c) // notifications too: the middleware sees them (a session check)
 }
@@ -166,7 +194,7 @@ func (e *Endpoint) serveCall(ctx context.Context, r *http.Request, msg jsonrpc.M
 // never answered, whatever its method.
 func (e *Endpoint) dispatch(ctx context.Context, c *Call) (Result, error) {
 	if c.ID.IsZero() {
-		return Accepted(), nil
+		return accepted(), nil
 	}
 	m, ok := e.methods[c.Method]
 	if !ok || m.opts.Era == EraLegacy && c.Modern || m.opts.Era == EraModern && !c.Modern {
@@ -231,7 +259,7 @@ func (e *Endpoint) write(w http.ResponseWriter, r *http.Request, rep reply) {
 // rate limit, the whole batch gets that answer: HTTP has one status per
 // response.
 func (e *Endpoint) serveBatch(w http.ResponseWriter, r *http.Request, items []jsonrpc.BatchItem, caller *principal.Principal, received time.Time) {
-	if v := headerValue(r.Header, headerProtocolVersion); v != "" && v != Version20250326 {
+	if v := mcpwire.HeaderValue(r.Header, headerProtocolVersion); v != "" && v != mcpwire.Version20250326 {
 		e.write(w, r, e.failure(&Call{e: e}, errBatchVersion))
 		return
 	}
@@ -265,7 +293,7 @@ func (e *Endpoint) serveBatch(w http.ResponseWriter, r *http.Request, items []js
 		n++
 	}
 	if n == 0 {
-		e.write(w, r, reply{Result: Accepted()})
+		e.write(w, r, reply{Result: accepted()})
 		return
 	}
 	e.write(w, r, reply{Result: Result{body: append(out, ']')}})
@@ -276,4 +304,28 @@ func cmpOr(v, fallback int) int {
 		return fallback
 	}
 	return v
+}
+
+// unbuilt answers a request to a zero value (an Endpoint or ListHandler
+// not built by its constructor): 500, and msg to the default logger.
+func unbuilt(w http.ResponseWriter, msg string) {
+	slog.Default().Error(msg)
+	jsonrpc.WriteHTTPError(w, http.StatusInternalServerError, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInternalError, ""))
+}
+
+// recoverHTTP recovers a panic of what serves the request outside a
+// JSON-RPC method's handler (a part's GET or DELETE, its event stream, an
+// Authenticator): logged with its stack, answered with 500 when nothing
+// was written yet, and the server goes on. http.ErrAbortHandler, the
+// deliberate abort of a response, passes on to net/http.
+func (e *Endpoint) recoverHTTP(w http.ResponseWriter, r *http.Request) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	if p == http.ErrAbortHandler {
+		panic(p)
+	}
+	e.logPanic(r.Context(), "serving a request", r.Method, p)
+	jsonrpc.WriteHTTPError(w, http.StatusInternalServerError, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInternalError, ""))
 }

@@ -1,14 +1,10 @@
 package mcphttp
 
 import (
-	"encoding/base64"
-	"net/http"
-	"strconv"
 	"sync"
 
 	"github.com/mcpkit/mcpkit/budget"
-	"github.com/mcpkit/mcpkit/internal/httpheader"
-	"github.com/mcpkit/mcpkit/internal/jsonstrict"
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
@@ -16,91 +12,6 @@ import (
 // The wire: the one encoder of the kit's results. The inventory decides
 // in Go values; what clients receive is encoded here, in pooled storage,
 // under the endpoint's byte limit.
-
-// AppendString appends s as a JSON string (escaping what JSON and
-// JavaScript need escaped) to dst and returns the extended slice.
-func AppendString(dst []byte, s string) []byte { return jsonstrict.AppendString(dst, s) }
-
-// AppendItem appends the MCP Resource object of a list item.
-func AppendItem(dst []byte, it *inventory.Item) []byte {
-	dst = append(dst, `{"uri":`...)
-	dst = AppendString(dst, it.URI)
-	dst = append(dst, `,"name":`...)
-	dst = AppendString(dst, it.Name)
-	dst = appendOptional(dst, `,"title":`, it.Title)
-	dst = appendOptional(dst, `,"description":`, it.Description)
-	dst = appendOptional(dst, `,"mimeType":`, it.MIMEType)
-	if a := it.Annotations; a != nil && (len(a.Audience) > 0 || a.Priority != nil || a.LastModified != "") {
-		dst = appendAnnotations(dst, a)
-	}
-	if it.Size > 0 {
-		dst = strconv.AppendInt(append(dst, `,"size":`...), it.Size, 10)
-	}
-	return append(dst, '}')
-}
-
-func appendAnnotations(dst []byte, a *inventory.Annotations) []byte {
-	dst = append(dst, `,"annotations":{`...)
-	sep := ""
-	if len(a.Audience) > 0 {
-		dst = append(dst, `"audience":[`...)
-		for i, s := range a.Audience {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = AppendString(dst, s)
-		}
-		dst = append(dst, ']')
-		sep = ","
-	}
-	if a.Priority != nil {
-		dst = append(append(dst, sep...), `"priority":`...)
-		dst = strconv.AppendFloat(dst, *a.Priority, 'f', -1, 64)
-		sep = ","
-	}
-	if a.LastModified != "" {
-		dst = append(append(dst, sep...), `"lastModified":`...)
-		dst = AppendString(dst, a.LastModified)
-	}
-	return append(dst, '}')
-}
-
-// AppendTemplateItem appends the MCP ResourceTemplate object of a
-// template.
-func AppendTemplateItem(dst []byte, it *inventory.TemplateItem) []byte {
-	dst = append(dst, `{"uriTemplate":`...)
-	dst = AppendString(dst, it.URITemplate)
-	dst = append(dst, `,"name":`...)
-	dst = AppendString(dst, it.Name)
-	dst = appendOptional(dst, `,"title":`, it.Title)
-	dst = appendOptional(dst, `,"description":`, it.Description)
-	dst = appendOptional(dst, `,"mimeType":`, it.MIMEType)
-	return append(dst, '}')
-}
-
-// AppendContents appends one item of a read result: text, or the blob
-// base64-encoded.
-func AppendContents(dst []byte, c *inventory.Contents) []byte {
-	dst = append(dst, `{"uri":`...)
-	dst = AppendString(dst, c.URI)
-	dst = appendOptional(dst, `,"mimeType":`, c.MIMEType)
-	if c.Blob != nil {
-		dst = append(dst, `,"blob":"`...)
-		dst = base64.StdEncoding.AppendEncode(dst, c.Blob)
-		dst = append(dst, '"')
-	} else {
-		dst = append(dst, `,"text":`...)
-		dst = AppendString(dst, c.Text)
-	}
-	return append(dst, '}')
-}
-
-func appendOptional(dst []byte, member, value string) []byte {
-	if value == "" {
-		return dst
-	}
-	return AppendString(append(dst, member...), value)
-}
 
 // respBuf is the storage of one response, recycled through respPool. Its
 // fit methods are the inventory's fit functions: each encodes the item
@@ -166,7 +77,7 @@ func (b *respBuf) addItem(it *inventory.Item) bool {
 		}
 		b.body = append(b.body, '"', '}')
 	default:
-		b.body = AppendItem(b.body, it)
+		b.body = mcpwire.AppendItem(b.body, it)
 	}
 	return b.accept(mark)
 }
@@ -177,7 +88,7 @@ func (e *Endpoint) encodeStatics() {
 	items := e.inv.StaticItems()
 	e.statics = make([][]byte, len(items))
 	for i := range items {
-		e.statics[items[i].Static-1] = AppendItem(nil, &items[i])
+		e.statics[items[i].Static-1] = mcpwire.AppendItem(nil, &items[i])
 	}
 }
 
@@ -186,7 +97,7 @@ func (b *respBuf) addTemplate(it *inventory.TemplateItem) bool {
 	if b.items > 0 {
 		b.body = append(b.body, ',')
 	}
-	b.body = AppendTemplateItem(b.body, it)
+	b.body = mcpwire.AppendTemplateItem(b.body, it)
 	return b.accept(mark)
 }
 
@@ -230,23 +141,11 @@ func (e *Endpoint) minResultBytes() int {
 	)
 	item := len(`{"uri":"","name":"","mimeType":""}`) + maxURI + maxName + maxMIME
 	for _, it := range e.inv.StaticItems() {
-		item = max(item, len(AppendItem(nil, &it)))
+		item = max(item, len(mcpwire.AppendItem(nil, &it)))
 	}
 	for _, it := range e.inv.TemplateItems() {
-		item = max(item, len(AppendTemplateItem(nil, &it)))
+		item = max(item, len(mcpwire.AppendTemplateItem(nil, &it)))
 	}
 	head := len(`{"jsonrpc":"2.0","id":,"result":`) + max(e.limits.MaxIDBytes, jsonrpc.DefaultMaxIDBytes)
 	return head + len(`{"resourceTemplates":[`) + item + e.pageReserve(e.metaPrivate)
 }
-
-// SetPrivate marks a response private: Cache-Control: private, max-age=0,
-// and Authorization appended to Vary (never replacing what an outer
-// handler put there), with values of its own.
-func SetPrivate(h http.Header) {
-	h["Cache-Control"] = []string{"private, max-age=0"}
-	httpheader.AppendVary(h, "Authorization")
-}
-
-// AppendVary adds each name to the Vary header unless it is listed
-// already, keeping what an outer handler set.
-func AppendVary(h http.Header, names ...string) { httpheader.AppendVary(h, names...) }

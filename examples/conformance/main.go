@@ -10,8 +10,12 @@
 // (the completion-complete scenario completes a prompt, which mcpkit itself
 // does not serve). With -mode endpoint, mcphttp.Endpoint serves alone,
 // with change notifications (a notify.Hub) and the tools bridge: the
-// 2026-07-28 header validation scenarios find a tool to call. Both modes
-// have change notifications: in intercept mode the go-sdk server owns the
+// 2026-07-28 header validation scenarios find a tool to call. In both
+// modes the suite's test tools that return results (test_simple_text,
+// test_image_content, test_audio_content, test_embedded_resource,
+// test_multiple_content_types, test_error_handling,
+// json_schema_2020_12_tool, test_x_mcp_header) are tools of the kit's own tool API
+// (suiteTools). Both modes have change notifications: in intercept mode the go-sdk server owns the
 // sessions and the kit's sessions part delivers into them. The suite sends
 // no tokens, and the kit delivers notifications only to a signed-in
 // caller, so a middleware serves every request as the fixture's principal
@@ -51,7 +55,7 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:3001", "listen address (port 0 picks a free port)")
-	mode := flag.String("mode", "intercept", `"intercept" (inventory in front of a go-sdk server with a prompt) or "endpoint" (mcphttp.Endpoint alone, with notifications and the tools bridge)`)
+	mode := flag.String("mode", "intercept", `"intercept" (the kit in front of a go-sdk server with the suite's prompts and tools), "endpoint" (mcphttp.Endpoint alone, with notifications and the tools bridge) or "sdk" (that go-sdk server alone: the baseline intercept mode must not fall below)`)
 	flag.Parse()
 	if err := run(*addr, *mode); err != nil {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
@@ -121,6 +125,9 @@ func newHandler(mode string) (http.Handler, *notify.Hub, error) {
 			hub.Close()
 			return nil, nil, err
 		}
+	case "sdk":
+		hub.Close() // the go-sdk server alone: no kit, no hub
+		return sdkHandler(), nil, nil
 	default:
 		hub.Close()
 		return nil, nil, fmt.Errorf("unknown -mode %q", mode)
@@ -145,7 +152,11 @@ func interceptHandler(inv *inventory.Inventory, opts mcphttp.Options, hub *notif
 	if err != nil {
 		return nil, err
 	}
-	ep, err := mcphttp.New(inv, opts, streams)
+	suite, err := tools.New(suiteTools()...)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := mcphttp.New(inv, opts, streams, suite)
 	if err != nil {
 		return nil, err
 	}
@@ -153,17 +164,22 @@ func interceptHandler(inv *inventory.Inventory, opts mcphttp.Options, hub *notif
 	// handler answers the 2026-07-28 era's requests as a server of that
 	// era is checked for (no sessions, removed methods refused), its
 	// stateful one holds the legacy sessions the kit delivers into.
+	return intercept.New(ep, sdkHandler(), intercept.Options{Logger: opts.Logger, Sessions: streams})
+}
+
+// sdkHandler is the go-sdk server of intercept mode, which -mode sdk
+// serves alone.
+func sdkHandler() http.Handler {
 	s := promptServer()
 	stateful := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
 	stateless := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{Stateless: true})
-	legacy := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if mcphttp.IsModernVersion(r.Header.Get("MCP-Protocol-Version")) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("MCP-Protocol-Version") == "2026-07-28" { // the modern era
 			stateless.ServeHTTP(w, r)
 			return
 		}
 		stateful.ServeHTTP(w, r)
 	})
-	return intercept.New(ep, legacy, intercept.Options{Logger: opts.Logger, Sessions: streams})
 }
 
 // endpoint is the endpoint mode's server: the core with sessions and
@@ -179,11 +195,78 @@ func endpoint(inv *inventory.Inventory, opts mcphttp.Options, hub *notify.Hub) (
 	if err != nil {
 		return nil, err
 	}
-	toolPart, err := tools.New(builtin...)
+	toolPart, err := tools.New(append(builtin, suiteTools()...)...)
 	if err != nil {
 		return nil, err
 	}
 	return mcphttp.New(inv, opts, streams, toolPart)
+}
+
+// suiteTools are the conformance suite's test tools that a tool of the
+// kit's own answers (tools-call-simple-text, -image, -audio,
+// -embedded-resource, -mixed-content, -error, json-schema-2020-12, and
+// http-custom-header-server-validation's x-mcp-header tool): each
+// a tools.Tool value whose handler returns a typed result. The ones that
+// need requests from the server to the client (logging, progress,
+// sampling, elicitation) are not the kit's.
+func suiteTools() []tools.Tool {
+	answer := func(res tools.Result) tools.Handler {
+		return func(context.Context, *tools.Request) (tools.Result, error) { return res, nil }
+	}
+	return []tools.Tool{
+		{Name: "test_simple_text", Description: "Returns simple text", Access: inventory.Public, ReadOnly: true,
+			Handler: answer(tools.TextResult("This is a simple text response for testing."))},
+		{Name: "test_image_content", Description: "Returns an image", Access: inventory.Public, ReadOnly: true,
+			Handler: answer(tools.Result{Content: []tools.Content{tools.Image(pngPixel, "image/png")}})},
+		{Name: "test_audio_content", Description: "Returns audio", Access: inventory.Public, ReadOnly: true,
+			Handler: answer(tools.Result{Content: []tools.Content{tools.Audio(wavSilence, "audio/wav")}})},
+		{Name: "test_embedded_resource", Description: "Returns an embedded resource", Access: inventory.Public, ReadOnly: true,
+			Handler: answer(tools.Result{Content: []tools.Content{tools.Embedded(inventory.Contents{
+				URI: "test://embedded-resource", MIMEType: "text/plain", Text: "This is an embedded resource content."})}})},
+		{Name: "test_multiple_content_types", Description: "Returns text, an image and a resource", Access: inventory.Public, ReadOnly: true,
+			Handler: answer(tools.Result{Content: []tools.Content{
+				tools.Text("Multiple content types test:"),
+				tools.Image(pngPixel, "image/png"),
+				tools.Embedded(inventory.Contents{URI: "test://mixed-content-resource", MIMEType: "application/json", Text: `{"test":"data","value":123}`}),
+			}})},
+		{Name: "test_error_handling", Description: "Always fails", Access: inventory.Public, ReadOnly: true,
+			Handler: answer(tools.ErrorResult("This tool intentionally returns an error for testing"))},
+		{Name: "test_x_mcp_header", Description: "An argument repeated in the Mcp-Param-Region header", Access: inventory.Public, ReadOnly: true,
+			InputSchema: `{"type":"object","properties":{"region":{"type":"string","description":"A region","x-mcp-header":"Region"}},"required":["region"]}`,
+			Handler: func(_ context.Context, req *tools.Request) (tools.Result, error) {
+				var args struct {
+					Region string `json:"region"`
+				}
+				if err := req.Bind(&args); err != nil {
+					return tools.ErrorResult("The arguments do not fit the input schema."), nil
+				}
+				return tools.TextResult("region=" + args.Region), nil
+			}},
+		{Name: "json_schema_2020_12_tool", Description: "Tool with JSON Schema 2020-12 features", Access: inventory.Public, ReadOnly: true,
+			InputSchema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
+				`"$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},` +
+				`"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"additionalProperties":false}`,
+			Handler: func(_ context.Context, req *tools.Request) (tools.Result, error) {
+				var args struct {
+					Name    string `json:"name"`
+					Address *struct {
+						Street string `json:"street"`
+						City   string `json:"city"`
+					} `json:"address"`
+				}
+				if err := req.Bind(&args); err != nil {
+					return tools.ErrorResult("The arguments do not fit the input schema."), nil
+				}
+				return tools.TextResult("Hello, " + args.Name + "."), nil
+			}},
+	}
+}
+
+// wavSilence is a WAV file of one sample of silence (8 kHz, 8-bit mono).
+var wavSilence = []byte{
+	'R', 'I', 'F', 'F', 37, 0, 0, 0, 'W', 'A', 'V', 'E',
+	'f', 'm', 't', ' ', 16, 0, 0, 0, 1, 0, 1, 0, 0x40, 0x1f, 0, 0, 0x40, 0x1f, 0, 0, 1, 0, 8, 0,
+	'd', 'a', 't', 'a', 1, 0, 0, 0, 0x80,
 }
 
 // pngPixel is a 1×1 transparent PNG.
@@ -236,7 +319,8 @@ func newInventory() (*inventory.Inventory, error) {
 
 // promptServer is the go-sdk server behind the inventory in intercept mode:
 // it holds the prompt of the prompts-get-with-args scenario, whose
-// argument the completion-complete scenario completes.
+// argument the completion-complete scenario completes, and the suite's
+// other prompts and client-facing tools (sdkfixtures.go).
 func promptServer() *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "mcpkit-conformance-prompts", Version: "1.0.0"}, &sdk.ServerOptions{
 		CompletionHandler: func(_ context.Context, req *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
@@ -258,6 +342,8 @@ func promptServer() *sdk.Server {
 			Role: "user", Content: &sdk.TextContent{Text: fmt.Sprintf("Prompt with arguments: arg1='%s', arg2='%s'", args["arg1"], args["arg2"])},
 		}}}, nil
 	})
+	addSuitePrompts(s)
+	addSuiteTools(s)
 	return s
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -109,10 +110,17 @@ func TestInterceptModePromptWithArguments(t *testing.T) {
 
 	prompts, err := cs.ListPrompts(ctx, nil)
 	require.NoError(t, err)
-	require.Len(t, prompts.Prompts, 1)
-	for _, a := range prompts.Prompts[0].Arguments {
-		assert.True(t, a.Required, "argument %s is required", a.Name)
+	var found bool
+	for _, p := range prompts.Prompts {
+		if p.Name != "test_prompt_with_arguments" {
+			continue
+		}
+		found = true
+		for _, a := range p.Arguments {
+			assert.True(t, a.Required, "argument %s is required", a.Name)
+		}
 	}
+	assert.True(t, found, "test_prompt_with_arguments is listed")
 }
 
 // In endpoint mode the fixture lists the tools bridge's tools (the
@@ -130,4 +138,83 @@ func TestEndpointModeTools(t *testing.T) {
 	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "read_resource", Arguments: map[string]any{"uri": "test://static-text"}})
 	require.NoError(t, err)
 	assert.False(t, res.IsError)
+}
+
+// In both modes the suite's test tools are the kit's own (tools.Tool
+// values with typed results), and a go-sdk client reads each result as
+// the scenario wants it.
+func TestSuiteToolsInBothModes(t *testing.T) {
+	for _, mode := range []string{"endpoint", "intercept"} {
+		t.Run(mode, func(t *testing.T) {
+			cs := connect(t, mode).cs
+			ctx := context.Background()
+			call := func(name string) *sdk.CallToolResult {
+				t.Helper()
+				res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: map[string]any{}})
+				require.NoError(t, err, name)
+				return res
+			}
+			text := call("test_simple_text")
+			require.Len(t, text.Content, 1)
+			assert.Equal(t, "This is a simple text response for testing.", text.Content[0].(*sdk.TextContent).Text)
+
+			img := call("test_image_content").Content[0].(*sdk.ImageContent)
+			assert.Equal(t, "image/png", img.MIMEType)
+			assert.Equal(t, pngPixel, img.Data)
+			audio := call("test_audio_content").Content[0].(*sdk.AudioContent)
+			assert.Equal(t, "audio/wav", audio.MIMEType)
+			assert.Equal(t, wavSilence, audio.Data)
+
+			emb := call("test_embedded_resource").Content[0].(*sdk.EmbeddedResource)
+			assert.Equal(t, "test://embedded-resource", emb.Resource.URI)
+			assert.Equal(t, "This is an embedded resource content.", emb.Resource.Text)
+
+			mixed := call("test_multiple_content_types").Content
+			require.Len(t, mixed, 3)
+			assert.IsType(t, &sdk.TextContent{}, mixed[0])
+			assert.IsType(t, &sdk.ImageContent{}, mixed[1])
+			assert.IsType(t, &sdk.EmbeddedResource{}, mixed[2])
+
+			failed := call("test_error_handling")
+			assert.True(t, failed.IsError)
+			assert.Equal(t, "This tool intentionally returns an error for testing", failed.Content[0].(*sdk.TextContent).Text)
+
+			list, err := cs.ListTools(ctx, nil)
+			require.NoError(t, err)
+			var schema map[string]any
+			for _, tool := range list.Tools {
+				if tool.Name == "json_schema_2020_12_tool" {
+					b, err := json.Marshal(tool.InputSchema)
+					require.NoError(t, err)
+					require.NoError(t, json.Unmarshal(b, &schema))
+				}
+			}
+			require.NotNil(t, schema, "json_schema_2020_12_tool is listed")
+			assert.Equal(t, "https://json-schema.org/draft/2020-12/schema", schema["$schema"])
+			assert.Contains(t, schema, "$defs")
+			assert.Equal(t, false, schema["additionalProperties"])
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "json_schema_2020_12_tool", Arguments: map[string]any{"name": "Ada"}})
+			require.NoError(t, err)
+			assert.Equal(t, "Hello, Ada.", res.Content[0].(*sdk.TextContent).Text)
+		})
+	}
+}
+
+// -mode sdk serves the go-sdk server of intercept mode alone: the suite's
+// prompts and client-facing tools, and none of the kit's.
+func TestSDKModeIsTheWrappedServerAlone(t *testing.T) {
+	cs := connect(t, "sdk").cs
+	ctx := context.Background()
+	prompts, err := cs.ListPrompts(ctx, nil)
+	require.NoError(t, err)
+	assert.Len(t, prompts.Prompts, 4)
+	list, err := cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+	}
+	assert.Contains(t, names, "test_tool_with_logging")
+	assert.NotContains(t, names, "test_simple_text", "the kit's tools are not there")
+	assert.Nil(t, cs.InitializeResult().Capabilities.Resources, "nor its resources")
 }

@@ -167,7 +167,7 @@ func none(t *testing.T, ch <-chan string, what string) {
 // own tool and its own tools/list_changed still work.
 func TestInterceptNotificationsGoSDKClient(t *testing.T) {
 	for name, mk := range statefulLegacies() {
-		for _, version := range []string{"", mcphttp.Version20251125, mcphttp.Version20250618} {
+		for _, version := range []string{"", "2025-11-25", "2025-06-18"} {
 			label := version
 			if label == "" {
 				label = "newest"
@@ -186,7 +186,7 @@ func TestInterceptNotificationsGoSDKClient(t *testing.T) {
 					t.Cleanup(func() { _ = cs.Close() })
 					want := version
 					if want == "" {
-						want = mcphttp.Version20251125
+						want = "2025-11-25"
 						if speaksModern[name] {
 							want = "2026-07-28"
 						}

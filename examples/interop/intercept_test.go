@@ -9,8 +9,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/mcpkit/mcpkit/mcphttp"
 )
 
 // TestInterceptWithRealSDKs wraps real MCP servers from the official go-sdk
@@ -34,7 +32,7 @@ func TestInterceptWithRealSDKs(t *testing.T) {
 		"mcp-go": mcpGoServer,
 	}
 	for name, mk := range legacies {
-		for _, version := range []string{"", mcphttp.Version20251125, mcphttp.Version20250618} {
+		for _, version := range []string{"", "2025-11-25", "2025-06-18"} {
 			label := version
 			if label == "" {
 				label = "newest"
@@ -119,7 +117,7 @@ func TestInterceptToolsWithRealSDKs(t *testing.T) {
 		"mcp-go": mcpGoServer,
 	}
 	for name, mk := range legacies {
-		for _, version := range []string{"", mcphttp.Version20251125} {
+		for _, version := range []string{"", "2025-11-25"} {
 			t.Run(name+" "+version, func(t *testing.T) {
 				f := newInterceptFixture(t)
 				h, err := f.intercept(mk(), true)

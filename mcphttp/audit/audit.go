@@ -112,7 +112,9 @@ const MaxRefusalKeys = 1024
 //	method template uri uri_truncated outcome cursor_reason status code issuer subject client session duration
 //
 // (empty ones left out), and for refusals remote and count (see
-// Options.RefusalInterval). It is safe for concurrent use.
+// Options.RefusalInterval). It is safe for concurrent use. The zero
+// Audit records every audited call on its own to slog.Default(); a nil
+// *Audit is refused by mcphttp.Observe.
 type Audit struct {
 	opts Options
 
@@ -267,7 +269,11 @@ func (a *Audit) write(ctx context.Context, rec Record) {
 		a.opts.Record(ctx, rec)
 		return
 	}
-	h := a.opts.Logger.Handler()
+	lg := a.opts.Logger
+	if lg == nil {
+		lg = slog.Default() // a zero Audit
+	}
+	h := lg.Handler()
 	if !h.Enabled(ctx, a.opts.Level) {
 		return
 	}

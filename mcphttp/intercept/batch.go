@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
 )
@@ -124,10 +125,10 @@ func (h *handler) serveSplit(w http.ResponseWriter, r *http.Request, b *jsonrpc.
 	all := append(epResps, legacyResps...)
 
 	dst := w.Header()
-	if v := legacyRec.header.Values(mcphttp.HeaderSessionID); len(v) > 0 {
-		dst[mcphttp.HeaderSessionID] = v
+	if v := legacyRec.header.Values(mcpwire.HeaderSessionID); len(v) > 0 {
+		dst[mcpwire.HeaderSessionID] = v
 	}
-	mcphttp.SetPrivate(dst)
+	mcpwire.SetPrivate(dst)
 	if len(all) == 0 && len(extra) == 0 {
 		w.WriteHeader(http.StatusAccepted)
 		return

@@ -96,7 +96,7 @@
 //	h, err := intercept.New(ep, legacy, intercept.Options{Sessions: part})
 //
 // Requests it passes to the endpoint are marked
-// ([mcphttp.WithForeignSessions]): their Mcp-Session-Id is legacy's.
+// (the kit marks them for its parts): their Mcp-Session-Id is legacy's.
 // Without Sessions, legacy's sessions carry legacy's notifications only,
 // and initialize answers announce no resource subscriptions.
 package intercept

@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/intercept"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
@@ -242,23 +243,23 @@ func (bridge) Setup(s *mcphttp.Setup) error {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = mcphttp.AppendString(append(b, `{"name":`...), n)
+			b = mcpwire.AppendString(append(b, `{"name":`...), n)
 			b = append(b, `,"inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`...)
 		}
 		return c.Result(append(b, ']'), mcphttp.CachePrivate), nil
 	}, mcphttp.MethodOptions{})
 	s.Handle("tools/call", func(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
-		name, _, _ := mcphttp.StringParam(c.Params, "name")
+		name, _, _ := mcpwire.StringParam(c.Params, "name")
 		if !slices.Contains(bridgeTools, name) {
-			return mcphttp.Result{}, mcphttp.InvalidParams("unknown tool")
+			return mcphttp.Result{}, mcpwire.InvalidParams("unknown tool")
 		}
 		c.NoteTarget(name)
 		text := name
 		if name == "read_resource" {
-			args, _ := mcphttp.ObjectParam(c.Params, "arguments")
-			uri, _, err := mcphttp.StringParam(args, "uri")
+			args, _ := mcpwire.ObjectParam(c.Params, "arguments")
+			uri, _, err := mcpwire.StringParam(args, "uri")
 			if err != nil || uri == "" {
-				return mcphttp.Result{}, mcphttp.InvalidParams("uri is required")
+				return mcphttp.Result{}, mcpwire.InvalidParams("uri is required")
 			}
 			contents, err := inv.Read(ctx, c.Principal, uri)
 			if err != nil {
@@ -266,9 +267,9 @@ func (bridge) Setup(s *mcphttp.Setup) error {
 			}
 			text = contents[0].Text
 		}
-		return c.Result(append(mcphttp.AppendString([]byte(`"content":[{"type":"text","text":`), text), "}]"...), mcphttp.CachePrivate), nil
+		return c.Result(append(mcpwire.AppendString([]byte(`"content":[{"type":"text","text":`), text), "}]"...), mcphttp.CachePrivate), nil
 	}, mcphttp.MethodOptions{NameMember: "name", Claims: func(params []byte) bool {
-		name, present, err := mcphttp.StringParam(params, "name")
+		name, present, err := mcpwire.StringParam(params, "name")
 		return err != nil || !present || slices.Contains(bridgeTools, name)
 	}})
 	return nil

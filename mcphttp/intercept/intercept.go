@@ -3,12 +3,15 @@ package intercept
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
+	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/principal"
@@ -54,11 +57,15 @@ var _ http.Handler = (*handler)(nil)
 // tools, New lists legacy's tools in-process and returns an error for one
 // that ep would serve instead (a name clash).
 func New(ep *mcphttp.Endpoint, legacy http.Handler, opts Options) (http.Handler, error) {
-	if ep == nil {
-		return nil, errors.New("intercept: nil endpoint")
-	}
-	if legacy == nil {
-		return nil, errors.New("intercept: nil legacy handler")
+	switch {
+	case ep == nil:
+		return nil, errors.New("intercept: New: nil endpoint")
+	case ep.Authenticator() == nil:
+		return nil, errors.New("intercept: New: an Endpoint not built by mcphttp.New (use mcphttp.New)")
+	case nilness.Is(legacy):
+		return nil, fmt.Errorf("intercept: New: the legacy handler is nil (%T)", legacy)
+	case opts.Sessions != nil && nilness.Is(opts.Sessions):
+		return nil, fmt.Errorf("intercept: Options.Sessions holds a nil %T: give a built one (sessions.New) or leave the field nil", opts.Sessions)
 	}
 	h := &handler{
 		ep: ep, legacy: legacy, limits: ep.Limits(), auth: ep.Authenticator(),
@@ -123,9 +130,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // own returns r marked for the endpoint: its Mcp-Session-Id is legacy's
-// (see [mcphttp.WithForeignSessions]).
+// (a mark of the kit's parts).
 func own(r *http.Request) *http.Request {
-	return r.WithContext(mcphttp.WithForeignSessions(r.Context()))
+	return r.WithContext(mcpwire.WithForeignSessions(r.Context()))
 }
 
 // route is where a message goes.
@@ -171,7 +178,7 @@ func (h *handler) route(msg jsonrpc.Message) route {
 // cursor, or one the strict reader cannot read (the endpoint answers
 // that; legacy never sees it).
 func firstPage(params []byte) bool {
-	cursor, _, err := mcphttp.StringParam(params, "cursor")
+	cursor, _, err := mcpwire.StringParam(params, "cursor")
 	return err != nil || cursor == ""
 }
 

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/principal"
@@ -34,7 +35,7 @@ type capabilities struct {
 func capabilitiesOf(ep *mcphttp.Endpoint) (capabilities, error) {
 	read := func(obj []byte) ([]capability, error) {
 		var caps []capability
-		err := mcphttp.Members(obj, func(name string, value []byte) bool {
+		err := mcpwire.Members(obj, func(name string, value []byte) bool {
 			caps = append(caps, capability{name, json.RawMessage(value)})
 			return true
 		})
@@ -144,7 +145,7 @@ func (h *handler) writeRewritten(w http.ResponseWriter, rec *recorder, private b
 		dst.Set("Content-Length", strconv.Itoa(len(out)))
 	}
 	if private {
-		mcphttp.SetPrivate(dst)
+		mcpwire.SetPrivate(dst)
 	}
 	w.WriteHeader(rec.status)
 	_, _ = w.Write(out)

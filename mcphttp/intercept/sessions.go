@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
-	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -56,7 +56,7 @@ type Sessions interface {
 // adopt tells Sessions about the session legacy's recorded initialize
 // answer began, and reports whether Sessions adopted it.
 func (h *handler) adopt(r *http.Request, rec *recorder, id jsonrpc.ID, caller *principal.Principal) bool {
-	session := rec.header.Get(mcphttp.HeaderSessionID)
+	session := rec.header.Get(mcpwire.HeaderSessionID)
 	if h.sessions == nil || caller == nil || session == "" {
 		return false
 	}
@@ -64,7 +64,7 @@ func (h *handler) adopt(r *http.Request, rec *recorder, id jsonrpc.ID, caller *p
 	var result struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	if !ok || json.Unmarshal(raw, &result) != nil || !mcphttp.IsLegacyVersion(result.ProtocolVersion) {
+	if !ok || json.Unmarshal(raw, &result) != nil || !mcpwire.IsLegacyVersion(result.ProtocolVersion) {
 		return false
 	}
 	return h.sessions.Adopt(r.Context(), session, *caller, result.ProtocolVersion)
@@ -74,7 +74,7 @@ func (h *handler) adopt(r *http.Request, rec *recorder, id jsonrpc.ID, caller *p
 // endpoint's notifications merged into a session's GET stream, and the
 // end of a session told to Sessions.
 func (h *handler) serveVerb(w http.ResponseWriter, r *http.Request) {
-	session := r.Header.Get(mcphttp.HeaderSessionID)
+	session := r.Header.Get(mcpwire.HeaderSessionID)
 	if h.sessions == nil || session == "" || r.Method != http.MethodGet && r.Method != http.MethodDelete {
 		h.legacy.ServeHTTP(w, r)
 		return

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
-	"github.com/mcpkit/mcpkit/mcphttp"
 )
 
 // Tools on both sides: tools/call is routed by what the endpoint claims
@@ -34,7 +34,7 @@ var errProbe = errors.New("intercept: the legacy handler did not list its tools"
 
 // claims reports whether the endpoint serves a tools/call of name.
 func (h *handler) claims(name string) bool {
-	params := append(append([]byte(`{"name":`), mcphttp.AppendString(nil, name)...), '}')
+	params := append(append([]byte(`{"name":`), mcpwire.AppendString(nil, name)...), '}')
 	return h.ep.Serves(jsonrpc.Message{Kind: jsonrpc.KindRequest, ID: jsonrpc.Int64ID(1), Method: "tools/call", Params: params})
 }
 
@@ -68,7 +68,7 @@ func probeTools(legacy http.Handler) ([]string, error) {
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Accept", "application/json, text/event-stream")
 		if session != "" {
-			r.Header.Set(mcphttp.HeaderSessionID, session)
+			r.Header.Set(mcpwire.HeaderSessionID, session)
 		}
 		if version != "" {
 			r.Header.Set("MCP-Protocol-Version", version)
@@ -77,7 +77,7 @@ func probeTools(legacy http.Handler) ([]string, error) {
 		legacy.ServeHTTP(rec, r)
 		return rec
 	}
-	init := post("", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+mcphttp.Version20251125+
+	init := post("", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+mcpwire.Version20251125+
 		`","capabilities":{},"clientInfo":{"name":"mcpkit-intercept-probe","version":"1"}}}`)
 	raw, ok := resultOf(init, "1")
 	if !ok {
@@ -90,11 +90,11 @@ func probeTools(legacy http.Handler) ([]string, error) {
 	if json.Unmarshal(raw, &result) != nil {
 		return nil, errProbe
 	}
-	session := init.header.Get(mcphttp.HeaderSessionID)
+	session := init.header.Get(mcpwire.HeaderSessionID)
 	if session != "" {
 		defer func() {
 			r, _ := http.NewRequestWithContext(ctx, http.MethodDelete, "http://localhost/", nil)
-			r.Header.Set(mcphttp.HeaderSessionID, session)
+			r.Header.Set(mcpwire.HeaderSessionID, session)
 			legacy.ServeHTTP(newRecorder(), r)
 		}()
 	}
@@ -107,7 +107,7 @@ func probeTools(legacy http.Handler) ([]string, error) {
 	for page := range maxProbePages {
 		params := "{}"
 		if cursor != "" {
-			params = `{"cursor":` + string(mcphttp.AppendString(nil, cursor)) + `}`
+			params = `{"cursor":` + string(mcpwire.AppendString(nil, cursor)) + `}`
 		}
 		id := strconv.Itoa(page + 2)
 		raw, ok := resultOf(post(session, result.ProtocolVersion, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/list","params":`+params+`}`), id)
@@ -200,12 +200,12 @@ func endpointTools(rec *recorder) []byte {
 // toolsOf returns the elements of the tools array of a tools/list
 // response message, or nil when it is not a result with tools.
 func toolsOf(msg []byte) []byte {
-	result, ok := mcphttp.ObjectParam(msg, "result")
+	result, ok := mcpwire.ObjectParam(msg, "result")
 	if !ok {
 		return nil
 	}
 	var tools []byte
-	_ = mcphttp.Members(result, func(name string, value []byte) bool {
+	_ = mcpwire.Members(result, func(name string, value []byte) bool {
 		if name == "tools" {
 			tools = value
 			return false
@@ -222,12 +222,12 @@ func toolsOf(msg []byte) []byte {
 // modernVersion returns the 2026-07-28 version a request's params._meta
 // names, and whether it names one.
 func modernVersion(params []byte) (string, bool) {
-	meta, ok := mcphttp.ObjectParam(params, "_meta")
+	meta, ok := mcpwire.ObjectParam(params, "_meta")
 	if !ok {
 		return "", false
 	}
-	v, _, err := mcphttp.StringParam(meta, "io.modelcontextprotocol/protocolVersion")
-	return v, err == nil && mcphttp.IsModernVersion(v)
+	v, _, err := mcpwire.StringParam(meta, "io.modelcontextprotocol/protocolVersion")
+	return v, err == nil && mcpwire.IsModernVersion(v)
 }
 
 // mergeTools appends the endpoint's tools to the tools of legacy's

@@ -40,3 +40,17 @@ func TestGuard(t *testing.T) {
 	_, err = origin.New([]string{"*"})
 	assert.Error(t, err, "no wildcard")
 }
+
+// A nil *Guard and the zero Guard are closed, never a panic.
+func TestNilAndZeroGuardsAreClosed(t *testing.T) {
+	for name, g := range map[string]*origin.Guard{"nil": nil, "zero": {}} {
+		r := httptest.NewRequest(http.MethodPost, "http://api.example.com/mcp", nil)
+		r.Header.Set("Origin", "https://evil.example")
+		require.NotPanics(t, func() {
+			assert.ErrorIs(t, g.Check(r), origin.ErrForbidden, name)
+			w := httptest.NewRecorder()
+			assert.False(t, g.ServeCORS(w, r), name)
+			assert.Empty(t, w.Header().Get("Access-Control-Allow-Origin"), name)
+		}, name)
+	}
+}

@@ -20,8 +20,9 @@ var ErrForbidden = errors.New("origin: forbidden origin")
 // handler behind it, such as an application's REST API): the defence
 // against cross-origin requests from browsers and against DNS rebinding.
 // Check is the decision and Handler the glue, like the standard library's
-// http.CrossOriginProtection. The zero value is not usable; make one with
-// [New]. It is safe for concurrent use.
+// http.CrossOriginProtection. The zero value, and a nil *Guard, are
+// closed: they allow no cross-origin request ([Closed]). It is safe for
+// concurrent use.
 type Guard struct {
 	allowed map[string]bool // normalised "scheme://host[:port]"
 }
@@ -139,7 +140,7 @@ func (g *Guard) check(r *http.Request) bool {
 	if !ok {
 		return false // includes the opaque "null" origin
 	}
-	if g.allowed[n] {
+	if g != nil && g.allowed[n] {
 		return true
 	}
 	host := n[strings.Index(n, "://")+3:]
@@ -196,7 +197,7 @@ func (g *Guard) crossOrigin(r *http.Request) string {
 		return ""
 	}
 	n, ok := normaliseOrigin(origins[0])
-	if !ok || !g.allowed[n] {
+	if !ok || g == nil || !g.allowed[n] {
 		return ""
 	}
 	if host := n[strings.Index(n, "://")+3:]; strings.EqualFold(host, r.Host) {

@@ -6,12 +6,14 @@ import (
 	"sync/atomic"
 
 	"errors"
+	"fmt"
 	"hash/maphash"
 	"math"
 	"net/http"
 	"net/netip"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 
 	"github.com/mcpkit/mcpkit/mcphttp"
@@ -197,6 +199,9 @@ const (
 // negative or non-finite rate, a negative burst, MaxCallers or
 // MaxInFlight.
 func New(l Limits) (*Limiter, error) {
+	if l.Store != nil && nilness.Is(l.Store) {
+		return nil, fmt.Errorf("ratelimit: Limits.Store holds a nil %T: give a built one or leave the field nil", l.Store)
+	}
 	rl := &Limiter{key: l.Key, client: l.ClientAddr, now: l.Now, seed: maphash.MakeSeed(), store: l.Store, failClosed: l.FailClosed, log: l.Logger}
 	if rl.now == nil {
 		rl.now = time.Now

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
-	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 )
 
 func TestParseFilter(t *testing.T) {
@@ -51,9 +51,8 @@ func TestParseFilter(t *testing.T) {
 			f, err := parseFilter([]byte(tc.params), members)
 			if tc.err {
 				require.Error(t, err)
-				var pe *mcphttp.Error
-				require.True(t, errors.As(err, &pe))
-				assert.EqualValues(t, -32602, pe.Code)
+				var pe *mcpwire.ParamsError
+				require.True(t, errors.As(err, &pe), "Invalid params")
 				return
 			}
 			require.NoError(t, err)
@@ -88,8 +87,8 @@ func FuzzParseFilter(f *testing.F) {
 		}
 		got, err := parseFilter(params, members)
 		if err != nil {
-			var pe *mcphttp.Error
-			if !errors.As(err, &pe) || pe.Code != -32602 {
+			var pe *mcpwire.ParamsError
+			if !errors.As(err, &pe) {
 				t.Fatalf("error %v is not Invalid params", err)
 			}
 			return

@@ -15,7 +15,7 @@ import (
 // began it, with the limits of any session (the per-principal cap, the
 // idle time and lifetime, the credential's expiry); resources/subscribe
 // through the endpoint subscribes it. Requests naming a session the part
-// did not adopt are served as without a session ([mcphttp.WithForeignSessions]).
+// did not adopt are served as without a session.
 
 // errNotAdopted: Listen for a session the part did not adopt, or not for
 // this caller.

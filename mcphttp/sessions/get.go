@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -111,6 +112,6 @@ func (ep *endpoint) delete(w http.ResponseWriter, r *http.Request, caller *princ
 		return
 	}
 	ep.attached.end(id)
-	mcphttp.SetPrivate(w.Header())
+	mcpwire.SetPrivate(w.Header())
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -45,7 +46,7 @@ func parseFilter(params []byte, members []string) (filter, error) {
 	}
 	switch n.Kind() {
 	case jsonstrict.None, jsonstrict.Null:
-		return f, mcphttp.InvalidParams("params.notifications is required")
+		return f, mcpwire.InvalidParams("params.notifications is required")
 	case jsonstrict.Object:
 	default:
 		return f, errFilterFit
@@ -76,9 +77,9 @@ func parseFilter(params []byte, members []string) (filter, error) {
 }
 
 var (
-	errFilterFit  = mcphttp.InvalidParams("params.notifications does not fit the SubscriptionFilter")
-	errFilterCase = mcphttp.InvalidParams("a member name of params.notifications differs in case from a filter's")
-	errFilterURIs = mcphttp.InvalidParams("too many resourceSubscriptions")
+	errFilterFit  = mcpwire.InvalidParams("params.notifications does not fit the SubscriptionFilter")
+	errFilterCase = mcpwire.InvalidParams("a member name of params.notifications differs in case from a filter's")
+	errFilterURIs = mcpwire.InvalidParams("too many resourceSubscriptions")
 )
 
 // boolValue reads a JSON boolean, null being false.
@@ -129,7 +130,7 @@ func (f *filter) appendJSON(dst []byte, members []string) []byte {
 	sep := ""
 	for i, on := range f.lists {
 		if on {
-			dst = append(mcphttp.AppendString(append(dst, sep...), members[i]), `:true`...)
+			dst = append(mcpwire.AppendString(append(dst, sep...), members[i]), `:true`...)
 			sep = ","
 		}
 	}
@@ -143,7 +144,7 @@ func (f *filter) appendJSON(dst []byte, members []string) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = mcphttp.AppendString(dst, u)
+			dst = mcpwire.AppendString(dst, u)
 		}
 		dst = append(dst, ']')
 	}

@@ -5,11 +5,14 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
+	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
@@ -72,6 +75,9 @@ func New(hub *notify.Hub, opts Options) (*Part, error) {
 	if opts.KeepAlive < 0 {
 		return nil, errNegative
 	}
+	if opts.Store != nil && nilness.Is(opts.Store) {
+		return nil, fmt.Errorf("sessions: Options.Store holds a nil %T: give a built one (sessions.NewMemoryStore, redisstore.New) or leave the field nil", opts.Store)
+	}
 	p := &Part{hub: hub, store: opts.Store, keepAlive: opts.KeepAlive, streams: newCounter(lim.MaxStreams, lim.MaxStreamsPerPrincipal)}
 	if p.keepAlive == 0 {
 		p.keepAlive = DefaultKeepAlive
@@ -111,6 +117,9 @@ type endpoint struct {
 // reach the streams too; an inventory that reports them to another
 // Notifier is an error.
 func (p *Part) Setup(s *mcphttp.Setup) error {
+	if p.store == nil {
+		return errors.New("sessions: a Part not built by sessions.New (use sessions.New)")
+	}
 	inv := s.Inventory()
 	hub := p.hub
 	if hub == nil {
@@ -146,7 +155,7 @@ var (
 	errStreamsCaller    = &mcphttp.Error{Status: http.StatusTooManyRequests, RetryAfter: 30, Code: jsonrpc.CodeInvalidRequest, Message: "Too many open streams for this caller"}
 	errStreamsFull      = &mcphttp.Error{Status: http.StatusServiceUnavailable, RetryAfter: 30, Code: jsonrpc.CodeInternalError, Message: "Too many open streams"}
 	errStoreFailed      = &mcphttp.Error{Status: http.StatusServiceUnavailable, RetryAfter: 5, Code: jsonrpc.CodeInternalError, Message: "Sessions are unavailable"}
-	errTooManySubs      = mcphttp.InvalidParams("too many subscriptions in this session")
+	errTooManySubs      = mcpwire.InvalidParams("too many subscriptions in this session")
 )
 
 // errNeedsSession: resources/subscribe and unsubscribe outside a session.
@@ -156,7 +165,7 @@ func errNeedsSession(method string) error {
 
 // sessionHeader returns the request's Mcp-Session-Id, "" without one.
 func sessionHeader(r *http.Request) string {
-	if v := r.Header[mcphttp.HeaderSessionID]; len(v) > 0 {
+	if v := r.Header[mcpwire.HeaderSessionID]; len(v) > 0 {
 		return v[0]
 	}
 	return ""
@@ -181,7 +190,7 @@ func (ep *endpoint) initialize(ctx context.Context, c *mcphttp.Call) (mcphttp.Re
 		ep.attached.end(ended...)
 		if err == nil {
 			c.SessionID = id
-			return ep.initializeResult(c, true).WithHeader(mcphttp.HeaderSessionID, id), nil
+			return ep.initializeResult(c, true).WithHeader(mcpwire.HeaderSessionID, id), nil
 		}
 		if !errors.Is(err, ErrFull) {
 			ep.storeFailed(ctx, "create", err)
@@ -212,7 +221,7 @@ func (ep *endpoint) checkSession(next mcphttp.Handler) mcphttp.Handler {
 		if id == "" {
 			return next(ctx, c)
 		}
-		foreign := mcphttp.ForeignSessions(ctx)
+		foreign := mcpwire.ForeignSessions(ctx)
 		if c.Principal == nil {
 			if foreign {
 				return next(ctx, c) // legacy's session, not adopted
@@ -247,7 +256,7 @@ func (ep *endpoint) subscribe(ctx context.Context, c *mcphttp.Call) (mcphttp.Res
 	if c.Principal == nil {
 		return mcphttp.Result{}, ep.notFound(ctx, c)
 	}
-	uri, err := mcphttp.URIParam(c.Params)
+	uri, err := mcpwire.URIParam(c.Params)
 	if err != nil {
 		return mcphttp.Result{}, ep.sessionFirst(ctx, c, id, err)
 	}
@@ -256,7 +265,7 @@ func (ep *endpoint) subscribe(ctx context.Context, c *mcphttp.Call) (mcphttp.Res
 	case c.Method == "resources/unsubscribe":
 		err = ep.store.Unsubscribe(ctx, id, c.Principal, uri)
 	case !ep.canRead(ctx, c.Principal, uri):
-		return mcphttp.Result{}, ep.sessionFirst(ctx, c, id, mcphttp.AboutURI(uri, inventory.ErrNotFound))
+		return mcphttp.Result{}, ep.sessionFirst(ctx, c, id, mcpwire.AboutURI(uri, inventory.ErrNotFound))
 	default:
 		err = ep.store.Subscribe(ctx, id, c.Principal, uri)
 	}
@@ -290,7 +299,7 @@ func (ep *endpoint) sessionFirst(ctx context.Context, c *mcphttp.Call, id string
 // session of a legacy handler in front of the endpoint (one the part did
 // not adopt), the answer to a request without a session.
 func (ep *endpoint) notFound(ctx context.Context, c *mcphttp.Call) error {
-	if mcphttp.ForeignSessions(ctx) {
+	if mcpwire.ForeignSessions(ctx) {
 		return errNeedsSession(c.Method)
 	}
 	return errSessionNotFound

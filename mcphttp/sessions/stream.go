@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/notify"
@@ -109,7 +110,7 @@ var (
 func notification(method string, params []byte) []byte {
 	b := make([]byte, 0, 64+len(params))
 	b = append(b, `{"jsonrpc":"2.0","method":`...)
-	b = mcphttp.AppendString(b, method)
+	b = mcpwire.AppendString(b, method)
 	if params != nil {
 		b = append(b, `,"params":`...)
 		b = append(b, params...)
@@ -129,7 +130,7 @@ func (st *stream) message(method string, uri string) []byte {
 	if uri != "" || st.listen != nil {
 		p = append(p, '{')
 		if uri != "" {
-			p = mcphttp.AppendString(append(p, `"uri":`...), uri)
+			p = mcpwire.AppendString(append(p, `"uri":`...), uri)
 		}
 		if st.listen != nil {
 			if uri != "" {
@@ -282,7 +283,7 @@ func earliest(a, b time.Time) time.Time {
 
 // acceptsSSE reports whether r's Accept admits an event stream.
 func acceptsSSE(r *http.Request) bool {
-	return mcphttp.AcceptsType(r.Header["Accept"], "text/event-stream", "text/*")
+	return mcpwire.AcceptsType(r.Header["Accept"], "text/event-stream", "text/*")
 }
 
 // filterMember returns the subscriptions/listen filter member that asks

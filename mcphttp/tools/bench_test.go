@@ -73,7 +73,13 @@ func BenchmarkToolsCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	part, err := tools.New(builtin...)
+	own := tools.Tool{ // a tool of one's own: the caller's name and an argument echoed
+		Name: "greet", Args: []tools.Arg{{Name: "name", Required: true}}, RequiredScopes: []string{"docs:read"},
+		Handler: func(_ context.Context, req *tools.Request) (tools.Result, error) {
+			return tools.TextResult("hello " + req.Args["name"] + " from " + req.Caller.Subject), nil
+		},
+	}
+	part, err := tools.New(append(builtin, own)...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -89,6 +95,7 @@ func BenchmarkToolsCall(b *testing.B) {
 		{"resources-read", `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"docs://documents/alice-0007"}}`},
 		{"tools-read_resource", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_resource","arguments":{"uri":"docs://documents/alice-0007"}}}`},
 		{"tools-read_document", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_document","arguments":{"id":"alice-0007"}}}`},
+		{"tools-own", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{"name":"bob"}}}`},
 		{"tools-list", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
 	} {
 		b.Run(c.name, func(b *testing.B) {

@@ -2,11 +2,13 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"sort"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/principal"
@@ -191,7 +193,7 @@ func (b *builtins) templateTool(ti inventory.TemplateInfo, tt TemplateTool) Tool
 // the byte limit. Below that size the page is exactly the page
 // resources/list gives.
 func (b *builtins) listResources(ctx context.Context, req *Request) (Result, error) {
-	c := req.Call
+	c := req.call
 	if c.Principal == nil && b.inv.HasListSources() {
 		return Result{}, principal.ErrUnauthenticated
 	}
@@ -220,7 +222,7 @@ func (b *builtins) listResources(ctx context.Context, req *Request) (Result, err
 	}
 	obj = append(obj, '}')
 	c.NoteEntries(pg.items)
-	return Result{Content: []Content{{Text: string(obj)}}, Structured: obj}, nil
+	return Result{Content: []Content{{Text: string(obj)}}, Structured: json.RawMessage(obj)}, nil
 }
 
 // invalidCursorText is list_resources' tool error for a cursor that did
@@ -242,7 +244,7 @@ func (pg *page) fit(it *inventory.Item) bool {
 	if pg.items > 0 {
 		pg.body = append(pg.body, ',')
 	}
-	pg.body = mcphttp.AppendItem(pg.body, it)
+	pg.body = mcpwire.AppendItem(pg.body, it)
 	if len(pg.body) > pg.limit {
 		pg.body = pg.body[:mark]
 		return false
@@ -255,8 +257,8 @@ func (pg *page) fit(it *inventory.Item) bool {
 // uri, its access checks included. Text contents become text items,
 // binary ones embedded resources (with the blob base64-encoded).
 func (b *builtins) read(ctx context.Context, req *Request, uri string) (Result, error) {
-	req.Call.NoteURI(uri)
-	contents, err := b.inv.Read(ctx, req.Call.Principal, uri)
+	req.NoteURI(uri)
+	contents, err := b.inv.Read(ctx, req.Principal(), uri)
 	if err != nil {
 		return Result{}, err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
@@ -27,7 +28,7 @@ var errUnknownTool = &mcphttp.Error{Code: jsonrpc.CodeInvalidParams, Message: "U
 // operator log only. Authentication and scope failures are the challenges
 // of the resource methods.
 func (p *Part) call(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
-	name, rawArgs, err := callParams(c.Params)
+	name, rawArgs, meta, err := callParams(c.Params)
 	if err != nil {
 		return mcphttp.Result{}, err
 	}
@@ -48,18 +49,50 @@ func (p *Part) call(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error
 	if err := t.admit(c.Principal); err != nil {
 		return mcphttp.Result{}, err
 	}
-	req := &Request{Call: c, Arguments: rawArgs}
+	if c.Modern && len(t.headers) > 0 && c.Request != nil {
+		if err := checkHeaders(c.Request.Header, rawArgs, t.headers); err != nil {
+			return mcphttp.Result{}, err
+		}
+	}
+	rb := new(requestBuf)
+	req := &rb.Request
+	*req = Request{Name: t.Name, ProtocolVersion: c.ProtocolVersion, SessionID: c.SessionID, call: c}
+	if c.Principal != nil {
+		req.Caller, req.Authenticated = *c.Principal, true
+	}
 	if t.args != nil || t.InputSchema == "" {
 		var problem string
 		if req.Args, problem = decodeArgs(rawArgs, t.args); problem != "" {
 			return p.encode(ctx, c, ErrorResult("Invalid arguments: "+problem))
 		}
 	}
+	// The params live in the request body's buffer: the handler gets
+	// copies it may keep.
+	own := rb.inline[:0]
+	if len(rawArgs)+len(meta) > len(rb.inline) {
+		own = make([]byte, 0, len(rawArgs)+len(meta))
+	}
+	if rawArgs != nil {
+		own = append(own, rawArgs...)
+		req.Arguments = own[:len(own):len(own)]
+	}
+	if meta != nil {
+		own = append(own, meta...)
+		req.Meta = own[len(own)-len(meta) : len(own) : len(own)]
+	}
 	res, err := t.Handler(ctx, req)
+	req.call = nil
 	if err != nil {
 		return p.failure(ctx, c, err)
 	}
 	return p.encode(ctx, c, res)
+}
+
+// requestBuf is a tool's Request with room for the copies of small
+// arguments and _meta: one allocation for both.
+type requestBuf struct {
+	Request
+	inline [128]byte
 }
 
 // failure answers an error of a tool's handler.
@@ -80,7 +113,7 @@ func (p *Part) failure(ctx context.Context, c *mcphttp.Call, err error) (mcphttp
 		return p.encode(ctx, c, ErrorResult("Invalid cursor ("+cursorErr.Reason+")."))
 	case errors.As(err, &paramsErr):
 		return p.encode(ctx, c, ErrorResult("Invalid arguments: "+strings.Join(paramsErr.Problems, "; ")+"."))
-	case errors.Is(err, inventory.ErrInternal), errors.Is(err, mcphttp.ErrResultTooLarge):
+	case errors.Is(err, inventory.ErrInternal), errors.As(err, new(mcpwire.ResultTooLarge)):
 		// Logged where it was found (the inventory, the encoder).
 	default:
 		p.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "mcphttp/tools: tool failed",
@@ -93,36 +126,41 @@ func (p *Part) failure(ctx context.Context, c *mcphttp.Call, err error) (mcphttp
 // and params.arguments (absent, null or an object) of tools/call. The
 // strict decoder has refused repeated and case-variant member names, and
 // names are compared exactly here, so "Name" is not "name".
-func callParams(params []byte) (name string, args []byte, err error) {
+func callParams(params []byte) (name string, args, meta []byte, err error) {
 	var rawName []byte
-	if len(params) == 0 || mcphttp.Members(params, func(n string, v []byte) bool {
+	if len(params) == 0 || mcpwire.Members(params, func(n string, v []byte) bool {
 		switch n {
 		case "name":
 			rawName = v
 		case "arguments":
 			args = v
+		case "_meta":
+			meta = v
 		}
 		return true
 	}) != nil {
-		return "", nil, mcphttp.InvalidParams("params.name is required")
+		return "", nil, nil, mcpwire.InvalidParams("params.name is required")
 	}
-	name, ok := mcphttp.String(rawName)
+	name, ok := mcpwire.String(rawName)
 	if !ok || name == "" {
-		return "", nil, mcphttp.InvalidParams("params.name must be a tool name")
+		return "", nil, nil, mcpwire.InvalidParams("params.name must be a tool name")
 	}
 	switch {
 	case len(args) == 0 || string(args) == "null":
 		args = nil
 	case args[0] != '{':
-		return "", nil, mcphttp.InvalidParams("params.arguments must be an object")
+		return "", nil, nil, mcpwire.InvalidParams("params.arguments must be an object")
 	}
-	return name, args, nil
+	if len(meta) == 0 || meta[0] != '{' {
+		meta = nil
+	}
+	return name, args, meta, nil
 }
 
 // toolName returns the strictly read params.name of a tools/call, and
 // whether there is one.
 func toolName(params []byte) (string, bool) {
-	name, _, err := callParams(params)
+	name, _, _, err := callParams(params)
 	return name, err == nil
 }
 
@@ -143,7 +181,7 @@ func decodeArgs(raw []byte, specs []Arg) (args map[string]string, problem string
 	}
 	values = values[:len(specs)]
 	if raw != nil {
-		if mcphttp.Members(raw, func(n string, v []byte) bool {
+		if mcpwire.Members(raw, func(n string, v []byte) bool {
 			if i := slices.IndexFunc(specs, func(a Arg) bool { return a.Name == n }); i >= 0 {
 				values[i] = v
 			} else if nExtra++; nExtra == 1 || n < extra {
@@ -169,7 +207,7 @@ func decodeArgs(raw []byte, specs []Arg) (args map[string]string, problem string
 			}
 			continue
 		}
-		str, ok := mcphttp.String(v)
+		str, ok := mcpwire.String(v)
 		switch {
 		case !ok:
 			return nil, "argument " + quoteArg(s.Name) + " must be a string"

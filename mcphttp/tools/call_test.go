@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/tools"
@@ -92,7 +93,7 @@ func TestUserToolRawArguments(t *testing.T) {
 		InputSchema: `{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`,
 		Handler: func(_ context.Context, req *tools.Request) (tools.Result, error) {
 			var sum string
-			err := mcphttp.Members(req.Arguments, func(name string, v []byte) bool {
+			err := mcpwire.Members(req.Arguments, func(name string, v []byte) bool {
 				sum += name + "=" + string(v) + ";"
 				return true
 			})
@@ -192,7 +193,7 @@ func TestUserToolResults(t *testing.T) {
 			if fail != nil {
 				return tools.Result{}, fail
 			}
-			req.Call.NoteURI("docs://documents/alice-0001")
+			req.NoteURI("docs://documents/alice-0001")
 			return result, nil
 		},
 	}}})

@@ -11,9 +11,24 @@
 //		Args: []tools.Arg{{Name: "text", Required: true}}, ReadOnly: true,
 //		RequiredScopes: []string{"docs:read"},
 //		Handler: func(ctx context.Context, req *tools.Request) (tools.Result, error) {
-//			return tools.TextResult(strconv.Itoa(len(strings.Fields(req.Args["text"])))), nil
+//			n := len(strings.Fields(req.Args["text"]))
+//			return tools.Result{
+//				Content:    []tools.Content{tools.Text(strconv.Itoa(n))},
+//				Structured: map[string]int{"words": n},
+//			}, nil
 //		},
 //	})...)
+//
+// A handler gets a [Request] of its own, which it may keep: the caller as
+// a value (Authenticated false, the zero Principal, for an anonymous
+// one), the checked string arguments, the raw arguments ([Request.Bind]
+// decodes them) and _meta. It returns a [Result] of Go values — text,
+// image, audio, embedded resource and resource link items, structured
+// content (any value that encodes as a JSON object), isError — which the
+// part encodes within the endpoint's byte limit. A handler that panics is
+// recovered by the endpoint: an internal error (-32603) to the caller,
+// the stack to the operator log.
+//
 //	ep, err := mcphttp.New(inv, mcphttp.Options{...}, part)
 //
 // # The built-in tools
@@ -47,7 +62,7 @@
 // # Calls and errors
 //
 // params.name and params.arguments are read with the endpoint's one
-// params reader (mcphttp.Members: exact member names, after the strict
+// params reader (exact member names, after the strict
 // decode). An unknown tool and a malformed call are -32602 protocol
 // errors (the name is not echoed). A tool's string arguments (Tool.Args)
 // are checked before its handler runs — names case-sensitive, no other

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/principal"
@@ -69,7 +70,7 @@ func (p *Part) Setup(s *mcphttp.Setup) error {
 		}
 	}
 	p.inv, p.log = inv, s.Logger()
-	s.Handle("tools/list", p.list, mcphttp.MethodOptions{Class: mcphttp.ClassOf(mcphttp.ClassList)})
+	s.Handle("tools/list", p.list, mcphttp.MethodOptions{Class: func([]byte) string { return mcphttp.ClassList }})
 	s.Handle("tools/call", p.call, mcphttp.MethodOptions{NameMember: "name", Class: p.class, Claims: p.claims})
 	s.Capability("tools", func(notifying bool) string {
 		return `{"listChanged":` + strconv.FormatBool(notifying) + `}`
@@ -103,7 +104,7 @@ func (p *Part) AppendList(ctx context.Context, dst []byte, caller *principal.Pri
 		return dst, errNotSetUp
 	}
 	v := view{p: p, ctx: ctx, caller: caller}
-	structured := mcphttp.Structured(version)
+	structured := mcpwire.Structured(version)
 	n := 0
 	for _, t := range p.tools {
 		ok, err := v.shown(t)
@@ -128,7 +129,7 @@ func (p *Part) AppendList(ctx context.Context, dst []byte, caller *principal.Pri
 
 // list serves tools/list: the tools the caller may see, on one page.
 func (p *Part) list(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
-	cursor, err := mcphttp.CursorParam(c.Params)
+	cursor, err := mcpwire.CursorParam(c.Params)
 	if err != nil {
 		return mcphttp.Result{}, err
 	}
@@ -142,7 +143,7 @@ func (p *Part) list(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error
 	b = append(b, ']')
 	if room := c.Room(mcphttp.CachePrivate); len(b) > room {
 		p.tooLarge(ctx, c, len(b), room)
-		return mcphttp.Result{}, mcphttp.ErrResultTooLarge
+		return mcphttp.Result{}, mcpwire.ResultTooLarge{}
 	}
 	return c.Result(b, mcphttp.CachePrivate), nil
 }

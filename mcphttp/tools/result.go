@@ -2,16 +2,22 @@ package tools
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"log/slog"
+	"strconv"
 	"sync"
 
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/mcphttp"
 )
 
 // Tool results on the wire:
 //
-//	"content":[{"type":"text","text":…} | {"type":"resource","resource":{…}}, …]
+//	"content":[{"type":"text","text":…} | {"type":"image"|"audio","data":…,"mimeType":…} |
+//	           {"type":"resource","resource":{…}} | {"type":"resource_link","uri":…,"name":…}, …]
 //	(,"structuredContent":{…})  2025-06-18 and later
 //	(,"isError":true)
 //
@@ -60,7 +66,7 @@ func (p *Part) failed(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, err
 	if out, ok := p.tryEncode(ctx, c, &res); ok {
 		return out, nil
 	}
-	return mcphttp.Result{}, mcphttp.ErrResultTooLarge // a limit below any answer's: New refuses those
+	return mcphttp.Result{}, mcpwire.ResultTooLarge{} // a limit below any answer's: New refuses those
 }
 
 // textFailed is the text of the generic tool error.
@@ -69,13 +75,17 @@ const textFailed = "The server could not complete this call."
 // tryEncode encodes res as the call's answer; ok is false (and logged)
 // when res is malformed or over the byte limit.
 func (p *Part) tryEncode(ctx context.Context, c *mcphttp.Call, res *Result) (mcphttp.Result, bool) {
-	if res.Structured != nil && !validObject(res.Structured) {
-		p.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "mcphttp/tools: a tool's structured content is not a JSON object",
-			slog.String("tool", c.Target))
+	structured, err := structuredJSON(res.Structured)
+	if err == nil {
+		err = checkContent(res.Content)
+	}
+	if err != nil {
+		p.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "mcphttp/tools: a tool's result is malformed",
+			slog.String("tool", c.Target), slog.String("error", err.Error()))
 		return mcphttp.Result{}, false
 	}
 	buf := getBuf()
-	b := appendResult((*buf)[:0], res, mcphttp.Structured(c.ProtocolVersion))
+	b := appendResult((*buf)[:0], res, structured, mcpwire.Structured(c.ProtocolVersion))
 	if room := c.Room(mcphttp.CachePrivate); len(b) > room {
 		putBuf(buf, b)
 		p.tooLarge(ctx, c, len(b), room)
@@ -89,29 +99,109 @@ func (p *Part) tryEncode(ctx context.Context, c *mcphttp.Call, res *Result) (mcp
 	return out, true
 }
 
+// structuredJSON returns the JSON object of a Result's Structured: a
+// json.RawMessage or []byte as it is, anything else as encoding/json
+// encodes it; nil for none.
+func structuredJSON(v any) ([]byte, error) {
+	var b []byte
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		b = v
+	case []byte:
+		b = v
+	default:
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			return nil, errors.New("structured content does not encode: " + err.Error())
+		}
+	}
+	if !validObject(b) {
+		return nil, errors.New("structured content is not a JSON object")
+	}
+	return b, nil
+}
+
+// checkContent checks that each content item is one kind, with what that
+// kind requires.
+func checkContent(items []Content) error {
+	for i := range items {
+		ct := &items[i]
+		n := 0
+		for _, set := range [...]bool{ct.Image != nil, ct.Audio != nil, ct.Resource != nil, ct.Link != nil} {
+			if set {
+				n++
+			}
+		}
+		switch {
+		case n > 1:
+			return errors.New("content item " + strconv.Itoa(i) + " sets more than one of Image, Audio, Resource, Link")
+		case ct.Image != nil && ct.Image.MIMEType == "", ct.Audio != nil && ct.Audio.MIMEType == "":
+			return errors.New("content item " + strconv.Itoa(i) + " has no MIME type")
+		case ct.Link != nil && (ct.Link.URI == "" || ct.Link.Name == ""):
+			return errors.New("content item " + strconv.Itoa(i) + ": a resource link needs a URI and a name")
+		case ct.Resource != nil && ct.Resource.URI == "":
+			return errors.New("content item " + strconv.Itoa(i) + ": an embedded resource needs a URI")
+		}
+	}
+	return nil
+}
+
 // appendResult appends the members of res's result object; structured
-// says whether the protocol version has structuredContent.
-func appendResult(b []byte, res *Result, structured bool) []byte {
+// is its structuredContent (nil: none), sent when withStructured (the
+// protocol version has it).
+func appendResult(b []byte, res *Result, structured []byte, withStructured bool) []byte {
 	b = append(b, `"content":[`...)
 	for i := range res.Content {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		ct := &res.Content[i]
-		if ct.Resource == nil {
-			b = append(mcphttp.AppendString(append(b, textItemHead...), ct.Text), textItemTail...)
-			continue
-		}
-		b = append(mcphttp.AppendContents(append(b, `{"type":"resource","resource":`...), ct.Resource), '}')
+		b = appendContent(b, &res.Content[i])
 	}
 	b = append(b, ']')
-	if structured && res.Structured != nil {
-		b = append(append(b, `,"structuredContent":`...), res.Structured...)
+	if withStructured && structured != nil {
+		b = append(append(b, `,"structuredContent":`...), structured...)
 	}
 	if res.IsError {
 		b = append(b, `,"isError":true`...)
 	}
 	return b
+}
+
+// appendContent appends one content item.
+func appendContent(b []byte, ct *Content) []byte {
+	switch {
+	case ct.Image != nil:
+		return appendMedia(append(b, `{"type":"image"`...), ct.Image)
+	case ct.Audio != nil:
+		return appendMedia(append(b, `{"type":"audio"`...), ct.Audio)
+	case ct.Resource != nil:
+		return append(mcpwire.AppendContents(append(b, `{"type":"resource","resource":`...), ct.Resource), '}')
+	case ct.Link != nil:
+		l := ct.Link
+		b = mcpwire.AppendString(append(b, `{"type":"resource_link","uri":`...), l.URI)
+		b = mcpwire.AppendString(append(b, `,"name":`...), l.Name)
+		for _, m := range [...]struct{ name, value string }{{"title", l.Title}, {"description", l.Description}, {"mimeType", l.MIMEType}} {
+			if m.value != "" {
+				b = mcpwire.AppendString(append(append(append(b, `,"`...), m.name...), `":`...), m.value)
+			}
+		}
+		if l.Size > 0 {
+			b = strconv.AppendInt(append(b, `,"size":`...), l.Size, 10)
+		}
+		return append(b, '}')
+	}
+	return append(mcpwire.AppendString(append(b, textItemHead...), ct.Text), textItemTail...)
+}
+
+// appendMedia appends the data and MIME type of an image or audio item,
+// and closes it.
+func appendMedia(b []byte, m *Media) []byte {
+	b = append(b, `,"data":"`...)
+	b = base64.StdEncoding.AppendEncode(b, m.Data)
+	b = mcpwire.AppendString(append(b, `","mimeType":`...), m.MIMEType)
+	return append(b, '}')
 }
 
 // validObject reports whether b is the text of a JSON object.

@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
 )
@@ -18,7 +19,7 @@ import (
 // fetch reads. Results past the byte limit are left out (they come last:
 // the least relevant).
 func (b *builtins) search(ctx context.Context, req *Request) (Result, error) {
-	c := req.Call
+	c := req.call
 	hits, err := b.inv.Search(ctx, c.Principal, req.Args["query"], b.searchLimit)
 	if err != nil {
 		return Result{}, err
@@ -30,13 +31,13 @@ func (b *builtins) search(ctx context.Context, req *Request) (Result, error) {
 	for i := range hits {
 		h := &hits[i]
 		item = append(item[:0], `{"id":`...)
-		item = mcphttp.AppendString(item, h.URI)
+		item = mcpwire.AppendString(item, h.URI)
 		item = append(item, `,"title":`...)
-		item = mcphttp.AppendString(item, h.Name)
+		item = mcpwire.AppendString(item, h.Name)
 		item = append(item, `,"url":`...)
-		item = mcphttp.AppendString(item, b.cite(h.URI))
+		item = mcpwire.AppendString(item, b.cite(h.URI))
 		item = append(item, '}')
-		esc = mcphttp.AppendString(esc[:0], string(item))
+		esc = mcpwire.AppendString(esc[:0], string(item))
 		n := len(esc) - 2
 		if i > 0 {
 			n++ // the comma
@@ -62,7 +63,7 @@ func (b *builtins) search(ctx context.Context, req *Request) (Result, error) {
 // long for the byte limit is cut at a character boundary, and
 // metadata.truncated says so.
 func (b *builtins) fetch(ctx context.Context, req *Request) (Result, error) {
-	c := req.Call
+	c := req.call
 	id := req.Args["id"]
 	c.NoteURI(id)
 	contents, err := b.inv.Read(ctx, c.Principal, id)
@@ -101,25 +102,25 @@ func (b *builtins) fetch(ctx context.Context, req *Request) (Result, error) {
 	room := c.Room(mcphttp.CachePrivate) - textResultOverhead
 	doc := func(text []byte, truncated bool) []byte {
 		d := append(make([]byte, 0, len(text)+len(id)*2+len(title)+128), `{"id":`...)
-		d = mcphttp.AppendString(d, id)
+		d = mcpwire.AppendString(d, id)
 		d = append(d, `,"title":`...)
-		d = mcphttp.AppendString(d, title)
+		d = mcpwire.AppendString(d, title)
 		d = append(d, `,"text":`...)
-		d = mcphttp.AppendString(d, string(text))
+		d = mcpwire.AppendString(d, string(text))
 		d = append(d, `,"url":`...)
-		d = mcphttp.AppendString(d, url)
+		d = mcpwire.AppendString(d, url)
 		d = append(d, `,"metadata":{"uri":`...)
-		d = mcphttp.AppendString(d, id)
+		d = mcpwire.AppendString(d, id)
 		if mime != "" {
 			d = append(d, `,"mimeType":`...)
-			d = mcphttp.AppendString(d, mime)
+			d = mcpwire.AppendString(d, mime)
 		}
 		if truncated {
 			d = append(d, `,"truncated":true`...)
 		}
 		return append(d, `}}`...)
 	}
-	escLen := func(d []byte) int { return len(mcphttp.AppendString(nil, string(d))) - 2 }
+	escLen := func(d []byte) int { return len(mcpwire.AppendString(nil, string(d))) - 2 }
 	inner := doc(text, false)
 	if escLen(inner) > room {
 		// The longest prefix of text, at a character boundary, that fits:

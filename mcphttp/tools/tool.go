@@ -1,12 +1,15 @@
 package tools
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/principal"
@@ -28,7 +31,11 @@ type Tool struct {
 
 	// InputSchema is the JSON Schema of the arguments: the text of a JSON
 	// object. Empty means the schema Args describe (one string property
-	// per argument, required ones listed, no other property allowed).
+	// per argument, required ones listed, no other property allowed). A
+	// property annotated "x-mcp-header": "Name" (SEP-2243) must be
+	// repeated in the Mcp-Param-Name header of a 2026-07-28 call: as it
+	// is, or as =?base64?…?=; a call whose header is missing, malformed
+	// or disagrees is refused (400, -32020) before the handler runs.
 	InputSchema string
 	// OutputSchema, when not empty, is the JSON Schema of the results'
 	// structured content (the text of a JSON object), sent in protocol
@@ -41,7 +48,7 @@ type Tool struct {
 	// within its length. A call that breaks this gets a tool error result
 	// naming the argument, and the handler is not called. Nil with an
 	// InputSchema: the arguments are only checked to be an object, and
-	// the handler reads Request.Arguments itself (with mcphttp.Members);
+	// the handler reads Request.Arguments itself (Request.Bind);
 	// nil without one: the tool takes no arguments.
 	Args []Arg
 	// ReadOnly says the tool changes nothing: annotations.readOnlyHint.
@@ -106,22 +113,87 @@ const DefaultMaxArgLen = 2048
 // principal.ErrUnauthenticated and *principal.ScopeError, an *mcphttp.Error
 // as itself, a tool error result with a fixed text for the inventory's
 // errors (inventory.ErrNotFound, *inventory.ParamsError,
-// *inventory.CursorError) and for anything else, which is logged.
+// *inventory.CursorError) and for anything else, which is logged. A
+// handler that panics is recovered by the endpoint: the caller gets an
+// internal error (-32603), the operator log the stack.
 type Handler func(ctx context.Context, req *Request) (Result, error)
 
-// Request is one call of a tool, as its handler sees it.
+// Request is one call of a tool, as its handler sees it: values of its
+// own, which the handler may keep after it returns.
 type Request struct {
-	// Call is the call being served: the caller (Call.Principal), the
-	// protocol version, and the notes for observers (NoteURI,
-	// NoteOutcome). Room(mcphttp.CachePrivate) bounds the result.
-	Call *mcphttp.Call
+	// Name is the tool's registered name.
+	Name string
+	// Caller is the authenticated caller; the zero Principal (Subject
+	// "") when Authenticated is false: an anonymous call of a public
+	// tool. It holds no token.
+	Caller        principal.Principal
+	Authenticated bool
 	// Args holds the arguments of Tool.Args that the call has, checked;
 	// nil when Tool.Args is nil.
 	Args map[string]string
 	// Arguments is params.arguments as received (client input, strictly
-	// decoded): the JSON text of an object, or nil when it was absent or
-	// null.
-	Arguments []byte
+	// decoded: no duplicate or case-variant member names): the JSON text
+	// of an object, or nil when it was absent or null. Decode it with
+	// [Request.Bind] or encoding/json.
+	Arguments json.RawMessage
+	// Meta is params._meta as received (client input): the JSON text of
+	// an object, or nil. [Request.MetaString] reads one member.
+	Meta json.RawMessage
+	// ProtocolVersion is the MCP protocol version of the call
+	// ("2025-11-25", "2026-07-28").
+	ProtocolVersion string
+	// SessionID is the legacy session of the call, empty without one.
+	SessionID string
+
+	call *mcphttp.Call // the call being served; nil once the handler returned
+}
+
+// Bind decodes Arguments into v with encoding/json (absent arguments
+// decode as {}); a member v has no field for is an error. A call whose
+// arguments do not bind is the caller's to fix: answer it with an
+// [ErrorResult] naming what is wrong.
+func (r *Request) Bind(v any) error {
+	args := r.Arguments
+	if args == nil {
+		args = json.RawMessage(`{}`)
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// MetaString returns the string member name of Meta ("traceparent",
+// say), and whether there is one. It is client input.
+func (r *Request) MetaString(name string) (string, bool) {
+	var v string
+	var found bool
+	_ = jsonstrict.Members(r.Meta, func(n []byte, val jsonstrict.Value) bool {
+		if string(n) == name {
+			v, found = val.Str()
+			return false
+		}
+		return true
+	})
+	return v, found
+}
+
+// Principal returns the caller as the inventory's methods take it
+// (Inventory.Read, List, Search): nil for an anonymous call.
+func (r *Request) Principal() *principal.Principal {
+	if !r.Authenticated {
+		return nil
+	}
+	return &r.Caller
+}
+
+// NoteURI tells the endpoint's observers the resource URI the call
+// concerned (mcphttp.Call.URI; the audit record's uri), as the built-in
+// tools do for what they read. After the handler returned it does
+// nothing.
+func (r *Request) NoteURI(uri string) {
+	if r.call != nil {
+		r.call.NoteURI(uri)
+	}
 }
 
 // Result is what a handler answers: the MCP CallToolResult in Go values,
@@ -130,11 +202,12 @@ type Request struct {
 type Result struct {
 	// Content are the result's content items, in order.
 	Content []Content
-	// Structured, when not nil, is the text of a JSON object: the
-	// result's structuredContent, sent in protocol 2025-06-18 and later.
-	// Older clients get Content alone, so put the same JSON in a text
-	// item too, as the specification advises.
-	Structured []byte
+	// Structured, when not nil, is the result's structuredContent, sent
+	// in protocol 2025-06-18 and later: a value encoding/json encodes as
+	// a JSON object (a struct, a map), or a json.RawMessage holding one,
+	// sent as it is. Older clients get Content alone, so put the same
+	// JSON in a text item too, as the specification advises.
+	Structured any
 	// IsError marks a tool error result: the call reached the tool, which
 	// could not do what was asked in a way the model can act on (bad
 	// arguments, nothing found). Observers see it as error type
@@ -142,15 +215,61 @@ type Result struct {
 	IsError bool
 }
 
-// Content is one content item of a [Result]: a text item, or an embedded
-// resource.
+// Content is one content item of a [Result]: a text item, or, when one
+// of the pointers is set (exactly one may be), an image, an audio clip,
+// an embedded resource or a link to a resource. [Text], [Image],
+// [Audio], [Embedded] and [Link] make one of each.
 type Content struct {
-	// Text is the text of a text item; unused when Resource is set.
+	// Text is the text of a text item; unused when a pointer is set.
 	Text string
+	// Image and Audio are an image or audio item: the bytes (base64 on
+	// the wire) and their MIME type.
+	Image, Audio *Media
 	// Resource, when set, makes the item an embedded resource: its URI,
 	// MIME type, and text or blob (base64-encoded on the wire).
 	Resource *inventory.Contents
+	// Link, when set, makes the item a resource_link: a resource the
+	// client may read (or fetch) itself.
+	Link *ResourceLink
 }
+
+// Media is the data of an image or audio item.
+type Media struct {
+	// Data is the raw bytes (sent base64-encoded).
+	Data []byte
+	// MIMEType is the data's type ("image/png", "audio/wav"). Required.
+	MIMEType string
+}
+
+// ResourceLink is a resource_link content item: a resource named by URI,
+// not embedded.
+type ResourceLink struct {
+	// URI and Name are required.
+	URI, Name string
+	// Title, Description and MIMEType are left out when empty.
+	Title, Description, MIMEType string
+	// Size is the resource's size in bytes; left out when zero.
+	Size int64
+}
+
+// Text returns a text item.
+func Text(text string) Content { return Content{Text: text} }
+
+// Image returns an image item of data of the given MIME type.
+func Image(data []byte, mimeType string) Content {
+	return Content{Image: &Media{Data: data, MIMEType: mimeType}}
+}
+
+// Audio returns an audio item of data of the given MIME type.
+func Audio(data []byte, mimeType string) Content {
+	return Content{Audio: &Media{Data: data, MIMEType: mimeType}}
+}
+
+// Embedded returns an embedded resource item.
+func Embedded(c inventory.Contents) Content { return Content{Resource: &c} }
+
+// Link returns a resource_link item.
+func Link(l ResourceLink) Content { return Content{Link: &l} }
 
 // TextResult returns a result of one text item.
 func TextResult(text string) Result { return Result{Content: []Content{{Text: text}}} }
@@ -165,8 +284,9 @@ func ErrorResult(text string) Result {
 // tool is a checked Tool, its definitions pre-encoded.
 type tool struct {
 	Tool
-	scopes []string
-	args   []Arg // MaxLen filled in
+	scopes  []string
+	args    []Arg         // MaxLen filled in
+	headers []headerParam // arguments bound to Mcp-Param headers (x-mcp-header)
 	// def is the Tool object for protocol 2025-06-18 and later (title,
 	// outputSchema); defOld the one for earlier versions.
 	def, defOld []byte
@@ -223,6 +343,11 @@ func compile(t Tool) (*tool, error) {
 		input = argsSchema(ct.args)
 	} else if !isObject(input) {
 		return nil, fail("InputSchema must be the text of a JSON object")
+	} else {
+		var bad string
+		if ct.headers, bad = headerParams(input); bad != "" {
+			return nil, fail("InputSchema: the x-mcp-header of property %q must be a header name token (at most 64 characters)", bad)
+		}
 	}
 	if t.OutputSchema != "" && !isObject(t.OutputSchema) {
 		return nil, fail("OutputSchema must be the text of a JSON object")
@@ -260,12 +385,12 @@ func isObject(s string) bool {
 // encodeTool encodes a Tool object; an empty title, description or
 // output schema is left out.
 func encodeTool(name, title, description, input, output string, readOnly bool) []byte {
-	b := mcphttp.AppendString(append(make([]byte, 0, 128+len(description)+len(input)+len(output)), `{"name":`...), name)
+	b := mcpwire.AppendString(append(make([]byte, 0, 128+len(description)+len(input)+len(output)), `{"name":`...), name)
 	if title != "" {
-		b = mcphttp.AppendString(append(b, `,"title":`...), title)
+		b = mcpwire.AppendString(append(b, `,"title":`...), title)
 	}
 	if description != "" {
-		b = mcphttp.AppendString(append(b, `,"description":`...), description)
+		b = mcpwire.AppendString(append(b, `,"description":`...), description)
 	}
 	b = append(append(b, `,"inputSchema":`...), input...)
 	if output != "" {
@@ -286,17 +411,17 @@ func argsSchema(args []Arg) string {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(mcphttp.AppendString(b, a.Name), `:{"type":"string"`...)
+		b = append(mcpwire.AppendString(b, a.Name), `:{"type":"string"`...)
 		if a.Required {
 			b = append(b, `,"minLength":1`...)
 			if len(required) > 0 {
 				required = append(required, ',')
 			}
-			required = mcphttp.AppendString(required, a.Name)
+			required = mcpwire.AppendString(required, a.Name)
 		}
 		b = fmt.Appendf(b, `,"maxLength":%d`, a.MaxLen)
 		if a.Description != "" {
-			b = mcphttp.AppendString(append(b, `,"description":`...), a.Description)
+			b = mcpwire.AppendString(append(b, `,"description":`...), a.Description)
 		}
 		b = append(b, '}')
 	}

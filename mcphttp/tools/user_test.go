@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -255,7 +256,7 @@ func TestUserToolConstruction(t *testing.T) {
 	// Before an endpoint sets it up, a part cannot tell who sees what.
 	part, err = tools.New(tools.Tool{Name: "x", Handler: ok})
 	require.NoError(t, err)
-	_, err = part.AppendList(context.Background(), nil, nil, mcphttp.Version20250618)
+	_, err = part.AppendList(context.Background(), nil, nil, mcpwire.Version20250618)
 	assert.Error(t, err)
 	assert.Equal(t, []string{"x"}, part.Names())
 }
@@ -286,7 +287,7 @@ func TestToolsClaims(t *testing.T) {
 	assert.False(t, f.part.Has("ECHO"))
 	assert.Equal(t, []string{"list_resources", "read_resource", "search", "fetch", "read_document", "read_report", "echo"}, f.part.Names())
 
-	b, err := f.part.AppendList(context.Background(), []byte("x"), alicePrincipal, mcphttp.Version20250326)
+	b, err := f.part.AppendList(context.Background(), []byte("x"), alicePrincipal, mcpwire.Version20250326)
 	require.NoError(t, err)
 	var defs []struct{ Name string }
 	require.NoError(t, json.Unmarshal(append(append([]byte("["), b[1:]...), ']'), &defs))

@@ -109,8 +109,8 @@ func CountWordsTool(inv *inventory.Inventory) tools.Tool {
 		Class:          mcphttp.ClassRead,
 		Handler: func(ctx context.Context, req *tools.Request) (tools.Result, error) {
 			uri := documentPrefix + req.Args["id"]
-			req.Call.NoteURI(uri)
-			contents, err := inv.Read(ctx, req.Call.Principal, uri)
+			req.NoteURI(uri)
+			contents, err := inv.Read(ctx, req.Principal(), uri)
 			if err != nil {
 				return tools.Result{}, err // not found, a challenge: answered as for every tool
 			}

@@ -1,7 +1,8 @@
-package mcphttp
+package mcpwire
 
 import (
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
+	"github.com/mcpkit/mcpkit/inventory"
 )
 
 // Reading params. The strict decoder has read every message once (no
@@ -16,13 +17,13 @@ import (
 // absent or null; err (Invalid params) when params are not an object or
 // the member is not a string.
 func StringParam(params []byte, name string) (value string, present bool, err error) {
-	v, ok, err := member(params, name)
+	v, ok, err := Member(params, name)
 	if err != nil || !ok || v.Kind() == jsonstrict.Null {
 		return "", false, err
 	}
 	s, isStr := v.Str()
 	if !isStr {
-		return "", false, errParamsFit()
+		return "", false, ErrParamsFit()
 	}
 	return s, true, nil
 }
@@ -30,7 +31,7 @@ func StringParam(params []byte, name string) (value string, present bool, err er
 // ObjectParam returns the JSON text of the member name of a params object
 // when it is an object, and whether it is.
 func ObjectParam(params []byte, name string) ([]byte, bool) {
-	v, ok, err := member(params, name)
+	v, ok, err := Member(params, name)
 	if err != nil || !ok || v.Kind() != jsonstrict.Object {
 		return nil, false
 	}
@@ -44,7 +45,7 @@ func Members(obj []byte, fn func(name string, value []byte) bool) error {
 	if err := jsonstrict.Members(obj, func(n []byte, v jsonstrict.Value) bool {
 		return fn(string(n), v.Raw())
 	}); err != nil {
-		return errParamsFit()
+		return ErrParamsFit()
 	}
 	return nil
 }
@@ -58,9 +59,9 @@ func String(value []byte) (string, bool) {
 	return v.Str()
 }
 
-// member finds the member name of params: ok false when params are empty
+// Member finds the member name of params: ok false when params are empty
 // or null, or have no such member.
-func member(params []byte, name string) (v jsonstrict.Value, ok bool, err error) {
+func Member(params []byte, name string) (v jsonstrict.Value, ok bool, err error) {
 	if len(params) == 0 {
 		return v, false, nil
 	}
@@ -75,7 +76,7 @@ func member(params []byte, name string) (v jsonstrict.Value, ok bool, err error)
 		if isNull(params) {
 			return v, false, nil // null params decode into nothing
 		}
-		return v, false, errParamsFit()
+		return v, false, ErrParamsFit()
 	}
 	return v, ok, nil
 }
@@ -86,5 +87,42 @@ func isNull(b []byte) bool {
 	return err == nil && v.Kind() == jsonstrict.Null
 }
 
-// errParamsFit is the answer to params that do not fit a method.
-func errParamsFit() error { return InvalidParams("params do not fit the method") }
+// ErrParamsFit is the answer to params that do not fit a method.
+func ErrParamsFit() error { return InvalidParams("params do not fit the method") }
+
+// CursorParam returns the cursor of a paginated request's params: "" for
+// the first page. The endpoint never issues an empty cursor, so an empty
+// one that is present is invalid (an *inventory.CursorError), not "start
+// over".
+func CursorParam(params []byte) (string, error) {
+	cursor, present, err := StringParam(params, "cursor")
+	switch {
+	case err != nil:
+		return "", err
+	case present && cursor == "":
+		return "", &inventory.CursorError{Reason: inventory.ReasonInvalid}
+	}
+	return cursor, nil
+}
+
+// URIParam returns the required params.uri of a request.
+func URIParam(params []byte) (string, error) {
+	uri, _, err := StringParam(params, "uri")
+	if err != nil {
+		return "", err
+	}
+	if uri == "" {
+		return "", InvalidParams("params.uri is required")
+	}
+	return uri, nil
+}
+
+// ParamsError is a -32602 error with a fixed message of the kit's own
+// (never client input): mcphttp answers it with the message
+// "Invalid params: " + Message.
+type ParamsError struct{ Message string }
+
+func (e *ParamsError) Error() string { return "mcphttp: Invalid params: " + e.Message }
+
+// InvalidParams returns a *ParamsError.
+func InvalidParams(message string) error { return &ParamsError{Message: message} }

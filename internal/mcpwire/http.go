@@ -1,9 +1,11 @@
-package mcphttp
+package mcpwire
 
 import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/mcpkit/mcpkit/internal/httpheader"
 )
 
 // Content negotiation: Accept is parsed by hand, on every request, without
@@ -16,16 +18,10 @@ func splitMediaType(v string) (mediaType, params string) {
 	return strings.TrimSpace(mediaType), params
 }
 
-// AcceptsType reports whether the Accept header values admit mediaType
-// (see acceptsType): for a part that answers with an event stream.
-func AcceptsType(values []string, mediaType, wildcard string) bool {
-	return acceptsType(values, mediaType, wildcard)
-}
-
-// acceptsType reports whether the Accept header values admit mediaType: the
+// AcceptsType reports whether the Accept header values admit mediaType: the
 // type itself, its major wildcard (given, e.g. "application/*") or */*,
 // with a non-zero quality. An absent header admits everything.
-func acceptsType(values []string, mediaType, wildcard string) bool {
+func AcceptsType(values []string, mediaType, wildcard string) bool {
 	if len(values) == 0 {
 		return true
 	}
@@ -56,11 +52,19 @@ func zeroQuality(params string) bool {
 	return false
 }
 
-// headerValue is h.Get(key) for a key in canonical form (the constants of
+// HeaderValue is h.Get(key) for a key in canonical form (the constants of
 // this package), without canonicalizing it again.
-func headerValue(h http.Header, key string) string {
+func HeaderValue(h http.Header, key string) string {
 	if v := h[key]; len(v) > 0 {
 		return v[0]
 	}
 	return ""
+}
+
+// SetPrivate marks a response private: Cache-Control: private, max-age=0,
+// and Authorization appended to Vary (never replacing what an outer
+// handler put there), with values of its own.
+func SetPrivate(h http.Header) {
+	h["Cache-Control"] = []string{"private, max-age=0"}
+	httpheader.AppendVary(h, "Authorization")
 }

@@ -1,0 +1,23 @@
+package mcphttp
+
+import "github.com/mcpkit/mcpkit/internal/mcpwire"
+
+// The kit's one JSON encoder and strict reader, for a service's own wire
+// formats (a broker's messages, a page of its own filled under the byte
+// limit): the same escaping and the same exact-name reading as the
+// endpoint's.
+
+// AppendString appends s as a JSON string (escaping what JSON and
+// JavaScript need escaped) to dst and returns the extended slice.
+func AppendString(dst []byte, s string) []byte { return mcpwire.AppendString(dst, s) }
+
+// Members calls fn for each member of a JSON object, in order, until fn
+// returns false; value is the member's JSON text. Member names are read
+// exactly; a repeated or case-variant name, invalid UTF-8 or anything but
+// an object is an error.
+func Members(obj []byte, fn func(name string, value []byte) bool) error {
+	return mcpwire.Members(obj, fn)
+}
+
+// String returns the string a JSON value holds, and whether it is one.
+func String(value []byte) (string, bool) { return mcpwire.String(value) }

@@ -1,0 +1,26 @@
+package sessions_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
+	"github.com/mcpkit/mcpkit/mcphttp/sessions"
+	"github.com/mcpkit/mcpkit/notify"
+)
+
+// A typed-nil Options.Store is an error of New naming it, and a zero Part
+// (not built by New) an error of mcphttp.New: never a panic on a request.
+func TestNilStoreAndZeroPartAreErrors(t *testing.T) {
+	_, err := sessions.New(notify.New(notify.Options{}), sessions.Options{Store: (*sessions.MemoryStore)(nil)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Options.Store")
+
+	f := mcptest.New(t, mcptest.Options{})
+	require.NotPanics(t, func() { _, err = mcphttp.New(f.Inv, f.Opts, &sessions.Part{}) })
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "sessions.New")
+}
