@@ -1,0 +1,98 @@
+package devissuer
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRefreshWithBadScopeSpendsNothing: a refresh that fails for its
+// scope (wider than the grant, or malformed) issues nothing and leaves the
+// refresh token usable: it was spent (rotated) before, so the client lost
+// its sign-in to a typo.
+func TestRefreshWithBadScopeSpendsNothing(t *testing.T) {
+	h := newHarness(t, nil)
+	id := h.register(defaultClient())
+	for _, scope := range []string{"documents:read documents:share", "documents:read  x", "unknown:scope"} {
+		t.Run(scope, func(t *testing.T) {
+			rt := h.signIn(id, "alice")["refresh_token"].(string)
+			_, refresh := h.issued()
+			status, body := h.exchange(url.Values{"grant_type": {"refresh_token"}, "client_id": {id}, "refresh_token": {rt}, "scope": {scope}})
+			assert.Equal(t, http.StatusBadRequest, status)
+			assert.Equal(t, "invalid_scope", body["error"])
+			assert.NotContains(t, body, "access_token")
+			assert.NotContains(t, body, "refresh_token")
+			_, after := h.issued()
+			assert.Equal(t, refresh, after, "nothing issued")
+			status, body = h.exchange(url.Values{"grant_type": {"refresh_token"}, "client_id": {id}, "refresh_token": {rt}})
+			assert.Equal(t, http.StatusOK, status, "the refresh token still works: %v", body)
+			assert.NotEmpty(t, body["access_token"])
+		})
+	}
+}
+
+// TestRegistrationRedirectURISchemes: registration takes https, http on a
+// loopback host, and private-use schemes named by a reverse domain name
+// (RFC 8252 §7.1: "com.example.app"); any other scheme is refused, with
+// nothing registered.
+func TestRegistrationRedirectURISchemes(t *testing.T) {
+	h := newHarness(t, nil)
+	for _, ok := range []string{
+		"https://app.example/cb", "http://127.0.0.1:8765/cb", "http://[::1]/cb", "http://localhost/cb",
+		"com.example.app:/oauth2redirect", "io.github.user.tool:/cb", "org.example-app.x:/cb",
+	} {
+		status, body := h.postJSON("/dev/register", map[string]any{"redirect_uris": []string{ok}})
+		assert.Equal(t, http.StatusCreated, status, "%s: %s", ok, body)
+	}
+	registered := h.s.clients.len()
+	for _, bad := range []string{
+		"myapp:/cb", "cursor://callback", "vscode:/cb", "x:/cb", // no reverse domain
+		"com.:/cb", ".com.example:/cb", "com..example:/cb", "com.example-:/cb", "com.-example:/cb", "1com.example:/cb",
+		"Com.Example.App:/cb", // a scheme is compared as given: lower case only
+		"javascript:alert(1)", "data:text/html,x", "file:///etc/passwd", "ws://127.0.0.1/cb", "ftp://app.example/cb",
+		"http://evil.example/cb", "https:///cb", "https:cb",
+	} {
+		resp, err := http.Post(h.url+"/dev/register", "application/json",
+			strings.NewReader(fmt.Sprintf(`{"redirect_uris":[%q]}`, bad)))
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s: %s", bad, body)
+		assert.Contains(t, string(body), `"error":"invalid_redirect_uri"`, bad)
+	}
+	assert.Equal(t, registered, h.s.clients.len(), "nothing more registered")
+}
+
+// TestAllowedAddrRefusesSpecialPurpose: the metadata fetch's address
+// filter refuses every special-purpose range, IPv4-mapped, IPv4-compatible
+// and NAT64 forms of IPv4 ones included; loopback (development) and
+// public addresses pass.
+func TestAllowedAddrRefusesSpecialPurpose(t *testing.T) {
+	for _, a := range []string{
+		"0.0.0.0", "0.1.2.3", "10.1.2.3", "100.64.0.1", "169.254.169.254", "172.16.0.1", "172.31.255.255",
+		"192.0.0.8", "192.0.2.1", "192.88.99.1", "192.168.1.1", "198.18.0.1", "198.51.100.1", "203.0.113.1",
+		"224.0.0.1", "239.255.255.250", "240.0.0.1", "255.255.255.255",
+		"::", "::ffff:10.0.0.1", "::ffff:169.254.169.254", "::ffff:192.168.0.1", "::ffff:0.0.0.0",
+		"::10.0.0.1", "::169.254.169.254", "::8.8.8.8", // IPv4-compatible (deprecated): never fetched
+		"64:ff9b::a9fe:a9fe", "64:ff9b::808:808", "64:ff9b:1::1", "100::1", "2001::1", "2001:db8::1", "2002:a00:1::1",
+		"fc00::1", "fd12:3456::1", "fe80::1", "fec0::1", "ff02::1", "3fff::1", "5f00::1",
+		"::ffff:0:10.0.0.1", // IPv4-translated (RFC 2765)
+		"fe80::1%eth0",
+	} {
+		ip, err := netip.ParseAddr(a)
+		require.NoError(t, err, a)
+		assert.False(t, allowedAddr(ip), "%s must be refused", a)
+	}
+	for _, a := range []string{"127.0.0.1", "127.1.2.3", "::1", "::ffff:127.0.0.1", "8.8.8.8", "93.184.216.34", "2606:4700:4700::1111", "::ffff:8.8.8.8"} {
+		ip, err := netip.ParseAddr(a)
+		require.NoError(t, err, a)
+		assert.True(t, allowedAddr(ip), "%s must pass", a)
+	}
+}
