@@ -7,9 +7,28 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 )
+
+// pendingPerAddress bounds the sign-ins in progress of one address: a
+// flood of authorization requests is refused once it holds that many,
+// and never pushes anybody's sign-in out (the memory of sign-ins refuses
+// rather than drops, see memory.PutOwned).
+const pendingPerAddress = 20
+
+// clientAddr is the address a request came from (its connection's IP),
+// which the per-address bounds count by.
+func clientAddr(r *http.Request) string {
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		return ap.Addr().Unmap().String()
+	}
+	if r.RemoteAddr == "" {
+		return "?"
+	}
+	return r.RemoteAddr
+}
 
 // csrfCookie names the cookie the login form's CSRF token is bound to.
 const csrfCookie = "mcpkit_dev_csrf"
@@ -49,7 +68,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, http.StatusBadRequest, "The authorization request is malformed: a parameter is given twice, or not valid UTF-8.")
 		return
 	}
-	cl, msg, status := s.lookupClient(r.Context(), p.get("client_id"))
+	cl, msg, status := s.lookupClient(r.Context(), p.get("client_id"), clientAddr(r))
 	if msg != "" {
 		s.errorPage(w, status, msg)
 		return
@@ -71,19 +90,28 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	req.redirectURI, req.state = redirectURI, state
 	id := secret()
-	s.pending.Put(id, req, s.now().Add(signInTTL))
+	switch err := s.pending.PutOwned(id, clientAddr(r), pendingPerAddress, req, s.now().Add(signInTTL)); {
+	case errors.Is(err, errOwnerFull):
+		w.Header().Set("Retry-After", "60")
+		s.errorPage(w, http.StatusTooManyRequests, "Too many sign-ins are in progress from your address. Finish or close one, or wait a few minutes, then start again from your client.")
+		return
+	case err != nil:
+		w.Header().Set("Retry-After", "60")
+		s.errorPage(w, http.StatusServiceUnavailable, "Too many sign-ins are in progress. Try again in a few minutes.")
+		return
+	}
 	s.loginPage(w, r, id, req, "", http.StatusOK)
 }
 
 // lookupClient finds the client of a client_id: a registered one, or the
 // one its metadata document describes. It returns an error page's message
 // and status when there is none.
-func (s *Server) lookupClient(ctx context.Context, id string) (client, string, int) {
+func (s *Server) lookupClient(ctx context.Context, id, addr string) (client, string, int) {
 	switch {
 	case id == "":
 		return client{}, "The authorization request names no client (client_id is missing).", http.StatusBadRequest
 	case isClientIDURL(id):
-		c, err := s.docs.get(ctx, id)
+		c, err := s.docs.get(ctx, id, addr)
 		switch {
 		case errors.Is(err, errClientID):
 			return client{}, "The client_id is a URL this server does not fetch: a client ID metadata document must be at an https URL with a path (http only on a loopback host), without query, fragment or user name, and not on a private network address.", http.StatusBadRequest

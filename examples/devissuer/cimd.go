@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -28,8 +29,10 @@ const (
 	DefaultClientMetadataTimeout = 5 * time.Second
 	MaxClientMetadataBytes       = 5 << 10
 	// clientMetadataFetches bounds the fetches in flight: a flood of
-	// authorization requests naming slow documents waits for no more.
+	// authorization requests naming slow documents waits for no more;
+	// fetchesPerAddress, those of requests from one address.
 	clientMetadataFetches = 4
+	fetchesPerAddress     = 2
 	// Cache lifetimes of a fetched document: its max-age, at most
 	// maxMetadataCache; defaultMetadataCache without one; never for
 	// no-store or no-cache.
@@ -192,11 +195,13 @@ func allowedAddr(ip netip.Addr) bool {
 // size and concurrency, from allowed addresses only, and caches the
 // valid ones.
 type metadataFetcher struct {
-	client  *http.Client
-	timeout time.Duration
-	sem     chan struct{}
-	cache   *memory[client]
-	now     func() time.Time
+	client   *http.Client
+	timeout  time.Duration
+	mu       sync.Mutex
+	inFlight map[string]int // fetches per requesting address
+	total    int
+	cache    *memory[client]
+	now      func() time.Time
 	// lookup resolves a host name (net.DefaultResolver.LookupNetIP);
 	// tests replace it, so that no name resolves to a private address for
 	// real.
@@ -205,7 +210,7 @@ type metadataFetcher struct {
 
 func newMetadataFetcher(roots *x509.CertPool, timeout time.Duration, now func() time.Time) *metadataFetcher {
 	f := &metadataFetcher{
-		timeout: timeout, sem: make(chan struct{}, clientMetadataFetches),
+		timeout: timeout, inFlight: make(map[string]int),
 		cache: newMemory[client](maxCachedDocuments, now), now: now,
 		lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
@@ -272,9 +277,32 @@ func (f *metadataFetcher) dial(ctx context.Context, d *net.Dialer, network, addr
 	return nil, last
 }
 
+// acquire takes one of the fetch slots for a request from addr: at most
+// clientMetadataFetches in all, fetchesPerAddress for one address, so
+// that slow documents named from one address leave slots for others.
+func (f *metadataFetcher) acquire(addr string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.inFlight[addr] >= fetchesPerAddress || f.total >= clientMetadataFetches {
+		return false
+	}
+	f.inFlight[addr]++
+	f.total++
+	return true
+}
+
+func (f *metadataFetcher) release(addr string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.total--
+	if f.inFlight[addr]--; f.inFlight[addr] <= 0 {
+		delete(f.inFlight, addr)
+	}
+}
+
 // get returns the client a metadata document URL describes: from the
-// cache, or fetched now.
-func (f *metadataFetcher) get(ctx context.Context, id string) (client, error) {
+// cache, or fetched now for a request from addr.
+func (f *metadataFetcher) get(ctx context.Context, id, addr string) (client, error) {
 	u, err := checkClientIDURL(id)
 	if err != nil {
 		return client{}, err
@@ -282,12 +310,10 @@ func (f *metadataFetcher) get(ctx context.Context, id string) (client, error) {
 	if c, ok := f.cache.Get(id); ok {
 		return c, nil
 	}
-	select {
-	case f.sem <- struct{}{}:
-		defer func() { <-f.sem }()
-	default:
+	if !f.acquire(addr) {
 		return client{}, errBusy
 	}
+	defer f.release(addr)
 	c, ttl, err := f.fetch(ctx, u)
 	if err != nil {
 		return client{}, err

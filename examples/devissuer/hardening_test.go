@@ -96,3 +96,59 @@ func TestAllowedAddrRefusesSpecialPurpose(t *testing.T) {
 		assert.True(t, allowedAddr(ip), "%s must pass", a)
 	}
 }
+
+// TestFloodsKeepASignInInProgress: a person has a login page open (a
+// sign-in in progress) with the client they just registered. Then floods
+// from other addresses: authorization requests past the per-address bound
+// and past the whole bound, and registrations past both. Each flood is
+// refused (429, then 503) or replaces only the flooding addresses' own
+// unused clients; the person approves, the code is redeemed, and their
+// client still starts a new sign-in. Before: the oldest sign-in (the
+// person's) and the oldest unused client were dropped for the flood.
+func TestFloodsKeepASignInInProgress(t *testing.T) {
+	h := newHarness(t, func(o *ServerOptions) { o.MaxPending = 2*pendingPerAddress + 1; o.MaxClients = 3 * clientsPerAddress })
+	person := h.register(defaultClient())
+	b := h.browser()
+	verifier, challenge := pkce()
+	p := h.login(b, h.authQuery(person, challenge))
+	require.Equal(t, http.StatusOK, p.status)
+
+	flooder := h.register(defaultClient())
+	authorize := func(ip string) int {
+		_, ch := pkce()
+		resp, err := clientFrom(ip).Get(h.url + "/dev/authorize?" + h.authQuery(flooder, ch).Encode())
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for i := range 3 * pendingPerAddress {
+		want := http.StatusOK
+		if i >= pendingPerAddress {
+			want = http.StatusTooManyRequests
+		}
+		require.Equal(t, want, authorize("127.0.0.2"), "request %d from one address", i)
+	}
+	for i := range pendingPerAddress {
+		require.Equal(t, http.StatusOK, authorize("127.0.0.3"), "request %d from a second address", i)
+	}
+	assert.Equal(t, http.StatusServiceUnavailable, authorize("127.0.0.4"), "full: refused, nothing dropped")
+
+	register := func(ip string) int {
+		resp, err := clientFrom(ip).Post(h.url+"/dev/register", "application/json", strings.NewReader(`{"redirect_uris":["`+testRedirect+`"]}`))
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, ip := range []string{"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"} {
+		for i := range 2 * clientsPerAddress {
+			require.Equal(t, http.StatusCreated, register(ip), "registration %d from %s", i, ip)
+			require.LessOrEqual(t, h.s.clients.len(), 3*clientsPerAddress)
+		}
+	}
+
+	q := h.approve(b, p, "alice")
+	status, tok := h.exchange(codeForm(person, q.Get("code"), verifier))
+	require.Equal(t, http.StatusOK, status, "%v", tok)
+	assert.NotEmpty(t, tok["access_token"])
+	h.signIn(person, "alice") // the person's client is still known (approved: kept for good)
+}
