@@ -1,6 +1,7 @@
 package devissuer
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -151,4 +152,72 @@ func TestFloodsKeepASignInInProgress(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, "%v", tok)
 	assert.NotEmpty(t, tok["access_token"])
 	h.signIn(person, "alice") // the person's client is still known (approved: kept for good)
+}
+
+// TestStepUpIsTheSignedInUsers: alice signs in; her client asks again,
+// for more scopes (a step-up), in her browser: the page says she is signed
+// in and offers no other user; a form posted as bob is refused with
+// nothing issued, and alice can still approve; "Sign in as someone else"
+// brings the list back. Another browser gets the list. Before, the page
+// offered every user, and bob's approval got a token with the wider
+// scope in alice's place.
+func TestStepUpIsTheSignedInUsers(t *testing.T) {
+	h := newHarness(t, nil)
+	id := h.register(defaultClient())
+	b := h.browser()
+	_, challenge := pkce()
+	h.approve(b, h.login(b, h.authQuery(id, challenge)), "alice")
+
+	wider := func(b *http.Client) (page, string) {
+		verifier, challenge := pkce()
+		q := h.authQuery(id, challenge)
+		q.Set("scope", "documents:read documents:share")
+		return h.login(b, q), verifier
+	}
+	p, verifier := wider(b)
+	require.Equal(t, http.StatusOK, p.status)
+	assert.Contains(t, p.body, `Signed in as <strong>alice</strong>`)
+	assert.NotContains(t, p.body, `value="bob"`, "no other user is offered")
+	assert.NotContains(t, p.body, `name="other"`)
+
+	codes, _ := h.issued()
+	for _, form := range []url.Values{
+		{"user": {"bob"}}, {"user": {""}, "other": {"mallory"}}, {"other": {"bob"}},
+	} {
+		form.Set("request", p.request)
+		form.Set("csrf", p.csrf)
+		form.Set("decision", "approve")
+		resp := h.submit(b, form, nil)
+		assert.Equal(t, http.StatusForbidden, resp.StatusCode, "%v", form)
+		assert.Empty(t, resp.Header.Get("Location"))
+		after, _ := h.issued()
+		assert.Equal(t, codes, after, "nothing issued")
+	}
+	q := h.approve(b, p, "alice")
+	status, tok := h.exchange(codeForm(id, q.Get("code"), verifier))
+	require.Equal(t, http.StatusOK, status, "%v", tok)
+	pr, _, err := h.verifier.Verify(context.Background(), tok["access_token"].(string))
+	require.NoError(t, err)
+	assert.Equal(t, "alice", pr.Subject)
+
+	// Sign in as someone else, explicitly: the list again.
+	p, _ = wider(b)
+	resp, err := b.Do(func() *http.Request {
+		req, _ := http.NewRequest(http.MethodPost, h.url+"/dev/consent", strings.NewReader(url.Values{"request": {p.request}, "csrf": {p.csrf}, "decision": {"switch"}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", h.url)
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		return req
+	}())
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.NotContains(t, string(body), "Signed in as")
+	assert.Contains(t, string(body), `value="bob"`)
+
+	// Another browser: nobody is signed in there.
+	p, _ = wider(h.browser())
+	assert.NotContains(t, p.body, "Signed in as")
+	assert.Contains(t, p.body, `value="bob"`)
 }
