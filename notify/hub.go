@@ -43,10 +43,15 @@ func (e Event) valid() bool {
 	case ListChanged:
 		return e.Subject != ""
 	case ResourceUpdated:
-		return e.Subject != "" && e.URI != ""
+		return e.Subject != "" && e.URI != "" && e.URI != markURI
 	}
 	return false
 }
+
+// markURI is the URI of the log entries [Hub.Mark] records: no
+// resource's (a URI holds no angle brackets or spaces), never delivered,
+// and left out of what Since returns.
+const markURI = "<stream start>"
 
 // Broker carries events between the instances of a fleet. Implementations
 // must be safe for concurrent use.
@@ -230,6 +235,29 @@ func (h *Hub) Since(ctx context.Context, key, id string) ([]Event, bool, error) 
 	}
 	return out, true, nil
 }
+
+// Mark records in the hub's [EventLog] a point in key's events that is
+// no event, and returns its id: a stream that starts gives it to its
+// client before anything else (the legacy era's priming event), so that
+// Since(key, id) tells what the stream missed however early it was cut.
+// Since never returns the mark itself, nor any other mark. A mark takes
+// one of key's places in the log (its bound in events). An error means
+// nothing was recorded.
+func (h *Hub) Mark(ctx context.Context, key string) (string, error) {
+	if key == "" {
+		return "", errNoKey
+	}
+	id, err := h.elog.Append(ctx, key, Event{Subject: key, Kind: ResourceUpdated, URI: markURI})
+	if err != nil {
+		return "", err
+	}
+	if !ValidID(id) {
+		return "", errInvalidLogID
+	}
+	return id, nil
+}
+
+var errInvalidLogID = errors.New("notify: the event log returned an invalid id")
 
 // Subscribe opens a subscription to subject's events. The caller must Close
 // it. Subscribing to the empty subject (an anonymous caller) yields a

@@ -125,7 +125,7 @@ func sseData(resp *http.Response) <-chan string {
 		defer close(ch)
 		sc := bufio.NewScanner(resp.Body)
 		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok && d != "" { // empty: a priming event
 				ch <- d
 			}
 		}
@@ -149,8 +149,10 @@ func sseEvents(resp *http.Response) <-chan sseEvent {
 				e.id = v
 			} else if v, ok := strings.CutPrefix(line, "data: "); ok {
 				e.data = v
-			} else if line == "" && e.data != "" {
-				ch <- e
+			} else if line == "" {
+				if e.data != "" { // a priming event (empty data) dispatches nothing
+					ch <- e
+				}
 				e = sseEvent{}
 			}
 		}

@@ -7,9 +7,29 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
+	"time"
 )
+
+// pendingPerAddress bounds the sign-ins in progress of one address: a
+// flood of authorization requests is refused once it holds that many,
+// and never pushes anybody's sign-in out (the memory of sign-ins refuses
+// rather than drops, see memory.PutOwned).
+const pendingPerAddress = 20
+
+// clientAddr is the address a request came from (its connection's IP),
+// which the per-address bounds count by.
+func clientAddr(r *http.Request) string {
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		return ap.Addr().Unmap().String()
+	}
+	if r.RemoteAddr == "" {
+		return "?"
+	}
+	return r.RemoteAddr
+}
 
 // csrfCookie names the cookie the login form's CSRF token is bound to.
 const csrfCookie = "mcpkit_dev_csrf"
@@ -23,6 +43,10 @@ type signIn struct {
 	challenge   string // the S256 code_challenge
 	scopes      []string
 	resource    string
+	// user is who was signed in in this browser when the request came
+	// (a step-up: the client asks again, for more): the page shows them,
+	// and only they may approve. "" for a first sign-in.
+	user string
 }
 
 // authzError is an error the authorization endpoint returns to the
@@ -49,7 +73,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, http.StatusBadRequest, "The authorization request is malformed: a parameter is given twice, or not valid UTF-8.")
 		return
 	}
-	cl, msg, status := s.lookupClient(r.Context(), p.get("client_id"))
+	cl, msg, status := s.lookupClient(r.Context(), p.get("client_id"), clientAddr(r))
 	if msg != "" {
 		s.errorPage(w, status, msg)
 		return
@@ -70,20 +94,30 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.redirectURI, req.state = redirectURI, state
+	req.user = s.signedInUser(r)
 	id := secret()
-	s.pending.Put(id, req, s.now().Add(signInTTL))
+	switch err := s.pending.PutOwned(id, clientAddr(r), pendingPerAddress, req, s.now().Add(signInTTL)); {
+	case errors.Is(err, errOwnerFull):
+		w.Header().Set("Retry-After", "60")
+		s.errorPage(w, http.StatusTooManyRequests, "Too many sign-ins are in progress from your address. Finish or close one, or wait a few minutes, then start again from your client.")
+		return
+	case err != nil:
+		w.Header().Set("Retry-After", "60")
+		s.errorPage(w, http.StatusServiceUnavailable, "Too many sign-ins are in progress. Try again in a few minutes.")
+		return
+	}
 	s.loginPage(w, r, id, req, "", http.StatusOK)
 }
 
 // lookupClient finds the client of a client_id: a registered one, or the
 // one its metadata document describes. It returns an error page's message
 // and status when there is none.
-func (s *Server) lookupClient(ctx context.Context, id string) (client, string, int) {
+func (s *Server) lookupClient(ctx context.Context, id, addr string) (client, string, int) {
 	switch {
 	case id == "":
 		return client{}, "The authorization request names no client (client_id is missing).", http.StatusBadRequest
 	case isClientIDURL(id):
-		c, err := s.docs.get(ctx, id)
+		c, err := s.docs.get(ctx, id, addr)
 		switch {
 		case errors.Is(err, errClientID):
 			return client{}, "The client_id is a URL this server does not fetch: a client ID metadata document must be at an https URL with a path (http only on a loopback host), without query, fragment or user name, and not on a private network address.", http.StatusBadRequest
@@ -198,11 +232,67 @@ func (s *Server) browserCookie(w http.ResponseWriter, r *http.Request) string {
 	}
 	v := secret()
 	http.SetCookie(w, &http.Cookie{
-		Name: csrfCookie, Value: v, Path: strings.TrimSuffix(s.consentURL, "/consent") + "/",
+		Name: csrfCookie, Value: v, Path: s.cookiePath(),
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: strings.HasPrefix(s.origin, "https:"),
 	})
 	return v
 }
+
+// userCookie names the cookie that says who signed in last in this
+// browser: the user, and an HMAC binding it to the browser's CSRF cookie.
+const userCookie = "mcpkit_dev_user"
+
+// signedInMAC is the MAC of user for the browser whose CSRF cookie is
+// browser.
+func (s *Server) signedInMAC(browser, user string) string {
+	m := hmac.New(sha256.New, s.csrfKey)
+	m.Write([]byte("signed-in\x00"))
+	m.Write([]byte(browser))
+	m.Write([]byte{0})
+	m.Write([]byte(user))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// signedInUser returns who signed in last in the browser of r ("" for
+// nobody, or a cookie this server did not set for this browser).
+func (s *Server) signedInUser(r *http.Request) string {
+	b, err1 := r.Cookie(csrfCookie)
+	u, err2 := r.Cookie(userCookie)
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	enc, mac, ok := strings.Cut(u.Value, ".")
+	if !ok {
+		return ""
+	}
+	user, err := base64.RawURLEncoding.DecodeString(enc)
+	if err != nil || checkSubject(string(user)) != nil || !hmac.Equal([]byte(mac), []byte(s.signedInMAC(b.Value, string(user)))) {
+		return ""
+	}
+	return string(user)
+}
+
+// setSignedIn remembers, in the browser of r, that user signed in.
+func (s *Server) setSignedIn(w http.ResponseWriter, r *http.Request, user string) {
+	b, err := r.Cookie(csrfCookie)
+	if err != nil {
+		return
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: userCookie, Value: base64.RawURLEncoding.EncodeToString([]byte(user)) + "." + s.signedInMAC(b.Value, user),
+		Path: s.cookiePath(), HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: strings.HasPrefix(s.origin, "https:"),
+		MaxAge: int(s.opts.RefreshTokenTTL / time.Second),
+	})
+}
+
+// clearSignedIn forgets who signed in in this browser.
+func (s *Server) clearSignedIn(w http.ResponseWriter) {
+	http.SetCookie(w, &http.Cookie{Name: userCookie, Value: "", Path: s.cookiePath(), MaxAge: -1,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: strings.HasPrefix(s.origin, "https:")})
+}
+
+// cookiePath is the path of the server's cookies: its endpoints'.
+func (s *Server) cookiePath() string { return strings.TrimSuffix(s.consentURL, "/consent") + "/" }
 
 // consent serves the login form (POST): CSRF-checked, then approve (a code
 // to the redirect URI) or deny (access_denied). A sign-in is answered at
@@ -234,6 +324,15 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch p.get("decision") {
+	case "switch":
+		// "Sign in as someone else": the page forgets who was signed in
+		// and offers every user again, in this browser only (the CSRF
+		// token is the browser's).
+		s.pending.Update(id, func(v *signIn) { v.user = "" })
+		req.user = ""
+		s.clearSignedIn(w)
+		s.loginPage(w, r, id, req, "", http.StatusOK)
+		return
 	case "deny":
 		if _, ok := s.pending.Take(id); !ok {
 			s.errorPage(w, http.StatusBadRequest, "This sign-in has expired or was already answered. Start again from your client.")
@@ -255,6 +354,13 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 		s.loginPage(w, r, id, req, "Choose a user, or type a name of 1 to 256 characters without control characters.", http.StatusBadRequest)
 		return
 	}
+	if req.user != "" && subject != req.user {
+		// A step-up of the signed-in user's: nobody approves it in their
+		// place. The sign-in stays for them; nothing is issued.
+		s.log.Warn("devissuer: a step-up sign-in was approved as another user than the signed-in one; refused", "client_id", req.client.id)
+		s.errorPage(w, http.StatusForbidden, "This sign-in continues the signed-in user's, and only they can approve it. To sign in as someone else, choose \"Sign in as someone else\" on the sign-in page.")
+		return
+	}
 	if _, ok := s.pending.Take(id); !ok { // a second submission of the same form loses
 		s.errorPage(w, http.StatusBadRequest, "This sign-in has expired or was already answered. Start again from your client.")
 		return
@@ -267,6 +373,7 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 	if !req.client.fromDocument {
 		s.clients.markUsed(req.client.id)
 	}
+	s.setSignedIn(w, r, subject)
 	s.log.Info("devissuer: sign-in approved", "user", subject, "client_id", req.client.id, "scope", strings.Join(req.scopes, " "))
 	v := url.Values{"code": {code}, "iss": {s.is.issuer}}
 	if req.state != "" {

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -28,8 +29,10 @@ const (
 	DefaultClientMetadataTimeout = 5 * time.Second
 	MaxClientMetadataBytes       = 5 << 10
 	// clientMetadataFetches bounds the fetches in flight: a flood of
-	// authorization requests naming slow documents waits for no more.
+	// authorization requests naming slow documents waits for no more;
+	// fetchesPerAddress, those of requests from one address.
 	clientMetadataFetches = 4
+	fetchesPerAddress     = 2
 	// Cache lifetimes of a fetched document: its max-age, at most
 	// maxMetadataCache; defaultMetadataCache without one; never for
 	// no-store or no-cache.
@@ -67,36 +70,47 @@ func checkClientIDURL(raw string) (*url.URL, error) {
 	if err != nil || u.User != nil || u.Opaque != "" || u.Host == "" || u.String() != raw {
 		return nil, errClientID
 	}
-	switch u.Scheme {
-	case "https":
-	case "http":
-		if !loopbackHost(u.Hostname()) {
-			return nil, errClientID
-		}
-	default:
-		return nil, errClientID
-	}
-	if port := u.Port(); port != "" {
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || port[0] == '0' {
-			return nil, errClientID
-		}
-	}
-	if u.Path == "" || u.Path == "/" {
-		return nil, errClientID
-	}
-	for seg := range strings.SplitSeq(u.EscapedPath(), "/") {
-		if d, err := url.PathUnescape(seg); err != nil || d == "." || d == ".." {
-			return nil, errClientID
-		}
-	}
-	ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]"))
-	switch {
-	case err == nil && !allowedAddr(ip):
-		return nil, errClientID
-	case err != nil && !dnsName(u.Hostname()):
+	if !clientIDScheme(u) || !clientIDPort(u.Port()) || !clientIDPath(u) || !clientIDHost(u.Hostname()) {
 		return nil, errClientID
 	}
 	return u, nil
+}
+
+// clientIDScheme: https, or http on a loopback host.
+func clientIDScheme(u *url.URL) bool {
+	return u.Scheme == "https" || u.Scheme == "http" && loopbackHost(u.Hostname())
+}
+
+// clientIDPort: none, or 1–65535 without a leading zero.
+func clientIDPort(port string) bool {
+	if port == "" {
+		return true
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 1 && n <= 65535 && port[0] != '0'
+}
+
+// clientIDPath: a path other than "/", without dot segments (escaped ones
+// included).
+func clientIDPath(u *url.URL) bool {
+	if u.Path == "" || u.Path == "/" {
+		return false
+	}
+	for seg := range strings.SplitSeq(u.EscapedPath(), "/") {
+		if d, err := url.PathUnescape(seg); err != nil || d == "." || d == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+// clientIDHost: an IP literal the fetch may reach (see allowedAddr), or a
+// DNS name.
+func clientIDHost(host string) bool {
+	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return allowedAddr(ip)
+	}
+	return dnsName(host)
 }
 
 // dnsName reports whether h is a DNS host name (RFC 1123 §2.1): labels of
@@ -139,7 +153,7 @@ var specialUse = func() []netip.Prefix {
 		"192.0.0.0/24", "192.0.2.0/24", "192.31.196.0/24", "192.52.193.0/24", "192.88.99.0/24",
 		"192.168.0.0/16", "192.175.48.0/24", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24",
 		"224.0.0.0/4", "240.0.0.0/4",
-		"::/128", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001::/23", "2001:db8::/32",
+		"::/96", "::ffff:0:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001::/23", "2001:db8::/32",
 		"2002::/16", "3fff::/20", "5f00::/16", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
 	} {
 		out = append(out, netip.MustParsePrefix(s))
@@ -149,16 +163,25 @@ var specialUse = func() []netip.Prefix {
 
 // allowedAddr reports whether a metadata document may be fetched from ip:
 // a loopback address (the draft allows it when the authorization server
-// itself runs on loopback, which a development server always does), or an
-// address outside every special-use block. IPv4-mapped IPv6 addresses are
-// judged as the IPv4 address they map.
+// itself runs on loopback, which a development server always does), or a
+// global unicast address outside every special-use block. IPv4-mapped
+// IPv6 addresses are judged as the IPv4 address they map; the other IPv6
+// forms that embed an IPv4 address (IPv4-compatible ::/96, IPv4-translated
+// ::ffff:0:0/96, NAT64 64:ff9b::/96 and 64:ff9b:1::/48, 6to4 2002::/16,
+// Teredo 2001::/32) are refused whatever they embed: they reach an IPv4
+// host by a route the IPv4 checks would not see. A zone (fe80::1%eth0)
+// is refused too.
 func allowedAddr(ip netip.Addr) bool {
 	ip = ip.Unmap()
-	if !ip.IsValid() || ip.Zone() != "" {
+	switch {
+	case !ip.IsValid() || ip.Zone() != "":
 		return false
-	}
-	if ip.IsLoopback() {
+	case ip.IsLoopback():
 		return true
+	case !ip.IsGlobalUnicast() || ip.IsPrivate():
+		// Unspecified, multicast, link-local, interface-local; RFC 1918
+		// and fc00::/7.
+		return false
 	}
 	for _, p := range specialUse {
 		if p.Contains(ip) {
@@ -172,11 +195,13 @@ func allowedAddr(ip netip.Addr) bool {
 // size and concurrency, from allowed addresses only, and caches the
 // valid ones.
 type metadataFetcher struct {
-	client  *http.Client
-	timeout time.Duration
-	sem     chan struct{}
-	cache   *memory[client]
-	now     func() time.Time
+	client   *http.Client
+	timeout  time.Duration
+	mu       sync.Mutex
+	inFlight map[string]int // fetches per requesting address
+	total    int
+	cache    *memory[client]
+	now      func() time.Time
 	// lookup resolves a host name (net.DefaultResolver.LookupNetIP);
 	// tests replace it, so that no name resolves to a private address for
 	// real.
@@ -185,7 +210,7 @@ type metadataFetcher struct {
 
 func newMetadataFetcher(roots *x509.CertPool, timeout time.Duration, now func() time.Time) *metadataFetcher {
 	f := &metadataFetcher{
-		timeout: timeout, sem: make(chan struct{}, clientMetadataFetches),
+		timeout: timeout, inFlight: make(map[string]int),
 		cache: newMemory[client](maxCachedDocuments, now), now: now,
 		lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
@@ -252,9 +277,32 @@ func (f *metadataFetcher) dial(ctx context.Context, d *net.Dialer, network, addr
 	return nil, last
 }
 
+// acquire takes one of the fetch slots for a request from addr: at most
+// clientMetadataFetches in all, fetchesPerAddress for one address, so
+// that slow documents named from one address leave slots for others.
+func (f *metadataFetcher) acquire(addr string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.inFlight[addr] >= fetchesPerAddress || f.total >= clientMetadataFetches {
+		return false
+	}
+	f.inFlight[addr]++
+	f.total++
+	return true
+}
+
+func (f *metadataFetcher) release(addr string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.total--
+	if f.inFlight[addr]--; f.inFlight[addr] <= 0 {
+		delete(f.inFlight, addr)
+	}
+}
+
 // get returns the client a metadata document URL describes: from the
-// cache, or fetched now.
-func (f *metadataFetcher) get(ctx context.Context, id string) (client, error) {
+// cache, or fetched now for a request from addr.
+func (f *metadataFetcher) get(ctx context.Context, id, addr string) (client, error) {
 	u, err := checkClientIDURL(id)
 	if err != nil {
 		return client{}, err
@@ -262,12 +310,10 @@ func (f *metadataFetcher) get(ctx context.Context, id string) (client, error) {
 	if c, ok := f.cache.Get(id); ok {
 		return c, nil
 	}
-	select {
-	case f.sem <- struct{}{}:
-		defer func() { <-f.sem }()
-	default:
+	if !f.acquire(addr) {
 		return client{}, errBusy
 	}
+	defer f.release(addr)
 	c, ttl, err := f.fetch(ctx, u)
 	if err != nil {
 		return client{}, err

@@ -5,8 +5,10 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -281,38 +283,64 @@ func TestClientMetadataDocumentConcurrency(t *testing.T) {
 	d := startDocumentHost(t)
 	release := make(chan struct{})
 	var inFlight sync.WaitGroup
-	inFlight.Add(clientMetadataFetches)
 	h := newHarness(t, func(o *ServerOptions) { o.ClientMetadataRoots = d.roots() })
-	var ids []string
-	for i := range clientMetadataFetches {
-		path := "/held" + string(rune('a'+i)) + ".json"
-		ids = append(ids, d.serve(path, func(w http.ResponseWriter, r *http.Request) {
-			inFlight.Done()
-			select {
-			case <-release:
-			case <-r.Context().Done():
-			}
-			http.NotFound(w, r)
-		}))
-	}
+	held := 0
 	var done sync.WaitGroup
-	for _, id := range ids {
-		done.Add(1)
-		go func() {
-			defer done.Done()
-			resp, err := http.Get(h.url + "/dev/authorize?" + h.authQuery(id, mustChallenge()).Encode())
-			if err == nil {
-				resp.Body.Close()
-			}
-		}()
+	// hold starts n authorization requests from ip, each naming a document
+	// whose fetch waits for release, and waits until they are all fetching.
+	hold := func(ip string, n int) {
+		inFlight.Add(n)
+		for range n {
+			held++
+			id := d.serve(fmt.Sprintf("/held%d.json", held), func(w http.ResponseWriter, r *http.Request) {
+				inFlight.Done()
+				select {
+				case <-release:
+				case <-r.Context().Done():
+				}
+				http.NotFound(w, r)
+			})
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				resp, err := clientFrom(ip).Get(h.url + "/dev/authorize?" + h.authQuery(id, mustChallenge()).Encode())
+				if err == nil {
+					resp.Body.Close()
+				}
+			}()
+		}
+		inFlight.Wait()
 	}
-	inFlight.Wait() // every slot taken
-	p := h.login(h.browser(), h.authQuery(d.document("/free.json", nil), mustChallenge()))
-	assert.Equal(t, http.StatusServiceUnavailable, p.status)
+	free := 0
+	status := func(ip string) int {
+		free++
+		resp, err := clientFrom(ip).Get(h.url + "/dev/authorize?" + h.authQuery(d.document(fmt.Sprintf("/free%d.json", free), nil), mustChallenge()).Encode())
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	// One address's slow documents take its share of the slots only.
+	hold("127.0.0.1", fetchesPerAddress)
+	assert.Equal(t, http.StatusServiceUnavailable, status("127.0.0.1"), "the address has its share in flight")
+	assert.Equal(t, http.StatusOK, status("127.0.0.2"), "another address is served meanwhile")
+	// Every slot taken (two more addresses): nobody's fetch starts.
+	hold("127.0.0.2", 1)
+	hold("127.0.0.3", clientMetadataFetches-fetchesPerAddress-1)
+	assert.Equal(t, http.StatusServiceUnavailable, status("127.0.0.4"))
 	close(release)
 	done.Wait()
-	p = h.login(h.browser(), h.authQuery(d.srv.URL+"/free.json", mustChallenge()))
-	assert.Equal(t, http.StatusOK, p.status, "once the slots are free")
+	assert.Equal(t, http.StatusOK, status("127.0.0.1"), "once the slots are free")
+}
+
+// clientFrom returns an HTTP client whose connections come from ip (any
+// 127/8 address reaches a loopback server on Linux), for the per-address
+// bounds.
+func clientFrom(ip string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	return &http.Client{
+		Transport:     &http.Transport{DialContext: d.DialContext},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 }
 
 func TestCacheLifetime(t *testing.T) {

@@ -106,48 +106,82 @@ func parseClientMetadata(obj map[string]json.RawMessage) (client, error) {
 }
 
 // registry holds the dynamically registered clients, in memory: at most
-// max. When it is full, a registration replaces the oldest client that
-// has not yet been used in an approved sign-in, and is refused when every
-// client has been: a flood of registrations cannot grow the memory, nor
-// push out the clients people signed in with.
+// max. An address (the registering connection's) that holds
+// clientsPerAddress clients not yet used in an approved sign-in replaces
+// its own oldest such client; when the registry is full, a registration
+// replaces the oldest unused client of the address that holds the most
+// of them, and is refused when every client has been used. So a flood of
+// registrations cannot grow the memory, nor push out the clients people
+// signed in with, nor the one a person just registered and is signing in
+// with (unless one address is all the flood and the person).
 type registry struct {
-	mu  sync.Mutex
-	max int
-	m   map[string]*list.Element // of *registered
-	l   list.List                // oldest first
+	mu     sync.Mutex
+	max    int
+	m      map[string]*list.Element // of *registered
+	l      list.List                // oldest first
+	unused map[string]int           // per address: its clients not yet used
 }
 
 type registered struct {
 	c    client
+	addr string
 	used bool // an approved sign-in named it
 }
+
+// clientsPerAddress bounds the unused clients one address keeps.
+const clientsPerAddress = 20
 
 // errRegistryFull is returned by add when no client can make room.
 var errRegistryFull = errors.New("devissuer: too many registered clients")
 
 func newRegistry(max int) *registry {
-	return &registry{max: max, m: make(map[string]*list.Element)}
+	return &registry{max: max, m: make(map[string]*list.Element), unused: make(map[string]int)}
 }
 
-func (g *registry) add(c client) error {
+// add registers c for a client at addr.
+func (g *registry) add(c client, addr string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if len(g.m) >= g.max {
-		var victim *list.Element
+	victim := ""
+	switch {
+	case g.unused[addr] >= clientsPerAddress:
+		victim = addr
+	case len(g.m) >= g.max:
+		for a, n := range g.unused {
+			if victim == "" || n > g.unused[victim] {
+				victim = a
+			}
+		}
+		if victim == "" {
+			return errRegistryFull
+		}
+	}
+	if victim != "" {
 		for e := g.l.Front(); e != nil; e = e.Next() {
-			if !e.Value.(*registered).used {
-				victim = e
+			if r := e.Value.(*registered); !r.used && r.addr == victim {
+				g.removeLocked(e)
 				break
 			}
 		}
-		if victim == nil {
-			return errRegistryFull
-		}
-		delete(g.m, victim.Value.(*registered).c.id)
-		g.l.Remove(victim)
 	}
-	g.m[c.id] = g.l.PushBack(&registered{c: c})
+	g.m[c.id] = g.l.PushBack(&registered{c: c, addr: addr})
+	g.unused[addr]++
 	return nil
+}
+
+func (g *registry) removeLocked(e *list.Element) {
+	r := e.Value.(*registered)
+	if !r.used {
+		g.dropUnusedLocked(r.addr)
+	}
+	delete(g.m, r.c.id)
+	g.l.Remove(e)
+}
+
+func (g *registry) dropUnusedLocked(addr string) {
+	if g.unused[addr]--; g.unused[addr] <= 0 {
+		delete(g.unused, addr)
+	}
 }
 
 func (g *registry) get(id string) (client, bool) {
@@ -165,7 +199,10 @@ func (g *registry) markUsed(id string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if e, ok := g.m[id]; ok {
-		e.Value.(*registered).used = true
+		if r := e.Value.(*registered); !r.used {
+			r.used = true
+			g.dropUnusedLocked(r.addr)
+		}
 	}
 }
 
@@ -214,7 +251,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.id = dcrPrefix + secret()
-	if err := s.clients.add(c); err != nil {
+	if err := s.clients.add(c, clientAddr(r)); err != nil {
 		w.Header().Set("Retry-After", "60")
 		writeOAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "too many clients are registered; restart the development server")
 		return

@@ -55,18 +55,23 @@
 //     It is never fetched from an address of RFC 6890's special-use blocks
 //     (private, link-local, shared, documentation, multicast…), checked on
 //     every address the name resolves to and again on the socket; a proxy
-//     is never used. The development rules for loopback: documents on
+//     is never used; IPv6 forms that embed an IPv4 address (mapped ones
+//     are judged as that address; compatible, translated, NAT64, 6to4 and
+//     Teredo ones are refused). The development rules for loopback: documents on
 //     loopback hosts (127.0.0.0/8, ::1, localhost) are fetched, since
 //     the draft allows it when the authorization server runs on loopback,
 //     as a development server always does; and on a loopback host plain
 //     http is accepted, so that a client on the same machine can serve
 //     its document without a certificate. Or RFC 7591 registration: in
-//     memory, at most ServerOptions.MaxClients (a flood replaces clients
-//     never used in an approved sign-in, and is refused with 503 when
-//     every client has been), forgotten at restart.
+//     memory, at most ServerOptions.MaxClients, forgotten at restart. An
+//     address keeps at most 20 clients not yet used in an approved
+//     sign-in (its own oldest is replaced); a full registry replaces the
+//     oldest unused client of the address holding the most, and is
+//     refused with 503 when every client has been used.
 //   - Redirect URIs: https; http on loopback hosts only; private-use
-//     schemes of native apps (no javascript:, data:, file: and the like);
-//     no fragment or userinfo. An authorization request's redirect_uri
+//     schemes of native apps named by a reverse domain name, in lower
+//     case (RFC 8252 §7.1: "com.example.app:/cb"; no "myapp:", no
+//     javascript:, data:, file: and the like); no fragment or userinfo. An authorization request's redirect_uri
 //     (required) must be one of the client's byte for byte, except the
 //     port of an http loopback one (RFC 8252 §7.3). A request whose client
 //     or redirect URI is wrong gets an error page: nothing is sent to an
@@ -86,7 +91,15 @@
 //     nothing but its own style, and its form carries a CSRF token bound
 //     to an HttpOnly, SameSite=Strict cookie and to the sign-in; a
 //     cross-site post is refused (http.CrossOriginProtection) and each
-//     sign-in is answered once, within 10 minutes.
+//     sign-in is answered once, within 10 minutes. An approval remembers
+//     the user in the browser (an HttpOnly cookie MAC'd with the CSRF
+//     one): when a client asks again there (a step-up, for more scopes),
+//     the page says who is signed in and only that user may approve;
+//     "Sign in as someone else" brings the list back. At most 20 sign-ins
+//     are in progress per address, and ServerOptions.MaxPending in all:
+//     beyond, a request is refused (429, 503), never one in progress
+//     dropped. Metadata documents are fetched at most 4 at once, 2 for
+//     requests from one address.
 //   - Codes are single-use and short-lived (ServerOptions.CodeTTL, one
 //     minute): any redemption uses one up, a wrong code_verifier included,
 //     and a replay revokes the refresh tokens the first redemption got

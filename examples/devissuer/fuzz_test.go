@@ -25,7 +25,7 @@ func fuzzServer(f *testing.F) (*Server, string) {
 	s.docs.lookup = testLookup(&nameLog{}) // never real DNS,
 	s.docs.client.Transport = refuseAll{}  // and never a connection
 	id := dcrPrefix + "fuzzclient"
-	if err := s.clients.add(client{id: id, redirectURIs: []string{"http://127.0.0.1/callback", "https://app.example/cb?x=1"}, refresh: true}); err != nil {
+	if err := s.clients.add(client{id: id, redirectURIs: []string{"http://127.0.0.1/callback", "https://app.example/cb?x=1"}, refresh: true}, "127.0.0.1"); err != nil {
 		f.Fatal(err)
 	}
 	return s, id

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"sync"
 	"time"
 )
@@ -21,16 +22,45 @@ type memory[V any] struct {
 	now func() time.Time
 	m   map[string]*list.Element // of *memoryEntry[V]
 	l   list.List                // oldest first
+	// Of entries stored with PutOwned: how many each owner (a client
+	// address) holds.
+	owned map[string]int
 }
 
 type memoryEntry[V any] struct {
-	key string
-	exp time.Time
-	v   V
+	key   string
+	owner string // "" unless stored with PutOwned
+	exp   time.Time
+	v     V
 }
 
+// Errors of PutOwned: nothing was stored, and nothing was dropped.
+var (
+	errOwnerFull  = errors.New("devissuer: too many entries of this address")
+	errMemoryFull = errors.New("devissuer: memory full")
+)
+
 func newMemory[V any](max int, now func() time.Time) *memory[V] {
-	return &memory[V]{max: max, now: now, m: make(map[string]*list.Element)}
+	return &memory[V]{max: max, now: now, m: make(map[string]*list.Element), owned: make(map[string]int)}
+}
+
+// PutOwned stores v under a new key until exp for owner, who may hold at
+// most perOwner live entries: a full owner, or a full memory, is refused
+// (errOwnerFull, errMemoryFull) and nothing is dropped to make room, so
+// that a flood from one address never pushes out anybody's entry.
+func (m *memory[V]) PutOwned(key, owner string, perOwner int, v V, exp time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.expireLocked()
+	switch {
+	case m.owned[owner] >= perOwner:
+		return errOwnerFull
+	case len(m.m) >= m.max:
+		return errMemoryFull
+	}
+	m.owned[owner]++
+	m.m[key] = m.l.PushBack(&memoryEntry[V]{key: key, owner: owner, exp: exp, v: v})
+	return nil
 }
 
 // Put stores v under key until exp, replacing an entry of the same key.
@@ -118,7 +148,13 @@ func (m *memory[V]) expireLocked() {
 }
 
 func (m *memory[V]) removeLocked(e *list.Element) {
-	delete(m.m, e.Value.(*memoryEntry[V]).key)
+	me := e.Value.(*memoryEntry[V])
+	delete(m.m, me.key)
+	if me.owner != "" {
+		if m.owned[me.owner]--; m.owned[me.owner] <= 0 {
+			delete(m.owned, me.owner)
+		}
+	}
 	m.l.Remove(e)
 }
 

@@ -73,13 +73,15 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <form method="post" action="{{.Action}}">
 <input type="hidden" name="request" value="{{.Request}}">
 <input type="hidden" name="csrf" value="{{.CSRF}}">
-<fieldset>
+{{if .SignedIn}}<p id="signed-in">Signed in as <strong>{{.SignedIn}}</strong>. Only {{.SignedIn}} can approve this request: it gives the client more access as {{.SignedIn}}.</p>
+<input type="hidden" name="user" value="{{.SignedIn}}">
+{{else}}<fieldset>
 <legend>Sign in as</legend>
 {{range $i, $u := .Users}}<div class="choice"><input type="radio" id="user-{{$i}}" name="user" value="{{$u}}"> <label for="user-{{$i}}">{{$u}}</label></div>
 {{end}}<div class="choice"><input type="radio" id="user-other" name="user" value=""> <label for="user-other">another user:</label> <input type="text" id="other" name="other" maxlength="256" autocomplete="off" aria-label="the other user's name"></div>
 </fieldset>
-{{if .Problem}}<p class="problem" role="alert">{{.Problem}}</p>{{end}}
-<div class="buttons"><button type="submit" class="approve" name="decision" value="approve">Approve</button><button type="submit" class="deny" name="decision" value="deny">Deny</button></div>
+{{end}}{{if .Problem}}<p class="problem" role="alert">{{.Problem}}</p>{{end}}
+<div class="buttons"><button type="submit" class="approve" name="decision" value="approve">Approve</button><button type="submit" class="deny" name="decision" value="deny">Deny</button>{{if .SignedIn}}<button type="submit" class="deny" name="decision" value="switch">Sign in as someone else</button>{{end}}</div>
 </form>
 <p class="note">Approving gives {{.ClientName}} an access token for {{.Resource}} with these scopes, as the user you chose.</p>
 {{end}}
@@ -104,6 +106,7 @@ type pageData struct {
 	Request     string
 	CSRF        string
 	Problem     string
+	SignedIn    string // a step-up: who is signed in, the only user who may approve
 }
 
 // setPageHeaders sets the headers of every HTML page: not cached, never
@@ -149,7 +152,7 @@ func (s *Server) errorPage(w http.ResponseWriter, status int, msg string) {
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request, id string, req signIn, problem string, status int) {
 	d := pageData{
 		ClientID: req.client.id, RedirectURI: req.redirectURI, Users: s.opts.Users, Action: s.consentURL,
-		Request: id, CSRF: s.csrfToken(s.browserCookie(w, r), id), Problem: problem,
+		Request: id, CSRF: s.csrfToken(s.browserCookie(w, r), id), Problem: problem, SignedIn: req.user,
 	}
 	d.ClientName, d.ClientNote = req.client.name, "the name it gave when it registered: not verified"
 	if req.client.fromDocument {

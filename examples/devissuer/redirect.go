@@ -11,24 +11,21 @@ import (
 // errRedirectURI reports a redirect URI a client may not register.
 var errRedirectURI = errors.New("devissuer: invalid redirect URI")
 
-// forbiddenSchemes may never receive a code: they run code, read files or
-// are not redirection endpoints at all.
-var forbiddenSchemes = []string{"javascript", "data", "vbscript", "file", "blob", "about", "filesystem", "ws", "wss", "ftp", "mailto"}
-
 // checkRedirectURI validates a redirect URI at registration (or in a
 // request, before it is compared): an absolute URI of at most
 // maxRedirectBytes printable ASCII, without fragment or userinfo, whose
 // scheme is https, http with a loopback host (127.0.0.1, [::1] or
 // localhost: RFC 8252 §7.3), or a private-use scheme of a native app
-// (RFC 8252 §7.1, "com.example.app:/callback") that is none of
-// forbiddenSchemes.
+// named by a reverse domain name (RFC 8252 §7.1, "com.example.app:/cb"):
+// no other scheme — javascript:, data:, file:, an app's "myapp:" — can
+// receive a code.
 func checkRedirectURI(raw string) error {
 	if raw == "" || len(raw) > maxRedirectBytes || !printable(raw) || strings.Contains(raw, "#") {
 		return errRedirectURI
 	}
 	u, err := url.Parse(raw)
-	if err != nil || !u.IsAbs() || u.User != nil {
-		return errRedirectURI
+	if err != nil || !u.IsAbs() || u.User != nil || !strings.HasPrefix(raw, u.Scheme+":") {
+		return errRedirectURI // url.Parse lower-cases the scheme: take it as given, lower case only
 	}
 	switch u.Scheme {
 	case "https":
@@ -40,11 +37,33 @@ func checkRedirectURI(raw string) error {
 			return errRedirectURI
 		}
 	default:
-		if contains(forbiddenSchemes, u.Scheme) || u.Scheme != strings.ToLower(u.Scheme) {
+		if !reverseDomainScheme(u.Scheme) {
 			return errRedirectURI
 		}
 	}
 	return nil
+}
+
+// reverseDomainScheme reports whether scheme is a domain name in reverse
+// order, lower case (RFC 8252 §7.1): at least two labels separated by
+// dots, each of letters, digits and hyphens, starting with a letter and
+// not ending with a hyphen.
+func reverseDomainScheme(scheme string) bool {
+	labels := strings.Split(scheme, ".")
+	if len(labels) < 2 {
+		return false
+	}
+	for _, l := range labels {
+		if l == "" || len(l) > 63 || l[0] < 'a' || l[0] > 'z' || l[len(l)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(l); i++ {
+			if c := l[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // printable reports whether s is made of 0x21–0x7E only.

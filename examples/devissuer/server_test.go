@@ -140,6 +140,7 @@ func TestServerSignInVariants(t *testing.T) {
 	verifier, challenge = pkce()
 	q = h.authQuery(id, challenge)
 	q.Set("scope", "documents:read documents:share")
+	b = h.browser() // another browser: in dave's, only dave may approve (TestStepUpIsTheSignedInUsers)
 	p = h.login(b, q)
 	assert.Contains(t, p.body, "share your documents")
 	status, tok = h.exchange(codeForm(id, h.approve(b, p, "bob").Get("code"), verifier))

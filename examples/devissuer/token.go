@@ -138,11 +138,23 @@ func (s *Server) refresh(w http.ResponseWriter, p params) {
 		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "refresh_token is required")
 		return
 	}
+	// The scope is checked before the token is spent: a refresh that
+	// fails for its scope leaves the refresh token as it was.
+	var want []string
+	if raw := p.get("scope"); raw != "" {
+		got, ok := parseScope(raw)
+		if !ok {
+			writeOAuthError(w, http.StatusBadRequest, "invalid_scope", "scope must be scope-tokens separated by single spaces")
+			return
+		}
+		want = got
+	}
 	var g refreshGrant
-	var reused bool
+	var reused, widens bool
 	found := s.grants.Update(digest(rt), func(v **refreshGrant) {
 		g, reused = **v, (*v).used
-		if (*v).clientID == p.get("client_id") {
+		widens = !subset(want, (*v).scopes)
+		if (*v).clientID == p.get("client_id") && !widens {
 			(*v).used = true
 		}
 	})
@@ -158,23 +170,25 @@ func (s *Server) refresh(w http.ResponseWriter, p params) {
 	case g.clientID != p.get("client_id"):
 		writeOAuthError(w, http.StatusBadRequest, "invalid_grant", "the refresh token was issued to another client")
 		return
+	case widens:
+		writeOAuthError(w, http.StatusBadRequest, "invalid_scope", "a refresh cannot add scopes: sign in again for more")
+		return
 	}
 	scopes := g.scopes
-	if raw := p.get("scope"); raw != "" {
-		got, ok := parseScope(raw)
-		if !ok {
-			writeOAuthError(w, http.StatusBadRequest, "invalid_scope", "scope must be scope-tokens separated by single spaces")
-			return
-		}
-		for _, sc := range got {
-			if !contains(g.scopes, sc) {
-				writeOAuthError(w, http.StatusBadRequest, "invalid_scope", "a refresh cannot add scopes: sign in again for more")
-				return
-			}
-		}
-		scopes = got
+	if want != nil {
+		scopes = want
 	}
 	s.issue(w, g, scopes, true)
+}
+
+// subset reports whether every scope of want is in have.
+func subset(want, have []string) bool {
+	for _, sc := range want {
+		if !contains(have, sc) {
+			return false
+		}
+	}
+	return true
 }
 
 // revokeFamily revokes every refresh token of a sign-in.

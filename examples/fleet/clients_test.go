@@ -228,6 +228,9 @@ type idEvent struct {
 type getStream struct {
 	res    *http.Response
 	events chan idEvent
+	// primed receives the id of each priming event (an id and empty
+	// data: no message).
+	primed chan string
 }
 
 // openGET opens the GET stream of a legacy session, with Last-Event-ID
@@ -246,7 +249,7 @@ func openGET(t *testing.T, endpoint, token, session, lastID string) *getStream {
 	res, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, res.StatusCode)
-	s := &getStream{res: res, events: make(chan idEvent, 64)}
+	s := &getStream{res: res, events: make(chan idEvent, 64), primed: make(chan string, 4)}
 	go func() {
 		defer close(s.events)
 		sc := bufio.NewScanner(res.Body)
@@ -256,6 +259,11 @@ func openGET(t *testing.T, endpoint, token, session, lastID string) *getStream {
 			switch {
 			case strings.HasPrefix(line, "id:"):
 				id = strings.TrimSpace(strings.TrimPrefix(line, "id:"))
+			case strings.TrimSpace(line) == "data:":
+				select {
+				case s.primed <- id:
+				default:
+				}
 			case strings.HasPrefix(line, "data:"):
 				s.events <- idEvent{id: id, note: decodeNote(strings.TrimSpace(strings.TrimPrefix(line, "data:")))}
 			case line == "":

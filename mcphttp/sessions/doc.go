@@ -28,9 +28,12 @@
 // refused. A message (request or notification) naming a session with
 // anybody else's credentials, or none, gets 404, as does an unknown or
 // expired session; one without the header is served statelessly. GET with
-// the session id opens the session's SSE stream: keep-alive comments,
-// X-Accel-Buffering: no, one stream per session (a new GET replaces the
-// old one). It carries notifications/resources/list_changed, the
+// the session id opens the session's SSE stream: a priming event first
+// (an event id from the hub's log and empty data, so that a stream cut
+// before its first message resumes with Last-Event-ID, on any instance
+// sharing the log), keep-alive comments, X-Accel-Buffering: no, one
+// stream per session (a new GET replaces the old one), and a retry field
+// before the server closes it on purpose. It carries notifications/resources/list_changed, the
 // notifications of the endpoint's watchers ([mcphttp.Setup.Watch]: the
 // tools part's notifications/tools/list_changed when the caller's tools
 // changed), and notifications/resources/updated for the URIs the session

@@ -64,7 +64,7 @@ func Example() {
 	hub.ListChanged(context.Background(), "alice") // the application, after alice's records changed
 	sc := bufio.NewScanner(stream.Body)
 	for sc.Scan() {
-		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && data != "" { // empty: the priming event
 			fmt.Println(data)
 			break
 		}

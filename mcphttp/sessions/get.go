@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -53,6 +54,15 @@ func (ep *endpoint) get(w http.ResponseWriter, r *http.Request, caller *principa
 		deadline: earliest(caller.Expires, sess.Deadline), refresh: refreshInterval(sess)}
 	st.tag = eventTag(st.caller.Key())
 	st.watch = ep.watch(r.Context(), &st.caller, nil)
+	// The stream's priming id: a mark in the event log taken before the
+	// stream subscribes, so that whatever is published after it either
+	// arrives live or is replayed (see open).
+	mark, err := ep.hub.Mark(r.Context(), st.caller.Key())
+	if err != nil {
+		ep.log.LogAttrs(context.WithoutCancel(r.Context()), slog.LevelError,
+			"sessions: the event log failed; the stream starts without an event id", slog.String("err", err.Error()))
+		mark = ""
+	}
 	st.sub = ep.hub.Subscribe(st.caller.Key())
 	end := func() {
 		st.sub.Close()
@@ -65,19 +75,12 @@ func (ep *endpoint) get(w http.ResponseWriter, r *http.Request, caller *principa
 		ep.attached.remove(id, att)
 		ep.streams.release(key)
 	}
-	out, err := startSSE(w, r)
-	if err != nil {
+	out := startSSE(w, r)
+	st.out = out
+	last, resuming := r.Header[headerLastEventID]
+	if st.open(r.Context(), resuming, last, mark) != nil {
 		end()
 		return
-	}
-	st.out = out
-	if last, ok := r.Header[headerLastEventID]; ok {
-		// Subscribed already: what is published from now on arrives live,
-		// and the replay holds what came before.
-		if st.resume(r.Context(), last) != nil {
-			end()
-			return
-		}
 	}
 	out.keep(r, &st.caller, st.run, end)
 }

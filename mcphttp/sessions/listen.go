@@ -209,12 +209,12 @@ func (st *stream) serveListen(w http.ResponseWriter, r *http.Request, key string
 		st.sub.Close()
 		ep.streams.release(key)
 	}
-	out, err := startSSE(w, r)
-	if err != nil {
+	out := startSSE(w, r)
+	st.out = out
+	if out.comment("stream open") != nil {
 		end()
 		return
 	}
-	st.out = out
 	ack := append([]byte(`{"notifications":`), st.listen.appendJSON(nil, members)...)
 	ack = append(append(append(ack, `,"_meta":`...), st.meta()...), '}')
 	if st.out.message("", notification("notifications/subscriptions/acknowledged", ack)) != nil {

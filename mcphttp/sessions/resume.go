@@ -16,6 +16,22 @@ import (
 //
 //	<tag>.<log id>    tag: base64url of 9 bytes of SHA-256 of the principal's identity key
 //
+// Every GET stream starts with a priming event: an id and empty data,
+// which clients keep as their Last-Event-ID and dispatch nothing for. A
+// new stream's is a mark the hub records in the log (hub.Mark) before the
+// stream subscribes; the events published between the mark and the
+// subscription are replayed right after the priming event, the later
+// ones arrive live. So a stream cut at any point, even before its first
+// event, resumes with the id the client last got, on any instance that
+// shares the log, with nothing lost. A resumed stream's priming event
+// repeats the client's Last-Event-ID; a restart's (below) comes after
+// the restart's messages, so a stream cut before them restarts again.
+// When the server closes a stream's connection on purpose (the
+// credential or the session ended, the instance shuts down, the client
+// fell behind) it sends a retry field first. If the log cannot record
+// the mark, the stream opens with a comment instead, as before there
+// were marks.
+//
 // A GET with Last-Event-ID subscribes first, then asks the log for what
 // the principal's key received after that id (hub.Since, scoped to the
 // caller's own key whatever the id holds), replays it through the same
@@ -57,37 +73,81 @@ func parseEventID(v, tag string) (string, bool) {
 // headerLastEventID is the canonical form of the Last-Event-ID header.
 const headerLastEventID = "Last-Event-Id"
 
-// resume serves a GET stream's Last-Event-ID (values: the header's): the
-// replay of what the client missed, or a clean restart.
-func (st *stream) resume(ctx context.Context, values []string) error {
-	key := st.caller.Key()
-	var missed []notify.Event
-	ok := false
-	if id, valid := "", len(values) == 1; valid {
-		if id, valid = parseEventID(values[0], st.tag); valid {
-			var err error
-			if missed, ok, err = st.ep.hub.Since(ctx, key, id); err != nil {
-				st.ep.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError,
-					"sessions: the event log failed; the stream starts over", slog.String("err", err.Error()))
-				ok = false
+// open starts a GET stream after its headers: the priming event, and the
+// replay of what the client missed (resuming: Last-Event-ID's values) or
+// of what was published since mark, the new stream's place in the log
+// ("" when the log could not record one).
+func (st *stream) open(ctx context.Context, resuming bool, last []string, mark string) error {
+	if resuming {
+		if missed, ok := st.since(ctx, last); ok {
+			if err := st.out.prime(last[0]); err != nil {
+				return err
 			}
+			return st.replay(ctx, missed, true)
+		}
+		st.listSubscriptions(ctx)
+		err := st.restart(ctx)
+		st.subs, st.hasSubs = nil, false
+		if err != nil {
+			return err
 		}
 	}
+	if mark == "" {
+		return st.out.comment("stream open")
+	}
+	if err := st.out.prime(formatEventID(st.tag, mark)); err != nil {
+		return err
+	}
+	// What was published between the mark and the subscription: usually
+	// nothing, and the log at hand.
+	missed, ok, err := st.ep.hub.Since(ctx, st.caller.Key(), mark)
+	if err != nil {
+		st.ep.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError,
+			"sessions: the event log failed; events published as the stream opened may be missed", slog.String("err", err.Error()))
+		return nil
+	}
+	if !ok || len(missed) == 0 {
+		return nil
+	}
+	return st.replay(ctx, missed, false)
+}
+
+// since returns what the client missed after the event id of a
+// Last-Event-ID header (values), and whether the log could tell.
+func (st *stream) since(ctx context.Context, values []string) ([]notify.Event, bool) {
+	if len(values) != 1 {
+		return nil, false
+	}
+	id, valid := parseEventID(values[0], st.tag)
+	if !valid {
+		return nil, false
+	}
+	missed, ok, err := st.ep.hub.Since(ctx, st.caller.Key(), id)
+	if err != nil {
+		st.ep.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError,
+			"sessions: the event log failed; the stream starts over", slog.String("err", err.Error()))
+		return nil, false
+	}
+	return missed, ok
+}
+
+// replay delivers missed events (subscribed already: the live ones among
+// them are skipped when they arrive). away: the client was away, so the
+// watchers' views may have changed meanwhile and the first list_changed
+// replayed also says theirs.
+func (st *stream) replay(ctx context.Context, missed []notify.Event, away bool) error {
 	st.listSubscriptions(ctx)
 	defer func() { st.subs, st.hasSubs = nil, false }()
-	if !ok {
-		return st.restart(ctx)
-	}
-	// The watchers' views may have changed while the stream was away: the
-	// first list_changed replayed also says theirs.
-	for i := range st.watch {
-		st.watch[i].unknown = true
-	}
-	defer func() {
+	if away {
 		for i := range st.watch {
-			st.watch[i].unknown = false
+			st.watch[i].unknown = true
 		}
-	}()
+		defer func() {
+			for i := range st.watch {
+				st.watch[i].unknown = false
+			}
+		}()
+	}
 	st.replayed = make(map[string]struct{}, len(missed))
 	for _, ev := range missed {
 		st.replayed[ev.ID] = struct{}{}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -146,12 +146,13 @@ func TestResumeDeliversWhatWasMissed(t *testing.T) {
 // missed: the event is both in the replay and delivered live.
 type racyLog struct {
 	notify.EventLog
-	once    sync.Once
-	publish func()
+	publish atomic.Pointer[func()] // taken by the next Since
 }
 
 func (l *racyLog) Since(ctx context.Context, key, id string) ([]notify.Event, bool, error) {
-	l.once.Do(l.publish)
+	if p := l.publish.Swap(nil); p != nil {
+		(*p)()
+	}
 	return l.EventLog.Since(ctx, key, id)
 }
 
@@ -171,7 +172,8 @@ func TestResumeDoesNotRepeat(t *testing.T) {
 	s.Close()
 	mcptest.WaitSubscribers(t, f.Hub, "alice", 0)
 	f.Hub.ListChanged(ctx, "alice") // missed
-	log.publish = func() { f.Hub.ResourceUpdated(ctx, "alice", aliceDoc) }
+	publish := func() { f.Hub.ResourceUpdated(ctx, "alice", aliceDoc) }
+	log.publish.Store(&publish)
 
 	s = openStream(t, f.Get(t, alice, session, lastEventID(first.ID)))
 	defer s.Close()

@@ -44,7 +44,10 @@ type sse struct {
 // (a detached stream closes it): a client must not take the connection
 // back into its pool then, where its next request could go out on a
 // connection the server has just closed.
-func startSSE(w http.ResponseWriter, r *http.Request) (*sse, error) {
+//
+// The stream's first bytes are its caller's: a legacy GET stream's
+// priming event, a listen's opening comment.
+func startSSE(w http.ResponseWriter, r *http.Request) *sse {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -56,7 +59,7 @@ func startSSE(w http.ResponseWriter, r *http.Request) (*sse, error) {
 	s := &sse{w: w, rc: http.NewResponseController(w)}
 	_ = s.rc.SetWriteDeadline(time.Time{})
 	w.WriteHeader(http.StatusOK)
-	return s, s.comment("stream open")
+	return s
 }
 
 func (s *sse) write(b []byte) error {
@@ -99,6 +102,19 @@ func (s *sse) message(id string, msg []byte) error {
 
 func (s *sse) comment(text string) error {
 	return s.write([]byte(": " + text + "\n\n"))
+}
+
+// prime sends an event with id (printable ASCII) and empty data: the
+// client keeps the id as its Last-Event-ID and dispatches nothing.
+func (s *sse) prime(id string) error {
+	return s.write([]byte("id: " + id + "\ndata: \n\n"))
+}
+
+// retry sends an event with only a retry field: how many milliseconds the
+// client waits before it reconnects once the server has closed the
+// connection.
+func (s *sse) retry(ms int) error {
+	return s.write([]byte("retry: " + strconv.Itoa(ms) + "\n\n"))
 }
 
 // detach takes the connection over from net/http when r is an HTTP/1.1

@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
@@ -54,6 +55,10 @@ type output interface {
 	// message sends msg, with an SSE id unless id is "".
 	message(id string, msg []byte) error
 	comment(text string) error
+	// prime sends an event with an SSE id and empty data; retry, one with
+	// a retry field (milliseconds).
+	prime(id string) error
+	retry(ms int) error
 }
 
 // sendOutput sends each message with a function of the legacy handler's
@@ -62,6 +67,8 @@ type sendOutput func(msg []byte) error
 
 func (f sendOutput) message(_ string, msg []byte) error { return f(msg) }
 func (sendOutput) comment(string) error                 { return nil }
+func (sendOutput) prime(string) error                   { return nil }
+func (sendOutput) retry(int) error                      { return nil }
 
 // watched is one watcher of the caller's view (a tools part's: its tool
 // list) and the signature last seen.
@@ -171,21 +178,25 @@ func (st *stream) run(ctx context.Context) {
 		case <-ctx.Done():
 			return // the client closed the stream
 		case <-expired:
-			return // the credential expired or the session ended: the client reconnects
+			st.closing() // the credential expired or the session ended: the client reconnects
+			return
 		case <-stop:
-			return // the session ended, or the client opened a new stream
+			st.closing() // the session ended, or the client opened a new stream
+			return
 		case <-st.sub.Done():
 			if st.listen != nil && !st.sub.Dropped() {
 				// The server is shutting down: complete the listen request.
 				result := []byte(`{"resultType":"complete","_meta":` + st.meta() + `}`)
 				_ = st.out.message("", jsonrpc.AppendResult(nil, st.id, result))
 			}
-			return // the hub closed, or a slow consumer
+			st.closing() // the hub closed, or a slow consumer
+			return
 		case <-ticker.C:
 			if n%pingEvery == 0 {
 				err = st.out.comment("keep-alive")
 			}
 			if err == nil && refreshEvery > 0 && n%refreshEvery == 0 && !st.alive(ctx) {
+				st.closing()
 				return
 			}
 		case ev := <-st.sub.Events():
@@ -196,6 +207,24 @@ func (st *stream) run(ctx context.Context) {
 		if err != nil {
 			return
 		}
+	}
+}
+
+// retryBase and retrySpread bound the retry field a legacy GET stream
+// sends before the server closes it: about a second, spread so that the
+// clients of an instance that shuts down do not all come back at once.
+const (
+	retryBase   = 1000 // milliseconds
+	retrySpread = 1000
+)
+
+// closing tells the client of a legacy GET stream that the server is
+// about to close its connection, and when to reconnect (the retry field;
+// its Last-Event-ID then resumes the stream). A modern listen ends with
+// its request instead.
+func (st *stream) closing() {
+	if st.listen == nil {
+		_ = st.out.retry(retryBase + rand.IntN(retrySpread))
 	}
 }
 

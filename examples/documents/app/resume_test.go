@@ -51,7 +51,7 @@ func (s *testServer) openResume(t *testing.T, token, subject, session, lastID st
 			line := sc.Text()
 			if v, ok := strings.CutPrefix(line, "id: "); ok {
 				id = v
-			} else if data, ok := strings.CutPrefix(line, "data: "); ok {
+			} else if data, ok := strings.CutPrefix(line, "data: "); ok && data != "" { // empty: a priming event
 				st.events <- idMessage{id: id, note: decodeNote(data)}
 			} else if line == "" {
 				id = ""

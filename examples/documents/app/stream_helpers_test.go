@@ -34,7 +34,7 @@ func readStream(t *testing.T, resp *http.Response) *sseStream {
 		sc := bufio.NewScanner(resp.Body)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && data != "" { // empty: a priming event
 				st.events <- data
 			}
 		}

@@ -48,7 +48,7 @@ func TestWalkthroughSharingScript(t *testing.T) {
 	}
 	steps = strings.Replace(steps, "SESSION=PASTE-THE-Mcp-Session-Id-HERE",
 		`SESSION=$(tr -d '\r' < "$OUT" | sed -n 's/^Mcp-Session-Id: //p')`, 1)
-	steps = regexp.MustCompile(`(?m)^sleep 1.*$`).ReplaceAllLiteralString(steps, waitFor("stream open", 1))
+	steps = regexp.MustCompile(`(?m)^sleep 1.*$`).ReplaceAllLiteralString(steps, waitFor("^data: $", 1)) // the stream's priming event
 	steps = strings.Replace(steps, "kill %1", waitFor("list_changed", 2)+"\nkill %1", 1)
 	script := "set -e\nOUT=" + log + "\n" + vars + "\n" + steps + "\n"
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "walk.sh"), []byte(script), 0o600))

@@ -77,7 +77,7 @@ WHERE table_schema = current_schema() AND column_name IN ('id', 'owner', 'order_
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		assert.Len(t, got, 6)
+		assert.Len(t, got, 8) // documents (3), document_access (3), document_search (2)
 		for col, coll := range got {
 			assert.Equal(t, "C", coll, col)
 		}

@@ -44,7 +44,6 @@ var postgresSchema = []string{
 	`CREATE INDEX IF NOT EXISTS document_access_doc ON document_access (doc_id, subject)`,
 	// Completion: the subject's ids by prefix (IDsWithPrefix).
 	`CREATE INDEX IF NOT EXISTS document_access_subject_doc ON document_access (subject, doc_id)`,
-	postgresSearchIndex, // see search.go
 }
 
 // postgresList is the keyset query. COLLATE "C" in the query repeats the
@@ -150,6 +149,20 @@ func (s *postgresStore) Migrate(ctx context.Context) error {
 				return err
 			}
 		}
+		// The search index (see search.go): a database from before it
+		// gets its live documents indexed once.
+		var indexed bool
+		if err := tx.QueryRow(ctx, `SELECT to_regclass('document_search') IS NOT NULL`).Scan(&indexed); err != nil {
+			return err
+		}
+		for _, stmt := range postgresSearchSchema {
+			if _, err := tx.Exec(ctx, stmt); err != nil {
+				return err
+			}
+		}
+		if !indexed {
+			return postgresBackfill(ctx, tx)
+		}
 		return nil
 	})
 }
@@ -254,8 +267,10 @@ func (s *postgresStore) Create(ctx context.Context, nd NewDocument) (Document, e
 			d.OrderKey, d.CreatedAt, nullTime(d.ExpiresAt)); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, postgresInsertAccess, d.Owner, d.OrderKey, d.ID)
-		return err
+		if _, err := tx.Exec(ctx, postgresInsertAccess, d.Owner, d.OrderKey, d.ID); err != nil {
+			return err
+		}
+		return postgresIndex(ctx, tx, d.Owner, d.OrderKey, d.Title, d.Body)
 	})
 	if err != nil {
 		return Document{}, err
@@ -280,7 +295,14 @@ func (s *postgresStore) createMany(ctx context.Context, docs []Document) error {
 			pgx.CopyFromSlice(len(docs), func(i int) ([]any, error) {
 				return []any{docs[i].Owner, docs[i].OrderKey, docs[i].ID}, nil
 			}))
-		return err
+		if err != nil {
+			return err
+		}
+		subjects, keys, titles, bodies := make([]string, len(docs)), make([]string, len(docs)), make([]string, len(docs)), make([]string, len(docs))
+		for i, d := range docs {
+			subjects[i], keys[i], titles[i], bodies[i] = d.Owner, d.OrderKey, d.Title, d.Body
+		}
+		return postgresIndexMany(ctx, tx, subjects, keys, titles, bodies)
 	})
 }
 
@@ -301,7 +323,8 @@ WHERE id = $2 AND owner = $3 AND deleted_at IS NULL AND (expires_at IS NULL OR e
 		if tag.RowsAffected() == 0 {
 			return ErrNotFound
 		}
-		// Soft delete: the row stays, its access rows go (see SQLite).
+		// Soft delete: the row stays, its access rows go (see SQLite), and
+		// their index entries with them (ON DELETE CASCADE).
 		_, err = tx.Exec(ctx, `DELETE FROM document_access WHERE doc_id = $1`, id)
 		return err
 	})
@@ -335,13 +358,21 @@ func (s *postgresStore) setAccess(ctx context.Context, owner, id, grantee string
 		if err != nil {
 			return err
 		}
-		if grant {
-			_, err = tx.Exec(ctx, `INSERT INTO document_access (subject, order_key, doc_id)
-VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, grantee, key, id)
-		} else {
+		if !grant {
+			// The index entry goes with the access row (ON DELETE CASCADE).
 			_, err = tx.Exec(ctx, `DELETE FROM document_access WHERE subject = $1 AND order_key = $2`, grantee, key)
+			return err
 		}
-		return err
+		tag, err := tx.Exec(ctx, `INSERT INTO document_access (subject, order_key, doc_id)
+VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, grantee, key, id)
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		var title, body string
+		if err := tx.QueryRow(ctx, `SELECT title, body FROM documents WHERE id = $1`, id).Scan(&title, &body); err != nil {
+			return err
+		}
+		return postgresIndex(ctx, tx, grantee, key, title, body)
 	})
 }
 
@@ -359,22 +390,33 @@ func (s *postgresStore) Update(ctx context.Context, owner, id, body string) erro
 	if err := checkBody(body); err != nil {
 		return err
 	}
-	err := s.with(ctx, func(c *pgx.Conn) error {
-		tag, err := c.Exec(ctx, `UPDATE documents SET body = $1
-WHERE id = $2 AND owner = $3 AND deleted_at IS NULL AND (expires_at IS NULL OR expires_at > $4)`,
-			body, id, owner, dbTime(s.now()))
+	return s.inTx(ctx, "update", func(tx pgx.Tx) error {
+		var key, title string
+		err := tx.QueryRow(ctx, `UPDATE documents SET body = $1
+WHERE id = $2 AND owner = $3 AND deleted_at IS NULL AND (expires_at IS NULL OR expires_at > $4)
+RETURNING order_key, title`, body, id, owner, dbTime(s.now())).Scan(&key, &title)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrNotFound
+		}
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
-			return ErrNotFound
+		// Every reader's index entry gets the new words.
+		rows, err := tx.Query(ctx, `SELECT subject FROM document_access WHERE doc_id = $1`, id)
+		if err != nil {
+			return err
+		}
+		readers, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		for _, r := range readers {
+			if err := postgresIndex(ctx, tx, r, key, title, body); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		return dbErr(ctx, "update", err)
-	}
-	return err
 }
 
 func (s *postgresStore) Readers(ctx context.Context, owner, id string) ([]string, error) {

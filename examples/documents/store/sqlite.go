@@ -145,18 +145,20 @@ func (s *sqliteStore) Migrate(ctx context.Context) error {
 			return dbErr(ctx, "migrate", err)
 		}
 	}
-	// The search index (see search.go); a database from before it gets
-	// its documents indexed once.
+	// The search index (see search.go): a database from before it, or
+	// from before its partitioning by reader, gets its live documents
+	// indexed once.
 	var indexed int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'document_search_ids'`).Scan(&indexed); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'document_search_rows'`).Scan(&indexed); err != nil {
 		return dbErr(ctx, "migrate", err)
 	}
-	stmts := sqliteSearchSchema
-	if indexed == 0 {
-		stmts = append(append([]string(nil), stmts...), sqliteSearchBackfill...)
-	}
-	for _, stmt := range stmts {
+	for _, stmt := range sqliteSearchSchema {
 		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return dbErr(ctx, "migrate", err)
+		}
+	}
+	if indexed == 0 {
+		if err := (sqliteSearchIndex{tx}).backfill(ctx); err != nil {
 			return dbErr(ctx, "migrate", err)
 		}
 	}
@@ -268,18 +270,14 @@ func (s *sqliteStore) Create(ctx context.Context, nd NewDocument) (Document, err
 	return d, nil
 }
 
-// execer is what sqliteInsert needs of a *sql.Tx or a pair of *sql.Stmt.
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
-
 const (
 	sqliteInsertDoc = `INSERT INTO documents (id, owner, title, body, mime_type, order_key, created_at, expires_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 	sqliteInsertAccess = `INSERT INTO document_access (subject, order_key, doc_id) VALUES (?, ?, ?)`
 )
 
-func sqliteInsert(ctx context.Context, tx execer, d Document) error {
+// sqliteInsert inserts d, its owner's access row and index entry.
+func sqliteInsert(ctx context.Context, tx *sql.Tx, d Document) error {
 	var expires any
 	if !d.ExpiresAt.IsZero() {
 		expires = micros(d.ExpiresAt)
@@ -292,6 +290,9 @@ func sqliteInsert(ctx context.Context, tx execer, d Document) error {
 		return dbErr(ctx, "create", err)
 	}
 	if _, err := tx.ExecContext(ctx, sqliteInsertAccess, d.Owner, d.OrderKey, d.ID); err != nil {
+		return dbErr(ctx, "create", err)
+	}
+	if err := (sqliteSearchIndex{tx}).add(ctx, d.Owner, d.OrderKey, d.Title, d.Body); err != nil {
 		return dbErr(ctx, "create", err)
 	}
 	return nil
@@ -330,6 +331,9 @@ func (s *sqliteStore) createMany(ctx context.Context, docs []Document) error {
 		if _, err := insAccess.ExecContext(ctx, d.Owner, d.OrderKey, d.ID); err != nil {
 			return dbErr(ctx, "create many", err)
 		}
+		if err := (sqliteSearchIndex{tx}).add(ctx, d.Owner, d.OrderKey, d.Title, d.Body); err != nil {
+			return dbErr(ctx, "create many", err)
+		}
 	}
 	return dbErr(ctx, "create many", tx.Commit())
 }
@@ -355,8 +359,11 @@ WHERE id = ? AND owner = ? AND deleted_at IS NULL AND (expires_at IS NULL OR exp
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return notFoundOr(ctx, "delete", err)
 	}
-	// The row stays (soft delete); the access rows go, so listings never
-	// have to step over deleted documents.
+	// The row stays (soft delete); the access rows and their index
+	// entries go, so listings never have to step over deleted documents.
+	if err := sqliteUnindexAll(ctx, tx, id); err != nil {
+		return dbErr(ctx, "delete", err)
+	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM document_access WHERE doc_id = ?`, id); err != nil {
 		return dbErr(ctx, "delete", err)
 	}
@@ -395,11 +402,35 @@ func (s *sqliteStore) setAccess(ctx context.Context, owner, id, grantee string, 
 	if err != nil {
 		return dbErr(ctx, op, err)
 	}
+	var res sql.Result
 	if grant {
-		_, err = tx.ExecContext(ctx, `INSERT INTO document_access (subject, order_key, doc_id)
+		res, err = tx.ExecContext(ctx, `INSERT INTO document_access (subject, order_key, doc_id)
 VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, grantee, key, id)
 	} else {
-		_, err = tx.ExecContext(ctx, `DELETE FROM document_access WHERE subject = ? AND order_key = ?`, grantee, key)
+		res, err = tx.ExecContext(ctx, `DELETE FROM document_access WHERE subject = ? AND order_key = ?`, grantee, key)
+	}
+	if err != nil {
+		return dbErr(ctx, op, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return dbErr(ctx, op, err)
+	}
+	if n == 0 {
+		// Nothing changed (already shared, or not shared): so is the
+		// index entry.
+		return dbErr(ctx, op, tx.Commit())
+	}
+	// The grantee's index entry follows the access row.
+	var title, body string
+	if err := tx.QueryRowContext(ctx, `SELECT title, body FROM documents WHERE id = ?`, id).Scan(&title, &body); err != nil {
+		return dbErr(ctx, op, err)
+	}
+	idx := sqliteSearchIndex{tx}
+	if grant {
+		err = idx.add(ctx, grantee, key, title, body)
+	} else {
+		err = idx.remove(ctx, grantee, key, title, body)
 	}
 	if err != nil {
 		return dbErr(ctx, op, err)
@@ -424,13 +455,56 @@ func (s *sqliteStore) Update(ctx context.Context, owner, id, body string) error 
 		return err
 	}
 	now := micros(s.now())
-	res, err := s.db.ExecContext(ctx, `UPDATE documents SET body = ?
-WHERE id = ? AND owner = ? AND deleted_at IS NULL AND (expires_at IS NULL OR expires_at > ?)`, body, id, owner, now)
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return dbErr(ctx, "update", err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return notFoundOr(ctx, "update", err)
+	defer tx.Rollback()
+	var key, title, old string
+	err = tx.QueryRowContext(ctx, `SELECT order_key, title, body FROM documents
+WHERE id = ? AND owner = ? AND deleted_at IS NULL AND (expires_at IS NULL OR expires_at > ?)`, id, owner, now).Scan(&key, &title, &old)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return dbErr(ctx, "update", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE documents SET body = ? WHERE id = ?`, body, id); err != nil {
+		return dbErr(ctx, "update", err)
+	}
+	// Every reader's index entry gets the new words.
+	idx := sqliteSearchIndex{tx}
+	readers, err := idx.readersOf(ctx, id)
+	if err != nil {
+		return dbErr(ctx, "update", err)
+	}
+	for _, r := range readers {
+		if err := idx.remove(ctx, r, key, title, old); err != nil {
+			return dbErr(ctx, "update", err)
+		}
+		if err := idx.add(ctx, r, key, title, body); err != nil {
+			return dbErr(ctx, "update", err)
+		}
+	}
+	return dbErr(ctx, "update", tx.Commit())
+}
+
+// sqliteUnindexAll removes the index entries of every reader of the
+// document id.
+func sqliteUnindexAll(ctx context.Context, tx *sql.Tx, id string) error {
+	var key, title, body string
+	if err := tx.QueryRowContext(ctx, `SELECT order_key, title, body FROM documents WHERE id = ?`, id).Scan(&key, &title, &body); err != nil {
+		return err
+	}
+	idx := sqliteSearchIndex{tx}
+	readers, err := idx.readersOf(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, r := range readers {
+		if err := idx.remove(ctx, r, key, title, body); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -398,6 +398,11 @@ type Stream struct {
 	Resp   *http.Response
 	events chan Event
 	done   chan struct{}
+	// Of the SSE fields that are no message: the last id the stream gave
+	// (a priming event's too: the client's Last-Event-ID) and the last
+	// retry field.
+	mu            sync.Mutex
+	lastID, retry string
 }
 
 // Event is one SSE event: its id (empty without one) and data.
@@ -418,10 +423,19 @@ func OpenStream(t testing.TB, resp *http.Response) *Stream {
 			switch {
 			case strings.HasPrefix(line, "id: "):
 				ev.ID = strings.TrimPrefix(line, "id: ")
+				s.mu.Lock()
+				s.lastID = ev.ID
+				s.mu.Unlock()
 			case strings.HasPrefix(line, "data: "):
 				ev.Data = strings.TrimPrefix(line, "data: ")
-			case line == "" && ev.Data != "":
-				s.events <- ev
+			case strings.HasPrefix(line, "retry: "):
+				s.mu.Lock()
+				s.retry = strings.TrimPrefix(line, "retry: ")
+				s.mu.Unlock()
+			case line == "":
+				if ev.Data != "" { // empty data (a priming event) dispatches nothing
+					s.events <- ev
+				}
 				ev = Event{}
 			}
 		}
@@ -463,6 +477,21 @@ func (s *Stream) None(t testing.TB) {
 		t.Fatalf("unexpected event %s", e.Data)
 	case <-time.After(50 * time.Millisecond):
 	}
+}
+
+// LastEventID returns the last SSE id the stream gave, of a message or
+// not: what a client sends as Last-Event-ID when it reconnects.
+func (s *Stream) LastEventID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastID
+}
+
+// Retry returns the last retry field the stream sent ("" for none).
+func (s *Stream) Retry() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.retry
 }
 
 // Close closes the stream and waits for its reader.
