@@ -145,7 +145,11 @@ func interceptHandler(inv *inventory.Inventory, opts mcphttp.Options, hub *notif
 	if err != nil {
 		return nil, err
 	}
-	ep, err := mcphttp.New(inv, opts, streams)
+	skillsPart, err := newSkills(inv)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := mcphttp.New(inv, opts, streams, skillsPart)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +187,11 @@ func endpoint(inv *inventory.Inventory, opts mcphttp.Options, hub *notify.Hub) (
 	if err != nil {
 		return nil, err
 	}
-	return mcphttp.New(inv, opts, streams, toolPart)
+	skillsPart, err := newSkills(inv)
+	if err != nil {
+		return nil, err
+	}
+	return mcphttp.New(inv, opts, streams, toolPart, skillsPart)
 }
 
 // pngPixel is a 1×1 transparent PNG.
@@ -216,7 +224,8 @@ func newInventory() (*inventory.Inventory, error) {
 			Read: inventory.TextReader("text/plain", "This resource can be subscribed to."),
 		},
 	}
-	templates := []inventory.Template{{
+	statics = append(statics, skillStatics()...)
+	templates := []inventory.Template{skillTemplate(), {
 		Name: "template-data", Title: "Template data", Description: "Data for an id",
 		URITemplate: "test://template/{id}/data", MIMEType: "application/json", Access: inventory.Public,
 		Read: func(_ context.Context, req inventory.ReadRequest) ([]inventory.Contents, error) {
