@@ -16,8 +16,8 @@ const skillURI = "skill://pdf-processing/SKILL.md"
 
 var skillFiles = map[string]struct{ mime, text string }{
 	skillURI: {"text/markdown", "---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\n---\n\n# PDF processing\n\nPick the matching template from `templates/`; the form fields are in `references/FORMS.md`.\n"},
-	"skill://pdf-processing/references/FORMS.md":             {"text/markdown", "# Form fields\n\nName, address, total.\n"},
-	"skill://pdf-processing/templates/invoice.md":            {"text/markdown", "# Invoice\n\n{{customer}} owes {{total}}.\n"},
+	"skill://pdf-processing/references/FORMS.md":              {"text/markdown", "# Form fields\n\nName, address, total.\n"},
+	"skill://pdf-processing/templates/invoice.md":             {"text/markdown", "# Invoice\n\n{{customer}} owes {{total}}.\n"},
 	"skill://pdf-processing/templates/regional/eu-invoice.md": {"text/markdown", "# EU invoice\n\nVAT included.\n"},
 }
 
