@@ -76,7 +76,8 @@ type Options struct {
 	// deadline applies when earlier). Zero means 10 seconds.
 	CallbackTimeout time.Duration
 	// Logger receives the operator records of callback failures and
-	// contract violations. Nil means slog.Default().
+	// contract violations. Nil means the logger of the mcphttp endpoint
+	// the Catalog is a part of (slog.Default() before that).
 	Logger *slog.Logger
 }
 
@@ -94,6 +95,7 @@ type Catalog struct {
 	log      *slog.Logger
 	fp       string // what cursors are bound to besides the caller
 	statics  map[string]bool
+	ownLog   bool // Options.Logger was set
 }
 
 // New returns a Catalog of src's skills, whose files inv serves. It
@@ -125,6 +127,7 @@ func New(inv *inventory.Inventory, src Source, opts Options) (*Catalog, error) {
 	if c.timeout == 0 {
 		c.timeout = 10 * time.Second
 	}
+	c.ownLog = c.log != nil
 	if c.log == nil {
 		c.log = slog.Default()
 	}

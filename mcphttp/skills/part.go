@@ -27,6 +27,9 @@ func (c *Catalog) Setup(s *mcphttp.Setup) error {
 	if s.Inventory() != c.inv {
 		return errors.New("skills: the endpoint serves another inventory than the Catalog's")
 	}
+	if !c.ownLog {
+		c.log = s.Logger()
+	}
 	s.Handle("skills/list", c.serveList, mcphttp.MethodOptions{Class: mcphttp.ClassOf(mcphttp.ClassList)})
 	s.Handle("skills/get", c.serveGet, mcphttp.MethodOptions{Class: mcphttp.ClassOf(mcphttp.ClassRead)})
 	settings := `{}`
