@@ -67,8 +67,13 @@ func fixtureSkill() skills.Skill {
 // newSkills is the fixture's skills part: the one skill, for every caller
 // (the fixture's callers are all its principal).
 func newSkills(inv *inventory.Inventory) (*skills.Catalog, error) {
+	return skills.New(inv, fixtureSource(), skills.Options{DirectoryRead: true})
+}
+
+// fixtureSource lists and gets the one skill.
+func fixtureSource() skills.Source {
 	skill := fixtureSkill()
-	return skills.New(inv, skills.Source{
+	return skills.Source{
 		Template: "skill-files",
 		List: func(_ context.Context, req inventory.ListRequest) (skills.Page, error) {
 			if req.After >= skill.Key {
@@ -82,5 +87,5 @@ func newSkills(inv *inventory.Inventory) (*skills.Catalog, error) {
 			}
 			return skill, nil
 		},
-	}, skills.Options{DirectoryRead: true})
+	}
 }

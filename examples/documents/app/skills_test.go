@@ -173,3 +173,20 @@ func TestSkillsCapability(t *testing.T) {
 	require.Nil(t, out.Error)
 	assert.Contains(t, string(out.Result), `"extensions":{"io.modelcontextprotocol/skills":{"directoryRead":true}}`)
 }
+
+// FuzzParseSkillURI: a URI a client sends never panics the parser, and
+// what it accepts is exactly skill://<id>/<name>/SKILL.md of its parts.
+func FuzzParseSkillURI(f *testing.F) {
+	for _, s := range []string{"skill://abc/release-notes/SKILL.md", "skill://abc/a/b/SKILL.md", "skill:///SKILL.md", "skill://x/SKILL.md", "docs://x/y/SKILL.md", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, uri string) {
+		id, name, ok := parseSkillURI(uri)
+		if ok && "skill://"+id+"/"+name+"/SKILL.md" != uri {
+			t.Fatalf("%q read as id %q name %q", uri, id, name)
+		}
+		if ok && strings.Contains(name, "/") {
+			t.Fatalf("%q: a name with a slash", uri)
+		}
+	})
+}
