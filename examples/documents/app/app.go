@@ -446,15 +446,15 @@ func (a *App) newEndpoint(inv *inventory.Inventory, auth *authn.Authenticator, o
 	if err != nil {
 		return nil, fmt.Errorf("endpoint: %w", err)
 	}
-	toolPart, err := tools.New(all...)
-	if err != nil {
-		return nil, fmt.Errorf("endpoint: %w", err)
-	}
 	sealer, err := a.newSealer() // the fleet's key ring, if any: skills cursors page across instances too
 	if err != nil {
 		return nil, err
 	}
 	catalog, err := skills.New(inv, SkillsSource(a.skills), skills.Options{PageSize: a.cfg.PageSize, DirectoryRead: true, Sealer: sealer, Logger: a.log})
+	if err != nil {
+		return nil, fmt.Errorf("endpoint: %w", err)
+	}
+	toolPart, err := tools.New(append(all, catalog.Tools()...)...) // list_skills, get_skill beside the others
 	if err != nil {
 		return nil, fmt.Errorf("endpoint: %w", err)
 	}
