@@ -117,3 +117,39 @@ func TestTypeScriptSDKSkills(t *testing.T) {
 		})
 	}
 }
+
+// The MCP Inspector's CLI (2.12.0) lists alice's skills from the documents
+// server and verifies them (--verify: the extension's conformance checks,
+// every file read back against its digest and size, SKILL.md's
+// frontmatter) in both eras, and finds none of bob's own.
+func TestInspectorSkillsVerify(t *testing.T) {
+	node, launcher := inspectorCLI(t)
+	d := startDocuments(t)
+	bobs := skillsOf(t, d, d.bob)["incident-review"]
+	require.NotEmpty(t, bobs)
+	for _, era := range []string{"legacy", "modern"} {
+		t.Run(era, func(t *testing.T) {
+			code, out := inspect(t, node, launcher, d.mcpURL, d.alice, nil, "--protocol-era", era, "--method", "skills/list", "--verify")
+			require.Zero(t, code, out)
+			assert.Contains(t, out, "Verified 3 skills and 8 files: no conformance errors.")
+			assert.NotContains(t, out, bobs)
+			var verified int
+			for _, line := range strings.Split(out, "\n") {
+				var report struct {
+					Name    string `json:"name"`
+					OK      bool   `json:"ok"`
+					Outcome string `json:"outcome"`
+				}
+				if json.Unmarshal([]byte(line), &report) == nil && report.Name != "" {
+					assert.True(t, report.OK, line)
+					assert.Equal(t, "verified", report.Outcome, line)
+					verified++
+				}
+			}
+			assert.Equal(t, 3, verified)
+			code, out = inspect(t, node, launcher, d.mcpURL, d.alice, nil, "--protocol-era", era, "--method", "skills/get", "--uri", bobs)
+			assert.NotZero(t, code, "bob's skill is refused to alice: %s", out)
+			assert.Contains(t, out, "Skill not found", "as for a skill that does not exist")
+		})
+	}
+}
