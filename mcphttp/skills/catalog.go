@@ -72,8 +72,12 @@ type Options struct {
 	// Sealer seals the cursors. Nil means a random process-local key and
 	// a 15-minute traversal lifetime, as in inventory.Options.Sealer.
 	Sealer *sealedcursor.Sealer
-	// CallbackTimeout bounds each call of List or Get (the request's own
-	// deadline applies when earlier). Zero means 10 seconds.
+	// CallbackTimeout bounds each call of List or Get through its
+	// context (the request's own deadline applies when earlier). The
+	// callbacks run on the request's goroutine: one that ignores its
+	// context holds the request until it returns (unlike inventory's
+	// callbacks, which are abandoned at the deadline). Zero means 10
+	// seconds.
 	CallbackTimeout time.Duration
 	// Logger receives the operator records of callback failures and
 	// contract violations. Nil means the logger of the mcphttp endpoint
@@ -233,7 +237,7 @@ func (c *Catalog) Get(ctx context.Context, caller *principal.Principal, uri stri
 	if caller == nil {
 		return Skill{}, principal.ErrUnauthenticated
 	}
-	if Dir(uri) == "" || !c.serves(uri) {
+	if skillDir(uri) == "" || !c.serves(uri) {
 		return Skill{}, inventory.ErrNotFound
 	}
 	ok, err := c.inv.CanRead(ctx, caller, uri)

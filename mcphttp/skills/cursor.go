@@ -59,7 +59,7 @@ func (c *Catalog) openCursor(purpose string, caller *principal.Principal, dir, c
 	return string(payload[1:]), first, nil
 }
 
-// MaxCursorLen is the length of the longest cursor a Catalog issues (a
+// maxCursorLen is the length of the longest cursor a Catalog issues (a
 // key of 256 bytes or a directory child name of 2048), which a transport's
 // byte budget keeps room for.
-func MaxCursorLen() int { return sealedcursor.SealedLen(1 + 2048) }
+func maxCursorLen() int { return sealedcursor.SealedLen(1 + 2048) }

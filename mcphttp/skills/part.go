@@ -53,7 +53,7 @@ func notFound(uri, message string) error {
 
 // pageReserve is what a page's members take after its items: `]` and the
 // longest `,"nextCursor":"…"`.
-func pageReserve() int { return len(`],"nextCursor":""`) + MaxCursorLen() }
+func pageReserve() int { return len(`],"nextCursor":""`) + maxCursorLen() }
 
 func (c *Catalog) serveList(ctx context.Context, call *mcphttp.Call) (mcphttp.Result, error) {
 	if call.Principal == nil {

@@ -70,13 +70,13 @@ type Skill struct {
 
 // Name returns the skill name: the last segment of the skill path.
 func (s *Skill) Name() string {
-	dir := Dir(s.URI)
+	dir := skillDir(s.URI)
 	return dir[strings.LastIndexByte(dir, '/')+1:]
 }
 
-// Dir returns the directory URI of a skill whose SKILL.md is at uri: uri
+// skillDir returns the directory URI of a skill whose SKILL.md is at uri: uri
 // without "/SKILL.md"; "" when uri does not end so.
-func Dir(uri string) string {
+func skillDir(uri string) string {
 	d, ok := strings.CutSuffix(uri, "/"+ManifestName)
 	if !ok || !strings.Contains(d, "://") || strings.HasSuffix(d, "://") {
 		return ""
@@ -114,7 +114,7 @@ func Validate(source string, s *Skill) error {
 }
 
 func validate(s *Skill) inventory.Rule {
-	dir := Dir(s.URI)
+	dir := skillDir(s.URI)
 	if dir == "" || len(s.URI) > 2048 || !printable(s.URI) {
 		return RuleSkillURI
 	}
@@ -158,7 +158,7 @@ func validate(s *Skill) inventory.Rule {
 			return RuleFileURI
 		}
 		seen[f.URI] = struct{}{}
-		if !ValidDigest(f.Digest) {
+		if !validDigest(f.Digest) {
 			return RuleFileDigest
 		}
 		if f.MIMEType != "" && !validMIME(f.MIMEType) {
@@ -220,9 +220,9 @@ func Digest(b []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// ValidDigest reports whether d is "sha256:" and 64 lowercase hexadecimal
+// validDigest reports whether d is "sha256:" and 64 lowercase hexadecimal
 // digits.
-func ValidDigest(d string) bool {
+func validDigest(d string) bool {
 	hexPart, ok := strings.CutPrefix(d, "sha256:")
 	if !ok || len(hexPart) != 64 {
 		return false
