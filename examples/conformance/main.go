@@ -18,6 +18,9 @@
 // "conformance" (principal.NewContext, as a service's authentication
 // middleware would).
 //
+// Both modes serve the Skills extension's scenarios (sep-2640-*) with
+// mcphttp/skills: one skill with subdirectories (skills.go).
+//
 // It prints "listening on URL" once it accepts connections, and stops on
 // SIGINT or SIGTERM.
 package main
