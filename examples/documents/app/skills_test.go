@@ -190,3 +190,37 @@ func FuzzParseSkillURI(f *testing.F) {
 		}
 	})
 }
+
+// Sharing a skill over the REST API: only its owner may, and afterwards
+// the grantee lists it; a skill that is not the caller's answers exactly
+// as one that does not exist.
+func TestSkillsShareAPI(t *testing.T) {
+	s := start(t, nil)
+	alice, bob := s.token(t, "alice"), s.token(t, "bob")
+	carol := s.token(t, "carol")
+	mine, err := s.app.skills.ListSkills(context.Background(), "alice", "", 10)
+	require.NoError(t, err)
+	var notes string
+	for _, sk := range mine {
+		if sk.Name == "release-notes" {
+			notes = sk.ID
+		}
+	}
+	require.NotEmpty(t, notes)
+	carolSkills, _ := s.skillsWalk(t, carol)
+	assert.Empty(t, carolSkills)
+
+	res, body := s.api(t, bob, http.MethodPost, "/api/skills/"+notes+"/shares", `{"with":"carol"}`)
+	res2, body2 := s.api(t, bob, http.MethodPost, "/api/skills/AAAAAAAAAAAAAAAAAAAAAA/shares", `{"with":"carol"}`)
+	assert.Equal(t, http.StatusNotFound, res.StatusCode, "bob cannot share alice's skill")
+	assert.Equal(t, res2.StatusCode, res.StatusCode)
+	assert.Equal(t, body2, body)
+
+	res, body = s.api(t, alice, http.MethodPost, "/api/skills/"+notes+"/shares", `{"with":"alice"}`)
+	assert.Equal(t, http.StatusBadRequest, res.StatusCode, body)
+
+	res, body = s.api(t, alice, http.MethodPost, "/api/skills/"+notes+"/shares", `{"with":"carol"}`)
+	require.Equal(t, http.StatusOK, res.StatusCode, body)
+	carolSkills, _ = s.skillsWalk(t, carol)
+	assert.Equal(t, []string{"release-notes"}, names(carolSkills))
+}
