@@ -297,8 +297,3 @@ func mimeName(s string) bool {
 	}
 	return true
 }
-
-// ruleError is a contract violation of entry i of source.
-func ruleError(source string, r inventory.Rule, i int) error {
-	return &inventory.ContractError{Source: source, Rule: r, Entry: i}
-}
