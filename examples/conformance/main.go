@@ -22,6 +22,9 @@
 // "conformance" (principal.NewContext, as a service's authentication
 // middleware would).
 //
+// Both modes serve the Skills extension's scenarios (sep-2640-*) with
+// mcphttp/skills: one skill with subdirectories (skills.go).
+//
 // It prints "listening on URL" once it accepts connections, and stops on
 // SIGINT or SIGTERM.
 package main
@@ -156,7 +159,11 @@ func interceptHandler(inv *inventory.Inventory, opts mcphttp.Options, hub *notif
 	if err != nil {
 		return nil, err
 	}
-	ep, err := mcphttp.New(inv, opts, streams, suite)
+	skillsPart, err := newSkills(inv)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := mcphttp.New(inv, opts, streams, suite, skillsPart)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +206,11 @@ func endpoint(inv *inventory.Inventory, opts mcphttp.Options, hub *notify.Hub) (
 	if err != nil {
 		return nil, err
 	}
-	return mcphttp.New(inv, opts, streams, toolPart)
+	skillsPart, err := newSkills(inv)
+	if err != nil {
+		return nil, err
+	}
+	return mcphttp.New(inv, opts, streams, toolPart, skillsPart)
 }
 
 // suiteTools are the conformance suite's test tools that a tool of the
@@ -299,7 +310,8 @@ func newInventory() (*inventory.Inventory, error) {
 			Read: inventory.TextReader("text/plain", "This resource can be subscribed to."),
 		},
 	}
-	templates := []inventory.Template{{
+	statics = append(statics, skillStatics()...)
+	templates := []inventory.Template{skillTemplate(), {
 		Name: "template-data", Title: "Template data", Description: "Data for an id",
 		URITemplate: "test://template/{id}/data", MIMEType: "application/json", Access: inventory.Public,
 		Read: func(_ context.Context, req inventory.ReadRequest) ([]inventory.Contents, error) {

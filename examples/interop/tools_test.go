@@ -51,7 +51,7 @@ func TestGoSDKToolsBridge(t *testing.T) {
 				require.NotNil(t, tl.Annotations)
 				assert.True(t, tl.Annotations.ReadOnlyHint, tl.Name)
 			}
-			assert.Equal(t, []string{"list_resources", "read_resource", "search", "fetch", "read_document", "count_words"}, names,
+			assert.Equal(t, []string{"list_resources", "read_resource", "search", "fetch", "read_document", "count_words", "list_skills", "get_skill"}, names,
 				"the kit's tools, then the server's own")
 
 			var listed []string
@@ -192,7 +192,7 @@ func TestTypeScriptSDKTools(t *testing.T) {
 
 			assert.Equal(t, run.protocol, s.ProtocolVersion)
 			assert.True(t, s.ToolsCapability)
-			assert.Equal(t, []string{"list_resources", "read_resource", "search", "fetch", "read_document", "count_words"}, s.Tools)
+			assert.Equal(t, []string{"list_resources", "read_resource", "search", "fetch", "read_document", "count_words", "list_skills", "get_skill"}, s.Tools)
 			assert.Greater(t, s.Pages, 1, "list_resources spans several pages")
 			assert.Equal(t, goList, s.Listed, "list_resources walks exactly what resources/list does")
 			assert.Empty(t, s.ForeignListed)

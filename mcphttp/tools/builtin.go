@@ -203,8 +203,7 @@ func (b *builtins) listResources(ctx context.Context, req *Request) (Result, err
 		c.NoteOutcome(mcphttp.OutcomeInvalidCursor, inventory.ReasonInvalid)
 		return ErrorResult(invalidCursorText(inventory.ReasonInvalid)), nil
 	}
-	fixed := textResultOverhead + len(`,"structuredContent":`)
-	room := max(c.Room(mcphttp.CachePrivate)-fixed, 0) / 3
+	room := req.Room()
 	pg := page{body: append(make([]byte, 0, min(room, 8<<10)), `{"resources":[`...)}
 	pg.limit = room - len(`],"nextCursor":""}`) - b.inv.MaxCursorLen()
 	next, err := b.inv.List(ctx, c.Principal, cursor, pg.fit)

@@ -196,6 +196,29 @@ func (r *Request) NoteURI(uri string) {
 	}
 }
 
+// Room returns the bytes an object may take that a handler returns as
+// both the result's structuredContent and its one text item (which
+// repeats it as a JSON string, whose escapes may double it), so that the
+// whole response stays within the endpoint's byte limit: a third of the
+// room the response leaves. A handler that fills a page (list_resources,
+// a part's listing tool) stops there. It is 0 after the handler returned.
+func (r *Request) Room() int {
+	if r.call == nil {
+		return 0
+	}
+	fixed := textResultOverhead + len(`,"structuredContent":`)
+	return max(r.call.Room(mcphttp.CachePrivate)-fixed, 0) / 3
+}
+
+// NoteEntries tells the endpoint's observers how many items a listing
+// tool returned (mcphttp.Call.Entries). After the handler returned it
+// does nothing.
+func (r *Request) NoteEntries(n int) {
+	if r.call != nil {
+		r.call.NoteEntries(n)
+	}
+}
+
 // Result is what a handler answers: the MCP CallToolResult in Go values,
 // which the part encodes, within the endpoint's byte limit (a result over
 // it is a tool error result, logged).

@@ -61,6 +61,7 @@ var (
 //	POST   /api/documents/{id}/shares          {"with":"bob"}   share (owner only)
 //	DELETE /api/documents/{id}/shares/{user}                    unshare (owner only)
 //	PUT    /api/documents/{id}                 {"body":"…"}     replace the body (owner only)
+//	POST   /api/skills/{id}/shares             {"with":"bob"}   share a skill (owner only)
 func (a *App) apiRoutes(r chi.Router, auth *authn.Authenticator, origins *origin.Guard) {
 	r.Route("/api", func(r chi.Router) {
 		// The same Origin and DNS-rebinding decision as the MCP endpoint
@@ -74,6 +75,7 @@ func (a *App) apiRoutes(r chi.Router, auth *authn.Authenticator, origins *origin
 		r.Post("/documents/{id}/shares", a.apiShare)
 		r.Delete("/documents/{id}/shares/{user}", a.apiUnshare)
 		r.Put("/documents/{id}", a.apiUpdate)
+		r.Post("/skills/{id}/shares", a.apiShareSkill)
 	})
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/mcpkit/mcpkit/mcphttp/origin"
 	"github.com/mcpkit/mcpkit/mcphttp/ratelimit"
 	"github.com/mcpkit/mcpkit/mcphttp/sessions"
+	"github.com/mcpkit/mcpkit/mcphttp/skills"
 	"github.com/mcpkit/mcpkit/mcphttp/tools"
 	"github.com/mcpkit/mcpkit/principal"
 
@@ -51,6 +52,9 @@ type App struct {
 	dev      *devissuer.Issuer
 	resource string
 	banner   string // the development walk-through, printed by Run
+
+	// The users' skills (the MCP Skills extension), in the same database.
+	skills store.SkillStore
 
 	// Change notifications: the hub, and with a PostgreSQL database the
 	// broker that carries events between instances, over its own pool.
@@ -312,10 +316,16 @@ func (a *App) openStore(ctx context.Context) error {
 		return fmt.Errorf("database %s (-db): %w", describeDB(a.cfg.DB), err)
 	}
 	a.db = db
+	if a.skills, err = store.OpenSkills(ctx, db); err != nil {
+		return fmt.Errorf("database %s (-db): skills: %w", describeDB(a.cfg.DB), err)
+	}
 	if a.cfg.Seed == SeedAlways || a.cfg.Seed == SeedAuto && a.cfg.Development() {
 		if len(a.cfg.MoreIssuers) == 0 {
 			if err := store.Seed(ctx, db); err != nil {
 				return fmt.Errorf("seed: %w", err)
+			}
+			if err := store.SeedSkills(ctx, a.skills, func(s string) string { return s }); err != nil {
+				return fmt.Errorf("seed skills: %w", err)
 			}
 		}
 		// Several issuers: each issuer's alice, bob and carol get their own
@@ -437,11 +447,19 @@ func (a *App) newEndpoint(inv *inventory.Inventory, auth *authn.Authenticator, o
 	if err != nil {
 		return nil, fmt.Errorf("endpoint: %w", err)
 	}
-	toolPart, err := tools.New(all...)
+	sealer, err := a.newSealer() // the fleet's key ring, if any: skills cursors page across instances too
+	if err != nil {
+		return nil, err
+	}
+	catalog, err := skills.New(inv, SkillsSource(a.skills), skills.Options{PageSize: a.cfg.PageSize, DirectoryRead: true, Sealer: sealer, Logger: a.log})
 	if err != nil {
 		return nil, fmt.Errorf("endpoint: %w", err)
 	}
-	parts := []mcphttp.Part{streams, toolPart, mcphttp.Observe(tracing, trail)}
+	toolPart, err := tools.New(append(all, catalog.Tools()...)...) // list_skills, get_skill beside the others
+	if err != nil {
+		return nil, fmt.Errorf("endpoint: %w", err)
+	}
+	parts := []mcphttp.Part{streams, toolPart, catalog, mcphttp.Observe(tracing, trail)}
 	if limiter != nil {
 		parts = append(parts, limiter.Part())
 	}

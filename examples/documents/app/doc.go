@@ -19,6 +19,7 @@
 //	POST   /api/documents/{id}/shares                share one's document: {"with":"bob"}
 //	DELETE /api/documents/{id}/shares/{user}         unshare it (the user percent-encoded)
 //	PUT    /api/documents/{id}                       replace its body: {"body":"…"}
+//	POST   /api/skills/{id}/shares                   share one's skill: {"with":"bob"}
 //	GET  /.well-known/oauth-protected-resource/mcp   RFC 9728 metadata (path derived from -resource),
 //	GET  /.well-known/oauth-protected-resource       and the same document at the root
 //	GET  /healthz                                    200 "ok" when the database answers within 2 s
@@ -34,6 +35,19 @@
 // whose completion suggests the caller's own ids. A second template with an
 // RFC 6570 query expression, docs://documents{?q} ([FilteredDocumentsTemplate]),
 // reads as a filtered listing: the caller's documents matching q, as JSON.
+//
+// # Skills
+//
+// Each user may own skills (the MCP Skills extension, SEP-2640), kept in
+// the same database (store.OpenSkills) and shared like documents. Their
+// files are resources of the protected template skill://{id}/{+path}
+// ([SkillFilesTemplate], scope documents:read; path is the skill's name
+// and the file's path), read with the store's access check; the
+// mcphttp/skills part serves skills/list, skills/get and
+// resources/directory/read per caller, and the tools list_skills and
+// get_skill. The development seed gives alice release-notes and
+// meeting-minutes, and bob incident-review and team-glossary, which he
+// shares with alice.
 //
 // # Sharing and notifications
 //

@@ -148,6 +148,7 @@ func (a *App) newInventory() (*inventory.Inventory, error) {
 	inv, err := inventory.New([]inventory.Resource{AboutResource()}, []inventory.Template{
 		DocumentsTemplate(a.mcpStore()), DocumentReadersTemplate(a.mcpStore()),
 		FilteredDocumentsTemplate(a.mcpStore(), 0), // the endpoint's byte limit is the default too
+		SkillFilesTemplate(a.skills),
 	},
 		inventory.Options{PageSize: a.cfg.PageSize, Sealer: sealer, Logger: a.log, Notifier: a.hub})
 	if err != nil {

@@ -1,0 +1,191 @@
+package skills
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/mcpkit/mcpkit/internal/jsonstrict"
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
+	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/principal"
+)
+
+// The seam to mcphttp: this file alone knows the endpoint's part API and
+// the wire. Everything else of the package decides in Go values.
+
+var _ mcphttp.Part = (*Catalog)(nil)
+
+// Setup makes the Catalog a part of an mcphttp endpoint serving the same
+// inventory: it registers skills/list, skills/get and (with
+// Options.DirectoryRead) resources/directory/read in both protocol eras,
+// and declares the extension under capabilities.extensions in initialize
+// and server/discover. Every result is private (cacheScope "private",
+// ttlMs 0 in 2026-07-28): what a caller sees depends on who it is.
+func (c *Catalog) Setup(s *mcphttp.Setup) error {
+	if s.Inventory() != c.inv {
+		return errors.New("skills: the endpoint serves another inventory than the Catalog's")
+	}
+	if !c.ownLog {
+		c.log = s.Logger()
+	}
+	s.Handle("skills/list", c.serveList, mcphttp.MethodOptions{Class: classOf(mcphttp.ClassList)})
+	s.Handle("skills/get", c.serveGet, mcphttp.MethodOptions{Class: classOf(mcphttp.ClassRead)})
+	settings := `{}`
+	if c.dirRead {
+		s.Handle("resources/directory/read", c.serveDir, mcphttp.MethodOptions{Class: classOf(mcphttp.ClassList)})
+		settings = `{"directoryRead":true}`
+	}
+	caps := `{"` + ExtensionID + `":` + settings + `}`
+	s.Capability("extensions", func(bool) string { return caps })
+	return nil
+}
+
+// classOf is a MethodOptions.Class that answers class for every call.
+func classOf(class string) func([]byte) string {
+	return func([]byte) string { return class }
+}
+
+// notFound is the answer for a skill or directory that does not exist or
+// that the caller may not see: -32602 in both eras, as the extension
+// says, with data.uri.
+func notFound(uri, message string) error {
+	return &mcphttp.Error{Code: jsonrpc.CodeInvalidParams, Message: message, Data: struct {
+		URI string `json:"uri"`
+	}{uri}}
+}
+
+// pageReserve is what a page's members take after its items: `]` and the
+// longest `,"nextCursor":"…"`.
+func pageReserve() int { return len(`],"nextCursor":""`) + maxCursorLen() }
+
+func (c *Catalog) serveList(ctx context.Context, call *mcphttp.Call) (mcphttp.Result, error) {
+	if call.Principal == nil {
+		return mcphttp.Result{}, principal.ErrUnauthenticated // before looking at params
+	}
+	cursor, err := mcpwire.CursorParam(call.Params)
+	if err != nil {
+		return mcphttp.Result{}, err
+	}
+	room := call.Room(mcphttp.CachePrivate) - pageReserve()
+	b := append(make([]byte, 0, 4096), `"skills":[`...)
+	items := 0
+	next, err := c.List(ctx, call.Principal, cursor, func(s *Skill) bool {
+		mark := len(b)
+		if items > 0 {
+			b = append(b, ',')
+		}
+		b = appendSkill(b, s)
+		if len(b) > room {
+			b = b[:mark]
+			return false
+		}
+		items++
+		return true
+	})
+	if err != nil {
+		return mcphttp.Result{}, err
+	}
+	call.NoteEntries(items)
+	return call.Result(endPage(b, next), mcphttp.CachePrivate), nil
+}
+
+func (c *Catalog) serveGet(ctx context.Context, call *mcphttp.Call) (mcphttp.Result, error) {
+	if call.Principal == nil {
+		return mcphttp.Result{}, principal.ErrUnauthenticated
+	}
+	uri, err := mcpwire.URIParam(call.Params)
+	if err != nil {
+		return mcphttp.Result{}, err
+	}
+	call.NoteURI(uri)
+	s, err := c.Get(ctx, call.Principal, uri)
+	if errors.Is(err, inventory.ErrNotFound) {
+		return mcphttp.Result{}, notFound(uri, "Skill not found")
+	}
+	if err != nil {
+		return mcphttp.Result{}, err
+	}
+	b := appendSkill(append(make([]byte, 0, 1024), `"skill":`...), &s)
+	if len(b) > call.Room(mcphttp.CachePrivate) {
+		call.Logger().Error("skills: skills/get answer over the byte limit", "source", c.src.Template, "bytes", len(b))
+		return mcphttp.Result{}, mcpwire.ResultTooLarge{}
+	}
+	return call.Result(b, mcphttp.CachePrivate), nil
+}
+
+func (c *Catalog) serveDir(ctx context.Context, call *mcphttp.Call) (mcphttp.Result, error) {
+	if call.Principal == nil {
+		return mcphttp.Result{}, principal.ErrUnauthenticated
+	}
+	uri, err := mcpwire.URIParam(call.Params)
+	if err != nil {
+		return mcphttp.Result{}, err
+	}
+	call.NoteURI(uri)
+	cursor, err := mcpwire.CursorParam(call.Params)
+	if err != nil {
+		return mcphttp.Result{}, err
+	}
+	room := call.Room(mcphttp.CachePrivate) - pageReserve()
+	b := append(make([]byte, 0, 2048), `"resources":[`...)
+	items := 0
+	next, err := c.ReadDir(ctx, call.Principal, uri, cursor, func(it *inventory.Item) bool {
+		mark := len(b)
+		if items > 0 {
+			b = append(b, ',')
+		}
+		b = mcpwire.AppendItem(b, it)
+		if len(b) > room {
+			b = b[:mark]
+			return false
+		}
+		items++
+		return true
+	})
+	if errors.Is(err, inventory.ErrNotFound) {
+		return mcphttp.Result{}, notFound(uri, "Not a directory resource")
+	}
+	if err != nil {
+		return mcphttp.Result{}, err
+	}
+	call.NoteEntries(items)
+	return call.Result(endPage(b, next), mcphttp.CachePrivate), nil
+}
+
+func endPage(b []byte, next string) []byte {
+	b = append(b, ']')
+	if next != "" {
+		b = append(append(append(b, `,"nextCursor":"`...), next...), '"')
+	}
+	return b
+}
+
+// appendSkill appends the JSON Skill object of s (validated: its
+// frontmatter is a strict JSON object, sent as it is).
+func appendSkill(dst []byte, s *Skill) []byte {
+	dst = append(dst, `{"uri":`...)
+	dst = jsonstrict.AppendString(dst, s.URI)
+	dst = append(dst, `,"frontmatter":`...)
+	dst = append(dst, s.Frontmatter...)
+	if s.Dynamic {
+		return append(dst, `,"resources":"dynamic"}`...)
+	}
+	dst = append(dst, `,"resources":[`...)
+	for i := range s.Files {
+		f := &s.Files[i]
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"uri":`...)
+		dst = jsonstrict.AppendString(dst, f.URI)
+		dst = append(dst, `,"digest":"`...)
+		dst = append(dst, f.Digest...)
+		dst = append(dst, `","size":`...)
+		dst = strconv.AppendInt(dst, f.Size, 10)
+		dst = append(dst, '}')
+	}
+	return append(dst, ']', '}')
+}
