@@ -3,10 +3,11 @@ package authn
 import (
 	"context"
 	"crypto/sha256"
-	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/mcpkit/mcpkit/internal/nilness"
 
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -55,7 +56,7 @@ var _ Verifier = (*Cache)(nil)
 // zero (the defaults). A nil v, or a nil pointer in v, makes a Cache that
 // [NewAuthenticator] refuses and whose Verify answers an error (500).
 func NewCache(v Verifier, opts CacheOptions) *Cache {
-	if jose.TypedNil(v) {
+	if v != nil && nilness.Is(v) {
 		v = nil // Verify answers errCacheZero; NewAuthenticator refuses it
 	}
 	c := &Cache{v: v, max: opts.MaxEntries, maxTTL: opts.MaxTTL, now: opts.Now}

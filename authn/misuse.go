@@ -3,7 +3,7 @@ package authn
 import (
 	"fmt"
 
-	"github.com/mcpkit/mcpkit/authn/internal/jose"
+	"github.com/mcpkit/mcpkit/internal/nilness"
 )
 
 // Misuse is an error, never a panic (issue 28): constructors refuse nil
@@ -29,7 +29,7 @@ var (
 
 // refuseTypedNil returns an error naming what when v is a typed nil.
 func refuseTypedNil(what string, v any) error {
-	if jose.TypedNil(v) {
+	if v != nil && nilness.Is(v) {
 		return fmt.Errorf("authn: %s is a nil %T", what, v)
 	}
 	return nil
@@ -65,7 +65,7 @@ func (m *MultiIssuerVerifier) verifierResource() (string, bool) {
 // verifierResource is the resource of the Verifier behind the cache, ""
 // when it is not one of this package's.
 func (c *Cache) verifierResource() (string, bool) {
-	if c == nil || c.m == nil || c.v == nil || jose.TypedNil(c.v) {
+	if c == nil || c.m == nil || c.v == nil || nilness.Is(c.v) {
 		return "", false
 	}
 	if kv, ok := c.v.(kitVerifier); ok {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/budget"
-	"github.com/mcpkit/mcpkit/internal/typednil"
+	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
@@ -85,9 +85,9 @@ type settings struct {
 func (o Options) resolve() (settings, error) {
 	s := settings{pageSize: o.PageSize, timeout: o.CallbackTimeout, sealer: o.Sealer, disc: o.Discovery, log: o.Logger}
 	switch {
-	case o.Grants != nil && typednil.Is(o.Grants):
+	case o.Grants != nil && nilness.Is(o.Grants):
 		return s, fmt.Errorf("inventory: Options.Grants is a nil %T: give a store, or nil for the default", o.Grants)
-	case o.Notifier != nil && typednil.Is(o.Notifier):
+	case o.Notifier != nil && nilness.Is(o.Notifier):
 		return s, fmt.Errorf("inventory: Options.Notifier is a nil %T: give a notifier, or nil for none", o.Notifier)
 	case o.Logger != nil && o.Logger.Handler() == nil:
 		return s, errors.New("inventory: Options.Logger has no handler (a zero slog.Logger): use slog.New, or nil for slog.Default()")

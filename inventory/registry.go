@@ -14,7 +14,7 @@ import (
 	"github.com/mcpkit/mcpkit/internal/ascii"
 	"github.com/mcpkit/mcpkit/internal/callback"
 	"github.com/mcpkit/mcpkit/internal/display"
-	"github.com/mcpkit/mcpkit/internal/typednil"
+	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/internal/uritemplate"
 	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/sealedcursor"
@@ -292,7 +292,7 @@ func byVariable[F any](ut *uritemplate.Template, field, what string, m map[strin
 		if !slices.Contains(ut.Vars(), k) {
 			return nil, fmt.Errorf("%s names %q, which is not a variable of the template", field, k)
 		}
-		if typednil.Is(f) {
+		if nilness.Is(f) {
 			return nil, fmt.Errorf("%s %s for %q is nil", field, what, k)
 		}
 		out[k] = f

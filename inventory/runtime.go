@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mcpkit/mcpkit/internal/display"
-	"github.com/mcpkit/mcpkit/internal/typednil"
+	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -164,7 +164,7 @@ func (inv *Inventory) Notifier() grants.Notifier {
 // interface) or the inventory already has a notifier (which it keeps). It
 // is safe for concurrent use.
 func (inv *Inventory) AttachNotifier(n grants.Notifier) bool {
-	if typednil.Is(n) {
+	if nilness.Is(n) {
 		return false
 	}
 	return inv.notifier.CompareAndSwap(nil, &n)

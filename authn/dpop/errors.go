@@ -4,8 +4,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"time"
+
+	"github.com/mcpkit/mcpkit/internal/nilness"
 )
 
 // Sentinel errors. Their text is fixed and carries no request data;
@@ -79,7 +80,7 @@ var (
 // refuseTypedNil returns an error naming what when v is a non-nil
 // interface holding a nil pointer (misuse is an error, never a panic).
 func refuseTypedNil(what string, v any) error {
-	if jose.TypedNil(v) {
+	if v != nil && nilness.Is(v) {
 		return fmt.Errorf("authn: %s is a nil %T", what, v)
 	}
 	return nil

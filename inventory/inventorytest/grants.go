@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpkit/mcpkit/internal/typednil"
+	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/inventory/grants"
 )
 
@@ -40,7 +40,7 @@ func CheckGrantStore(t testing.TB, store grants.Store) {
 // does not clean up after itself. The error reports what prevents
 // checking (a store error).
 func CheckGrants(ctx context.Context, store grants.Store) ([]string, error) {
-	if typednil.Is(store) {
+	if nilness.Is(store) {
 		return nil, fmt.Errorf("inventorytest: the grant store is a nil %T", store)
 	}
 	c := &grantChecker{ctx: ctx, store: store}

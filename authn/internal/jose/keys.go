@@ -3,7 +3,6 @@ package jose
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 )
 
@@ -65,18 +64,3 @@ func CheckAlgorithms(algs []string) ([]string, error) {
 
 // Contains reports whether list holds s.
 func Contains(list []string, s string) bool { return slices.Contains(list, s) }
-
-// TypedNil reports whether v is a non-nil interface value holding a nil
-// pointer, func, map, slice, channel or interface: what authn's
-// constructors refuse (misuse is an error, never a panic).
-func TypedNil(v any) bool {
-	if v == nil {
-		return false
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Slice, reflect.Chan, reflect.Interface, reflect.UnsafePointer:
-		return rv.IsNil()
-	}
-	return false
-}

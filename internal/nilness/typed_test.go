@@ -1,4 +1,4 @@
-package typednil
+package nilness
 
 import (
 	"context"
@@ -15,7 +15,7 @@ type fn func()
 
 func (fn) Close() error { return nil }
 
-func TestIs(t *testing.T) {
+func TestIsTypedValues(t *testing.T) {
 	var nilStringer *stringer
 	var nilCloser io.Closer
 	for _, tc := range []struct {
