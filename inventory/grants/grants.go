@@ -72,7 +72,7 @@ type Change struct {
 }
 
 // Store keeps the grants of every subject, keyed by the caller's
-// identity key ([principal.Principal.Key]: issuer-qualified when several
+// identity key (principal.Principal.Key: issuer-qualified when several
 // issuers are trusted). Back it with the
 // application's database so that grants survive restarts and are shared
 // by the instances of a fleet. Both methods must be safe for concurrent
@@ -102,7 +102,7 @@ type Store interface {
 }
 
 // Notifier learns that what a subject may see has changed. The subject is
-// the identity key the grants are kept under ([principal.Principal.Key]),
+// the identity key the grants are kept under (principal.Principal.Key),
 // which is also the key of the notification hub. The transport
 // implements it to send notifications/resources/list_changed to that
 // subject's own streams, and to nobody else. It is called synchronously

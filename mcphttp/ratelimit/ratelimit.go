@@ -52,15 +52,17 @@ type Limits struct {
 	// DELETE of legacy sessions. Notifications and client responses are
 	// never limited: they are answered 202 without work.
 	Other Rate
-	// Refused limits the credentials refused per client address (the
-	// anonymous key: see Key and ClientAddr): past its burst, a request from that
-	// address that offers credentials gets 429 with Retry-After before
-	// they are checked, so that a flood of forged tokens costs no
-	// signature checks, while callers at other addresses are served as
-	// before. It applies where the limiter is the Authenticator's
-	// Throttle (authn.Options.Throttle: a *Limiter is an authn.Throttle).
-	// Only refusals are counted: a caller whose token verifies takes
-	// nothing from it.
+	// Refused limits the work of refusing credentials per client address
+	// (the anonymous key: see Key and ClientAddr). It applies where the
+	// limiter is the Authenticator's Throttle (authn.Options.Throttle: a
+	// *Limiter is an authn.Throttle). Only refusals are counted, and only
+	// the work of refusing is limited: a token the Authenticator verified
+	// lately is served without asking the limiter, and past the burst a
+	// new token from that address is still checked, one check at a time
+	// in a shared lane (a valid one is served; an invalid one gets 429
+	// with Retry-After), so a forger behind the same address or proxy
+	// costs an honest caller nothing. Callers at other addresses are
+	// served as before.
 	Refused Rate
 
 	// Key returns the rate key of a call. Nil, or an empty result, means

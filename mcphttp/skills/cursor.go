@@ -19,7 +19,7 @@ const (
 const payloadVersion = 1
 
 // binding is what a cursor is bound to: the purpose, the caller's
-// identity (principal.AppendBinding: issuer, client, subject, scopes,
+// identity (principal.Principal.AppendBinding: issuer, client, subject, scopes,
 // audience), the catalog's settings and, for a directory read, the
 // directory, each length-prefixed.
 func (c *Catalog) binding(purpose string, caller *principal.Principal, dir string) []byte {
