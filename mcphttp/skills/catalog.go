@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/callback"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/principal"
 	"github.com/mcpkit/mcpkit/sealedcursor"
@@ -72,12 +73,15 @@ type Options struct {
 	// Sealer seals the cursors. Nil means a random process-local key and
 	// a 15-minute traversal lifetime, as in inventory.Options.Sealer.
 	Sealer *sealedcursor.Sealer
-	// CallbackTimeout bounds each call of List or Get through its
-	// context (the request's own deadline applies when earlier). The
-	// callbacks run on the request's goroutine: one that ignores its
-	// context holds the request until it returns (unlike inventory's
-	// callbacks, which are abandoned at the deadline). Zero means 10
-	// seconds.
+	// CallbackTimeout bounds each call of List or Get (the request's own
+	// deadline applies when earlier). The callbacks run as inventory's
+	// do: each on a goroutine of its own, abandoned at its deadline if it
+	// ignores its context (the request is answered with an internal
+	// error meanwhile), and counted per caller: while one caller has
+	// inventory.MaxAbandonedPerCaller abandoned skills callbacks, its
+	// further calls fail at once, other callers are served, and the
+	// Catalog holds at most inventory.MaxAbandonedCallbacks of them (see
+	// there). Zero means 10 seconds.
 	CallbackTimeout time.Duration
 	// Logger receives the operator records of callback failures and
 	// contract violations. Nil means the logger of the mcphttp endpoint
@@ -96,6 +100,7 @@ type Catalog struct {
 	dirRead  bool
 	sealer   *sealedcursor.Sealer
 	timeout  time.Duration
+	runner   *callback.Runner // runs List and Get
 	log      *slog.Logger
 	fp       string // what cursors are bound to besides the caller
 	statics  map[string]bool
@@ -135,6 +140,7 @@ func New(inv *inventory.Inventory, src Source, opts Options) (*Catalog, error) {
 	if c.log == nil {
 		c.log = slog.Default()
 	}
+	c.runner = callback.New(c.timeout, c.log)
 	if c.sealer == nil {
 		s, err := sealedcursor.New(sealedcursor.Options{})
 		if err != nil {
@@ -272,10 +278,8 @@ func (c *Catalog) violation(ctx context.Context, method string, r inventory.Rule
 // error into ErrInternal (logged), and validates the page's keys and
 // count with inventory.ValidatePage.
 func (c *Catalog) callList(ctx context.Context, req inventory.ListRequest) (page Page, err error) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
 	defer c.recover(ctx, "skills/list", &err)
-	page, err = c.src.List(ctx, req)
+	page, err = callback.Call(ctx, c.runner, &req.Principal, c.src.List, req)
 	if err != nil {
 		return Page{}, c.failed(ctx, "skills/list", err)
 	}
@@ -300,10 +304,8 @@ func (c *Catalog) callList(ctx context.Context, req inventory.ListRequest) (page
 }
 
 func (c *Catalog) callGet(ctx context.Context, req GetRequest) (s Skill, err error) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
 	defer c.recover(ctx, "skills/get", &err)
-	s, err = c.src.Get(ctx, req)
+	s, err = callback.Call(ctx, c.runner, &req.Principal, c.src.Get, req)
 	switch {
 	case errors.Is(err, inventory.ErrNotFound):
 		return Skill{}, inventory.ErrNotFound
@@ -316,9 +318,16 @@ func (c *Catalog) callGet(ctx context.Context, req GetRequest) (s Skill, err err
 // failed logs a callback's error (its text stays in the log) and returns
 // ErrInternal.
 func (c *Catalog) failed(ctx context.Context, method string, err error) error {
+	var pe *callback.PanicError
 	rule := inventory.RuleCallbackError
-	if ctx.Err() != nil {
-		rule = inventory.RuleDeadline
+	switch {
+	case errors.As(err, &pe):
+		c.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "skills: callback panicked",
+			slog.String("method", method), slog.String("source", c.src.Template),
+			slog.String("rule", string(inventory.RuleCallbackPanic)), slog.String("panic", fmt.Sprint(pe.Value)))
+		return inventory.ErrInternal
+	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
+		rule = inventory.RuleDeadline // a missed deadline, an abandoned callback or a used-up share
 	}
 	c.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "skills: callback failed",
 		slog.String("method", method), slog.String("source", c.src.Template),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/mcpkit/mcpkit/internal/callback"
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/inventory"
@@ -30,6 +31,7 @@ func (c *Catalog) Setup(s *mcphttp.Setup) error {
 	}
 	if !c.ownLog {
 		c.log = s.Logger()
+		c.runner = callback.New(c.timeout, c.log) // before serving: late returns go to the endpoint's log
 	}
 	s.Handle("skills/list", c.serveList, mcphttp.MethodOptions{Class: classOf(mcphttp.ClassList)})
 	s.Handle("skills/get", c.serveGet, mcphttp.MethodOptions{Class: classOf(mcphttp.ClassRead)})
