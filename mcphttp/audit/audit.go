@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,8 +41,9 @@ type Record struct {
 	// Duration is how long serving the call took.
 	Duration time.Duration
 
-	// Remote is the remote address (without port) of a refusal — a call
-	// refused as unauthenticated or rate-limited; empty for other calls,
+	// Remote is the client address (without port; see
+	// Options.ClientAddr) of a refusal — a call refused as
+	// unauthenticated or rate-limited; empty for other calls,
 	// and "*" for refusals counted together when too many addresses were
 	// refused in one interval (see Options.RefusalInterval).
 	Remote string
@@ -90,6 +93,16 @@ type Options struct {
 	// is recorded on its own. Zero means DefaultRefusalInterval;
 	// negative records every refusal on its own.
 	RefusalInterval time.Duration
+
+	// ClientAddr returns the address of a request's client, recorded as
+	// a refusal's remote and keying its aggregation (see
+	// RefusalInterval). Nil, or an invalid result, means the host of
+	// r.RemoteAddr. Behind a reverse proxy r.RemoteAddr is the proxy's,
+	// so every client's refusals would be recorded and counted as the
+	// proxy's: give the function the rate limits key on,
+	// (*ratelimit.TrustedProxies).ClientAddr, which believes the named
+	// proxies' X-Forwarded-For or Forwarded and nobody else's.
+	ClientAddr func(r *http.Request) netip.Addr
 }
 
 // DefaultRefusalInterval is the interval over which an [Audit]
@@ -222,6 +235,20 @@ func remoteHost(addr string) string {
 	return addr
 }
 
+// remote is the address recorded for a refusal of r: its client's (see
+// Options.ClientAddr), else its remote host, else "-".
+func (a *Audit) remote(r *http.Request) string {
+	if a.opts.ClientAddr != nil {
+		if addr := a.opts.ClientAddr(r); addr.IsValid() {
+			return addr.String()
+		}
+	}
+	if r.RemoteAddr == "" {
+		return "-"
+	}
+	return remoteHost(r.RemoteAddr)
+}
+
 // Start returns ctx: the audit needs nothing before the call.
 func (a *Audit) Start(ctx context.Context, _ *mcphttp.Call) context.Context { return ctx }
 
@@ -247,8 +274,8 @@ func (a *Audit) End(ctx context.Context, c *mcphttp.Call) {
 	rec.URI, rec.URITruncated = clip(rec.URI, MaxURIBytes)
 	if refused(rec.Outcome) {
 		rec.Remote = "-" // no address to tell
-		if c.Request != nil && c.Request.RemoteAddr != "" {
-			rec.Remote = remoteHost(c.Request.RemoteAddr)
+		if c.Request != nil {
+			rec.Remote = a.remote(c.Request)
 		}
 	}
 	if a.opts.RefusalInterval > 0 && (rec.Remote != "" || a.counting.Load()) {

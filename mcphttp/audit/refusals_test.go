@@ -125,3 +125,44 @@ func TestAuditAggregatesRefusalsPerInterval(t *testing.T) {
 	assert.Equal(t, 3*19, total)
 	assert.NotContains(t, recs[3], "count")
 }
+
+// Behind a reverse proxy every request's RemoteAddr is the proxy's. With
+// Options.ClientAddr (the trusted proxies' client, as the rate limits key
+// on) the refusals of two clients behind the proxy are recorded and
+// aggregated as theirs, not as one client at the proxy's address; a
+// header from a client that is not a trusted proxy is not believed.
+// Before, every refusal through the proxy was the proxy's (10 counted as
+// 10.0.0.1).
+func TestAuditRefusalsKeyOnTheClientBehindTrustedProxies(t *testing.T) {
+	proxies, err := ratelimit.NewTrustedProxies("10.0.0.1/32", "")
+	require.NoError(t, err)
+	var log auditLog
+	trail := audit.New(audit.Options{Logger: log.logger(), ClientAddr: proxies.ClientAddr})
+	f := mcptest.New(t, mcptest.Options{}, mcphttp.Observe(trail))
+	send := func(peer, forwarded string) {
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8080/mcp", strings.NewReader(mcptest.Legacy(1, "resources/list", nil)))
+		r.RemoteAddr = peer
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Authorization", "Bearer forged")
+		r.Header.Set("X-Forwarded-For", forwarded)
+		w := httptest.NewRecorder()
+		f.EP.ServeHTTP(w, r)
+		require.Equal(t, http.StatusUnauthorized, w.Code)
+	}
+	for range 5 {
+		send("10.0.0.1:40000", "192.0.2.7")
+		send("10.0.0.1:40001", "198.51.100.8")
+		send("203.0.113.5:1", "192.0.2.7") // not a proxy: its header is not believed
+	}
+	trail.Flush(context.Background())
+	counts := map[string]int{}
+	for _, r := range log.records(t) {
+		require.Equal(t, "unauthenticated", r["outcome"])
+		n := 1
+		if c, ok := r["count"]; ok {
+			n = int(c.(float64))
+		}
+		counts[r["remote"].(string)] += n
+	}
+	assert.Equal(t, map[string]int{"192.0.2.7": 5, "198.51.100.8": 5, "203.0.113.5": 5}, counts)
+}

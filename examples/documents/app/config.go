@@ -176,8 +176,9 @@ type Config struct {
 	// (-trusted-proxies): comma-separated IP addresses and CIDR prefixes
 	// ("127.0.0.1/32,10.0.0.0/8"). From them, and only from them, the
 	// client address in ProxyHeader is believed: the per-address limits
-	// (anonymous callers' buckets, -rate-refused) key on the real client
-	// instead of on the proxy, which every client would share. Empty
+	// (anonymous callers' buckets, -rate-refused, anonymous bodies) and
+	// the audit trail's refusal records key on the real client instead
+	// of on the proxy, which every client would share. Empty
 	// means none: the remote address is the client's.
 	TrustedProxies string
 	// ProxyHeader is the header the trusted proxies put the client's

@@ -164,7 +164,7 @@ func defineServingFlags(fs flagSet, c *Config) {
 	fs.str(&c.RateOther, "rate-other", DefaultRateOther, "per-caller limit of every other MCP request: PERSECOND[:BURST] or off")
 	fs.str(&c.RateRefused, "rate-refused", DefaultRateRefused, "per-client-address limit of refused tokens (see -trusted-proxies), checked before any signature: PERSECOND[:BURST] or off")
 	fs.IntVar(&c.MaxInFlight, "max-in-flight", DefaultMaxInFlight, "MCP calls one caller may have in flight at once, past which it gets 429 (a client that waits for each answer never does); 0: no bound (env "+EnvName("max-in-flight")+")")
-	fs.str(&c.TrustedProxies, "trusted-proxies", "", "reverse proxies whose client address header is believed, for the per-address limits: comma-separated IP addresses and CIDR prefixes, e.g. 127.0.0.1/32,10.0.0.0/8 (default: none; the remote address is the client's)")
+	fs.str(&c.TrustedProxies, "trusted-proxies", "", "reverse proxies whose client address header is believed, for the per-address limits and the audit trail's refusal records: comma-separated IP addresses and CIDR prefixes, e.g. 127.0.0.1/32,10.0.0.0/8 (default: none; the remote address is the client's)")
 	fs.str(&c.ProxyHeader, "proxy-header", "", `the header the trusted proxies put the client's address in: X-Forwarded-For or Forwarded (default "X-Forwarded-For")`)
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", DefaultShutdownTimeout, "how long shutdown waits for requests in flight (env "+EnvName("shutdown-timeout")+")")
 }

@@ -165,7 +165,13 @@ func (a *App) newAudit() (mcphttp.Observer, error) {
 	case len(a.cfg.MoreIssuers) == 0:
 		issuer = a.cfg.Issuer
 	}
-	a.audit = audit.New(audit.Options{Logger: slog.New(slog.NewJSONHandler(w, nil)), Issuer: issuer})
+	// Refusals are recorded and aggregated by the client a trusted proxy
+	// vouches for, as the limits key on.
+	addr, err := a.clientAddr()
+	if err != nil {
+		return nil, err
+	}
+	a.audit = audit.New(audit.Options{Logger: slog.New(slog.NewJSONHandler(w, nil)), Issuer: issuer, ClientAddr: addr})
 	return a.audit, nil
 }
 

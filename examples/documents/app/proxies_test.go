@@ -1,8 +1,10 @@
 package app
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -84,4 +86,44 @@ func TestTrustedProxiesBodyLimits(t *testing.T) {
 	l, err = (&App{}).bodyLimits()
 	require.NoError(t, err)
 	assert.Nil(t, l.ClientAddr, "without -trusted-proxies: the remote address")
+}
+
+// The audit trail records and aggregates a refusal by the client the
+// trusted proxy vouches for, as the limits key on it: two clients behind
+// the proxy (here the test itself, at 127.0.0.1) are two remotes, not the
+// proxy's one. Without -trusted-proxies every refusal is the proxy's.
+func TestTrustedProxiesAuditRemote(t *testing.T) {
+	for _, trusted := range []bool{true, false} {
+		var trail syncBuffer
+		s := start(t, func(c *Config) {
+			c.AuditWriter = &trail
+			if trusted {
+				c.TrustedProxies = "127.0.0.1/32"
+			}
+		})
+		for _, client := range []string{"203.0.113.7", "203.0.113.8", "203.0.113.8"} {
+			res := s.rpc(t, "forged", "", rpcBody(t, 1, "resources/list", nil), map[string]string{"X-Forwarded-For": client, "MCP-Protocol-Version": "2025-11-25"})
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			require.Equal(t, http.StatusUnauthorized, res.StatusCode)
+		}
+		require.NoError(t, s.app.Close()) // flushes the counted refusals
+		counts := map[string]int{}
+		for line := range strings.SplitSeq(strings.TrimSpace(trail.String()), "\n") {
+			var rec struct {
+				Outcome string `json:"outcome"`
+				Remote  string `json:"remote"`
+				Count   int    `json:"count"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(line), &rec), line)
+			if rec.Outcome == "unauthenticated" {
+				counts[rec.Remote] += max(rec.Count, 1)
+			}
+		}
+		if trusted {
+			assert.Equal(t, map[string]int{"203.0.113.7": 1, "203.0.113.8": 2}, counts)
+		} else {
+			assert.Equal(t, map[string]int{"127.0.0.1": 3}, counts)
+		}
+	}
 }
