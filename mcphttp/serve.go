@@ -89,6 +89,9 @@ func (e *Endpoint) serveVerb(w http.ResponseWriter, r *http.Request) {
 // authenticate returns the caller, nil for an anonymous request, or the
 // error of credentials that do not prove one.
 func (e *Endpoint) authenticate(r *http.Request) (*principal.Principal, error) {
+	if err := mcpwire.AuthRefusal(r.Context()); err != nil {
+		return nil, err // refused by this Authenticator in front of the endpoint (intercept): counted once
+	}
 	p, err := e.auth.Authenticate(r)
 	switch {
 	case err == nil:

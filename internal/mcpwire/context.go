@@ -20,3 +20,25 @@ func ForeignSessions(ctx context.Context) bool {
 	v, _ := ctx.Value(foreignSessionsKey{}).(bool)
 	return v
 }
+
+// authRefusalKey carries a request's refusal of WithAuthRefusal.
+type authRefusalKey struct{}
+
+// authRefusal is the value under authRefusalKey (nil err: none).
+type authRefusal struct{ err error }
+
+// WithAuthRefusal returns ctx carrying err, the refusal of the request's
+// credentials by the endpoint's own Authenticator, checked by a handler
+// in front of the endpoint (mcphttp/intercept): the endpoint answers it
+// without checking the credentials again, so that one request counts as
+// one refusal (and a one-time DPoP proof is not seen twice). A nil err
+// clears an earlier one (the credentials were dropped).
+func WithAuthRefusal(ctx context.Context, err error) context.Context {
+	return context.WithValue(ctx, authRefusalKey{}, authRefusal{err})
+}
+
+// AuthRefusal returns the refusal of [WithAuthRefusal] in ctx, or nil.
+func AuthRefusal(ctx context.Context) error {
+	v, _ := ctx.Value(authRefusalKey{}).(authRefusal)
+	return v.err
+}

@@ -63,7 +63,10 @@
 // caller in the context (principal.NewContext), so that an authn
 // middleware in front of legacy does not verify it again — which a DPoP
 // proof, good for one use, would fail. Both kinds of answer are rewritten
-// whether legacy answered with JSON or with a short SSE stream.
+// whether legacy answered with JSON or with a short SSE stream. Refused
+// credentials are checked once too: the endpoint answers the refusal
+// found here without checking them again, so each request with a forged
+// token counts one refusal toward the Authenticator's Throttle.
 //
 // A legacy tool that the endpoint would serve instead (the endpoint claims
 // a tools/call of its name) is an error of [New], which lists legacy's

@@ -196,14 +196,24 @@ func forward(legacy http.Handler, w http.ResponseWriter, r *http.Request, body [
 // With a caller, the request returned carries it in its context
 // (principal.NewContext), so that an authn middleware in front of legacy
 // and the endpoint both use it instead of verifying the request again,
-// which a DPoP proof, good for one use, would fail.
+// which a DPoP proof, good for one use, would fail. Credentials refused
+// are carried in the context too (mcpwire.WithAuthRefusal): the endpoint
+// answers that refusal without checking them again, so one request
+// counts one refusal (the Authenticator's Throttle), and a later caller
+// call for the same request checks nothing either.
 func (h *handler) caller(r *http.Request) (*http.Request, *principal.Principal) {
 	if p, ok := principal.FromContext(r.Context()); ok {
 		return r, &p
 	}
-	p, err := h.auth.Authenticate(r)
-	if err != nil {
+	if mcpwire.AuthRefusal(r.Context()) != nil {
 		return r, nil
+	}
+	p, err := h.auth.Authenticate(r)
+	if errors.Is(err, principal.ErrUnauthenticated) {
+		return r, nil // no credentials: nothing to remember
+	}
+	if err != nil {
+		return r.WithContext(mcpwire.WithAuthRefusal(r.Context(), err)), nil
 	}
 	ctx, err := principal.NewContext(r.Context(), p)
 	if err != nil {
@@ -218,7 +228,7 @@ func anonymous(r *http.Request) *http.Request {
 	if len(r.Header["Authorization"]) == 0 && len(r.Header["Dpop"]) == 0 {
 		return r
 	}
-	r2 := r.Clone(r.Context())
+	r2 := r.Clone(mcpwire.WithAuthRefusal(r.Context(), nil)) // no credentials, no refusal
 	r2.Header.Del("Authorization")
 	r2.Header.Del("DPoP")
 	return r2
