@@ -31,6 +31,7 @@ import (
 //	no or invalid credentials where required    —                        401 (the Authenticator's challenge)
 //	missing scope                               —                        403 + insufficient_scope
 //	credentials cannot be checked now           —                        503 + Retry-After
+//	too many refused credentials (Throttle)     -32023 (data.retryAfterMs, id null unread)  429 + Retry-After
 //	Origin or Host refused                      -32600                   403
 //	HTTP method not served                      -32600                   405 + Allow
 //	Accept refuses JSON (or SSE for streams)    -32600                   406

@@ -51,7 +51,7 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if authErr != nil && len(e.observers) == 0 {
-		e.auth.WriteError(w, r, authErr) // refused unread
+		e.writeRefusal(w, r, jsonrpc.ID{}, authErr) // refused unread
 		return
 	}
 	// A refusal that observers see is read as an anonymous caller's body,
@@ -111,7 +111,7 @@ func (e *Endpoint) serveBody(w http.ResponseWriter, r *http.Request, b *jsonrpc.
 	}
 	if err != nil {
 		e.observeRefused(r, b, received, err)
-		e.auth.WriteError(w, r, err)
+		e.writeRefusal(w, r, requestID(b), err)
 		return
 	}
 	if b.Batch {

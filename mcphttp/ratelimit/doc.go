@@ -23,5 +23,8 @@
 //
 // A call over a limit gets HTTP 429 with Retry-After and the JSON-RPC
 // error of the MCP draft "Standardize Rate-Limiting Errors" (SEP-3304):
-// code [CodeRateLimited] (-32023) with data.retryAfterMs.
+// code [CodeRateLimited] (-32023) with data.retryAfterMs. The endpoint
+// answers the Authenticator's refusal of too many refused credentials
+// (the limiter as its Throttle) in the same shape, with id null when the
+// body was not read.
 package ratelimit
