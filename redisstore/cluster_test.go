@@ -54,6 +54,7 @@ func TestOnCluster(t *testing.T) {
 	t.Run("spread", func(t *testing.T) { testSpread(t, c) })
 	t.Run("broker", func(t *testing.T) { testClusterBroker(t, c) })
 	t.Run("stall", func(t *testing.T) { testStall(t, c) })
+	t.Run("migration", func(t *testing.T) { testMigration(t, c) })
 	t.Run("failover", func(t *testing.T) { testFailover(t, c) })
 }
 
