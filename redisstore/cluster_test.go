@@ -47,6 +47,7 @@ func TestOnCluster(t *testing.T) {
 			// The broker's tests count one channel's subscription; on a
 			// cluster it has eight (testClusterBroker).
 			{"BrokerCarriesIDs", TestBrokerCarriesIDs}, {"BrokerCatchesUpFromTheLog", TestBrokerCatchesUpFromTheLog},
+			{"BrokerCatchesUpNewStreams", TestBrokerCatchesUpNewStreams},
 		} {
 			t.Run(tc.name, tc.fn)
 		}

@@ -168,8 +168,12 @@
 // as with LISTEN/NOTIFY, unless the Broker has the hubs' event log
 // (BrokerOptions.Log): a listener that subscribes again then first
 // delivers what the log holds after the last event it delivered of each
-// subject it delivered one of lately (TestBrokerCatchesUpFromTheLog; a
-// subject it never heard of before the cut is not caught up). Clients
+// subject it delivered one of lately (TestBrokerCatchesUpFromTheLog),
+// and after the start of each legacy stream that opened on its instance,
+// before or during the cut (notify.Hub.Mark, appended through the same
+// EventLog: TestBrokerCatchesUpNewStreams). Not caught up: a subject
+// with neither, such as the 2026-07-28 era's listen streams, which mark
+// nothing; the subjects beyond the 65,536 the listener remembers. Clients
 // see any change they missed when they list again. Any
 // client of the Redis can publish on the channel and so address events to
 // any subject; events carry no data, only "list again" or "read this

@@ -108,9 +108,14 @@ func testMigration(t *testing.T, c *redistest.Cluster) {
 
 	// A slot of a replay family that is also a session family's.
 	sessSlots := map[int]*principal.Principal{}
+	others := map[int]*principal.Principal{} // another principal of the family, whose sessions are created meanwhile
 	for i := range 2000 {
 		p := &principal.Principal{Subject: "sp-" + strconv.Itoa(i)}
-		sessSlots[redisstore.Slot(ins[0].st.SessionKey("s", "x", p))] = p
+		k := redisstore.Slot(ins[0].st.SessionKey("s", "x", p))
+		if sessSlots[k] != nil {
+			others[k] = sessSlots[k]
+		}
+		sessSlots[k] = p
 	}
 	var caller string
 	var p *principal.Principal
@@ -120,6 +125,7 @@ func testMigration(t *testing.T, c *redistest.Cluster) {
 		p = sessSlots[redisstore.Slot(ins[0].replay.ProofKey("x", caller))]
 	}
 	slot := redisstore.Slot(ins[0].replay.ProofKey("x", caller))
+	require.NotNil(t, others[slot])
 	buckets := inSlot(t, 3, slot, "bucket-", ins[0].rates.Key)
 	subjects := inSlot(t, 3, slot, "subject-", ins[0].elog.Key)
 	sid := newID()
@@ -203,6 +209,10 @@ func testMigration(t *testing.T, c *redistest.Cluster) {
 					}
 					_, err = in.st.Find(ctx, sid, p)
 					count("session", err)
+					if k%5 == 0 {
+						_, err := in.st.Create(ctx, newID(), others[slot])
+						count("session", err)
+					}
 					count("session", in.st.Subscribe(ctx, sid, p, fmt.Sprint("docs://documents/", k%3)))
 					s := subjects[k%len(subjects)]
 					id, err := in.elog.Append(ctx, s, notify.Event{Kind: notify.ListChanged})
