@@ -253,10 +253,11 @@
 // after 2 s. TestOnCluster/migration moves a slot holding a replay
 // family, a session family, rate buckets and event logs (1,500 keys more,
 // 20 a MIGRATE) while two instances call the stores on it: in one run,
-// with the waits off, 4,148 of 8,385 calls failed (every Remember and
-// session call during the 1.1 s move); with them, none of 1,185 (the
-// calls waiting out the 0.9 s move), and in both no bucket was charged
-// twice, no fresh proof was its own replay, no event was lost.
+// with the waits off, 1,220 of 2,898 calls failed (425 Remember, 795
+// session calls, all TRYAGAIN) around a 1.0 s move; with them, none of
+// 844 (the calls waited out the 1.0 s move), and in both no bucket
+// was charged twice, no fresh proof was its own replay, no event was
+// lost.
 //
 // A master's failure costs the calls on its slots' keys until its
 // replica is promoted and seen; what it had replicated stays (sessions,
