@@ -190,13 +190,7 @@ WHERE s.id = ? AND f.path = ?
   AND EXISTS (SELECT 1 FROM skill_access AS a WHERE a.skill_id = s.id AND a.subject = ?)`
 
 func (st *skillStore) ListSkills(ctx context.Context, subject, after string, limit int) ([]Skill, error) {
-	if err := checkSubject("subject", subject); err != nil {
-		return nil, err
-	}
-	if err := checkAfter(after); err != nil {
-		return nil, err
-	}
-	if err := checkLimit(limit); err != nil {
+	if err := checkPage(subject, after, limit); err != nil {
 		return nil, err
 	}
 	var out []Skill
