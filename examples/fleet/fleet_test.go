@@ -223,22 +223,7 @@ func runFleet(t *testing.T, f *fleet) {
 		// to the shared document; its GET stream on instance B. Each
 		// instance's session store comes back within a second of Redis,
 		// and B's must have: wait until B mints a session.
-		session := ""
-		deadline := time.Now().Add(15 * time.Second)
-		for session == "" {
-			res, body := post(t, f.inst[1].mcpURL(), auth(bob), "initialize", initializeParams)
-			require.Equal(t, http.StatusOK, res.StatusCode, body)
-			session = res.Header.Get("Mcp-Session-Id")
-			require.True(t, session != "" || time.Now().Before(deadline), "B's sessions did not come back with Redis")
-			if session == "" {
-				time.Sleep(100 * time.Millisecond)
-			}
-		}
-		hdr := auth(bob)
-		hdr["Mcp-Session-Id"], hdr["MCP-Protocol-Version"] = session, "2025-11-25"
-		res, body := post(t, f.inst[2].mcpURL(), hdr, "resources/subscribe", map[string]any{"uri": shared})
-		require.Equal(t, http.StatusOK, res.StatusCode, body)
-		require.NotContains(t, body, `"error"`, "a subscription made through C")
+		session := f.subscribedSession(t, bob, shared)
 		onB := openGET(t, f.inst[1].mcpURL(), bob, session, "")
 		// The stream subscribes after its response began: edit until an
 		// update with an id arrives. The edits are made on B, so their ids
@@ -293,14 +278,51 @@ func runFleet(t *testing.T, f *fleet) {
 // dpop returns the headers of a request with a fresh DPoP proof.
 func (f *fleet) dpop(t *testing.T) map[string]string {
 	t.Helper()
+	key, tok := f.dpopToken(t)
+	return f.proofHeaders(t, key, tok)
+}
+
+// dpopToken returns a fresh proof key and a token of alice's bound to it.
+func (f *fleet) dpopToken(t *testing.T) (*testissuer.ProofKey, string) {
+	t.Helper()
 	key, err := testissuer.NewProofKey(testissuer.EC256)
 	require.NoError(t, err)
 	jkt, err := key.Thumbprint()
 	require.NoError(t, err)
-	tok := f.is.Token(t, testissuer.Claims{Subject: "alice", Scopes: []string{app.ScopeRead}, DPoPThumbprint: jkt})
+	return key, f.is.Token(t, testissuer.Claims{Subject: "alice", Scopes: []string{app.ScopeRead}, DPoPThumbprint: jkt})
+}
+
+// proofHeaders returns the headers of a request to the balancer with tok
+// and a fresh proof of key.
+func (f *fleet) proofHeaders(t *testing.T, key *testissuer.ProofKey, tok string) map[string]string {
+	t.Helper()
 	proof, err := key.Sign(testissuer.Proof{Method: http.MethodPost, URL: f.resource, Token: tok})
 	require.NoError(t, err)
 	return map[string]string{"Authorization": "DPoP " + tok, "DPoP": proof}
+}
+
+// subscribedSession returns a legacy session of who's (in Redis), minted
+// on instance B (waiting up to 15 s for B's session store) and subscribed
+// to uri through instance C.
+func (f *fleet) subscribedSession(t *testing.T, who, uri string) string {
+	t.Helper()
+	session := ""
+	deadline := time.Now().Add(15 * time.Second)
+	for session == "" {
+		res, body := post(t, f.inst[1].mcpURL(), auth(who), "initialize", initializeParams)
+		require.Equal(t, http.StatusOK, res.StatusCode, body)
+		session = res.Header.Get("Mcp-Session-Id")
+		require.True(t, session != "" || time.Now().Before(deadline), "B mints no sessions")
+		if session == "" {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	hdr := auth(who)
+	hdr["Mcp-Session-Id"], hdr["MCP-Protocol-Version"] = session, "2025-11-25"
+	res, body := post(t, f.inst[2].mcpURL(), hdr, "resources/subscribe", map[string]any{"uri": uri})
+	require.Equal(t, http.StatusOK, res.StatusCode, body)
+	require.NotContains(t, body, `"error"`, "a subscription made through C")
+	return session
 }
 
 // tsSDK returns node and MCPKIT_TS_SDK_DIR (eval "$(bash
@@ -443,23 +465,15 @@ func oneBudgetAcrossInstances(t *testing.T, f *fleet) {
 // proofOnceAcrossInstances: a DPoP proof accepted by one instance is
 // refused by the others; a fresh proof is accepted.
 func proofOnceAcrossInstances(t *testing.T, f *fleet) {
-	key, err := testissuer.NewProofKey(testissuer.EC256)
-	require.NoError(t, err)
-	jkt, err := key.Thumbprint()
-	require.NoError(t, err)
-	tok := f.is.Token(t, testissuer.Claims{Subject: "alice", Scopes: []string{app.ScopeRead}, DPoPThumbprint: jkt})
-	proof, err := key.Sign(testissuer.Proof{Method: http.MethodPost, URL: f.resource, Token: tok})
-	require.NoError(t, err)
-	hdr := map[string]string{"Authorization": "DPoP " + tok, "DPoP": proof}
+	key, tok := f.dpopToken(t)
+	hdr := f.proofHeaders(t, key, tok)
 	res, _ := post(t, f.inst[0].mcpURL(), hdr, "resources/list", nil)
 	assert.Equal(t, http.StatusOK, res.StatusCode, "the proof's first use")
 	for _, in := range f.inst[1:] {
 		res, _ := post(t, in.mcpURL(), hdr, "resources/list", nil)
 		assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "the same proof on %s", in.addr)
 	}
-	fresh, err := key.Sign(testissuer.Proof{Method: http.MethodPost, URL: f.resource, Token: tok})
-	require.NoError(t, err)
-	res, _ = post(t, f.inst[1].mcpURL(), map[string]string{"Authorization": "DPoP " + tok, "DPoP": fresh}, "resources/list", nil)
+	res, _ = post(t, f.inst[1].mcpURL(), f.proofHeaders(t, key, tok), "resources/list", nil)
 	assert.Equal(t, http.StatusOK, res.StatusCode, "a fresh proof")
 }
 
