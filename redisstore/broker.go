@@ -316,22 +316,28 @@ func (b *Broker) listenOnce(ctx context.Context, channel string, sharded, again 
 				return listened, errShardMoved
 			}
 		case *redis.Message:
-			if m.Channel != channel {
-				continue
-			}
-			e, ok := decodePayload([]byte(m.Payload))
-			if !ok {
-				b.malformed.Add(1)
-				b.log.Warn("redisstore: broker ignored a malformed message", "channel", channel, "bytes", len(m.Payload))
-				continue
-			}
-			if !b.seen.live(e, b.elog) {
-				continue // delivered already, by a catch-up
-			}
-			b.delivered.Add(1)
-			deliver(e)
+			b.received(m, channel, deliver)
 		}
 	}
+}
+
+// received delivers the event of a message on channel, unless it is of
+// another channel, malformed, or delivered already by a catch-up.
+func (b *Broker) received(m *redis.Message, channel string, deliver func(notify.Event)) {
+	if m.Channel != channel {
+		return
+	}
+	e, ok := decodePayload([]byte(m.Payload))
+	if !ok {
+		b.malformed.Add(1)
+		b.log.Warn("redisstore: broker ignored a malformed message", "channel", channel, "bytes", len(m.Payload))
+		return
+	}
+	if !b.seen.live(e, b.elog) {
+		return // delivered already, by a catch-up
+	}
+	b.delivered.Add(1)
+	deliver(e)
 }
 
 // channelOf returns the channel of subject's events.
