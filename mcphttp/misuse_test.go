@@ -195,7 +195,7 @@ func (o panicObserver) Start(ctx context.Context, _ *mcphttp.Call) context.Conte
 	return ctx
 }
 
-func (o panicObserver) End(context.Context, *mcphttp.Call) {
+func (o panicObserver) End(context.Context, mcphttp.Call) {
 	if o.ended != nil {
 		*o.ended++
 	}

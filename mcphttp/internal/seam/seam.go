@@ -1,5 +1,5 @@
 // Package seam is the rest of the endpoint a part of this kit may reach
-// beyond [mcphttp.Setup]: what one part alone needs (the legacy sessions
+// beyond mcphttp.Setup: what one part alone needs (the legacy sessions
 // of mcphttp/sessions, the verb checks of mcphttp/ratelimit), kept out of
 // the exported Setup so that every method there has several users. It is
 // internal: a part written outside the kit does without it.
