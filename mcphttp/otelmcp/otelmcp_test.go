@@ -428,7 +428,7 @@ func TestSubjectOfSeveralIssuers(t *testing.T) {
 				Request:   httptest.NewRequest(http.MethodPost, "/mcp", nil),
 				Status:    http.StatusOK,
 			}
-			o.End(o.Start(context.Background(), c), c)
+			o.End(o.Start(context.Background(), c), *c)
 		}
 		var ids []string
 		for _, s := range rec.Ended() {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
-	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/seam"
 	"github.com/mcpkit/mcpkit/notify"
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -73,7 +73,7 @@ func (sendOutput) retry(int) error                      { return nil }
 // watched is one watcher of the caller's view (a tools part's: its tool
 // list) and the signature last seen.
 type watched struct {
-	w    mcphttp.Watcher
+	w    seam.Watcher
 	seen string
 	// unknown: what the caller saw is not known (a replay runs), so the
 	// next look counts as a change.
@@ -86,7 +86,7 @@ type watched struct {
 // view older than itself.
 func (ep *endpoint) watch(ctx context.Context, caller *principal.Principal, on func(i int) bool) []watched {
 	var out []watched
-	for i, w := range ep.watchers() {
+	for i, w := range ep.hooks.Watchers() {
 		if on != nil && !on(i) {
 			continue
 		}
