@@ -20,14 +20,7 @@ import (
 //	BenchmarkHandler/bare           a bare handler (baseline)
 //	BenchmarkHandler/authenticated  the same behind Authenticator.Handler with a cached token
 func BenchmarkVerify(b *testing.B) {
-	e := newEnvTB(b)
-	o := e.opts()
-	o.Logger = discardLogger()
-	v, err := NewJWTVerifier(context.Background(), o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer v.Close()
+	e, v := benchVerifier(b)
 	doc, err := e.is.JWKS()
 	if err != nil {
 		b.Fatal(err)
@@ -65,14 +58,7 @@ func BenchmarkVerify(b *testing.B) {
 // every iteration, so load from other processes hits both alike, and
 // reports each one's mean and their ratio (authn/jwx, issue 12: at or under jwx, ≤ 1.0).
 func BenchmarkVerifyInterleaved(b *testing.B) {
-	e := newEnvTB(b)
-	o := e.opts()
-	o.Logger = discardLogger()
-	v, err := NewJWTVerifier(context.Background(), o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer v.Close()
+	e, v := benchVerifier(b)
 	doc, err := e.is.JWKS()
 	if err != nil {
 		b.Fatal(err)
@@ -109,14 +95,7 @@ func BenchmarkVerifyInterleaved(b *testing.B) {
 }
 
 func BenchmarkCache(b *testing.B) {
-	e := newEnvTB(b)
-	o := e.opts()
-	o.Logger = discardLogger()
-	v, err := NewJWTVerifier(context.Background(), o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer v.Close()
+	e, v := benchVerifier(b)
 	c := NewCache(v, CacheOptions{Now: e.clock.Now})
 	tok, err := e.is.Sign(claims("alice", "read", "write"))
 	if err != nil {
@@ -136,14 +115,7 @@ func BenchmarkCache(b *testing.B) {
 }
 
 func BenchmarkHandler(b *testing.B) {
-	e := newEnvTB(b)
-	o := e.opts()
-	o.Logger = discardLogger()
-	v, err := NewJWTVerifier(context.Background(), o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer v.Close()
+	e, v := benchVerifier(b)
 	a, err := NewAuthenticator(NewCache(v, CacheOptions{Now: e.clock.Now}), Options{Resource: testResource, Logger: discardLogger()})
 	if err != nil {
 		b.Fatal(err)
@@ -186,14 +158,7 @@ func (admitAll) Refused(*http.Request)                     {}
 // alternately on every iteration, reporting each one's mean and their
 // ratio (throttle/none).
 func BenchmarkThrottleInterleaved(b *testing.B) {
-	e := newEnvTB(b)
-	o := e.opts()
-	o.Logger = discardLogger()
-	v, err := NewJWTVerifier(context.Background(), o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer v.Close()
+	e, v := benchVerifier(b)
 	c := NewCache(v, CacheOptions{Now: e.clock.Now})
 	plain, err := NewAuthenticator(c, Options{Resource: testResource, Logger: discardLogger()})
 	if err != nil {
@@ -226,4 +191,19 @@ func BenchmarkThrottleInterleaved(b *testing.B) {
 	b.ReportMetric(float64(noneTime.Nanoseconds())/float64(b.N), "none-ns/op")
 	b.ReportMetric(float64(throttleTime.Nanoseconds())/float64(b.N), "throttle-ns/op")
 	b.ReportMetric(float64(throttleTime)/float64(noneTime), "throttle/none")
+}
+
+// benchVerifier returns a test environment and a JWT verifier of its
+// issuer that logs nothing, closed when the benchmark ends.
+func benchVerifier(b *testing.B) (*env, *JWTVerifier) {
+	b.Helper()
+	e := newEnvTB(b)
+	o := e.opts()
+	o.Logger = discardLogger()
+	v, err := NewJWTVerifier(context.Background(), o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = v.Close() })
+	return e, v
 }

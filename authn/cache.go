@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/evict"
 	"github.com/mcpkit/mcpkit/internal/nilness"
 
 	"github.com/mcpkit/mcpkit/principal"
@@ -136,24 +137,7 @@ func digest(token string) [sha256.Size]byte {
 // if there are none, one entry at random (map iteration starts at a random
 // position).
 func (c *Cache) evictLocked(now time.Time) {
-	const sample = 32
-	var victim [sha256.Size]byte
-	dropped, n := 0, 0
-	for k, e := range c.m {
-		if n == 0 {
-			victim = k
-		}
-		if !now.Before(e.expire) {
-			delete(c.m, k)
-			dropped++
-		}
-		if n++; n >= sample {
-			break
-		}
-	}
-	if dropped == 0 {
-		delete(c.m, victim)
-	}
+	evict.Sample(c.m, func(e cacheEntry) bool { return !now.Before(e.expire) })
 }
 
 // Len returns the number of cached entries, expired ones included.

@@ -112,14 +112,7 @@ func TestDuplicateURIAgreesWithAMap(t *testing.T) {
 			want := -1
 			if dupAt > 0 && dupAt < n {
 				es[dupAt].URI = es[dupAt/2].URI
-				seen := map[string]bool{}
-				for i, e := range es {
-					if seen[e.URI] {
-						want = i
-						break
-					}
-					seen[e.URI] = true
-				}
+				want = firstDuplicate(es)
 			}
 			got := -1
 			var c pageCheck
@@ -186,15 +179,7 @@ func TestDuplicateURIInSortedOrderAgreesWithAMap(t *testing.T) {
 			}
 			es[i].URI = fmt.Sprintf("docs://documents/d%03d", v)
 		}
-		want := -1
-		seen := map[string]bool{}
-		for i, e := range es {
-			if seen[e.URI] {
-				want = i
-				break
-			}
-			seen[e.URI] = true
-		}
+		want := firstDuplicate(es)
 		ut, err := uritemplate.Parse("docs://documents/{id}")
 		require.NoError(t, err)
 		for _, tmpl := range []*uritemplate.Template{nil, ut} {
@@ -210,4 +195,17 @@ func TestDuplicateURIInSortedOrderAgreesWithAMap(t *testing.T) {
 			require.Equal(t, want, got, "%v", es)
 		}
 	}
+}
+
+// firstDuplicate is the index of the first entry whose URI an earlier
+// entry has, or -1: the oracle of the page check's duplicate rule.
+func firstDuplicate(es []Entry) int {
+	seen := map[string]bool{}
+	for i, e := range es {
+		if seen[e.URI] {
+			return i
+		}
+		seen[e.URI] = true
+	}
+	return -1
 }

@@ -17,8 +17,11 @@ import (
 // sees, and what an [Observer] is told. Fields that hold client input say
 // so; everything else is the endpoint's own. A Call never holds token
 // bytes, and no field but Request gives access to them: never export the
-// request's headers wholesale. The endpoint reuses Calls: keep none
-// beyond the handler's or observer's return.
+// request's headers wholesale. The endpoint reuses the *Call it gives a
+// handler, a middleware and an observer's Start, and the buffer Params
+// points into: keep none of it beyond their return (copy the fields you
+// need; Params with bytes.Clone). An observer's End gets a copy of its
+// own (see [Observer]).
 type Call struct {
 	// Method is the JSON-RPC method as the client sent it: client input.
 	// An observer that uses it as a metric dimension or span name must map
@@ -86,6 +89,10 @@ type Call struct {
 	Entries, Bytes int
 
 	e *Endpoint // the endpoint serving the call
+
+	// class is Class's answer in End's copy, which has no Params.
+	class    string
+	hasClass bool
 }
 
 // Meta returns the string member name of the request's params._meta
@@ -144,6 +151,9 @@ func (c *Call) NoteEntries(n int) { c.Entries = n }
 // Class returns what the call does (see [MethodOptions.Class]): "list",
 // "read", "search", or "" for anything else, an unknown method included.
 func (c *Call) Class() string {
+	if c.hasClass {
+		return c.class
+	}
 	if c.e == nil {
 		return "" // a Call the endpoint did not make
 	}

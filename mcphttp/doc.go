@@ -7,8 +7,8 @@
 // every error in one place.
 //
 // Everything else is a [Part] of its own package, given to [New]: it
-// registers the methods it serves, wraps the serving of calls, or serves
-// other HTTP methods, and the core knows nothing of it beyond that.
+// registers the methods it serves or wraps the serving of calls, and the
+// core knows nothing of it beyond that (see "Writing a part").
 //
 //	// legacy sessions and event streams, and subscriptions/listen
 //	streams, err := sessions.New(hub, sessions.Options{})
@@ -123,6 +123,32 @@
 // theirs. A zero Endpoint or ListHandler (not built by its constructor)
 // answers 500 and logs "use mcphttp.New"; a panic anywhere a request
 // reaches is recovered as the table above says, and the server goes on.
+//
+// # Writing a part
+//
+// A part of one's own is a [Part] (or a [PartFunc]) whose Setup gets a
+// [Setup]: the endpoint's [inventory.Inventory] and logger, and these
+// registrations, each also made by the kit's own parts (mcphttp/tools,
+// mcphttp/sessions, mcphttp/ratelimit, mcphttp/skills):
+//
+//   - [Setup.Handle]: a JSON-RPC method, its [Handler] and its
+//     [MethodOptions] (era, class for rate limits and observers, the
+//     calls it claims);
+//   - [Setup.Use]: a [Middleware] around the serving of every call;
+//   - [Setup.Capability]: a member of the capabilities the handshake
+//     announces;
+//   - [Setup.Watch]: a [Watcher] of callers' views, whose change the event
+//     streams of mcphttp/sessions announce;
+//   - [Observe]: a part of observers ([Observer]), which a part may set up
+//     in its own Setup.
+//
+// A handler and a middleware get the [Call] being served (see [Call] for
+// what they may keep), and answer with a [Result] or an error the table
+// above maps ([Error] for a part's own). Serving HTTP methods other than
+// POST (the event streams of legacy sessions), checks before them, and the
+// legacy handshake's answer are not part of this seam: only the kit's
+// own parts reach them, through an internal package, so they can change
+// without breaking a part of yours.
 //
 // # Server timeouts
 //

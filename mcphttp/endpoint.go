@@ -14,6 +14,7 @@ import (
 	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/seam"
 	"github.com/mcpkit/mcpkit/mcphttp/origin"
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -104,7 +105,7 @@ type Endpoint struct {
 	caps       []capability
 	notifying  bool
 	statics    [][]byte // encoded static resources, by inventory.Item.Static - 1
-	watchers   []Watcher
+	watchers   []seam.Watcher
 
 	// Pre-encoded pieces of results.
 	serverInfo   []byte // {"name":…,"version":…}
@@ -179,6 +180,7 @@ func newEndpoint(inv *inventory.Inventory, opts Options) (*Endpoint, error) {
 
 // finish sets the parts up and pre-encodes what every answer repeats.
 func (e *Endpoint) finish(parts []Part) (*Endpoint, error) {
+	seam.Register(hooksOf)
 	for i, p := range parts {
 		if nilness.Is(p) {
 			return nil, fmt.Errorf("mcphttp: New: part %d is nil (%T)", i+1, p)

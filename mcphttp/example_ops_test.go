@@ -46,7 +46,7 @@ func postAs(h http.Handler, subject, uri string) *httptest.ResponseRecorder {
 // return a derived context; the inventory's callbacks run under it.
 func ExampleObserver() {
 	counts := map[string]int{}
-	obs := observerFunc(func(_ context.Context, c *mcphttp.Call) { counts[c.Method+" "+c.Outcome.String()]++ })
+	obs := observerFunc(func(_ context.Context, c mcphttp.Call) { counts[c.Method+" "+c.Outcome.String()]++ })
 	ep, err := mcphttp.New(opsInventory(), mcphttp.Options{}, mcphttp.Observe(obs))
 	if err != nil {
 		panic(err)
@@ -59,7 +59,7 @@ func ExampleObserver() {
 }
 
 // observerFunc is an Observer that acts at End only.
-type observerFunc func(context.Context, *mcphttp.Call)
+type observerFunc func(context.Context, mcphttp.Call)
 
 func (f observerFunc) Start(ctx context.Context, _ *mcphttp.Call) context.Context { return ctx }
-func (f observerFunc) End(ctx context.Context, c *mcphttp.Call)                   { f(ctx, c) }
+func (f observerFunc) End(ctx context.Context, c mcphttp.Call)                    { f(ctx, c) }

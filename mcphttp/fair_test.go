@@ -105,26 +105,7 @@ func slowBodies(t *testing.T, srv *httptest.Server, n int, token string, declare
 func honestLists(t *testing.T, url, token string, d time.Duration) (ok, total int) {
 	t.Helper()
 	client := &http.Client{Transport: &http.Transport{}, Timeout: 5 * time.Second}
-	defer client.CloseIdleConnections()
-	for end := time.Now().Add(d); time.Now().Before(end); {
-		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(mcptest.Legacy(1, "resources/list", nil)))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := client.Do(req)
-		total++
-		if err != nil {
-			continue
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode == http.StatusOK {
-			ok++
-		}
-	}
-	return ok, total
+	return callsFor(t, client, url, "resources/list", token, d)
 }
 
 // honestPings has an anonymous caller at the loopback address from ping,
@@ -134,13 +115,24 @@ func honestPings(t *testing.T, url, from string, d time.Duration) (ok, total int
 	t.Helper()
 	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 5 * time.Second}
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: dialer.DialContext}}
+	return callsFor(t, client, url, "ping", "", d)
+}
+
+// callsFor calls method (a legacy-era request; with token as a bearer
+// token unless it is empty) one call after another, for d, and returns
+// how many calls were answered 200 of how many were made.
+func callsFor(t *testing.T, client *http.Client, url, method, token string, d time.Duration) (ok, total int) {
+	t.Helper()
 	defer client.CloseIdleConnections()
 	for end := time.Now().Add(d); time.Now().Before(end); {
-		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(mcptest.Legacy(1, "ping", nil)))
+		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(mcptest.Legacy(1, method, nil)))
 		require.NoError(t, err)
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
 		resp, err := client.Do(req)
 		total++
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/seam"
 	"github.com/mcpkit/mcpkit/mcphttp/origin"
 )
 
@@ -22,7 +23,7 @@ func TestFrontAccessors(t *testing.T) {
 	require.NoError(t, err)
 	limits := jsonrpc.Limits{MaxBytes: 1234}
 	notifying := mcphttp.PartFunc(func(s *mcphttp.Setup) error {
-		s.Notifying()
+		seam.Of(s).Notifying()
 		s.Capability("tools", func(n bool) string {
 			if n {
 				return `{"listChanged":true}`

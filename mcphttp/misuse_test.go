@@ -18,6 +18,7 @@ import (
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/audit"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/seam"
 	"github.com/mcpkit/mcpkit/mcphttp/ratelimit"
 	"github.com/mcpkit/mcpkit/mcphttp/tools"
 	"github.com/mcpkit/mcpkit/principal"
@@ -75,11 +76,11 @@ func TestTypedNilsAreErrorsOfNew(t *testing.T) {
 	// The Setup registrations refuse nil functions.
 	for name, reg := range map[string]func(s *mcphttp.Setup){
 		"Use":        func(s *mcphttp.Setup) { s.Use(nil) },
-		"CheckHTTP":  func(s *mcphttp.Setup) { s.CheckHTTP(nil) },
+		"CheckHTTP":  func(s *mcphttp.Setup) { seam.Of(s).CheckHTTP(nil) },
 		"Capability": func(s *mcphttp.Setup) { s.Capability("x", nil) },
 		"Watch":      func(s *mcphttp.Setup) { s.Watch(mcphttp.Watcher{Notification: "notifications/x"}) },
 		"Handle":     func(s *mcphttp.Setup) { s.Handle("x/y", nil, mcphttp.MethodOptions{}) },
-		"HandleHTTP": func(s *mcphttp.Setup) { s.HandleHTTP(http.MethodGet, nil) },
+		"HandleHTTP": func(s *mcphttp.Setup) { seam.Of(s).HandleHTTP(http.MethodGet, nil) },
 	} {
 		_, err := mcphttp.New(inv, mcphttp.Options{}, mcphttp.PartFunc(func(s *mcphttp.Setup) error { reg(s); return nil }))
 		assert.Error(t, err, name)
@@ -138,7 +139,7 @@ func panicky() mcphttp.Part {
 			_ = p.Subject // a nil dereference, as a careless handler does
 			return mcphttp.Result{}, nil
 		}, mcphttp.MethodOptions{})
-		s.HandleHTTP(http.MethodGet, func(http.ResponseWriter, *http.Request, *principal.Principal) { panic("verb") })
+		seam.Of(s).HandleHTTP(http.MethodGet, func(http.ResponseWriter, *http.Request, *principal.Principal) { panic("verb") })
 		s.Use(func(next mcphttp.Handler) mcphttp.Handler {
 			return func(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
 				if c.Method == "test/panic-mw" {
@@ -194,7 +195,7 @@ func (o panicObserver) Start(ctx context.Context, _ *mcphttp.Call) context.Conte
 	return ctx
 }
 
-func (o panicObserver) End(context.Context, *mcphttp.Call) {
+func (o panicObserver) End(context.Context, mcphttp.Call) {
 	if o.ended != nil {
 		*o.ended++
 	}

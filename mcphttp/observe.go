@@ -26,9 +26,11 @@ import (
 // than POST, or for what a handler in front of the endpoint forwards
 // elsewhere.
 //
-// Implementations must be safe for concurrent use, must not retain the
-// *Call after End returns (the endpoint reuses it), and should be quick:
-// they run on the request path.
+// Implementations must be safe for concurrent use and should be quick:
+// they run on the request path. Start's *Call is the endpoint's, reused
+// after the call: keep nothing of it past Start's return (take what you
+// need into the context). End's Call is a copy the observer may keep:
+// hand it to a goroutine, queue it, batch it.
 type Observer interface {
 	// Start is called before the call is served, with the request's
 	// context. c holds what is known then: Method, ID, Start, Request and,
@@ -38,8 +40,12 @@ type Observer interface {
 	// a span Start put there.
 	Start(ctx context.Context, c *Call) context.Context
 	// End is called with the context Start returned once the outcome is
-	// known, before the response is written. Every field of c is set.
-	End(ctx context.Context, c *Call)
+	// known, before the response is written. c is the observer's own
+	// copy, with every field set except Params, which is nil: params are
+	// client input of any size, in a buffer the endpoint reuses, so read
+	// them (and Meta) in Start. Class still answers. c.Request is net/http's: its headers may
+	// be read later, its body is closed.
+	End(ctx context.Context, c Call)
 }
 
 // Observe returns the part that gives each observer every served call,
@@ -164,7 +170,7 @@ func (e *Endpoint) startOne(ctx context.Context, ob Observer, c *Call) (next con
 }
 
 // endOne runs an observer's End, recovering a panic (false, logged).
-func (e *Endpoint) endOne(ctx context.Context, ob Observer, c *Call) (ok bool) {
+func (e *Endpoint) endOne(ctx context.Context, ob Observer, c Call) (ok bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			e.logPanic(ctx, "an observer's End", c.Method, p)
@@ -193,9 +199,12 @@ func (e *Endpoint) endObservers(_ context.Context, o observed, c *Call, rep repl
 	}
 	c.Bytes = len(rep.body)
 	c.Duration = time.Since(c.Start)
+	kept := *c // End's copy, which the observer may keep
+	kept.class, kept.hasClass = c.Class(), true
+	kept.Params = nil
 	ok := true
 	for i := o.started - 1; i >= 0; i-- {
-		if !e.endOne(o.at(i), e.observers[i], c) {
+		if !e.endOne(o.at(i), e.observers[i], kept) {
 			ok = false
 		}
 	}

@@ -20,7 +20,14 @@ import (
 type nopObserver struct{}
 
 func (nopObserver) Start(ctx context.Context, _ *mcphttp.Call) context.Context { return ctx }
-func (nopObserver) End(context.Context, *mcphttp.Call)                         {}
+func (nopObserver) End(context.Context, mcphttp.Call)                          {}
+
+// keepObserver keeps End's copy of the Call, as an observer that queues
+// or batches records does.
+type keepObserver struct{ sink *mcphttp.Call }
+
+func (keepObserver) Start(ctx context.Context, _ *mcphttp.Call) context.Context { return ctx }
+func (o keepObserver) End(_ context.Context, c mcphttp.Call)                    { *o.sink = c }
 
 // serveList serves one in-process resources/list (a 50-entry page, cached
 // token) and fails the benchmark unless it is a 200.
@@ -39,7 +46,7 @@ func serveList(b *testing.B, h http.Handler, body, token string) {
 
 // BenchmarkObserverCost serves the list path in process, interleaving in
 // one loop the endpoint without an Observer, with a no-op Observer (the
-// seam's own cost), with the Audit writing to a discarding slog handler,
+// seam's own cost), with one that keeps End's copy of the Call, with the Audit writing to a discarding slog handler,
 // and with a RateLimiter that never refuses, then without again (a control
 // for the noise), so all see the same machine load. It reports each
 // variant's mean time and its ratio to the first one without.
@@ -58,6 +65,7 @@ func BenchmarkObserverCost(b *testing.B) {
 	}{
 		{"none", nil},
 		{"nop", []mcphttp.Part{mcphttp.Observe(nopObserver{})}},
+		{"keep", []mcphttp.Part{mcphttp.Observe(keepObserver{new(mcphttp.Call)})}},
 		{"audit", []mcphttp.Part{mcphttp.Observe(audit.New(audit.Options{Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}))}},
 		{"limiter", []mcphttp.Part{limiter.Part()}},
 		{"none-again", nil}, // a control: the noise of the measurement

@@ -46,10 +46,10 @@ func (o *recorder) Start(ctx context.Context, c *mcphttp.Call) context.Context {
 	return context.WithValue(ctx, markKey{o.mark}, observed{startedWith: c.Method, traceparent: tp})
 }
 
-func (o *recorder) End(ctx context.Context, c *mcphttp.Call) {
+func (o *recorder) End(ctx context.Context, c mcphttp.Call) {
 	rec, _ := ctx.Value(markKey{o.mark}).(observed)
-	rec.Call = *c
-	rec.Request = nil // not kept past End
+	rec.Call = c
+	rec.Request = nil // not compared
 	rec.ctxMark = ctx.Value(markKey{o.mark})
 	if c.Principal != nil {
 		rec.subject = c.Principal.Subject
@@ -293,4 +293,51 @@ func TestObserverContextPrincipal(t *testing.T) {
 	got := obs.one(t)
 	assert.Equal(t, "bob", got.subject)
 	assert.Equal(t, 5, got.Entries, "2 static + bob's 3")
+}
+
+// keeper is an Observer that keeps End's Call as given and reads it on
+// another goroutine later, as one that queues records does.
+type keeper struct {
+	kept chan mcphttp.Call
+}
+
+func (k keeper) Start(ctx context.Context, _ *mcphttp.Call) context.Context { return ctx }
+func (k keeper) End(_ context.Context, c mcphttp.Call)                      { k.kept <- c }
+
+// TestObserverKeepsEnd: End's Call is the observer's own: kept past
+// End, read on another goroutine while later calls are served (the
+// endpoint reuses its *Call and the body's buffer), it still tells its
+// own call; Params is nil (read them in Start).
+func TestObserverKeepsEnd(t *testing.T) {
+	k := keeper{kept: make(chan mcphttp.Call, 64)}
+	f := mcptest.New(t, mcptest.Options{}, mcphttp.Observe(k))
+	f.Store.Add("alice", 3)
+	token := f.Token(t, "alice")
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.Do(t, mcptest.Request{Body: mcptest.Legacy(i+1, "ping", map[string]any{"n": i}), Token: token})
+			f.Do(t, mcptest.Request{Body: mcptest.Legacy(i+1, "resources/list", nil), Token: token})
+		}()
+	}
+	wg.Wait()
+	close(k.kept)
+	methods := map[string]int{}
+	for c := range k.kept {
+		methods[c.Method]++
+		assert.Nil(t, c.Params)
+		assert.Equal(t, http.StatusOK, c.Status)
+		require.NotNil(t, c.Principal)
+		assert.Equal(t, "alice", c.Principal.Subject)
+		assert.Equal(t, "2025-03-26", c.ProtocolVersion) // no MCP-Protocol-Version header
+		if c.Method == "resources/list" {
+			assert.Equal(t, 17, c.Entries) // the same page every time: alice's 3 and the fixture's own
+			assert.Equal(t, mcphttp.ClassList, c.Class(), "Class answers without Params")
+		} else {
+			assert.Zero(t, c.Entries)
+		}
+	}
+	assert.Equal(t, map[string]int{"ping": 20, "resources/list": 20}, methods)
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/seam"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -27,12 +28,15 @@ type PartFunc func(s *Setup) error
 func (f PartFunc) Setup(s *Setup) error { return f(s) }
 
 // Setup is what a [Part] sees of the endpoint being built: the inventory
-// and settings, and the registrations it may make. It is valid during the
-// part's Setup call; what it returns (Watchers, say) stays valid. Only
-// [New] and [NewListHandler] make one.
+// and settings, and the registrations it may make; every method serves
+// several of the kit's parts or a part of a user's own (see "Writing a
+// part" in the package documentation). It is valid during the part's
+// Setup call; what it returns stays valid. Only [New] and
+// [NewListHandler] make one.
 type Setup struct {
-	e   *Endpoint
-	err error
+	e     *Endpoint
+	err   error
+	hooks *seam.Hooks // made on the first seam.Of
 }
 
 // Era says in which protocol eras a method is served.
@@ -84,8 +88,8 @@ const (
 // classOf returns a Class function that always answers class.
 func classOf(class string) func([]byte) string { return func([]byte) string { return class } }
 
-// verb serves an HTTP method other than POST (see Setup.HandleHTTP).
-type verb = func(w http.ResponseWriter, r *http.Request, caller *principal.Principal)
+// verb serves an HTTP method other than POST (see seam.Hooks.HandleHTTP).
+type verb = seam.Verb
 
 // Watcher names the notification a part sends on an event stream when a
 // caller's view changes, and how to tell that it did: sig returns a
@@ -107,9 +111,6 @@ func (s *Setup) Inventory() *inventory.Inventory { return s.e.inv }
 
 // Logger returns the endpoint's operator logger.
 func (s *Setup) Logger() *slog.Logger { return s.e.log }
-
-// Authenticator returns the endpoint's Authenticator (never nil).
-func (s *Setup) Authenticator() Authenticator { return s.e.auth }
 
 // Handle registers h as the handler of a JSON-RPC method. A method
 // registered twice, by the endpoint or another part, is an error of New,
@@ -136,28 +137,6 @@ func (s *Setup) Use(mw Middleware) {
 	s.e.middleware = append(s.e.middleware, mw)
 }
 
-// HandleHTTP registers v for the HTTP method method (GET, DELETE) on the
-// endpoint's path: a legacy session's event stream, its end. v's caller
-// is the authenticated caller, nil for an anonymous request. Without one,
-// such a request gets 405 with Allow.
-func (s *Setup) HandleHTTP(method string, v func(w http.ResponseWriter, r *http.Request, caller *principal.Principal)) {
-	if method == http.MethodPost || method == "" || v == nil {
-		s.fail(errors.New("mcphttp: Setup.HandleHTTP: a method other than POST and a handler are needed"))
-		return
-	}
-	s.e.verbs[method] = v
-}
-
-// CheckHTTP adds check before every registered verb: a non-nil error is
-// answered by the error table (a rate limit's, say).
-func (s *Setup) CheckHTTP(check func(r *http.Request, caller *principal.Principal) error) {
-	if check == nil {
-		s.fail(errors.New("mcphttp: Setup.CheckHTTP: nil check"))
-		return
-	}
-	s.e.verbChecks = append(s.e.verbChecks, check)
-}
-
 // Capability declares a server capability the part provides: name and
 // its JSON object. notifying is true in an answer that comes with event
 // streams (a legacy session, and server/discover when a part serves
@@ -171,27 +150,49 @@ func (s *Setup) Capability(name string, value func(notifying bool) string) {
 	s.e.caps = append(s.e.caps, capability{name, value})
 }
 
-// Notifying says the part delivers change notifications on event
-// streams: the resources capability then says subscribe and listChanged
-// in answers with streams, and server/discover with them.
-func (s *Setup) Notifying() { s.e.notifying = true }
-
 // Watch registers a watcher of callers' views (see [Watcher]).
 func (s *Setup) Watch(w Watcher) {
 	if w.Notification == "" || w.Sig == nil {
 		s.fail(errors.New("mcphttp: Setup.Watch: a watcher needs a notification and a Sig"))
 		return
 	}
-	s.e.watchers = append(s.e.watchers, w)
+	s.e.watchers = append(s.e.watchers, seam.Watcher(w))
 }
 
-// Watchers returns a function listing the watchers every part
-// registered, once all of them are set up.
-func (s *Setup) Watchers() func() []Watcher { return func() []Watcher { return s.e.watchers } }
+// hooksOf is the lookup of package seam: the hooks of a Setup made by
+// [New], for the kit's parts that need what Setup does not export.
+func hooksOf(setup any) *seam.Hooks {
+	s, ok := setup.(*Setup)
+	if !ok || s == nil || s.e == nil {
+		return nil
+	}
+	if s.hooks == nil {
+		s.hooks = s.newHooks()
+	}
+	return s.hooks
+}
 
-// InitializeResult returns the result object of a legacy initialize
-// answered in version, with the capabilities of an answer with event
-// streams (notifying) or without.
-func (s *Setup) InitializeResult(version string, notifying bool) []byte {
-	return s.e.initializeResult(version, notifying)
+// newHooks returns the hooks of s.
+func (s *Setup) newHooks() *seam.Hooks {
+	e := s.e
+	return &seam.Hooks{
+		WriteAuthError: func(w http.ResponseWriter, r *http.Request, err error) { e.auth.WriteError(w, r, err) },
+		HandleHTTP: func(method string, v seam.Verb) {
+			if method == http.MethodPost || method == "" || v == nil {
+				s.fail(errors.New("mcphttp: HandleHTTP: a method other than POST and a handler are needed"))
+				return
+			}
+			e.verbs[method] = v
+		},
+		CheckHTTP: func(check func(r *http.Request, caller *principal.Principal) error) {
+			if check == nil {
+				s.fail(errors.New("mcphttp: CheckHTTP: nil check"))
+				return
+			}
+			e.verbChecks = append(e.verbChecks, check)
+		},
+		Notifying:        func() { e.notifying = true },
+		Watchers:         func() []seam.Watcher { return e.watchers },
+		InitializeResult: e.initializeResult,
+	}
 }

@@ -45,11 +45,16 @@ type BrokerOptions struct {
 	// listener that subscribes again after it lost its connection (a
 	// restart, a failover, a slot moved) first delivers what the log
 	// holds after the last event it delivered of each subject it
-	// delivered one of in the log's Age, so that the events published
-	// while it was not listening are not lost for them (a subject whose
-	// events the log trimmed meanwhile gets a list_changed); an event
-	// delivered so is not delivered again when its message arrives. Nil:
-	// what was published meanwhile is lost for this instance.
+	// delivered one of lately, and after the start of each stream that
+	// started on this instance (notify.Hub.Mark, which a legacy stream
+	// calls as it opens: give the instance's Hub this same EventLog as
+	// its Log), so that the events published while it was not listening
+	// are not lost for them (a subject whose events the log trimmed or
+	// expired meanwhile gets a list_changed); an event delivered so is
+	// not delivered again when its message arrives. Subscriptions opened
+	// without a mark (the 2026-07-28 era's listen streams) whose subject
+	// had no event delivered are not caught up. Nil: what was published
+	// meanwhile is lost for this instance.
 	Log *EventLog
 
 	// HealthCheck is how long the listener waits for a message before it
@@ -127,6 +132,9 @@ func NewBroker(client redis.UniversalClient, o BrokerOptions) (*Broker, error) {
 		o.Logger = slog.Default()
 	}
 	b := &Broker{client: client, channel: o.Channel, log: o.Logger, min: o.MinBackoff, max: o.MaxBackoff, health: o.HealthCheck, elog: o.Log}
+	if o.Log != nil {
+		o.Log.onStart(b.seen.started(o.Log))
+	}
 	if _, ok := client.(*redis.ClusterClient); ok {
 		if strings.ContainsRune(o.Channel, '{') {
 			b.shards = []string{o.Channel} // the channel's own hash tag: one shard
@@ -308,22 +316,28 @@ func (b *Broker) listenOnce(ctx context.Context, channel string, sharded, again 
 				return listened, errShardMoved
 			}
 		case *redis.Message:
-			if m.Channel != channel {
-				continue
-			}
-			e, ok := decodePayload([]byte(m.Payload))
-			if !ok {
-				b.malformed.Add(1)
-				b.log.Warn("redisstore: broker ignored a malformed message", "channel", channel, "bytes", len(m.Payload))
-				continue
-			}
-			if !b.seen.live(e, b.elog) {
-				continue // delivered already, by a catch-up
-			}
-			b.delivered.Add(1)
-			deliver(e)
+			b.received(m, channel, deliver)
 		}
 	}
+}
+
+// received delivers the event of a message on channel, unless it is of
+// another channel, malformed, or delivered already by a catch-up.
+func (b *Broker) received(m *redis.Message, channel string, deliver func(notify.Event)) {
+	if m.Channel != channel {
+		return
+	}
+	e, ok := decodePayload([]byte(m.Payload))
+	if !ok {
+		b.malformed.Add(1)
+		b.log.Warn("redisstore: broker ignored a malformed message", "channel", channel, "bytes", len(m.Payload))
+		return
+	}
+	if !b.seen.live(e, b.elog) {
+		return // delivered already, by a catch-up
+	}
+	b.delivered.Add(1)
+	deliver(e)
 }
 
 // channelOf returns the channel of subject's events.
@@ -352,6 +366,9 @@ func (b *Broker) catchUp(ctx context.Context, channel string, deliver func(notif
 			continue
 		}
 		for _, e := range evs {
+			if e.URI == streamStartURI { // another stream's start: no event
+				continue
+			}
 			if b.seen.caughtUp(e, b.elog) {
 				b.caught.Add(1)
 				deliver(e)
@@ -406,6 +423,18 @@ func (s *seenIDs) caughtUp(e notify.Event, elog *EventLog) bool {
 	s.caught[e.Subject+" "+e.ID] = struct{}{}
 	s.record(e, elog)
 	return true
+}
+
+// started returns the hook that records, as its subject's latest id, the
+// start of a stream on this instance (notify.Hub.Mark, appended through
+// elog): a listener cut off later catches that subject up from there,
+// though it delivered none of its events yet.
+func (s *seenIDs) started(elog *EventLog) func(key, id string) {
+	return func(key, id string) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.record(notify.Event{Subject: key, ID: id}, elog)
+	}
 }
 
 // record makes e's id its subject's latest if it is after it.

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpkit/mcpkit/notify"
 	"github.com/mcpkit/mcpkit/redisstore"
 )
 
@@ -34,16 +35,7 @@ func TestBrokerCatchesUpFromTheLog(t *testing.T) {
 			pub.hub.ResourceUpdated(ctx, "bob", "docs://documents/before")
 			require.Equal(t, updated("bob", "docs://documents/before"), next(t, bob))
 
-			before, channels := sub.broker.Stats().Connects, uint64(1)
-			kill := func(ctx context.Context, c *redis.Client) error {
-				return c.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err()
-			}
-			if cc, ok := client.(*redis.ClusterClient); ok {
-				channels = redisstore.BrokerShards
-				require.NoError(t, cc.ForEachShard(ctx, kill))
-			} else {
-				require.NoError(t, kill(ctx, client.(*redis.Client)))
-			}
+			before, channels := sub.broker.Stats().Connects, cutListeners(t, client)
 			time.Sleep(50 * time.Millisecond) // sub is waiting 200–400 ms to subscribe again
 			for _, u := range []string{"a", "b", "c"} {
 				pub.hub.ResourceUpdated(ctx, "bob", "docs://documents/"+u)
@@ -65,4 +57,68 @@ func TestBrokerCatchesUpFromTheLog(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cutListeners closes the pub/sub connections of every node of client
+// (CLIENT KILL TYPE pubsub) and returns the number of channels a
+// listener subscribes again.
+func cutListeners(t *testing.T, client redis.UniversalClient) uint64 {
+	t.Helper()
+	ctx := context.Background()
+	kill := func(ctx context.Context, c *redis.Client) error {
+		return c.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err()
+	}
+	if cc, ok := client.(*redis.ClusterClient); ok {
+		require.NoError(t, cc.ForEachShard(ctx, kill))
+		return redisstore.BrokerShards
+	}
+	require.NoError(t, kill(ctx, client.(*redis.Client)))
+	return 1
+}
+
+// A listener cut off also catches up the subjects of the streams that
+// started on its instance (notify.Hub.Mark, through the Broker's Log)
+// though it had delivered none of their events: carol's stream started
+// during the cut, dave's before it; both get what was published
+// meanwhile, once each. The publisher has an EventLog of its own: only
+// the listener's instance's starts count.
+func TestBrokerCatchesUpNewStreams(t *testing.T) {
+	b, client := startBackend(t)
+	ctx := context.Background()
+	subLog, err := redisstore.NewEventLog(client, redisstore.EventLogOptions{})
+	require.NoError(t, err)
+	pubClient := b.Client(t)
+	pubLog, err := redisstore.NewEventLog(pubClient, redisstore.EventLogOptions{})
+	require.NoError(t, err)
+	pub := newInstance(t, pubClient, redisstore.BrokerOptions{Log: pubLog})
+	sub := newInstance(t, client, redisstore.BrokerOptions{Log: subLog, MinBackoff: 400 * time.Millisecond, MaxBackoff: 400 * time.Millisecond})
+	open := func(subject string) *notify.Subscription { // as a legacy stream opens
+		_, err := sub.hub.Mark(ctx, subject)
+		require.NoError(t, err)
+		return sub.hub.Subscribe(subject)
+	}
+	dave := open("dave")
+	defer dave.Close()
+
+	before, channels := sub.broker.Stats().Connects, cutListeners(t, client)
+	time.Sleep(50 * time.Millisecond) // sub is waiting 200–400 ms to subscribe again
+	carol := open("carol")
+	defer carol.Close()
+	for _, who := range []string{"carol", "dave"} {
+		pub.hub.ResourceUpdated(ctx, who, "docs://documents/during")
+	}
+	waitStats(t, sub.broker, func(s redisstore.BrokerStats) bool { return s.Connects >= before+channels }, "never subscribed again")
+	for _, who := range []string{"carol", "dave"} {
+		pub.hub.ResourceUpdated(ctx, who, "docs://documents/after")
+	}
+	for who, s := range map[string]*notify.Subscription{"carol": carol, "dave": dave} {
+		assert.Equal(t, updated(who, "docs://documents/during"), next(t, s), "%s: caught up", who)
+		assert.Equal(t, updated(who, "docs://documents/after"), next(t, s))
+		select {
+		case e := <-s.Events():
+			t.Fatalf("%s: delivered twice: %+v", who, e)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	assert.Equal(t, uint64(2), sub.broker.Stats().CaughtUp)
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -55,17 +56,58 @@ func NewClusterClient(addrs ...string) *redis.ClusterClient {
 // once is a command that go-redis must not send again after an attempt
 // that may have reached Redis (a timeout, a lost connection): a cluster
 // client retries such commands up to MaxRedirects times whatever
-// MaxRetries says. Redirects (MOVED, ASK) and errors that Redis answers
-// before running anything (READONLY, TRYAGAIN) are still followed.
+// MaxRetries says. Redirects (MOVED, ASK) and READONLY are still
+// followed by go-redis; TRYAGAIN is retried by do.
 type once struct{ *redis.Cmd }
 
 func (once) NoRetry() bool { return true }
 
-// do runs args on client as a command that is never sent twice.
+// While a slot moves between masters, a call that declares several of
+// its keys, some of them not yet (or no longer) where it is sent, is
+// answered TRYAGAIN until the move ends (about a second for 7,500 keys
+// moved): Redis checks the keys before it runs anything, so the call did
+// not run, and do sends it again, after a wait growing from
+// minTryAgainWait to maxTryAgainWait, for up to tryAgainFor in all (less
+// when ctx ends first). A longer move fails the call with the TRYAGAIN.
+const (
+	minTryAgainWait = 10 * time.Millisecond
+	maxTryAgainWait = 100 * time.Millisecond
+)
+
+// tryAgainFor bounds do's waits for a slot's move: about the move of
+// the largest family of a replay store at its default bounds (16,700
+// proofs).
+const tryAgainFor = 2 * time.Second
+
+// noTryAgain, set by a test only, turns the waits off, so that it can
+// count the calls a move fails without them.
+var noTryAgain atomic.Bool
+
+// do runs args on client as a command that is never sent twice after an
+// attempt that may have run (TRYAGAIN proves that it did not).
 func do(ctx context.Context, client redis.UniversalClient, args ...any) *redis.Cmd {
-	cmd := redis.NewCmd(ctx, args...)
-	_ = client.Process(ctx, once{cmd})
-	return cmd
+	var waited time.Duration
+	wait := minTryAgainWait
+	for {
+		cmd := redis.NewCmd(ctx, args...)
+		_ = client.Process(ctx, once{cmd})
+		err := cmd.Err()
+		if err == nil || !redis.IsTryAgainError(err) || waited+wait > tryAgainFor || noTryAgain.Load() {
+			return cmd
+		}
+		if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
+			return cmd
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return cmd
+		case <-t.C:
+		}
+		waited += wait
+		wait = min(2*wait, maxTryAgainWait)
+	}
 }
 
 // script is a Lua script the stores run by its hash (EVALSHA), sending

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -47,6 +48,25 @@ type EventLog struct {
 	events int64
 	age    time.Duration
 	gates  gates
+
+	// starts are the brokers' hooks told of each stream start appended
+	// through this log (see onStart).
+	startsMu sync.Mutex
+	starts   []func(key, id string)
+}
+
+// streamStartURI is the URI of the entries that notify.Hub.Mark appends
+// when a stream of the key starts on this instance (the legacy era's
+// priming event): no resource's, never delivered.
+const streamStartURI = "<stream start>"
+
+// onStart registers fn, called with the key and id of every stream start
+// appended through l: a Broker whose Log is l so learns which subjects
+// this instance has streams of, and from when.
+func (l *EventLog) onStart(fn func(key, id string)) {
+	l.startsMu.Lock()
+	defer l.startsMu.Unlock()
+	l.starts = append(l.starts, fn)
 }
 
 var _ notify.EventLog = (*EventLog)(nil)
@@ -106,6 +126,14 @@ func (l *EventLog) Append(ctx context.Context, key string, e notify.Event) (stri
 	g.done(ctx, err)
 	if err != nil {
 		return "", fmt.Errorf("redisstore: event log: %w", err)
+	}
+	if uri == streamStartURI {
+		l.startsMu.Lock()
+		fns := l.starts
+		l.startsMu.Unlock()
+		for _, fn := range fns {
+			fn(key, id)
+		}
 	}
 	return id, nil
 }

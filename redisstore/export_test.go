@@ -44,3 +44,7 @@ func (b *Broker) ChannelOf(subject string) string {
 
 // BrokerShards is the number of a Broker's channels on a cluster client.
 const BrokerShards = brokerShards
+
+// NoTryAgain turns do's TRYAGAIN waits off (true) or on; it returns the
+// previous setting.
+func NoTryAgain(off bool) bool { return noTryAgain.Swap(off) }

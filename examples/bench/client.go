@@ -59,70 +59,108 @@ func (c *conn) do(req []byte) (response, error) {
 // read reads a response; with wholeBody, its body too (by Content-Length
 // or chunked), otherwise only the head.
 func (c *conn) read(wholeBody bool) (response, error) {
-	line, err := c.r.ReadSlice('\n')
+	status, err := c.readStatus()
 	if err != nil {
 		return response{}, err
-	}
-	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.1 ")) {
-		return response{}, fmt.Errorf("bad status line %q", line)
-	}
-	status, err := strconv.Atoi(string(line[9:12]))
-	if err != nil {
-		return response{}, fmt.Errorf("bad status line %q", line)
 	}
 	res := response{status: status}
 	if c.keep {
 		res.header = map[string]string{}
 	}
-	length, chunked := -1, false
-	for {
-		line, err := c.r.ReadSlice('\n')
-		if err != nil {
-			return response{}, err
-		}
-		line = bytes.TrimRight(line, "\r\n")
-		if len(line) == 0 {
-			break
-		}
-		name, value, ok := bytes.Cut(line, []byte(":"))
-		if !ok {
-			return response{}, fmt.Errorf("bad header line %q", line)
-		}
-		value = bytes.TrimSpace(value)
-		for _, w := range wanted {
-			if len(name) == len(w) && bytes.EqualFold(name, []byte(w)) {
-				if c.keep {
-					if prev, dup := res.header[w]; dup {
-						res.header[w] = prev + ", " + string(value)
-					} else {
-						res.header[w] = string(value)
-					}
-				}
-				switch w {
-				case "content-length":
-					if length, err = strconv.Atoi(string(value)); err != nil || length < 0 {
-						return response{}, fmt.Errorf("bad Content-Length %q", value)
-					}
-				case "transfer-encoding":
-					chunked = bytes.EqualFold(value, []byte("chunked"))
-				}
-			}
-		}
+	length, chunked, err := c.readHeader(res.header)
+	if err != nil {
+		return response{}, err
 	}
 	if !wholeBody {
 		return res, nil
 	}
+	if err := c.readBody(length, chunked); err != nil {
+		return response{}, err
+	}
+	res.body = c.body
+	return res, nil
+}
+
+// readStatus reads the status line and returns its code.
+func (c *conn) readStatus() (int, error) {
+	line, err := c.r.ReadSlice('\n')
+	if err != nil {
+		return 0, err
+	}
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.1 ")) {
+		return 0, fmt.Errorf("bad status line %q", line)
+	}
+	status, err := strconv.Atoi(string(line[9:12]))
+	if err != nil {
+		return 0, fmt.Errorf("bad status line %q", line)
+	}
+	return status, nil
+}
+
+// readHeader reads the header lines up to the blank line, records the
+// wanted ones in header (when not nil) and returns the Content-Length (-1
+// when absent) and whether the body is chunked.
+func (c *conn) readHeader(header map[string]string) (length int, chunked bool, err error) {
+	length = -1
+	for {
+		line, err := c.r.ReadSlice('\n')
+		if err != nil {
+			return 0, false, err
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if len(line) == 0 {
+			return length, chunked, nil
+		}
+		name, value, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			return 0, false, fmt.Errorf("bad header line %q", line)
+		}
+		value = bytes.TrimSpace(value)
+		w := wantedName(name)
+		if w == "" {
+			continue
+		}
+		if header != nil {
+			if prev, dup := header[w]; dup {
+				header[w] = prev + ", " + string(value)
+			} else {
+				header[w] = string(value)
+			}
+		}
+		switch w {
+		case "content-length":
+			if length, err = strconv.Atoi(string(value)); err != nil || length < 0 {
+				return 0, false, fmt.Errorf("bad Content-Length %q", value)
+			}
+		case "transfer-encoding":
+			chunked = bytes.EqualFold(value, []byte("chunked"))
+		}
+	}
+}
+
+// wantedName is the entry of wanted that name spells (in any case), or "".
+func wantedName(name []byte) string {
+	for _, w := range wanted {
+		if len(name) == len(w) && bytes.EqualFold(name, []byte(w)) {
+			return w
+		}
+	}
+	return ""
+}
+
+// readBody reads the body into c.body: chunked, or length bytes.
+func (c *conn) readBody(length int, chunked bool) error {
 	switch {
 	case chunked:
 		c.body = c.body[:0]
 		var buf bytes.Buffer
 		if _, err := io.Copy(&buf, httputil.NewChunkedReader(c.r)); err != nil {
-			return response{}, err
+			return err
 		}
 		// The chunked reader stops after the last chunk; the trailer's
 		// blank line follows.
 		if _, err := c.r.ReadSlice('\n'); err != nil {
-			return response{}, err
+			return err
 		}
 		c.body = append(c.body, buf.Bytes()...)
 	case length >= 0:
@@ -131,13 +169,12 @@ func (c *conn) read(wholeBody bool) (response, error) {
 		}
 		c.body = c.body[:length]
 		if _, err := io.ReadFull(c.r, c.body); err != nil {
-			return response{}, err
+			return err
 		}
 	default:
-		return response{}, errors.New("response without Content-Length or chunked body")
+		return errors.New("response without Content-Length or chunked body")
 	}
-	res.body = c.body
-	return res, nil
+	return nil
 }
 
 // request builds a POST of body to path with the headers given (name,

@@ -294,27 +294,47 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if o.streams > 0 {
 		return measureStreams(ctx, e, o, out)
 	}
-	token, err := e.issuer.Sign(benchSubject, []string{benchScope}, time.Hour)
+	scs, sizes, err := e.scenarios(o)
 	if err != nil {
 		return err
+	}
+	fmt.Fprintf(out, "private page %d bytes, static page %d bytes; %d connections, %d rounds of %v per scenario\n",
+		sizes[0], sizes[1], o.conns, o.rounds, o.duration)
+	results, err := measureRounds(scs, o, out)
+	if err != nil {
+		return err
+	}
+	report(out, scs, results)
+	return nil
+}
+
+// scenarios starts the kit's private and static servers and the bare servers
+// that write the kit's captured pages, and returns the five scenarios (in the
+// order measureRounds compares them) and the private and static page sizes.
+func (e *env) scenarios(o options) ([]scenario, [2]int, error) {
+	var sizes [2]int
+	token, err := e.issuer.Sign(benchSubject, []string{benchScope}, time.Hour)
+	if err != nil {
+		return nil, sizes, err
 	}
 	kit, err := e.start(serveKitPrivate, e.kitArgs(serveKitPrivate, o)...)
 	if err != nil {
-		return err
+		return nil, sizes, err
 	}
 	static, err := e.start(serveKitStatic, e.kitArgs(serveKitStatic, o)...)
 	if err != nil {
-		return err
+		return nil, sizes, err
 	}
 	privateReq, staticReq := listRequest(kit.addr, token, ""), listRequest(static.addr, "", "")
 	privatePage, err := e.capture(kit, privateReq, "private.json")
 	if err != nil {
-		return err
+		return nil, sizes, err
 	}
 	staticPage, err := e.capture(static, staticReq, "static.json")
 	if err != nil {
-		return err
+		return nil, sizes, err
 	}
+	sizes = [2]int{len(privatePage), len(staticPage)}
 	bareEntries := 0
 	if o.bareData {
 		bareEntries = o.entries
@@ -322,66 +342,77 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	barePrivate, err := e.start("bare-private", "-serve", serveBare, "-response", filepath.Join(e.dir, "private.json"),
 		"-entries", fmt.Sprint(bareEntries))
 	if err != nil {
-		return err
+		return nil, sizes, err
 	}
 	bareStatic, err := e.start("bare-static", "-serve", serveBare, "-response", filepath.Join(e.dir, "static.json"))
 	if err != nil {
-		return err
+		return nil, sizes, err
 	}
 	deep, err := walk(kit.addr, token, o.deepPage)
 	if err != nil {
-		return fmt.Errorf("walking to page %d: %w", o.deepPage, err)
+		return nil, sizes, fmt.Errorf("walking to page %d: %w", o.deepPage, err)
 	}
 	deepReq := listRequest(kit.addr, token, deep)
 	deepPage, err := e.capture(kit, deepReq, "deep.json")
 	if err != nil {
-		return err
+		return nil, sizes, err
 	}
-	scs := []scenario{
+	return []scenario{
 		{name: "bare-private", file: "bare-private", server: barePrivate, req: privateReq, check: expectExact(privatePage)},
 		{name: "kit-private", file: "kit-private", server: kit, req: privateReq, check: expectPage(privatePage)},
 		{name: fmt.Sprintf("kit-deep (page %d)", o.deepPage), file: "kit-deep", server: kit, req: deepReq, check: expectPage(deepPage)},
 		{name: "bare-static", file: "bare-static", server: bareStatic, req: staticReq, check: expectExact(staticPage)},
 		{name: "kit-static", file: "kit-static", server: static, req: staticReq, check: expectExact(staticPage)},
-	}
-	fmt.Fprintf(out, "private page %d bytes, static page %d bytes; %d connections, %d rounds of %v per scenario\n",
-		len(privatePage), len(staticPage), o.conns, o.rounds, o.duration)
+	}, sizes, nil
+}
 
+// measureRounds warms every scenario up, then measures them in turn for
+// o.rounds rounds, printing each round's private and static ratios.
+func measureRounds(scs []scenario, o options, out io.Writer) ([][]round, error) {
 	// Warm-up: pools, caches and the garbage collector's pacing settle.
 	for _, sc := range scs {
 		if _, err := runRound(sc, o.conns, min(o.duration/2, 500*time.Millisecond)); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if o.cpuProfile != "" {
 		if err := os.MkdirAll(o.cpuProfile, 0o755); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	results := make([][]round, len(scs))
 	for r := range o.rounds {
 		for i, sc := range scs {
-			if o.cpuProfile != "" {
-				if err := sc.server.ok("profile " + filepath.Join(o.cpuProfile, fmt.Sprintf("%s.%d.pprof", sc.file, r+1))); err != nil {
-					return err
-				}
-			}
-			res, err := runRound(sc, o.conns, o.duration)
+			res, err := measureOne(sc, o, r)
 			if err != nil {
-				return err
-			}
-			if o.cpuProfile != "" {
-				if err := sc.server.ok("stop"); err != nil {
-					return err
-				}
+				return nil, err
 			}
 			results[i] = append(results[i], res)
 		}
 		fmt.Fprintf(out, "round %d: private %.3f×, static %.3f×\n", r+1,
 			results[1][r].rate()/results[0][r].rate(), results[4][r].rate()/results[3][r].rate())
 	}
-	report(out, scs, results)
-	return nil
+	return results, nil
+}
+
+// measureOne runs one scenario's round r, with the server's CPU profile
+// around it when o.cpuProfile names a folder.
+func measureOne(sc scenario, o options, r int) (round, error) {
+	if o.cpuProfile != "" {
+		if err := sc.server.ok("profile " + filepath.Join(o.cpuProfile, fmt.Sprintf("%s.%d.pprof", sc.file, r+1))); err != nil {
+			return round{}, err
+		}
+	}
+	res, err := runRound(sc, o.conns, o.duration)
+	if err != nil {
+		return round{}, err
+	}
+	if o.cpuProfile != "" {
+		if err := sc.server.ok("stop"); err != nil {
+			return round{}, err
+		}
+	}
+	return res, nil
 }
 
 // report prints the medians and the ratios.

@@ -124,57 +124,9 @@ func (is *Issuer) NewServer(opts ServerOptions) (*Server, error) {
 		return nil, errors.New("devissuer: ServerOptions.Scopes is empty")
 	}
 	s := &Server{is: is, log: opts.Logger}
-	for _, sc := range opts.Scopes {
-		if !principal.ValidScope(sc.Name) || contains(s.supported, sc.Name) {
-			return nil, fmt.Errorf("devissuer: scope %q is not a distinct RFC 6749 scope-token", sc.Name)
-		}
-		s.supported = append(s.supported, sc.Name)
-	}
-	if len(opts.DefaultScopes) == 0 {
-		opts.DefaultScopes = []string{s.supported[0]}
-	}
-	for _, d := range opts.DefaultScopes {
-		if !contains(s.supported, d) {
-			return nil, fmt.Errorf("devissuer: default scope %q is not among Scopes", d)
-		}
-	}
-	if len(opts.Users) == 0 {
-		opts.Users = DefaultUsers()
-	}
-	for _, u := range opts.Users {
-		if checkSubject(u) != nil {
-			return nil, fmt.Errorf("devissuer: user %q is not a valid subject", u)
-		}
-	}
-	if opts.ResourceName == "" {
-		opts.ResourceName = is.audience
-	}
-	for _, d := range []struct {
-		p   *time.Duration
-		def time.Duration
-		max time.Duration
-	}{
-		{&opts.CodeTTL, DefaultCodeTTL, maxCodeTTL}, {&opts.AccessTokenTTL, DefaultAccessTokenTTL, MaxTTL},
-		{&opts.RefreshTokenTTL, DefaultRefreshTokenTTL, 30 * 24 * time.Hour},
-		{&opts.ClientMetadataTimeout, DefaultClientMetadataTimeout, time.Minute},
-	} {
-		if *d.p == 0 {
-			*d.p = d.def
-		}
-		if *d.p < 0 || *d.p > d.max {
-			return nil, fmt.Errorf("devissuer: a ServerOptions duration is out of range (0, %v]", d.max)
-		}
-	}
-	for _, n := range []struct {
-		p   *int
-		def int
-	}{{&opts.MaxClients, DefaultMaxClients}, {&opts.MaxPending, DefaultMaxPending}, {&opts.MaxGrants, DefaultMaxGrants}} {
-		if *n.p == 0 {
-			*n.p = n.def
-		}
-		if *n.p < 0 {
-			return nil, errors.New("devissuer: a ServerOptions bound is negative")
-		}
+	var err error
+	if s.supported, err = completeOptions(&opts, is.audience); err != nil {
+		return nil, err
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -200,7 +152,6 @@ func (is *Issuer) NewServer(opts ServerOptions) (*Server, error) {
 	for p := range s.paths {
 		s.pathList = append(s.pathList, p)
 	}
-	var err error
 	if s.metadata, err = s.metadataDocument(); err != nil {
 		return nil, err
 	}
@@ -213,6 +164,71 @@ func (is *Issuer) NewServer(opts ServerOptions) (*Server, error) {
 	_, _ = rand.Read(s.csrfKey)
 	s.crossOff = http.NewCrossOriginProtection()
 	return s, nil
+}
+
+// completeOptions checks opts and fills in the defaults of what is unset;
+// it returns the supported scope names.
+func completeOptions(opts *ServerOptions, audience string) ([]string, error) {
+	var supported []string
+	for _, sc := range opts.Scopes {
+		if !principal.ValidScope(sc.Name) || contains(supported, sc.Name) {
+			return nil, fmt.Errorf("devissuer: scope %q is not a distinct RFC 6749 scope-token", sc.Name)
+		}
+		supported = append(supported, sc.Name)
+	}
+	if len(opts.DefaultScopes) == 0 {
+		opts.DefaultScopes = []string{supported[0]}
+	}
+	for _, d := range opts.DefaultScopes {
+		if !contains(supported, d) {
+			return nil, fmt.Errorf("devissuer: default scope %q is not among Scopes", d)
+		}
+	}
+	if len(opts.Users) == 0 {
+		opts.Users = DefaultUsers()
+	}
+	for _, u := range opts.Users {
+		if checkSubject(u) != nil {
+			return nil, fmt.Errorf("devissuer: user %q is not a valid subject", u)
+		}
+	}
+	if opts.ResourceName == "" {
+		opts.ResourceName = audience
+	}
+	return supported, completeLimits(opts)
+}
+
+// completeLimits checks the durations and bounds of opts and fills in the
+// defaults of those unset.
+func completeLimits(opts *ServerOptions) error {
+	for _, d := range []struct {
+		p   *time.Duration
+		def time.Duration
+		max time.Duration
+	}{
+		{&opts.CodeTTL, DefaultCodeTTL, maxCodeTTL}, {&opts.AccessTokenTTL, DefaultAccessTokenTTL, MaxTTL},
+		{&opts.RefreshTokenTTL, DefaultRefreshTokenTTL, 30 * 24 * time.Hour},
+		{&opts.ClientMetadataTimeout, DefaultClientMetadataTimeout, time.Minute},
+	} {
+		if *d.p == 0 {
+			*d.p = d.def
+		}
+		if *d.p < 0 || *d.p > d.max {
+			return fmt.Errorf("devissuer: a ServerOptions duration is out of range (0, %v]", d.max)
+		}
+	}
+	for _, n := range []struct {
+		p   *int
+		def int
+	}{{&opts.MaxClients, DefaultMaxClients}, {&opts.MaxPending, DefaultMaxPending}, {&opts.MaxGrants, DefaultMaxGrants}} {
+		if *n.p == 0 {
+			*n.p = n.def
+		}
+		if *n.p < 0 {
+			return errors.New("devissuer: a ServerOptions bound is negative")
+		}
+	}
+	return nil
 }
 
 func (s *Server) now() time.Time { return s.is.opts.Now() }

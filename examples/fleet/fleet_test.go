@@ -178,134 +178,13 @@ func runFleet(t *testing.T, f *fleet) {
 		assert.Equal(t, want, summary.Listed)
 	})
 
-	t.Run("a change made on one instance reaches streams held by others", func(t *testing.T) {
-		// go-sdk, legacy era: a session (in Redis) through the balancer,
-		// its GET stream and its subscription wherever they land.
-		updated := make(chan string, 16)
-		listChanged := make(chan struct{}, 16)
-		legacy := connect(t, f.resource, bob, "2025-11-25", &mcp.ClientOptions{
-			ResourceUpdatedHandler:     func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI },
-			ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { listChanged <- struct{}{} },
-		})
-		// go-sdk, 2026-07-28: Subscribe opens a subscriptions/listen stream.
-		modern := make(chan string, 16)
-		mcs := connect(t, f.resource, bob, "", &mcp.ClientOptions{
-			ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { modern <- r.Params.URI },
-		})
-		// alice shares through instance C: bob's list changes.
-		f.api(t, f.inst[2], alice, http.MethodPost, strings.TrimPrefix(shared, documentPrefix)+"/shares", `{"with":"bob"}`)
-		require.NoError(t, legacy.Subscribe(context.Background(), &mcp.SubscribeParams{URI: shared}))
-		require.NoError(t, mcs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: shared}))
+	t.Run("a change made on one instance reaches streams held by others", func(t *testing.T) { changeReachesOtherInstances(t, f, alice, bob, shared) })
 
-		// The GET stream opens after initialize; edits until each client
-		// has seen one (every edit is a real change, on instance B).
-		gotLegacy, gotModern := false, false
-		for i := 0; i < 20 && !(gotLegacy && gotModern); i++ {
-			f.edit(t, f.inst[1], alice, shared, "Edited on B, "+string(rune('a'+i)))
-			deadline := time.After(time.Second)
-		wait:
-			for !(gotLegacy && gotModern) {
-				select {
-				case u := <-updated:
-					assert.Equal(t, shared, u)
-					gotLegacy = true
-				case u := <-modern:
-					assert.Equal(t, shared, u)
-					gotModern = true
-				case <-deadline:
-					break wait
-				}
-			}
-		}
-		assert.True(t, gotLegacy, "go-sdk legacy session: no notifications/resources/updated")
-		assert.True(t, gotModern, "go-sdk 2026-07-28 listen: no notifications/resources/updated")
-		res, err := legacy.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: shared})
-		require.NoError(t, err)
-		assert.Contains(t, res.Contents[0].Text, "Edited on B")
-	})
+	t.Run("TypeScript SDK v1: subscribe through the balancer, a change on another instance", func(t *testing.T) { tsSubscribeAcrossInstances(t, f, alice, bob, shared) })
 
-	t.Run("TypeScript SDK v1: subscribe through the balancer, a change on another instance", func(t *testing.T) {
-		skipOnCluster(t, f)
-		node, sdk := tsSDK(t)
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, node, filepath.Join("ts", "subscribe.mjs"), f.resource, shared)
-		cmd.Env = append(os.Environ(), "MCPKIT_TS_SDK_DIR="+sdk, "MCPKIT_TOKEN="+bob)
-		stdin, err := cmd.StdinPipe()
-		require.NoError(t, err)
-		lines := make(chan string, 4)
-		cmd.Stdout = lineWriter(lines)
-		cmd.Stderr = os.Stderr
-		require.NoError(t, cmd.Start())
-		defer func() { _ = cmd.Wait() }()
-		defer stdin.Close()
-		ready := <-lines
-		require.Contains(t, ready, `"ready":true`)
-		assert.Contains(t, ready, `"session":true`, "a legacy session")
-		var done string
-		for i := 0; i < 20 && done == ""; i++ {
-			f.edit(t, f.inst[i%3], alice, shared, "Edited for TypeScript "+string(rune('a'+i)))
-			select {
-			case done = <-lines:
-			case <-time.After(time.Second):
-			}
-		}
-		require.Contains(t, done, `"done":true`, "no notifications/resources/updated")
-		var seen struct {
-			Updated map[string]int `json:"updated"`
-		}
-		require.NoError(t, json.Unmarshal([]byte(done), &seen))
-		for u := range seen.Updated {
-			assert.Equal(t, shared, u, "only what bob subscribed to")
-		}
-	})
+	t.Run("a caller spread over three instances gets one budget", func(t *testing.T) { oneBudgetAcrossInstances(t, f) })
 
-	t.Run("a caller spread over three instances gets one budget", func(t *testing.T) {
-		erin := f.token(t, "erin")
-		before := [3]int{}
-		for i, in := range f.inst {
-			before[i] = in.p.out.count("path=/mcp", "subject=erin")
-		}
-		ok, limited := 0, 0
-		for range 2 * listBurst {
-			res, _ := post(t, f.resource, auth(erin), "resources/list", nil)
-			switch res.StatusCode {
-			case http.StatusOK:
-				ok++
-			case http.StatusTooManyRequests:
-				limited++
-			default:
-				t.Fatalf("status %d", res.StatusCode)
-			}
-		}
-		t.Logf("erin: %d of %d lists served with a burst of %d on each instance", ok, 2*listBurst, listBurst)
-		assert.InDelta(t, listBurst, ok, listBurst/10, "within 10%% of one instance's budget")
-		for i, in := range f.inst {
-			assert.Greater(t, in.p.out.count("path=/mcp", "subject=erin")-before[i], listBurst/2,
-				"instance %d served a third of erin's requests (round-robin)", i)
-		}
-	})
-
-	t.Run("a DPoP proof accepted by one instance is refused by another", func(t *testing.T) {
-		key, err := testissuer.NewProofKey(testissuer.EC256)
-		require.NoError(t, err)
-		jkt, err := key.Thumbprint()
-		require.NoError(t, err)
-		tok := f.is.Token(t, testissuer.Claims{Subject: "alice", Scopes: []string{app.ScopeRead}, DPoPThumbprint: jkt})
-		proof, err := key.Sign(testissuer.Proof{Method: http.MethodPost, URL: f.resource, Token: tok})
-		require.NoError(t, err)
-		hdr := map[string]string{"Authorization": "DPoP " + tok, "DPoP": proof}
-		res, _ := post(t, f.inst[0].mcpURL(), hdr, "resources/list", nil)
-		assert.Equal(t, http.StatusOK, res.StatusCode, "the proof's first use")
-		for _, in := range f.inst[1:] {
-			res, _ := post(t, in.mcpURL(), hdr, "resources/list", nil)
-			assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "the same proof on %s", in.addr)
-		}
-		fresh, err := key.Sign(testissuer.Proof{Method: http.MethodPost, URL: f.resource, Token: tok})
-		require.NoError(t, err)
-		res, _ = post(t, f.inst[1].mcpURL(), map[string]string{"Authorization": "DPoP " + tok, "DPoP": fresh}, "resources/list", nil)
-		assert.Equal(t, http.StatusOK, res.StatusCode, "a fresh proof")
-	})
+	t.Run("a DPoP proof accepted by one instance is refused by another", func(t *testing.T) { proofOnceAcrossInstances(t, f) })
 
 	// bob's modern stream on instance A, which dies in the walk below.
 	onA := listen(t, f.inst[0].mcpURL(), bob, []string{edited, shared})
@@ -337,93 +216,14 @@ func runFleet(t *testing.T, f *fleet) {
 	if f.cluster != nil {
 		t.Run("a Redis master killed: its replica takes over", func(t *testing.T) { clusterFailover(t, f, alice, bob) })
 	}
-	t.Run("Redis stopped and started again", func(t *testing.T) {
-		if f.redis == nil {
-			t.Skip("on a cluster: a master killed instead")
-		}
-		stream := listen(t, f.resource, bob, []string{shared})
-		// carol's stream, and her own document as a marker: she must hear
-		// nothing of bob's before her own change.
-		carol := f.token(t, "carol")
-		var carolDoc string
-		for _, u := range walkPages(t, connect(t, f.inst[1].mcpURL(), carol, "2025-11-25", nil), nil) {
-			if strings.HasPrefix(u, documentPrefix) {
-				carolDoc = u
-				break
-			}
-		}
-		require.NotEmpty(t, carolDoc)
-		carolStream := listen(t, f.resource, carol, []string{carolDoc})
-		oldSession, _ := post(t, f.resource, auth(bob), "initialize", initializeParams)
-		oldID := oldSession.Header.Get("Mcp-Session-Id")
-		require.NotEmpty(t, oldID)
-
-		f.redis.p.kill()
-		// Lists are served, not limited (fail open); initialize is
-		// answered without a session; DPoP proofs are refused with 503
-		// and Retry-After (fail closed); notifications go on (PostgreSQL
-		// carries them).
-		res, body := post(t, f.resource, auth(alice), "resources/list", nil)
-		assert.Equal(t, http.StatusOK, res.StatusCode, body)
-		res, _ = post(t, f.resource, auth(bob), "initialize", initializeParams)
-		assert.Equal(t, http.StatusOK, res.StatusCode)
-		assert.Empty(t, res.Header.Get("Mcp-Session-Id"), "no session while Redis is down")
-		res, _ = post(t, f.resource, f.dpop(t), "resources/list", nil)
-		assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode, "DPoP fails closed")
-		assert.NotEmpty(t, res.Header.Get("Retry-After"))
-		f.edit(t, f.inst[1], alice, shared, "Edited while Redis is down.")
-		for _, n := range stream.untilUpdated(t, shared) {
-			assert.Equal(t, "notifications/resources/list_changed", n.method)
-		}
-		f.edit(t, f.inst[2], carol, carolDoc, "carol's marker")
-		assert.Empty(t, carolStream.untilUpdated(t, carolDoc), "nothing of bob's reaches carol")
-
-		f.redis.start(t) // empty, as after a crash without persistence
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			res, _ := post(t, f.resource, auth(bob), "initialize", initializeParams)
-			if res.Header.Get("Mcp-Session-Id") != "" {
-				break
-			}
-			require.True(t, time.Now().Before(deadline), "sessions did not come back with Redis")
-			time.Sleep(100 * time.Millisecond)
-		}
-		// The session Redis forgot: 404, the client initializes again.
-		hdr := auth(bob)
-		hdr["Mcp-Session-Id"], hdr["MCP-Protocol-Version"] = oldID, "2025-11-25"
-		res, _ = post(t, f.resource, hdr, "resources/list", nil)
-		assert.Equal(t, http.StatusNotFound, res.StatusCode, "a session the restarted Redis forgot")
-		// A Redis that lost its data refuses proofs for one period
-		// (quarantine: a forgotten proof could be replayed), with
-		// Retry-After; never a proof accepted unremembered.
-		res, _ = post(t, f.resource, f.dpop(t), "resources/list", nil)
-		assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode, "DPoP after Redis lost its data")
-		assert.NotEmpty(t, res.Header.Get("Retry-After"))
-		res, body = post(t, f.resource, auth(alice), "resources/list", nil)
-		assert.Equal(t, http.StatusOK, res.StatusCode, body)
-	})
+	t.Run("Redis stopped and started again", func(t *testing.T) { redisRestarted(t, f, alice, bob, shared) })
 
 	t.Run("a legacy stream resumes on another instance with Last-Event-ID", func(t *testing.T) {
 		// bob's legacy session (in Redis) through the balancer, subscribed
 		// to the shared document; its GET stream on instance B. Each
 		// instance's session store comes back within a second of Redis,
 		// and B's must have: wait until B mints a session.
-		session := ""
-		deadline := time.Now().Add(15 * time.Second)
-		for session == "" {
-			res, body := post(t, f.inst[1].mcpURL(), auth(bob), "initialize", initializeParams)
-			require.Equal(t, http.StatusOK, res.StatusCode, body)
-			session = res.Header.Get("Mcp-Session-Id")
-			require.True(t, session != "" || time.Now().Before(deadline), "B's sessions did not come back with Redis")
-			if session == "" {
-				time.Sleep(100 * time.Millisecond)
-			}
-		}
-		hdr := auth(bob)
-		hdr["Mcp-Session-Id"], hdr["MCP-Protocol-Version"] = session, "2025-11-25"
-		res, body := post(t, f.inst[2].mcpURL(), hdr, "resources/subscribe", map[string]any{"uri": shared})
-		require.Equal(t, http.StatusOK, res.StatusCode, body)
-		require.NotContains(t, body, `"error"`, "a subscription made through C")
+		session := f.subscribedSession(t, bob, shared)
 		onB := openGET(t, f.inst[1].mcpURL(), bob, session, "")
 		// The stream subscribes after its response began: edit until an
 		// update with an id arrives. The edits are made on B, so their ids
@@ -478,14 +278,51 @@ func runFleet(t *testing.T, f *fleet) {
 // dpop returns the headers of a request with a fresh DPoP proof.
 func (f *fleet) dpop(t *testing.T) map[string]string {
 	t.Helper()
+	key, tok := f.dpopToken(t)
+	return f.proofHeaders(t, key, tok)
+}
+
+// dpopToken returns a fresh proof key and a token of alice's bound to it.
+func (f *fleet) dpopToken(t *testing.T) (*testissuer.ProofKey, string) {
+	t.Helper()
 	key, err := testissuer.NewProofKey(testissuer.EC256)
 	require.NoError(t, err)
 	jkt, err := key.Thumbprint()
 	require.NoError(t, err)
-	tok := f.is.Token(t, testissuer.Claims{Subject: "alice", Scopes: []string{app.ScopeRead}, DPoPThumbprint: jkt})
+	return key, f.is.Token(t, testissuer.Claims{Subject: "alice", Scopes: []string{app.ScopeRead}, DPoPThumbprint: jkt})
+}
+
+// proofHeaders returns the headers of a request to the balancer with tok
+// and a fresh proof of key.
+func (f *fleet) proofHeaders(t *testing.T, key *testissuer.ProofKey, tok string) map[string]string {
+	t.Helper()
 	proof, err := key.Sign(testissuer.Proof{Method: http.MethodPost, URL: f.resource, Token: tok})
 	require.NoError(t, err)
 	return map[string]string{"Authorization": "DPoP " + tok, "DPoP": proof}
+}
+
+// subscribedSession returns a legacy session of who's (in Redis), minted
+// on instance B (waiting up to 15 s for B's session store) and subscribed
+// to uri through instance C.
+func (f *fleet) subscribedSession(t *testing.T, who, uri string) string {
+	t.Helper()
+	session := ""
+	deadline := time.Now().Add(15 * time.Second)
+	for session == "" {
+		res, body := post(t, f.inst[1].mcpURL(), auth(who), "initialize", initializeParams)
+		require.Equal(t, http.StatusOK, res.StatusCode, body)
+		session = res.Header.Get("Mcp-Session-Id")
+		require.True(t, session != "" || time.Now().Before(deadline), "B mints no sessions")
+		if session == "" {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	hdr := auth(who)
+	hdr["Mcp-Session-Id"], hdr["MCP-Protocol-Version"] = session, "2025-11-25"
+	res, body := post(t, f.inst[2].mcpURL(), hdr, "resources/subscribe", map[string]any{"uri": uri})
+	require.Equal(t, http.StatusOK, res.StatusCode, body)
+	require.NotContains(t, body, `"error"`, "a subscription made through C")
+	return session
 }
 
 // tsSDK returns node and MCPKIT_TS_SDK_DIR (eval "$(bash
@@ -508,4 +345,203 @@ func (w lineWriter) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// changeReachesOtherInstances: alice shares and edits through two
+// instances; bob's go-sdk clients, in both eras, hear of it wherever
+// their streams landed.
+func changeReachesOtherInstances(t *testing.T, f *fleet, alice, bob, shared string) {
+	// go-sdk, legacy era: a session (in Redis) through the balancer,
+	// its GET stream and its subscription wherever they land.
+	updated := make(chan string, 16)
+	listChanged := make(chan struct{}, 16)
+	legacy := connect(t, f.resource, bob, "2025-11-25", &mcp.ClientOptions{
+		ResourceUpdatedHandler:     func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { listChanged <- struct{}{} },
+	})
+	// go-sdk, 2026-07-28: Subscribe opens a subscriptions/listen stream.
+	modern := make(chan string, 16)
+	mcs := connect(t, f.resource, bob, "", &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { modern <- r.Params.URI },
+	})
+	// alice shares through instance C: bob's list changes.
+	f.api(t, f.inst[2], alice, http.MethodPost, strings.TrimPrefix(shared, documentPrefix)+"/shares", `{"with":"bob"}`)
+	require.NoError(t, legacy.Subscribe(context.Background(), &mcp.SubscribeParams{URI: shared}))
+	require.NoError(t, mcs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: shared}))
+
+	// The GET stream opens after initialize; edits until each client
+	// has seen one (every edit is a real change, on instance B).
+	gotLegacy, gotModern := false, false
+	for i := 0; i < 20 && !(gotLegacy && gotModern); i++ {
+		f.edit(t, f.inst[1], alice, shared, "Edited on B, "+string(rune('a'+i)))
+		deadline := time.After(time.Second)
+	wait:
+		for !(gotLegacy && gotModern) {
+			select {
+			case u := <-updated:
+				assert.Equal(t, shared, u)
+				gotLegacy = true
+			case u := <-modern:
+				assert.Equal(t, shared, u)
+				gotModern = true
+			case <-deadline:
+				break wait
+			}
+		}
+	}
+	assert.True(t, gotLegacy, "go-sdk legacy session: no notifications/resources/updated")
+	assert.True(t, gotModern, "go-sdk 2026-07-28 listen: no notifications/resources/updated")
+	res, err := legacy.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: shared})
+	require.NoError(t, err)
+	assert.Contains(t, res.Contents[0].Text, "Edited on B")
+}
+
+// tsSubscribeAcrossInstances: the TypeScript SDK v1 subscribes through
+// the balancer and hears of alice's edits on any instance.
+func tsSubscribeAcrossInstances(t *testing.T, f *fleet, alice, bob, shared string) {
+	skipOnCluster(t, f)
+	node, sdk := tsSDK(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join("ts", "subscribe.mjs"), f.resource, shared)
+	cmd.Env = append(os.Environ(), "MCPKIT_TS_SDK_DIR="+sdk, "MCPKIT_TOKEN="+bob)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	lines := make(chan string, 4)
+	cmd.Stdout = lineWriter(lines)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	defer func() { _ = cmd.Wait() }()
+	defer stdin.Close()
+	ready := <-lines
+	require.Contains(t, ready, `"ready":true`)
+	assert.Contains(t, ready, `"session":true`, "a legacy session")
+	var done string
+	for i := 0; i < 20 && done == ""; i++ {
+		f.edit(t, f.inst[i%3], alice, shared, "Edited for TypeScript "+string(rune('a'+i)))
+		select {
+		case done = <-lines:
+		case <-time.After(time.Second):
+		}
+	}
+	require.Contains(t, done, `"done":true`, "no notifications/resources/updated")
+	var seen struct {
+		Updated map[string]int `json:"updated"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(done), &seen))
+	for u := range seen.Updated {
+		assert.Equal(t, shared, u, "only what bob subscribed to")
+	}
+}
+
+// oneBudgetAcrossInstances: erin's requests, spread round-robin over the
+// three instances, are limited as by one instance's budget.
+func oneBudgetAcrossInstances(t *testing.T, f *fleet) {
+	erin := f.token(t, "erin")
+	before := [3]int{}
+	for i, in := range f.inst {
+		before[i] = in.p.out.count("path=/mcp", "subject=erin")
+	}
+	ok, limited := 0, 0
+	for range 2 * listBurst {
+		res, _ := post(t, f.resource, auth(erin), "resources/list", nil)
+		switch res.StatusCode {
+		case http.StatusOK:
+			ok++
+		case http.StatusTooManyRequests:
+			limited++
+		default:
+			t.Fatalf("status %d", res.StatusCode)
+		}
+	}
+	t.Logf("erin: %d of %d lists served with a burst of %d on each instance", ok, 2*listBurst, listBurst)
+	assert.InDelta(t, listBurst, ok, listBurst/10, "within 10%% of one instance's budget")
+	for i, in := range f.inst {
+		assert.Greater(t, in.p.out.count("path=/mcp", "subject=erin")-before[i], listBurst/2,
+			"instance %d served a third of erin's requests (round-robin)", i)
+	}
+}
+
+// proofOnceAcrossInstances: a DPoP proof accepted by one instance is
+// refused by the others; a fresh proof is accepted.
+func proofOnceAcrossInstances(t *testing.T, f *fleet) {
+	key, tok := f.dpopToken(t)
+	hdr := f.proofHeaders(t, key, tok)
+	res, _ := post(t, f.inst[0].mcpURL(), hdr, "resources/list", nil)
+	assert.Equal(t, http.StatusOK, res.StatusCode, "the proof's first use")
+	for _, in := range f.inst[1:] {
+		res, _ := post(t, in.mcpURL(), hdr, "resources/list", nil)
+		assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "the same proof on %s", in.addr)
+	}
+	res, _ = post(t, f.inst[1].mcpURL(), f.proofHeaders(t, key, tok), "resources/list", nil)
+	assert.Equal(t, http.StatusOK, res.StatusCode, "a fresh proof")
+}
+
+// redisRestarted: with Redis down, lists are served, sessions and DPoP
+// proofs are not, notifications go on; after its restart sessions come
+// back, the forgotten ones answer 404, and proofs wait out a quarantine.
+func redisRestarted(t *testing.T, f *fleet, alice, bob, shared string) {
+	if f.redis == nil {
+		t.Skip("on a cluster: a master killed instead")
+	}
+	stream := listen(t, f.resource, bob, []string{shared})
+	// carol's stream, and her own document as a marker: she must hear
+	// nothing of bob's before her own change.
+	carol := f.token(t, "carol")
+	var carolDoc string
+	for _, u := range walkPages(t, connect(t, f.inst[1].mcpURL(), carol, "2025-11-25", nil), nil) {
+		if strings.HasPrefix(u, documentPrefix) {
+			carolDoc = u
+			break
+		}
+	}
+	require.NotEmpty(t, carolDoc)
+	carolStream := listen(t, f.resource, carol, []string{carolDoc})
+	oldSession, _ := post(t, f.resource, auth(bob), "initialize", initializeParams)
+	oldID := oldSession.Header.Get("Mcp-Session-Id")
+	require.NotEmpty(t, oldID)
+
+	f.redis.p.kill()
+	// Lists are served, not limited (fail open); initialize is
+	// answered without a session; DPoP proofs are refused with 503
+	// and Retry-After (fail closed); notifications go on (PostgreSQL
+	// carries them).
+	res, body := post(t, f.resource, auth(alice), "resources/list", nil)
+	assert.Equal(t, http.StatusOK, res.StatusCode, body)
+	res, _ = post(t, f.resource, auth(bob), "initialize", initializeParams)
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Empty(t, res.Header.Get("Mcp-Session-Id"), "no session while Redis is down")
+	res, _ = post(t, f.resource, f.dpop(t), "resources/list", nil)
+	assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode, "DPoP fails closed")
+	assert.NotEmpty(t, res.Header.Get("Retry-After"))
+	f.edit(t, f.inst[1], alice, shared, "Edited while Redis is down.")
+	for _, n := range stream.untilUpdated(t, shared) {
+		assert.Equal(t, "notifications/resources/list_changed", n.method)
+	}
+	f.edit(t, f.inst[2], carol, carolDoc, "carol's marker")
+	assert.Empty(t, carolStream.untilUpdated(t, carolDoc), "nothing of bob's reaches carol")
+
+	f.redis.start(t) // empty, as after a crash without persistence
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		res, _ := post(t, f.resource, auth(bob), "initialize", initializeParams)
+		if res.Header.Get("Mcp-Session-Id") != "" {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "sessions did not come back with Redis")
+		time.Sleep(100 * time.Millisecond)
+	}
+	// The session Redis forgot: 404, the client initializes again.
+	hdr := auth(bob)
+	hdr["Mcp-Session-Id"], hdr["MCP-Protocol-Version"] = oldID, "2025-11-25"
+	res, _ = post(t, f.resource, hdr, "resources/list", nil)
+	assert.Equal(t, http.StatusNotFound, res.StatusCode, "a session the restarted Redis forgot")
+	// A Redis that lost its data refuses proofs for one period
+	// (quarantine: a forgotten proof could be replayed), with
+	// Retry-After; never a proof accepted unremembered.
+	res, _ = post(t, f.resource, f.dpop(t), "resources/list", nil)
+	assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode, "DPoP after Redis lost its data")
+	assert.NotEmpty(t, res.Header.Get("Retry-After"))
+	res, body = post(t, f.resource, auth(alice), "resources/list", nil)
+	assert.Equal(t, http.StatusOK, res.StatusCode, body)
 }

@@ -31,22 +31,7 @@ func TestFleetStreamCutBeforeItsFirstEvent(t *testing.T) {
 	f.api(t, f.inst[0], alice, http.MethodPost, strings.TrimPrefix(shared, documentPrefix)+"/shares", `{"with":"bob"}`)
 
 	// bob's session (in Redis), made on B, subscribed through C.
-	session := ""
-	deadline := time.Now().Add(15 * time.Second)
-	for session == "" {
-		res, body := post(t, f.inst[1].mcpURL(), auth(bob), "initialize", initializeParams)
-		require.Equal(t, http.StatusOK, res.StatusCode, body)
-		session = res.Header.Get("Mcp-Session-Id")
-		require.True(t, session != "" || time.Now().Before(deadline), "B mints no sessions")
-		if session == "" {
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	hdr := auth(bob)
-	hdr["Mcp-Session-Id"], hdr["MCP-Protocol-Version"] = session, "2025-11-25"
-	res, body := post(t, f.inst[2].mcpURL(), hdr, "resources/subscribe", map[string]any{"uri": shared})
-	require.Equal(t, http.StatusOK, res.StatusCode, body)
-	require.NotContains(t, body, `"error"`)
+	session := f.subscribedSession(t, bob, shared)
 
 	// The stream on B: its priming event, then the cut.
 	onB := openGET(t, f.inst[1].mcpURL(), bob, session, "")

@@ -4,13 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -202,17 +198,6 @@ func TestTypeScriptV2ListenClose(t *testing.T) {
 	d := startDocumentsWith(t, func(c *app.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang guard, not a timing assertion
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join("tsclient", "listen.mjs"), d.mcpURL)
-	cmd.Env = append(os.Environ(), "MCPKIT_TS_SDK_DIR="+sdkDir, "MCPKIT_TOKEN="+d.alice)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
-	var exit *exec.ExitError
-	if errors.As(runErr, &exit) && exit.ExitCode() == 2 || runErr != nil && !errors.As(runErr, &exit) {
-		t.Fatalf("listen.mjs could not run: %v\n%s", runErr, stderr.String())
-	}
 	var s struct {
 		SDKVersion          string `json:"sdkVersion"`
 		ProtocolVersion     string `json:"protocolVersion"`
@@ -227,7 +212,7 @@ func TestTypeScriptV2ListenClose(t *testing.T) {
 		Problems       []string     `json:"problems"`
 		OK             bool         `json:"ok"`
 	}
-	require.NoError(t, json.Unmarshal(stdout.Bytes(), &s), "summary:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	runErr := runTSClient(t, node, sdkDir, d.alice, &s, "listen.mjs", d.mcpURL)
 	assert.Empty(t, s.Problems)
 	assert.True(t, s.OK)
 	assert.NoError(t, runErr, "exit status 1 means a check failed")

@@ -1,17 +1,10 @@
 package interop_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -80,19 +73,8 @@ func TestTypeScriptSDKSkills(t *testing.T) {
 	require.NotEmpty(t, bobs)
 	for _, era := range []string{"legacy", "modern"} {
 		t.Run(era, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang guard
-			defer cancel()
-			cmd := exec.CommandContext(ctx, node, filepath.Join("tsclient", "skills.mjs"), era, d.mcpURL, bobs, strings.TrimSuffix(bobs, "/SKILL.md"))
-			cmd.Env = append(os.Environ(), "MCPKIT_TS_SDK_DIR="+sdkDir, "MCPKIT_TOKEN="+d.alice)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			runErr := cmd.Run()
-			var exit *exec.ExitError
-			if errors.As(runErr, &exit) && exit.ExitCode() == 2 || runErr != nil && !errors.As(runErr, &exit) {
-				t.Fatalf("skills.mjs could not run: %v\n%s", runErr, stderr.String())
-			}
 			var s tsSkillsSummary
-			require.NoError(t, json.Unmarshal(stdout.Bytes(), &s), "summary:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+			runTSClient(t, node, sdkDir, d.alice, &s, "skills.mjs", era, d.mcpURL, bobs, strings.TrimSuffix(bobs, "/SKILL.md"))
 			assert.Empty(t, s.Problems)
 			assert.True(t, s.OK)
 			assert.True(t, s.Supported)

@@ -1,16 +1,10 @@
 package interop_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -170,20 +164,8 @@ func TestTypeScriptSDKTools(t *testing.T) {
 		{"v2", "modern", "2026-07-28"},
 	} {
 		t.Run(run.sdk+" "+run.era, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang guard, not a timing assertion
-			defer cancel()
-			args := append([]string{filepath.Join("tsclient", "tools.mjs"), run.sdk, run.era, d.mcpURL, searchQuery}, bobs...)
-			cmd := exec.CommandContext(ctx, node, args...)
-			cmd.Env = append(os.Environ(), "MCPKIT_TS_SDK_DIR="+sdkDir, "MCPKIT_TOKEN="+d.alice)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			runErr := cmd.Run()
-			var exit *exec.ExitError
-			if errors.As(runErr, &exit) && exit.ExitCode() == 2 || runErr != nil && !errors.As(runErr, &exit) {
-				t.Fatalf("tools.mjs could not run: %v\n%s", runErr, stderr.String())
-			}
 			var s tsToolsSummary
-			require.NoError(t, json.Unmarshal(stdout.Bytes(), &s), "summary:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+			runErr := runTSClient(t, node, sdkDir, d.alice, &s, "tools.mjs", append([]string{run.sdk, run.era, d.mcpURL, searchQuery}, bobs...)...)
 			t.Logf("TypeScript SDK %s %s, protocol %s: %d resources in %d pages, %d search results",
 				s.SDK, s.SDKVersion, s.ProtocolVersion, len(s.Listed), s.Pages, len(s.Search))
 			assert.Empty(t, s.Problems)

@@ -59,6 +59,28 @@ func tsSDK(t *testing.T) (node, dir string) {
 	return node, dir
 }
 
+// runTSClient runs the tsclient/ script with args, with node, the
+// TypeScript SDK at sdkDir and token (MCPKIT_TOKEN), under a two-minute
+// hang guard (not a timing assertion), and decodes the JSON summary it
+// prints into summary. A script that could not run (exit status 2, or
+// none) fails t; otherwise runErr is its exit (status 1: a check failed).
+func runTSClient(t *testing.T, node, sdkDir, token string, summary any, script string, args ...string) (runErr error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join("tsclient", script)}, args...)...)
+	cmd.Env = append(os.Environ(), "MCPKIT_TS_SDK_DIR="+sdkDir, "MCPKIT_TOKEN="+token)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr = cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(runErr, &exit) && exit.ExitCode() == 2 || runErr != nil && !errors.As(runErr, &exit) {
+		t.Fatalf("%s could not run: %v\n%s", script, runErr, stderr.String())
+	}
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), summary), "summary:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	return runErr
+}
+
 func readJSON(t *testing.T, path string, v any) {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -122,19 +144,8 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	bobs := d.bobsDocuments(t)
 	goList, _ := walk(t, d.connect(t, d.alice, "2025-11-25"))
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang guard, not a timing assertion
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join("tsclient", "client.mjs"), d.mcpURL}, bobs...)...)
-	cmd.Env = append(os.Environ(), "MCPKIT_TS_SDK_DIR="+sdkDir, "MCPKIT_TOKEN="+d.alice)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
-	var exit *exec.ExitError
-	if errors.As(runErr, &exit) && exit.ExitCode() == 2 || runErr != nil && !errors.As(runErr, &exit) {
-		t.Fatalf("client.mjs could not run: %v\n%s", runErr, stderr.String())
-	}
 	var s tsSummary
-	require.NoError(t, json.Unmarshal(stdout.Bytes(), &s), "summary:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	runErr := runTSClient(t, node, sdkDir, d.alice, &s, "client.mjs", append([]string{d.mcpURL}, bobs...)...)
 	t.Logf("TypeScript SDK %s, protocol %s: %d resources in %d pages", s.SDKVersion, s.ProtocolVersion, len(s.Listed), s.Pages)
 	assert.Empty(t, s.Problems)
 	assert.True(t, s.OK)

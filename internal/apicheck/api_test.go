@@ -44,6 +44,17 @@ func TestAPI(t *testing.T) {
 		want[relPath(c.ImportPath)+".txt"] = strings.Join(lines, "\n") + "\n"
 		t.Logf("%-28s %3d lines, %3d exported top-level names", relPath(c.ImportPath), len(lines), topLevel(c.types))
 	}
+	have := readAPIFiles(dir)
+	if *update {
+		writeAPIFiles(t, dir, want, have)
+		return
+	}
+	compareAPIFiles(t, want, have)
+}
+
+// readAPIFiles returns the api/ files under dir: name (relative, with
+// slashes) -> content.
+func readAPIFiles(dir string) map[string]string {
 	have := map[string]string{}
 	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".txt") {
@@ -56,31 +67,37 @@ func TestAPI(t *testing.T) {
 		}
 		return nil
 	})
+	return have
+}
 
-	if *update {
-		for name := range have {
-			if _, ok := want[name]; !ok {
-				if err := os.Remove(filepath.Join(dir, name)); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		for name, content := range want {
-			if have[name] == content {
-				continue
-			}
-			path := filepath.Join(dir, filepath.FromSlash(name))
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+// writeAPIFiles makes the api/ files under dir what want says: removes
+// those of packages gone and writes those that differ.
+func writeAPIFiles(t *testing.T, dir string, want, have map[string]string) {
+	for name := range have {
+		if _, ok := want[name]; !ok {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("wrote api/%s", name)
 		}
-		return
 	}
+	for name, content := range want {
+		if have[name] == content {
+			continue
+		}
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote api/%s", name)
+	}
+}
 
+// compareAPIFiles fails t for each api/ file that differs from want,
+// naming the lines added and removed.
+func compareAPIFiles(t *testing.T, want, have map[string]string) {
 	names := make([]string, 0, len(want))
 	for name := range want {
 		names = append(names, name)
@@ -163,18 +180,7 @@ func topLevel(pkg *types.Package) int {
 // included), each with its signature. Other packages are named by their
 // names (http.Handler), pkg's own names unqualified.
 func apiLines(pkg *types.Package) []string {
-	prefix := "pkg " + relPath(pkg.Path()) + ", "
-	q := func(p *types.Package) string {
-		if p == pkg {
-			return ""
-		}
-		return p.Name()
-	}
-	ts := func(t types.Type) string { return types.TypeString(t, q) }
-	sig := func(s *types.Signature) string { return signature(s, q) }
-	var lines []string
-	add := func(format string, args ...any) { lines = append(lines, prefix+fmt.Sprintf(format, args...)) }
-
+	a := &apiWriter{pkg: pkg, prefix: "pkg " + relPath(pkg.Path()) + ", "}
 	scope := pkg.Scope()
 	for _, name := range scope.Names() {
 		obj := scope.Lookup(name)
@@ -183,85 +189,130 @@ func apiLines(pkg *types.Package) []string {
 		}
 		switch o := obj.(type) {
 		case *types.Const:
-			add("const %s %s = %s", name, ts(o.Type()), o.Val().ExactString())
+			a.add("const %s %s = %s", name, a.ts(o.Type()), o.Val().ExactString())
 		case *types.Var:
-			add("var %s %s", name, ts(o.Type()))
+			a.add("var %s %s", name, a.ts(o.Type()))
 		case *types.Func:
-			add("func %s%s", name, sig(o.Type().(*types.Signature)))
+			a.add("func %s%s", name, a.sig(o.Type().(*types.Signature)))
 		case *types.TypeName:
-			if o.IsAlias() {
-				add("type %s = %s", name, ts(types.Unalias(o.Type())))
-				continue
-			}
-			named, ok := o.Type().(*types.Named)
-			if !ok {
-				add("type %s %s", name, ts(o.Type()))
-				continue
-			}
-			tparams := ""
-			if tp := named.TypeParams(); tp.Len() > 0 {
-				var ps []string
-				for i := range tp.Len() {
-					p := tp.At(i)
-					ps = append(ps, p.Obj().Name()+" "+ts(p.Constraint()))
-				}
-				tparams = "[" + strings.Join(ps, ", ") + "]"
-			}
-			switch u := named.Underlying().(type) {
-			case *types.Struct:
-				add("type %s%s struct", name, tparams)
-				for i := range u.NumFields() {
-					f := u.Field(i)
-					switch {
-					case f.Embedded() && f.Exported():
-						add("type %s struct, embedded %s", name, ts(f.Type()))
-					case f.Exported():
-						add("type %s struct, %s %s", name, f.Name(), ts(f.Type()))
-					}
-				}
-			case *types.Interface:
-				add("type %s%s interface", name, tparams)
-				unexported := false
-				for i := range u.NumMethods() {
-					m := u.Method(i)
-					if !m.Exported() {
-						unexported = true
-						continue
-					}
-					add("type %s interface, %s%s", name, m.Name(), sig(m.Type().(*types.Signature)))
-				}
-				for i := range u.NumEmbeddeds() {
-					if _, isIface := u.EmbeddedType(i).Underlying().(*types.Interface); !isIface {
-						add("type %s interface, %s", name, ts(u.EmbeddedType(i))) // a type set term
-					}
-				}
-				if unexported {
-					add("type %s interface, unexported methods", name)
-				}
-				continue // an interface's methods are its lines above
-			case *types.Signature:
-				add("type %s%s func%s", name, tparams, sig(u))
-			default:
-				add("type %s%s %s", name, tparams, ts(u))
-			}
-			ms := types.NewMethodSet(types.NewPointer(named))
-			vs := types.NewMethodSet(named)
-			for i := range ms.Len() {
-				sel := ms.At(i)
-				m := sel.Obj()
-				if !m.Exported() {
-					continue
-				}
-				recv := "*" + name
-				if vs.Lookup(m.Pkg(), m.Name()) != nil {
-					recv = name
-				}
-				add("method (%s) %s%s", recv, m.Name(), sig(m.Type().(*types.Signature)))
-			}
+			a.typeName(name, o)
 		}
 	}
-	sort.Strings(lines)
-	return lines
+	sort.Strings(a.lines)
+	return a.lines
+}
+
+// apiWriter collects the API lines of pkg.
+type apiWriter struct {
+	pkg    *types.Package
+	prefix string
+	lines  []string
+}
+
+func (a *apiWriter) add(format string, args ...any) {
+	a.lines = append(a.lines, a.prefix+fmt.Sprintf(format, args...))
+}
+
+// q names other packages by their names, pkg's own names unqualified.
+func (a *apiWriter) q(p *types.Package) string {
+	if p == a.pkg {
+		return ""
+	}
+	return p.Name()
+}
+
+func (a *apiWriter) ts(t types.Type) string        { return types.TypeString(t, a.q) }
+func (a *apiWriter) sig(s *types.Signature) string { return signature(s, a.q) }
+
+// typeName adds the lines of an exported type: alias, underlying type,
+// struct fields or interface methods, and its method set.
+func (a *apiWriter) typeName(name string, o *types.TypeName) {
+	if o.IsAlias() {
+		a.add("type %s = %s", name, a.ts(types.Unalias(o.Type())))
+		return
+	}
+	named, ok := o.Type().(*types.Named)
+	if !ok {
+		a.add("type %s %s", name, a.ts(o.Type()))
+		return
+	}
+	tparams := ""
+	if tp := named.TypeParams(); tp.Len() > 0 {
+		var ps []string
+		for i := range tp.Len() {
+			p := tp.At(i)
+			ps = append(ps, p.Obj().Name()+" "+a.ts(p.Constraint()))
+		}
+		tparams = "[" + strings.Join(ps, ", ") + "]"
+	}
+	switch u := named.Underlying().(type) {
+	case *types.Struct:
+		a.add("type %s%s struct", name, tparams)
+		a.structFields(name, u)
+	case *types.Interface:
+		a.add("type %s%s interface", name, tparams)
+		a.interfaceMethods(name, u)
+		return // an interface's methods are its lines above
+	case *types.Signature:
+		a.add("type %s%s func%s", name, tparams, a.sig(u))
+	default:
+		a.add("type %s%s %s", name, tparams, a.ts(u))
+	}
+	a.methodSet(name, named)
+}
+
+// structFields adds the exported fields of struct type name.
+func (a *apiWriter) structFields(name string, u *types.Struct) {
+	for i := range u.NumFields() {
+		f := u.Field(i)
+		switch {
+		case f.Embedded() && f.Exported():
+			a.add("type %s struct, embedded %s", name, a.ts(f.Type()))
+		case f.Exported():
+			a.add("type %s struct, %s %s", name, f.Name(), a.ts(f.Type()))
+		}
+	}
+}
+
+// interfaceMethods adds the exported methods and type set terms of
+// interface type name, and a line when it has unexported methods.
+func (a *apiWriter) interfaceMethods(name string, u *types.Interface) {
+	unexported := false
+	for i := range u.NumMethods() {
+		m := u.Method(i)
+		if !m.Exported() {
+			unexported = true
+			continue
+		}
+		a.add("type %s interface, %s%s", name, m.Name(), a.sig(m.Type().(*types.Signature)))
+	}
+	for i := range u.NumEmbeddeds() {
+		if _, isIface := u.EmbeddedType(i).Underlying().(*types.Interface); !isIface {
+			a.add("type %s interface, %s", name, a.ts(u.EmbeddedType(i))) // a type set term
+		}
+	}
+	if unexported {
+		a.add("type %s interface, unexported methods", name)
+	}
+}
+
+// methodSet adds the exported methods of named's pointer method set
+// (promoted ones included), each with the receiver it needs.
+func (a *apiWriter) methodSet(name string, named *types.Named) {
+	ms := types.NewMethodSet(types.NewPointer(named))
+	vs := types.NewMethodSet(named)
+	for i := range ms.Len() {
+		sel := ms.At(i)
+		m := sel.Obj()
+		if !m.Exported() {
+			continue
+		}
+		recv := "*" + name
+		if vs.Lookup(m.Pkg(), m.Name()) != nil {
+			recv = name
+		}
+		a.add("method (%s) %s%s", recv, m.Name(), a.sig(m.Type().(*types.Signature)))
+	}
 }
 
 // signature is s without parameter names, as Go's api files write it

@@ -18,13 +18,7 @@ func AppendString(dst []byte, s string) []byte { return jsonstrict.AppendString(
 
 // AppendItem appends the MCP Resource object of a list item.
 func AppendItem(dst []byte, it *inventory.Item) []byte {
-	dst = append(dst, `{"uri":`...)
-	dst = AppendString(dst, it.URI)
-	dst = append(dst, `,"name":`...)
-	dst = AppendString(dst, it.Name)
-	dst = appendOptional(dst, `,"title":`, it.Title)
-	dst = appendOptional(dst, `,"description":`, it.Description)
-	dst = appendOptional(dst, `,"mimeType":`, it.MIMEType)
+	dst = appendHead(dst, `{"uri":`, it.URI, it.Name, it.Title, it.Description, it.MIMEType)
 	if a := it.Annotations; a != nil && (len(a.Audience) > 0 || a.Priority != nil || a.LastModified != "") {
 		dst = appendAnnotations(dst, a)
 	}
@@ -63,14 +57,19 @@ func appendAnnotations(dst []byte, a *inventory.Annotations) []byte {
 // AppendTemplateItem appends the MCP ResourceTemplate object of a
 // template.
 func AppendTemplateItem(dst []byte, it *inventory.TemplateItem) []byte {
-	dst = append(dst, `{"uriTemplate":`...)
-	dst = AppendString(dst, it.URITemplate)
-	dst = append(dst, `,"name":`...)
-	dst = AppendString(dst, it.Name)
-	dst = appendOptional(dst, `,"title":`, it.Title)
-	dst = appendOptional(dst, `,"description":`, it.Description)
-	dst = appendOptional(dst, `,"mimeType":`, it.MIMEType)
+	dst = appendHead(dst, `{"uriTemplate":`, it.URITemplate, it.Name, it.Title, it.Description, it.MIMEType)
 	return append(dst, '}')
+}
+
+// appendHead opens a Resource or ResourceTemplate object: its URI (or
+// template) after open, its name, and the title, description and MIME
+// type when not empty.
+func appendHead(dst []byte, open, uri, name, title, description, mimeType string) []byte {
+	dst = AppendString(append(dst, open...), uri)
+	dst = AppendString(append(dst, `,"name":`...), name)
+	dst = appendOptional(dst, `,"title":`, title)
+	dst = appendOptional(dst, `,"description":`, description)
+	return appendOptional(dst, `,"mimeType":`, mimeType)
 }
 
 // AppendContents appends one item of a read result: text, or the blob

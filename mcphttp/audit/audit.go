@@ -253,7 +253,7 @@ func (a *Audit) remote(r *http.Request) string {
 func (a *Audit) Start(ctx context.Context, _ *mcphttp.Call) context.Context { return ctx }
 
 // End writes the record of c, when its method touches the inventory.
-func (a *Audit) End(ctx context.Context, c *mcphttp.Call) {
+func (a *Audit) End(ctx context.Context, c mcphttp.Call) {
 	if !audited(c.Method) {
 		return
 	}

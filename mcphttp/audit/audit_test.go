@@ -267,7 +267,7 @@ func TestAuditRecordsTheConfiguredIssuer(t *testing.T) {
 	assert.Equal(t, "alice", got[0].Subject)
 
 	got = nil
-	trail.End(context.Background(), &mcphttp.Call{Method: "resources/list", Principal: &principal.Principal{Issuer: "https://other.example", Subject: "bob"}})
+	trail.End(context.Background(), mcphttp.Call{Method: "resources/list", Principal: &principal.Principal{Issuer: "https://other.example", Subject: "bob"}})
 	require.Len(t, got, 1)
 	assert.Equal(t, "https://other.example", got[0].Issuer)
 }

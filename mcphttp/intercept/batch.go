@@ -100,29 +100,7 @@ func (h *handler) serveSplit(w http.ResponseWriter, r *http.Request, b *jsonrpc.
 
 	epResps, _ := batchMessages(epRec)
 	legacyResps, extra := batchMessages(legacyRec)
-	for _, id := range merged {
-		lr, li := take(&legacyResps, id)
-		er, ei := take(&epResps, id)
-		var out []byte
-		switch {
-		case li && isMethodNotFound(lr):
-			out = er // legacy has no tools: the endpoint's answer alone
-		case li && ei:
-			if m, ok := h.mergeTools(lr, id, toolsOf(er), false); ok {
-				out = m
-			} else {
-				out = lr
-			}
-		case li:
-			out = lr
-		default:
-			out = er
-		}
-		if out != nil {
-			legacyResps = append(legacyResps, out)
-		}
-	}
-	all := append(epResps, legacyResps...)
+	all := h.mergeResponses(merged, epResps, legacyResps)
 
 	dst := w.Header()
 	if v := legacyRec.header.Values(mcpwire.HeaderSessionID); len(v) > 0 {
@@ -148,6 +126,35 @@ func (h *handler) serveSplit(w http.ResponseWriter, r *http.Request, b *jsonrpc.
 	for _, m := range append(extra, array(all)) {
 		_, _ = w.Write(sseEvent(m))
 	}
+}
+
+// mergeResponses returns the endpoint's responses and legacy's, where
+// each merged id (a request both answered) has one response: the two
+// tools lists merged, or the one side that answered usefully.
+func (h *handler) mergeResponses(merged []jsonrpc.ID, epResps, legacyResps [][]byte) [][]byte {
+	for _, id := range merged {
+		lr, li := take(&legacyResps, id)
+		er, ei := take(&epResps, id)
+		var out []byte
+		switch {
+		case li && isMethodNotFound(lr):
+			out = er // legacy has no tools: the endpoint's answer alone
+		case li && ei:
+			if m, ok := h.mergeTools(lr, id, toolsOf(er), false); ok {
+				out = m
+			} else {
+				out = lr
+			}
+		case li:
+			out = lr
+		default:
+			out = er
+		}
+		if out != nil {
+			legacyResps = append(legacyResps, out)
+		}
+	}
+	return append(epResps, legacyResps...)
 }
 
 // elements returns the bytes of each element of a JSON array: legacy's

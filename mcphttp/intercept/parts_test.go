@@ -22,7 +22,7 @@ type methodsSeen struct {
 }
 
 func (o *methodsSeen) Start(ctx context.Context, _ *mcphttp.Call) context.Context { return ctx }
-func (o *methodsSeen) End(_ context.Context, c *mcphttp.Call) {
+func (o *methodsSeen) End(_ context.Context, c mcphttp.Call) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.methods = append(o.methods, c.Method)

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/intercept"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/seam"
 )
 
 // fixedLegacy answers every POST with the same status, content type and
@@ -127,7 +128,7 @@ func TestInitializeRewriteLeavesOtherAnswers(t *testing.T) {
 // with event streams: in the modern protocol those are the endpoint's own
 // method (subscriptions/listen).
 func TestServerDiscoverGetsTheEndpointsCapabilities(t *testing.T) {
-	streams := mcphttp.PartFunc(func(s *mcphttp.Setup) error { s.Notifying(); return nil })
+	streams := mcphttp.PartFunc(func(s *mcphttp.Setup) error { seam.Of(s).Notifying(); return nil })
 	for _, tc := range []struct {
 		name  string
 		parts []mcphttp.Part

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/intercept"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/seam"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -193,7 +194,7 @@ func give[T any](t *testing.T, ch chan<- T, v T) {
 
 func sessionsFixture(t *testing.T, sessions *fakeSessions) (*mcptest.Fixture, *streamLegacy, http.Handler) {
 	t.Helper()
-	f := mcptest.New(t, mcptest.Options{}, mcphttp.PartFunc(func(s *mcphttp.Setup) error { s.Notifying(); return nil }))
+	f := mcptest.New(t, mcptest.Options{}, mcphttp.PartFunc(func(s *mcphttp.Setup) error { seam.Of(s).Notifying(); return nil }))
 	legacy := newStreamLegacy()
 	h, err := intercept.New(f.EP, legacy, intercept.Options{Sessions: sessions})
 	require.NoError(t, err)
@@ -343,7 +344,7 @@ func TestSessionsStreamOverHTTP(t *testing.T) {
 // serves itself: subscriptions/listen is owned like any other.
 func TestSubscriptionsListenIsTheEndpoints(t *testing.T) {
 	listen := mcphttp.PartFunc(func(s *mcphttp.Setup) error {
-		s.Notifying()
+		seam.Of(s).Notifying()
 		s.Handle("subscriptions/listen", func(_ context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
 			return mcphttp.Stream(func(w http.ResponseWriter, _ *http.Request) {
 				w.Header().Set("Content-Type", "text/event-stream")
@@ -370,7 +371,7 @@ func TestSubscriptionsListenIsTheEndpoints(t *testing.T) {
 // the endpoint's notifications flow at once.
 func TestSessionsStreamThatOnlyFlushed(t *testing.T) {
 	sessions := newFakeSessions()
-	f := mcptest.New(t, mcptest.Options{}, mcphttp.PartFunc(func(s *mcphttp.Setup) error { s.Notifying(); return nil }))
+	f := mcptest.New(t, mcptest.Options{}, mcphttp.PartFunc(func(s *mcphttp.Setup) error { seam.Of(s).Notifying(); return nil }))
 	idle := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			w.Header().Set("Content-Type", "application/json")

@@ -120,12 +120,12 @@ func (o *Observer) Start(ctx context.Context, c *mcphttp.Call) context.Context {
 }
 
 // End completes the span Start started and records the histogram point.
-func (o *Observer) End(ctx context.Context, c *mcphttp.Call) {
+func (o *Observer) End(ctx context.Context, c mcphttp.Call) {
 	method := methodName(c.Method)
 	tool := c.Method == "tools/call" && c.Target != ""
 	span := trace.SpanFromContext(ctx)
 	if span.IsRecording() {
-		o.annotate(span, method, tool, c)
+		o.annotate(span, method, tool, &c)
 	}
 	span.End(trace.WithTimestamp(c.Start.Add(c.Duration)))
 

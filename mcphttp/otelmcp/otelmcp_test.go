@@ -323,45 +323,71 @@ func TestClientInputIsBounded(t *testing.T) {
 // subject or a resource URI. With RecordSubject and RecordURI they are
 // exported (the check can see them).
 func TestNoPrivateDataByDefault(t *testing.T) {
-	run := func(opts otelmcp.Options) (out string, subjects, uris, tokens []string) {
-		f := newFixture(t, opts, nil)
-		rng := rand.New(rand.NewPCG(14, 1))
-		for i := range 30 {
-			subjects = append(subjects, fmt.Sprintf("subject-%08x", rng.Uint32()))
-			tok := f.token(t, subjects[i])
-			if i%5 == 4 {
-				tok = tok[:len(tok)-4] + "AAAA"
-			}
-			tokens = append(tokens, tok)
-		}
-		for range 300 {
-			i := rng.IntN(len(subjects))
-			uri := "docs://documents/" + subjects[i] + "-1"
-			uris = append(uris, uri)
-			var body string
-			switch rng.IntN(5) {
-			case 0:
-				body = legacy(1, "resources/list", nil)
-			case 1:
-				body = legacy(2, "resources/read", map[string]any{"uri": uri})
-			case 2:
-				body = legacy(3, "resources/list", map[string]any{"cursor": tokens[i]})
-			case 3:
-				body = `{"jsonrpc":"2.0","id":4,"method":"resources/templates/list","params":{"_meta":{"traceparent":"` + tokens[i] + `","tracestate":"` + tokens[i] + `"}}}`
-			case 4:
-				body = legacy(5, "resources/subscribe", map[string]any{"uri": uri})
-			}
-			tok := tokens[i]
-			if rng.IntN(6) == 0 {
-				tok = ""
-			}
-			f.post(t, body, tok, map[string]string{"baggage": "user=" + subjects[i]})
-		}
-		return everything(f.ended(), f.points(t)), subjects, uris, tokens
-	}
-
-	out, subjects, uris, tokens := run(otelmcp.Options{})
+	out, subjects, uris, tokens := exportCalls(t, otelmcp.Options{})
 	require.Contains(t, out, "resources/read documents", "the calls were exported")
+	assertNothingPrivate(t, out, subjects, uris, tokens)
+
+	out, subjects, _, _ = exportCalls(t, otelmcp.Options{RecordSubject: true, RecordURI: true})
+	for line := range strings.SplitSeq(out, "\n") {
+		if strings.HasPrefix(line, "point ") {
+			assert.NotContains(t, line, "subject-", "never a metric dimension")
+		}
+	}
+	seen := 0
+	for _, s := range subjects {
+		if strings.Contains(out, "enduser.id="+s) && strings.Contains(out, "mcp.resource.uri=docs://documents/"+s) {
+			seen++
+		}
+	}
+	assert.Positive(t, seen, "subjects and URIs are exported when opted in")
+	assert.Contains(t, out, `span "resources/read docs://documents/`, "the URI is the span name's target")
+}
+
+// exportCalls makes 300 random calls of 30 callers (some tokens forged,
+// tokens in cursors and _meta, subjects in baggage) through a fixture with
+// opts and returns everything exported, and the subjects, URIs and tokens
+// used.
+func exportCalls(t *testing.T, opts otelmcp.Options) (out string, subjects, uris, tokens []string) {
+	f := newFixture(t, opts, nil)
+	rng := rand.New(rand.NewPCG(14, 1))
+	for i := range 30 {
+		subjects = append(subjects, fmt.Sprintf("subject-%08x", rng.Uint32()))
+		tok := f.token(t, subjects[i])
+		if i%5 == 4 {
+			tok = tok[:len(tok)-4] + "AAAA"
+		}
+		tokens = append(tokens, tok)
+	}
+	for range 300 {
+		i := rng.IntN(len(subjects))
+		uri := "docs://documents/" + subjects[i] + "-1"
+		uris = append(uris, uri)
+		var body string
+		switch rng.IntN(5) {
+		case 0:
+			body = legacy(1, "resources/list", nil)
+		case 1:
+			body = legacy(2, "resources/read", map[string]any{"uri": uri})
+		case 2:
+			body = legacy(3, "resources/list", map[string]any{"cursor": tokens[i]})
+		case 3:
+			body = `{"jsonrpc":"2.0","id":4,"method":"resources/templates/list","params":{"_meta":{"traceparent":"` + tokens[i] + `","tracestate":"` + tokens[i] + `"}}}`
+		case 4:
+			body = legacy(5, "resources/subscribe", map[string]any{"uri": uri})
+		}
+		tok := tokens[i]
+		if rng.IntN(6) == 0 {
+			tok = ""
+		}
+		f.post(t, body, tok, map[string]string{"baggage": "user=" + subjects[i]})
+	}
+	return everything(f.ended(), f.points(t)), subjects, uris, tokens
+}
+
+// assertNothingPrivate fails t when out holds 16 bytes of a token, a
+// subject or a URI.
+func assertNothingPrivate(t *testing.T, out string, subjects, uris, tokens []string) {
+	t.Helper()
 	for _, tok := range tokens {
 		for _, part := range strings.Split(tok, ".") {
 			for i := 0; i+16 <= len(part); i += 8 {
@@ -381,21 +407,6 @@ func TestNoPrivateDataByDefault(t *testing.T) {
 			t.Fatalf("a URI exported: %q", u)
 		}
 	}
-
-	out, subjects, _, _ = run(otelmcp.Options{RecordSubject: true, RecordURI: true})
-	for line := range strings.SplitSeq(out, "\n") {
-		if strings.HasPrefix(line, "point ") {
-			assert.NotContains(t, line, "subject-", "never a metric dimension")
-		}
-	}
-	seen := 0
-	for _, s := range subjects {
-		if strings.Contains(out, "enduser.id="+s) && strings.Contains(out, "mcp.resource.uri=docs://documents/"+s) {
-			seen++
-		}
-	}
-	assert.Positive(t, seen, "subjects and URIs are exported when opted in")
-	assert.Contains(t, out, `span "resources/read docs://documents/`, "the URI is the span name's target")
 }
 
 // TestSubjectOfSeveralIssuers: with RecordSubject, enduser.id is the
@@ -417,7 +428,7 @@ func TestSubjectOfSeveralIssuers(t *testing.T) {
 				Request:   httptest.NewRequest(http.MethodPost, "/mcp", nil),
 				Status:    http.StatusOK,
 			}
-			o.End(o.Start(context.Background(), c), c)
+			o.End(o.Start(context.Background(), c), *c)
 		}
 		var ids []string
 		for _, s := range rec.Ended() {

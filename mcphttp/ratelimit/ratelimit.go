@@ -17,6 +17,7 @@ import (
 	"github.com/mcpkit/mcpkit/jsonrpc"
 
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/seam"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -396,7 +397,9 @@ func (l *Limiter) Part() mcphttp.Part {
 				return next(ctx, c)
 			}
 		})
-		s.CheckHTTP(func(r *http.Request, caller *principal.Principal) error { return l.check(r, caller, "") })
+		if h := seam.Of(s); h != nil { // nil: a Setup not made by mcphttp.New, which serves no verbs
+			h.CheckHTTP(func(r *http.Request, caller *principal.Principal) error { return l.check(r, caller, "") })
+		}
 		return nil
 	})
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/seam"
 	"github.com/mcpkit/mcpkit/mcphttp/ratelimit"
 )
 
@@ -290,7 +291,7 @@ func TestRateLimitStreamsAndBatches(t *testing.T) {
 	// are in the Other class.
 	lim := newLimiter(t, ratelimit.Limits{Other: ratelimit.Rate{PerSecond: 1, Burst: 2}, Now: clock.Now})
 	verbs := mcphttp.PartFunc(func(s *mcphttp.Setup) error {
-		s.HandleHTTP(http.MethodGet, func(w http.ResponseWriter, _ *http.Request, _ *principal.Principal) { w.WriteHeader(http.StatusOK) })
+		seam.Of(s).HandleHTTP(http.MethodGet, func(w http.ResponseWriter, _ *http.Request, _ *principal.Principal) { w.WriteHeader(http.StatusOK) })
 		return nil
 	})
 	g := mcptest.New(t, mcptest.Options{}, lim.Part(), verbs)

@@ -101,7 +101,7 @@ func TestRefusedCredentialsAnswerInTheRateLimitShape(t *testing.T) {
 type noopObserver struct{}
 
 func (noopObserver) Start(ctx context.Context, _ *mcphttp.Call) context.Context { return ctx }
-func (noopObserver) End(context.Context, *mcphttp.Call)                         {}
+func (noopObserver) End(context.Context, mcphttp.Call)                          {}
 
 func mustID(t *testing.T, w *httptest.ResponseRecorder) json.RawMessage {
 	t.Helper()

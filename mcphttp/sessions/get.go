@@ -21,7 +21,7 @@ func (ep *endpoint) get(w http.ResponseWriter, r *http.Request, caller *principa
 		return
 	}
 	if caller == nil {
-		ep.auth.WriteError(w, r, principal.ErrUnauthenticated) // streams are per principal: there is none to deliver to
+		ep.hooks.WriteAuthError(w, r, principal.ErrUnauthenticated) // streams are per principal: there is none to deliver to
 		return
 	}
 	id := sessionHeader(r)

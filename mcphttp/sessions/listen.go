@@ -153,7 +153,7 @@ func (f *filter) appendJSON(dst []byte, members []string) []byte {
 
 // members returns the filter members of the endpoint's watchers.
 func (ep *endpoint) members() []string {
-	ws := ep.watchers()
+	ws := ep.hooks.Watchers()
 	out := make([]string, len(ws))
 	for i, w := range ws {
 		out[i] = filterMember(w.Notification)

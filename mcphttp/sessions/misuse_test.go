@@ -24,3 +24,13 @@ func TestNilStoreAndZeroPartAreErrors(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "sessions.New")
 }
+
+// A Setup that mcphttp.New did not make (a zero one) is an error of the
+// part's Setup, never a panic.
+func TestSetupNotMadeByNewIsAnError(t *testing.T) {
+	p, err := sessions.New(notify.New(notify.Options{}), sessions.Options{})
+	require.NoError(t, err)
+	require.NotPanics(t, func() { err = p.Setup(&mcphttp.Setup{}) })
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "mcphttp.New")
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/seam"
 	"github.com/mcpkit/mcpkit/notify"
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -101,12 +102,10 @@ func (p *Part) Wait(ctx context.Context) error { return p.streams.wait(ctx) }
 // endpoint is what the part serves on one endpoint.
 type endpoint struct {
 	*Part
-	hub      *notify.Hub
-	setup    *mcphttp.Setup
-	inv      *inventory.Inventory
-	auth     mcphttp.Authenticator
-	log      *slog.Logger
-	watchers func() []mcphttp.Watcher
+	hub   *notify.Hub
+	hooks *seam.Hooks
+	inv   *inventory.Inventory
+	log   *slog.Logger
 }
 
 // Setup registers the part's methods, verbs and middleware: initialize
@@ -120,6 +119,10 @@ func (p *Part) Setup(s *mcphttp.Setup) error {
 	if p.store == nil {
 		return errors.New("sessions: a Part not built by sessions.New (use sessions.New)")
 	}
+	hooks := seam.Of(s)
+	if hooks == nil {
+		return errors.New("sessions: a Setup not made by mcphttp.New")
+	}
 	inv := s.Inventory()
 	hub := p.hub
 	if hub == nil {
@@ -132,7 +135,7 @@ func (p *Part) Setup(s *mcphttp.Setup) error {
 			return errors.New("sessions: the inventory reports grant changes to another Notifier than the part's hub; give the hub to one of them")
 		}
 	}
-	ep := &endpoint{Part: p, hub: hub, setup: s, inv: inv, auth: s.Authenticator(), log: s.Logger(), watchers: s.Watchers()}
+	ep := &endpoint{Part: p, hub: hub, hooks: hooks, inv: inv, log: s.Logger()}
 	p.mu.Lock()
 	p.front, p.fronts = ep, p.fronts+1
 	p.mu.Unlock()
@@ -140,10 +143,10 @@ func (p *Part) Setup(s *mcphttp.Setup) error {
 	s.Handle("resources/subscribe", ep.subscribe, mcphttp.MethodOptions{Era: mcphttp.EraLegacy})
 	s.Handle("resources/unsubscribe", ep.subscribe, mcphttp.MethodOptions{Era: mcphttp.EraLegacy})
 	s.Handle("subscriptions/listen", ep.listen, mcphttp.MethodOptions{Era: mcphttp.EraModern})
-	s.HandleHTTP(http.MethodGet, ep.get)
-	s.HandleHTTP(http.MethodDelete, ep.delete)
+	hooks.HandleHTTP(http.MethodGet, ep.get)
+	hooks.HandleHTTP(http.MethodDelete, ep.delete)
 	s.Use(ep.checkSession)
-	s.Notifying()
+	hooks.Notifying()
 	return nil
 }
 
@@ -200,7 +203,7 @@ func (ep *endpoint) initialize(ctx context.Context, c *mcphttp.Call) (mcphttp.Re
 }
 
 func (ep *endpoint) initializeResult(c *mcphttp.Call, notifying bool) mcphttp.Result {
-	res := ep.setup.InitializeResult(c.ProtocolVersion, notifying)
+	res := ep.hooks.InitializeResult(c.ProtocolVersion, notifying)
 	return c.Result(res[1:len(res)-1], mcphttp.CacheNone) // the members, without the braces
 }
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
-	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/seam"
 	"github.com/mcpkit/mcpkit/notify"
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -73,7 +73,7 @@ func (sendOutput) retry(int) error                      { return nil }
 // watched is one watcher of the caller's view (a tools part's: its tool
 // list) and the signature last seen.
 type watched struct {
-	w    mcphttp.Watcher
+	w    seam.Watcher
 	seen string
 	// unknown: what the caller saw is not known (a replay runs), so the
 	// next look counts as a change.
@@ -86,7 +86,7 @@ type watched struct {
 // view older than itself.
 func (ep *endpoint) watch(ctx context.Context, caller *principal.Principal, on func(i int) bool) []watched {
 	var out []watched
-	for i, w := range ep.watchers() {
+	for i, w := range ep.hooks.Watchers() {
 		if on != nil && !on(i) {
 			continue
 		}
@@ -155,15 +155,7 @@ func (st *stream) message(method string, uri string) []byte {
 // ends, the hub closes, or the client falls behind. ctx is the request's,
 // or the detached stream's own.
 func (st *stream) run(ctx context.Context) {
-	ep := st.ep
-	tick, pingEvery, refreshEvery := ep.keepAlive, 1, 0
-	if st.refresh > 0 && st.refresh < tick {
-		tick = st.refresh
-	}
-	pingEvery = max(1, int(ep.keepAlive/tick))
-	if st.refresh > 0 {
-		refreshEvery = max(1, int(st.refresh/tick))
-	}
+	tick, pingEvery, refreshEvery := ticks(st.ep.keepAlive, st.refresh)
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
 	expired, stopExpiry := until(st.deadline)
@@ -184,12 +176,7 @@ func (st *stream) run(ctx context.Context) {
 			st.closing() // the session ended, or the client opened a new stream
 			return
 		case <-st.sub.Done():
-			if st.listen != nil && !st.sub.Dropped() {
-				// The server is shutting down: complete the listen request.
-				result := []byte(`{"resultType":"complete","_meta":` + st.meta() + `}`)
-				_ = st.out.message("", jsonrpc.AppendResult(nil, st.id, result))
-			}
-			st.closing() // the hub closed, or a slow consumer
+			st.hubDone()
 			return
 		case <-ticker.C:
 			if n%pingEvery == 0 {
@@ -208,6 +195,33 @@ func (st *stream) run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// ticks returns the stream's tick (the keep-alive interval, or the
+// session refresh interval when that is shorter), and every how many
+// ticks a keep-alive and a refresh (0: none) are due.
+func ticks(keepAlive, refresh time.Duration) (tick time.Duration, pingEvery, refreshEvery int) {
+	tick = keepAlive
+	if refresh > 0 && refresh < tick {
+		tick = refresh
+	}
+	pingEvery = max(1, int(keepAlive/tick))
+	if refresh > 0 {
+		refreshEvery = max(1, int(refresh/tick))
+	}
+	return tick, pingEvery, refreshEvery
+}
+
+// hubDone ends the stream when its subscription ends: the hub closed, or
+// the client fell behind. A listen request is completed when the server
+// shuts down.
+func (st *stream) hubDone() {
+	if st.listen != nil && !st.sub.Dropped() {
+		// The server is shutting down: complete the listen request.
+		result := []byte(`{"resultType":"complete","_meta":` + st.meta() + `}`)
+		_ = st.out.message("", jsonrpc.AppendResult(nil, st.id, result))
+	}
+	st.closing() // the hub closed, or a slow consumer
 }
 
 // retryBase and retrySpread bound the retry field a legacy GET stream

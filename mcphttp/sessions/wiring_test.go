@@ -194,10 +194,10 @@ type recorder struct {
 
 func (r *recorder) Start(ctx context.Context, _ *mcphttp.Call) context.Context { return ctx }
 
-func (r *recorder) End(_ context.Context, c *mcphttp.Call) {
+func (r *recorder) End(_ context.Context, c mcphttp.Call) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.calls = append(r.calls, *c)
+	r.calls = append(r.calls, c)
 }
 
 func (r *recorder) last(t *testing.T) mcphttp.Call {

@@ -72,21 +72,7 @@ func (c *Catalog) serveList(ctx context.Context, call *mcphttp.Call) (mcphttp.Re
 		return mcphttp.Result{}, err
 	}
 	room := call.Room(mcphttp.CachePrivate) - pageReserve()
-	b := append(make([]byte, 0, 4096), `"skills":[`...)
-	items := 0
-	next, err := c.List(ctx, call.Principal, cursor, func(s *Skill) bool {
-		mark := len(b)
-		if items > 0 {
-			b = append(b, ',')
-		}
-		b = appendSkill(b, s)
-		if len(b) > room {
-			b = b[:mark]
-			return false
-		}
-		items++
-		return true
-	})
+	b, next, items, err := c.appendPage(ctx, call.Principal, cursor, append(make([]byte, 0, 4096), `"skills":[`...), room)
 	if err != nil {
 		return mcphttp.Result{}, err
 	}
@@ -95,14 +81,10 @@ func (c *Catalog) serveList(ctx context.Context, call *mcphttp.Call) (mcphttp.Re
 }
 
 func (c *Catalog) serveGet(ctx context.Context, call *mcphttp.Call) (mcphttp.Result, error) {
-	if call.Principal == nil {
-		return mcphttp.Result{}, principal.ErrUnauthenticated
-	}
-	uri, err := mcpwire.URIParam(call.Params)
+	uri, err := callURI(call)
 	if err != nil {
 		return mcphttp.Result{}, err
 	}
-	call.NoteURI(uri)
 	s, err := c.Get(ctx, call.Principal, uri)
 	if errors.Is(err, inventory.ErrNotFound) {
 		return mcphttp.Result{}, notFound(uri, "Skill not found")
@@ -119,14 +101,10 @@ func (c *Catalog) serveGet(ctx context.Context, call *mcphttp.Call) (mcphttp.Res
 }
 
 func (c *Catalog) serveDir(ctx context.Context, call *mcphttp.Call) (mcphttp.Result, error) {
-	if call.Principal == nil {
-		return mcphttp.Result{}, principal.ErrUnauthenticated
-	}
-	uri, err := mcpwire.URIParam(call.Params)
+	uri, err := callURI(call)
 	if err != nil {
 		return mcphttp.Result{}, err
 	}
-	call.NoteURI(uri)
 	cursor, err := mcpwire.CursorParam(call.Params)
 	if err != nil {
 		return mcphttp.Result{}, err
@@ -155,6 +133,41 @@ func (c *Catalog) serveDir(ctx context.Context, call *mcphttp.Call) (mcphttp.Res
 	}
 	call.NoteEntries(items)
 	return call.Result(endPage(b, next), mcphttp.CachePrivate), nil
+}
+
+// appendPage appends to b the skills of caller's page after cursor, comma
+// separated, as many as keep b within room bytes; it returns b, the next
+// cursor and how many skills it appended.
+func (c *Catalog) appendPage(ctx context.Context, caller *principal.Principal, cursor string, b []byte, room int) ([]byte, string, int, error) {
+	items := 0
+	next, err := c.List(ctx, caller, cursor, func(s *Skill) bool {
+		mark := len(b)
+		if items > 0 {
+			b = append(b, ',')
+		}
+		b = appendSkill(b, s)
+		if len(b) > room {
+			b = b[:mark]
+			return false
+		}
+		items++
+		return true
+	})
+	return b, next, items, err
+}
+
+// callURI returns the uri parameter of a call about one resource (noted
+// for the observer); the call needs a caller.
+func callURI(call *mcphttp.Call) (string, error) {
+	if call.Principal == nil {
+		return "", principal.ErrUnauthenticated
+	}
+	uri, err := mcpwire.URIParam(call.Params)
+	if err != nil {
+		return "", err
+	}
+	call.NoteURI(uri)
+	return uri, nil
 }
 
 func endPage(b []byte, next string) []byte {

@@ -135,6 +135,13 @@ func validate(s *Skill) inventory.Rule {
 		}
 		return ""
 	}
+	return validateFiles(s, dir)
+}
+
+// validateFiles checks the files of a skill that is not dynamic (count,
+// sizes, URIs under dir with the manifest among them, digests, MIME types)
+// and returns the first rule broken, or "".
+func validateFiles(s *Skill, dir string) inventory.Rule {
 	if len(s.Files) == 0 || len(s.Files) > MaxFiles {
 		return RuleFilesCount
 	}

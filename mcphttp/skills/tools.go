@@ -51,21 +51,7 @@ func (c *Catalog) listTool(ctx context.Context, req *tools.Request) (tools.Resul
 	// The page goes out twice (structuredContent and a text item holding
 	// it as a JSON string): req.Room is what it may take.
 	room := req.Room() - pageReserve()
-	b := append(make([]byte, 0, 4096), `{"skills":[`...)
-	items := 0
-	next, err := c.List(ctx, req.Principal(), req.Args["cursor"], func(s *Skill) bool {
-		mark := len(b)
-		if items > 0 {
-			b = append(b, ',')
-		}
-		b = appendSkill(b, s)
-		if len(b) > room {
-			b = b[:mark]
-			return false
-		}
-		items++
-		return true
-	})
+	b, next, items, err := c.appendPage(ctx, req.Principal(), req.Args["cursor"], append(make([]byte, 0, 4096), `{"skills":[`...), room)
 	if err != nil {
 		return tools.Result{}, err
 	}

@@ -36,9 +36,9 @@ func (o *recorder) Start(ctx context.Context, _ *mcphttp.Call) context.Context {
 	return ctx
 }
 
-func (o *recorder) End(_ context.Context, c *mcphttp.Call) {
-	rec := observed{Call: *c, class: c.Class()}
-	rec.Request = nil // not kept past End
+func (o *recorder) End(_ context.Context, c mcphttp.Call) {
+	rec := observed{Call: c, class: c.Class()}
+	rec.Request = nil // not compared
 	if c.Principal != nil {
 		rec.subject = c.Principal.Subject
 		rec.Principal = nil

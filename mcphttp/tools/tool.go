@@ -348,18 +348,9 @@ func compile(t Tool) (*tool, error) {
 	ct := &tool{Tool: t}
 	ct.scopes = slices.Compact(slices.Sorted(slices.Values(t.RequiredScopes)))
 	ct.Gates = slices.Clone(t.Gates)
-	for i, a := range t.Args {
-		switch {
-		case a.Name == "":
-			return nil, fail("argument %d has no name", i)
-		case slices.ContainsFunc(t.Args[:i], func(b Arg) bool { return b.Name == a.Name }):
-			return nil, fail("argument %q is named twice", a.Name)
-		case a.MaxLen < 0:
-			return nil, fail("argument %q: MaxLen must not be negative", a.Name)
-		case a.MaxLen == 0:
-			a.MaxLen = DefaultMaxArgLen
-		}
-		ct.args = append(ct.args, a)
+	var err error
+	if ct.args, err = compileArgs(t.Args, fail); err != nil {
+		return nil, err
 	}
 	input := t.InputSchema
 	if input == "" {
@@ -378,6 +369,26 @@ func compile(t Tool) (*tool, error) {
 	ct.defOld = encodeTool(t.Name, "", t.Description, input, "", t.ReadOnly)
 	ct.def = encodeTool(t.Name, t.Title, t.Description, input, t.OutputSchema, t.ReadOnly)
 	return ct, nil
+}
+
+// compileArgs checks the arguments (a name each, no name twice, MaxLen not
+// negative) and fills in the default MaxLen; fail words the error.
+func compileArgs(args []Arg, fail func(format string, args ...any) error) ([]Arg, error) {
+	var out []Arg
+	for i, a := range args {
+		switch {
+		case a.Name == "":
+			return nil, fail("argument %d has no name", i)
+		case slices.ContainsFunc(args[:i], func(b Arg) bool { return b.Name == a.Name }):
+			return nil, fail("argument %q is named twice", a.Name)
+		case a.MaxLen < 0:
+			return nil, fail("argument %q: MaxLen must not be negative", a.Name)
+		case a.MaxLen == 0:
+			a.MaxLen = DefaultMaxArgLen
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }
 
 // admit applies the tool's access mode and scopes to the caller: nil, or

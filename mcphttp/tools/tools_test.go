@@ -15,6 +15,7 @@ import (
 	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/seam"
 	"github.com/mcpkit/mcpkit/mcphttp/tools"
 )
 
@@ -45,10 +46,10 @@ func TestToolsCapability(t *testing.T) {
 	// reach the principal's streams.
 	var setup *mcphttp.Setup
 	streams := mcphttp.PartFunc(func(s *mcphttp.Setup) error {
-		s.Notifying()
+		seam.Of(s).Notifying()
 		setup = s
 		s.Handle("initialize", func(_ context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
-			res := setup.InitializeResult(c.ProtocolVersion, true) // a session's answer
+			res := seam.Of(setup).InitializeResult(c.ProtocolVersion, true) // a session's answer
 			return c.Result(res[1:len(res)-1], mcphttp.CacheNone), nil
 		}, mcphttp.MethodOptions{Era: mcphttp.EraLegacy})
 		return nil
@@ -400,10 +401,10 @@ func TestToolsConstruction(t *testing.T) {
 
 // watchers sets up parts on an endpoint over inv and returns the
 // watchers they registered.
-func watchers(t *testing.T, inv *inventory.Inventory, parts ...mcphttp.Part) []mcphttp.Watcher {
+func watchers(t *testing.T, inv *inventory.Inventory, parts ...mcphttp.Part) []seam.Watcher {
 	t.Helper()
-	var get func() []mcphttp.Watcher
-	grab := mcphttp.PartFunc(func(s *mcphttp.Setup) error { get = s.Watchers(); return nil })
+	var get func() []seam.Watcher
+	grab := mcphttp.PartFunc(func(s *mcphttp.Setup) error { get = seam.Of(s).Watchers; return nil })
 	newEndpoint(t, inv, 0, nil, append(parts, grab)...)
 	return get()
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpkit/mcpkit/internal/evict"
 )
 
 // Memory remembers token digests until a time, with an optional
@@ -50,24 +52,7 @@ func (tm *Memory) Put(key [sha256.Size]byte, e Entry, now time.Time) {
 	tm.mu.Lock()
 	defer tm.mu.Unlock()
 	if _, present := tm.m[key]; !present && len(tm.m) >= tm.max {
-		const sample = 32
-		var victim [sha256.Size]byte
-		dropped, n := 0, 0
-		for k, old := range tm.m {
-			if n == 0 {
-				victim = k
-			}
-			if !now.Before(old.Until) {
-				delete(tm.m, k)
-				dropped++
-			}
-			if n++; n >= sample {
-				break
-			}
-		}
-		if dropped == 0 {
-			delete(tm.m, victim)
-		}
+		evict.Sample(tm.m, func(old Entry) bool { return !now.Before(old.Until) })
 	}
 	tm.m[key] = e
 }

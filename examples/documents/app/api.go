@@ -83,24 +83,10 @@ func (a *App) apiRoutes(r chi.Router, auth *authn.Authenticator, origins *origin
 // told that their list changed.
 func (a *App) apiShare(w http.ResponseWriter, r *http.Request) {
 	caller := callerOf(r)
-	id, ok := pathParam(r, "id")
+	id, with, grantee, ok := shareRequest(w, r, errDocNotFound)
 	if !ok {
-		writeJSON(w, http.StatusNotFound, errDocNotFound)
 		return
 	}
-	var in struct {
-		With *string `json:"with"`
-	}
-	if !decodeJSON(w, r, maxShareRequestBytes, &in) {
-		return
-	}
-	if in.With == nil {
-		writeJSON(w, http.StatusBadRequest, errBadGrantee)
-		return
-	}
-	// The grantee is a user of the sharer's own issuer (with several
-	// issuers trusted, users of different issuers never share).
-	grantee := principal.SubjectKey(issuerOf(r), *in.With)
 	if grantee == caller {
 		a.refuseSelf(w, r, id)
 		return
@@ -114,7 +100,30 @@ func (a *App) apiShare(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, struct {
 		URI        string `json:"uri"`
 		SharedWith string `json:"sharedWith"`
-	}{documentPrefix + id, *in.With})
+	}{documentPrefix + id, with})
+}
+
+// shareRequest reads a share request: the path's id (notFound answers its
+// absence) and the body's {"with": name}, whose grantee is a user of the
+// sharer's own issuer (with several issuers trusted, users of different
+// issuers never share). When ok is false, the request has been answered.
+func shareRequest(w http.ResponseWriter, r *http.Request, notFound apiError) (id, with, grantee string, ok bool) {
+	id, ok = pathParam(r, "id")
+	if !ok {
+		writeJSON(w, http.StatusNotFound, notFound)
+		return "", "", "", false
+	}
+	var in struct {
+		With *string `json:"with"`
+	}
+	if !decodeJSON(w, r, maxShareRequestBytes, &in) {
+		return "", "", "", false
+	}
+	if in.With == nil {
+		writeJSON(w, http.StatusBadRequest, errBadGrantee)
+		return "", "", "", false
+	}
+	return id, *in.With, principal.SubjectKey(issuerOf(r), *in.With), true
 }
 
 // apiUnshare takes a share away again; the former grantee is told that

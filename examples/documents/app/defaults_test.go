@@ -42,28 +42,9 @@ func withDefaults(t *testing.T, subject string, n int) func(*Config) {
 // and, for a 200, the result.
 func call(t *testing.T, client *http.Client, url, token, method string, params any) (int, json.RawMessage) {
 	t.Helper()
-	msg := map[string]any{"jsonrpc": "2.0", "id": 1, "method": method}
-	if params != nil {
-		msg["params"] = params
-	}
-	body, err := json.Marshal(msg)
-	require.NoError(t, err)
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := client.Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	require.NoError(t, err)
-	var out rpcResponse
-	if res.StatusCode == http.StatusOK {
-		require.NoError(t, json.Unmarshal(raw, &out), string(raw))
-		require.Nil(t, out.Error, string(raw))
-	}
+	res, out := postRPC(t, client, url, token, method, params,
+		map[string]string{"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"})
+	require.Nil(t, out.Error, "%s: %+v", method, out.Error)
 	return res.StatusCode, out.Result
 }
 

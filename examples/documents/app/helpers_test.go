@@ -137,19 +137,31 @@ type readResult struct {
 // response (body read) and the decoded JSON-RPC response, if any.
 func (s *testServer) post(t *testing.T, token, method string, params any) (*http.Response, rpcResponse) {
 	t.Helper()
+	return postRPC(t, http.DefaultClient, s.mcpURL(), token, method, params, nil)
+}
+
+// postRPC sends a JSON-RPC request with client to url (with token as a
+// bearer token unless it is empty, and the headers of header) and returns
+// the HTTP response (body read) and, for a 200, the decoded JSON-RPC
+// response.
+func postRPC(t *testing.T, client *http.Client, url, token, method string, params any, header map[string]string) (*http.Response, rpcResponse) {
+	t.Helper()
 	msg := map[string]any{"jsonrpc": "2.0", "id": 1, "method": method}
 	if params != nil {
 		msg["params"] = params
 	}
 	body, err := json.Marshal(msg)
 	require.NoError(t, err)
-	req, err := http.NewRequest(http.MethodPost, s.mcpURL(), bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := client.Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)

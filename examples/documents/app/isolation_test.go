@@ -20,6 +20,10 @@ import (
 // notification a stream receives must be for its own principal and about
 // a document that principal could see when it changed; and each stream
 // receives exactly what a model of the access table predicts, in order.
+//
+// Complexity: one model-based script (random operations, the model of who hears what, the check); split, every piece would need the server, the model and the generator passed.
+//
+//gocyclo:ignore
 func TestNotificationIsolationProperty(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)

@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/mcpkit/mcpkit/examples/documents/store"
-	"github.com/mcpkit/mcpkit/principal"
 )
 
 var errSkillNotFound = apiError{"not_found", "skill not found"}
@@ -18,22 +17,10 @@ var errSkillNotFound = apiError{"not_found", "skill not found"}
 // clients list again when the listing's ttlMs (0) says so.
 func (a *App) apiShareSkill(w http.ResponseWriter, r *http.Request) {
 	caller := callerOf(r)
-	id, ok := pathParam(r, "id")
+	id, with, grantee, ok := shareRequest(w, r, errSkillNotFound)
 	if !ok {
-		writeJSON(w, http.StatusNotFound, errSkillNotFound)
 		return
 	}
-	var in struct {
-		With *string `json:"with"`
-	}
-	if !decodeJSON(w, r, maxShareRequestBytes, &in) {
-		return
-	}
-	if in.With == nil {
-		writeJSON(w, http.StatusBadRequest, errBadGrantee)
-		return
-	}
-	grantee := principal.SubjectKey(issuerOf(r), *in.With)
 	if grantee == caller {
 		writeJSON(w, http.StatusBadRequest, errShareOwner)
 		return
@@ -48,5 +35,5 @@ func (a *App) apiShareSkill(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, struct {
 		ID         string `json:"id"`
 		SharedWith string `json:"sharedWith"`
-	}{id, *in.With})
+	}{id, with})
 }

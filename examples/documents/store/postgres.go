@@ -168,13 +168,7 @@ func (s *postgresStore) Migrate(ctx context.Context) error {
 }
 
 func (s *postgresStore) List(ctx context.Context, subject, after string, limit int) ([]Entry, error) {
-	if err := checkSubject("subject", subject); err != nil {
-		return nil, err
-	}
-	if err := checkAfter(after); err != nil {
-		return nil, err
-	}
-	if err := checkLimit(limit); err != nil {
+	if err := checkPage(subject, after, limit); err != nil {
 		return nil, err
 	}
 	var out []Entry

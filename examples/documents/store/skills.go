@@ -190,13 +190,7 @@ WHERE s.id = ? AND f.path = ?
   AND EXISTS (SELECT 1 FROM skill_access AS a WHERE a.skill_id = s.id AND a.subject = ?)`
 
 func (st *skillStore) ListSkills(ctx context.Context, subject, after string, limit int) ([]Skill, error) {
-	if err := checkSubject("subject", subject); err != nil {
-		return nil, err
-	}
-	if err := checkAfter(after); err != nil {
-		return nil, err
-	}
-	if err := checkLimit(limit); err != nil {
+	if err := checkPage(subject, after, limit); err != nil {
 		return nil, err
 	}
 	var out []Skill
@@ -301,18 +295,8 @@ func validSkillPath(p string) bool {
 }
 
 func (st *skillStore) CreateSkill(ctx context.Context, ns NewSkill) (Skill, error) {
-	if err := checkSubject("owner", ns.Owner); err != nil {
+	if err := checkNewSkill(ns); err != nil {
 		return Skill{}, err
-	}
-	if !skills.ValidName(ns.Name) {
-		return Skill{}, fmt.Errorf("%w: skill name must follow the Agent Skills naming rules", ErrInvalid)
-	}
-	if ns.Description == "" || len(ns.Description) > MaxSkillDescription || !utf8.ValidString(ns.Description) ||
-		strings.ContainsFunc(ns.Description, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return Skill{}, fmt.Errorf("%w: description must be 1..%d bytes of printable UTF-8", ErrInvalid, MaxSkillDescription)
-	}
-	if len(ns.Files)+1 > MaxSkillFiles {
-		return Skill{}, fmt.Errorf("%w: at most %d files", ErrInvalid, MaxSkillFiles)
 	}
 	id := ns.ID
 	if id == "" {
@@ -327,23 +311,9 @@ func (st *skillStore) CreateSkill(ctx context.Context, ns NewSkill) (Skill, erro
 	if err != nil {
 		return Skill{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	// The YAML frontmatter: description as a double-quoted scalar (JSON
-	// string syntax is valid YAML), so that parsing it gives exactly
-	// Description back.
-	desc, _ := json.Marshal(ns.Description)
-	manifest := []byte("---\nname: " + ns.Name + "\ndescription: " + string(desc) + "\n---\n\n" + ns.Body)
-	files := append([]NewSkillFile{{Path: skills.ManifestName, MIMEType: "text/markdown", Body: manifest}}, ns.Files...)
-	var total int64
-	seen := map[string]bool{}
-	for _, f := range files {
-		if !validSkillPath(f.Path) || seen[f.Path] || !isMIMEType(f.MIMEType) || len(f.Body) > MaxSkillFileBytes {
-			return Skill{}, fmt.Errorf("%w: file %q", ErrInvalid, f.Path)
-		}
-		seen[f.Path] = true
-		total += int64(len(f.Body))
-	}
-	if total > skills.MaxTotalSize {
-		return Skill{}, fmt.Errorf("%w: over %d bytes in all", ErrInvalid, skills.MaxTotalSize)
+	files, err := skillFiles(ns)
+	if err != nil {
+		return Skill{}, err
 	}
 	s := Skill{ID: id, Name: ns.Name, Frontmatter: string(fm), OrderKey: orderKey(dbTime(st.now()), id)}
 	for _, f := range files {
@@ -368,6 +338,50 @@ func (st *skillStore) CreateSkill(ctx context.Context, ns NewSkill) (Skill, erro
 		return Skill{}, err
 	}
 	return s, nil
+}
+
+// checkNewSkill checks a new skill's owner, name, description and number
+// of files.
+func checkNewSkill(ns NewSkill) error {
+	if err := checkSubject("owner", ns.Owner); err != nil {
+		return err
+	}
+	if !skills.ValidName(ns.Name) {
+		return fmt.Errorf("%w: skill name must follow the Agent Skills naming rules", ErrInvalid)
+	}
+	if ns.Description == "" || len(ns.Description) > MaxSkillDescription || !utf8.ValidString(ns.Description) ||
+		strings.ContainsFunc(ns.Description, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return fmt.Errorf("%w: description must be 1..%d bytes of printable UTF-8", ErrInvalid, MaxSkillDescription)
+	}
+	if len(ns.Files)+1 > MaxSkillFiles {
+		return fmt.Errorf("%w: at most %d files", ErrInvalid, MaxSkillFiles)
+	}
+	return nil
+}
+
+// skillFiles returns the skill's files, its manifest first, each checked
+// (path, MIME type, size, no path twice) and their total size within
+// skills.MaxTotalSize.
+func skillFiles(ns NewSkill) ([]NewSkillFile, error) {
+	// The YAML frontmatter: description as a double-quoted scalar (JSON
+	// string syntax is valid YAML), so that parsing it gives exactly
+	// Description back.
+	desc, _ := json.Marshal(ns.Description)
+	manifest := []byte("---\nname: " + ns.Name + "\ndescription: " + string(desc) + "\n---\n\n" + ns.Body)
+	files := append([]NewSkillFile{{Path: skills.ManifestName, MIMEType: "text/markdown", Body: manifest}}, ns.Files...)
+	var total int64
+	seen := map[string]bool{}
+	for _, f := range files {
+		if !validSkillPath(f.Path) || seen[f.Path] || !isMIMEType(f.MIMEType) || len(f.Body) > MaxSkillFileBytes {
+			return nil, fmt.Errorf("%w: file %q", ErrInvalid, f.Path)
+		}
+		seen[f.Path] = true
+		total += int64(len(f.Body))
+	}
+	if total > skills.MaxTotalSize {
+		return nil, fmt.Errorf("%w: over %d bytes in all", ErrInvalid, skills.MaxTotalSize)
+	}
+	return files, nil
 }
 
 func (st *skillStore) ShareSkill(ctx context.Context, owner, id, grantee string) error {

@@ -166,13 +166,7 @@ func (s *sqliteStore) Migrate(ctx context.Context) error {
 }
 
 func (s *sqliteStore) List(ctx context.Context, subject, after string, limit int) ([]Entry, error) {
-	if err := checkSubject("subject", subject); err != nil {
-		return nil, err
-	}
-	if err := checkAfter(after); err != nil {
-		return nil, err
-	}
-	if err := checkLimit(limit); err != nil {
+	if err := checkPage(subject, after, limit); err != nil {
 		return nil, err
 	}
 	rows, err := s.db.QueryContext(ctx, sqliteList, subject, after, micros(s.now()), limit)

@@ -69,6 +69,18 @@ func utf16Len(s string) int {
 	return n
 }
 
+// checkPage checks the arguments of a listing: the subject, the key to
+// list after, and the page size.
+func checkPage(subject, after string, limit int) error {
+	if err := checkSubject("subject", subject); err != nil {
+		return err
+	}
+	if err := checkAfter(after); err != nil {
+		return err
+	}
+	return checkLimit(limit)
+}
+
 // checkAfter accepts "" or a possible key: 1–256 bytes in 0x21–0x7E.
 func checkAfter(after string) error {
 	if len(after) > MaxKeyBytes || !printableASCII(after) {
