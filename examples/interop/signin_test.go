@@ -48,6 +48,7 @@ type signInSummary struct {
 			Client        string   `json:"client"`
 			Scopes        []string `json:"scopes"`
 			Users         []string `json:"users"`
+			SignedIn      string   `json:"signedIn"`
 			Scripts       int      `json:"scripts"`
 			Screenshot    string   `json:"screenshot"`
 		} `json:"page"`
@@ -339,6 +340,8 @@ func TestSignInWithTypeScriptSDKs(t *testing.T) {
 				assert.ElementsMatch(t, []string{app.ScopeRead, app.ScopeShare}, strings.Fields(su.Scope))
 				assert.ElementsMatch(t, []string{app.ScopeRead, app.ScopeShare}, strings.Fields(su.Token.Scope))
 				assert.Equal(t, []string{app.ScopeRead, app.ScopeShare}, s.SignIns[1].Page.Scopes)
+				assert.Equal(t, tc.user, s.SignIns[1].Page.SignedIn, "the step-up page names who is signed in")
+				assert.Empty(t, s.SignIns[1].Page.Users, "and offers no other user to approve as")
 				assert.Equal(t, "alice\n", su.Text, "alice's document, read by her alone")
 				assert.Positive(t, su.ListsAfter, "and it goes on")
 			}

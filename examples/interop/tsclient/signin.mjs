@@ -205,12 +205,15 @@ async function browserSignIn(label) {
       banner: await page.locator('.dev').innerText(), heading: await page.locator('h1').innerText(),
       client: await page.locator('dd').first().innerText(), scopes: await page.locator('ul li code').allInnerTexts(),
       users: await page.getByRole('radio').evaluateAll((els) => els.map((e) => e.value)), scripts: await page.locator('script').count(),
+      signedIn: (await page.locator('#signed-in strong').count()) ? await page.locator('#signed-in strong').innerText() : '',
     });
     if (cfg.screenshotDir) {
       entry.page.screenshot = join(cfg.screenshotDir, `${cfg.sdk}-${cfg.registration}-${label}.png`);
       await page.screenshot({ path: entry.page.screenshot, fullPage: true });
     }
-    await page.getByRole('radio', { name: cfg.user, exact: true }).check();
+    // A step-up continues the signed-in person's sign-in: the page names
+    // them and offers no choice of user (only they can approve it).
+    if (!entry.page.signedIn) await page.getByRole('radio', { name: cfg.user, exact: true }).check();
     await page.getByRole('button', { name: 'Approve' }).click();
   } else {
     if (cfg.screenshotDir) {
