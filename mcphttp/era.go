@@ -134,7 +134,9 @@ func negotiate(requested string) string {
 func decodeHeaderName(v string) (string, bool) {
 	if inner, found := strings.CutPrefix(v, "=?base64?"); found {
 		inner, found = strings.CutSuffix(inner, "?=")
-		if !found {
+		// Strict decoding still skips CR and LF, which no header value
+		// in this form holds.
+		if !found || strings.ContainsAny(inner, "\r\n") {
 			return "", false
 		}
 		b, err := base64.StdEncoding.Strict().DecodeString(inner)

@@ -172,6 +172,11 @@ func TestModernHeaders(t *testing.T) {
 		{"name header differs", merge(readHdr, map[string]string{"Mcp-Name": "test://static-binary"}), 400, -32020},
 		{"name header base64", merge(readHdr, map[string]string{"Mcp-Name": "=?base64?" + base64.StdEncoding.EncodeToString([]byte("test://static-text")) + "?="}), 200, 0},
 		{"name header bad base64", merge(readHdr, map[string]string{"Mcp-Name": "=?base64?***?="}), 400, -32020},
+		// Go's strict Base64 skips line breaks; the header form holds none.
+		{"name header base64 with a line break", merge(readHdr, map[string]string{"Mcp-Name": "=?base64?" + func() string {
+			e := base64.StdEncoding.EncodeToString([]byte("test://static-text"))
+			return e[:8] + "\r\n" + e[8:]
+		}() + "?="}), 400, -32020},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

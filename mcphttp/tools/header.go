@@ -116,6 +116,12 @@ func checkHeaders(h http.Header, args []byte, params []headerParam) error {
 func decodeParamHeader(v string) (string, bool) {
 	if inner, ok := strings.CutPrefix(v, "=?base64?"); ok {
 		if inner, ok = strings.CutSuffix(inner, "?="); ok {
+			// Strict decoding still skips CR and LF; the header form has
+			// no line breaks, so a value holding one is not the padded
+			// Base64 of anything.
+			if strings.ContainsAny(inner, "\r\n") {
+				return "", false
+			}
 			b, err := base64.StdEncoding.Strict().DecodeString(inner)
 			if err != nil || !utf8.Valid(b) {
 				return "", false
