@@ -101,14 +101,18 @@ func TestDPoPAttacks(t *testing.T) {
 		bad("ath padded", func(p *testissuer.Proof) { p.Claims = map[string]any{"ath": testissuer.ATH(d.token) + "="} }),
 		// jwk: private members, symmetric, missing, mismatched alg.
 		bad("jwk with private d", func(p *testissuer.Proof) { p.Header = map[string]any{"jwk": priv} }),
-		bad("jwk with upper-case D", func(p *testissuer.Proof) { p.Header = map[string]any{"jwk": withMember(pub, "D", priv["d"])} }),
+		bad("jwk with upper-case D", func(p *testissuer.Proof) {
+			p.Header = map[string]any{"jwk": testissuer.WithMember(pub, "D", priv["d"])}
+		}),
 		bad("jwk missing", func(p *testissuer.Proof) { p.Header = map[string]any{"jwk": nil} }),
 		bad("jwk oct", func(p *testissuer.Proof) {
 			p.Header = map[string]any{"jwk": map[string]any{"kty": "oct", "k": "c2VjcmV0"}}
 		}),
-		bad("jwk alg differs", func(p *testissuer.Proof) { p.Header = map[string]any{"jwk": withMember(pub, "alg", "ES384")} }),
-		bad("jwk use enc", func(p *testissuer.Proof) { p.Header = map[string]any{"jwk": withMember(pub, "use", "enc")} }),
-		bad("jwk off-curve point", func(p *testissuer.Proof) { p.Header = map[string]any{"jwk": withMember(pub, "y", pub["x"])} }),
+		bad("jwk alg differs", func(p *testissuer.Proof) {
+			p.Header = map[string]any{"jwk": testissuer.WithMember(pub, "alg", "ES384")}
+		}),
+		bad("jwk use enc", func(p *testissuer.Proof) { p.Header = map[string]any{"jwk": testissuer.WithMember(pub, "use", "enc")} }),
+		bad("jwk off-curve point", func(p *testissuer.Proof) { p.Header = map[string]any{"jwk": testissuer.WithMember(pub, "y", pub["x"])} }),
 		bad("jwk of another key", func(p *testissuer.Proof) { other, _ := other.PublicJWK(); p.Header = map[string]any{"jwk": other} }),
 		// alg: none, HMAC, unknown, another family than the key's.
 		bad("alg none", func(p *testissuer.Proof) { p.Header = map[string]any{"alg": "none"} }),
@@ -423,15 +427,6 @@ func TestDPoPOptionsValidation(t *testing.T) {
 		_, err := NewAuthenticator(nil, Options{Resource: testResource, DPoP: o})
 		assert.Error(t, err, name)
 	}
-}
-
-func withMember(m map[string]any, name string, v any) map[string]any {
-	out := map[string]any{}
-	for k, x := range m {
-		out[k] = x
-	}
-	out[name] = v
-	return out
 }
 
 func unsigned(t *testing.T, proof string) string {

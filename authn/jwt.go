@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"github.com/mcpkit/mcpkit/authn/internal/jwks"
 	"log/slog"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/mcpkit/mcpkit/principal"
 
-	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jws"
 )
 
@@ -146,20 +144,17 @@ func newJWTVerifier(ctx context.Context, opts JWTOptions, after func(time.Durati
 	if err != nil {
 		return nil, err
 	}
+	verifiers, err := jose.Verifiers(allowed)
+	if err != nil {
+		return nil, err
+	}
 	v := &JWTVerifier{
 		maxToken:  maxTok,
 		allowed:   allowed,
-		verifiers: make(map[string]jws.Verifier, len(allowed)),
+		verifiers: verifiers,
 		plainTyp:  opts.AllowPlainJWTType,
 		rules:     rules,
 		now:       opts.Now,
-	}
-	for _, a := range allowed {
-		vf, err := jws.NewVerifier(jwa.SignatureAlgorithm(a))
-		if err != nil {
-			return nil, fmt.Errorf("authn: no verifier for %s", a)
-		}
-		v.verifiers[a] = vf
 	}
 	if v.now == nil {
 		v.now = time.Now

@@ -19,7 +19,6 @@ import (
 	"github.com/mcpkit/mcpkit/authn/internal/htu"
 	"github.com/mcpkit/mcpkit/principal"
 
-	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jws"
 )
 
@@ -202,17 +201,13 @@ func New(o Options, resource string, log *slog.Logger) (*Checker, error) {
 	if err := refuseTypedNil("dpop.Options.ReplayStore", o.ReplayStore); err != nil {
 		return nil, err
 	}
-	c := &Checker{
-		mode: o.Mode, allowed: allowed, algs: strings.Join(allowed, " "),
-		verifiers: make(map[string]jws.Verifier, len(allowed)),
-		window:    o.ProofWindow, maxBytes: o.MaxProofBytes, now: o.Now, log: log, store: o.ReplayStore,
+	verifiers, err := jose.Verifiers(allowed)
+	if err != nil {
+		return nil, err
 	}
-	for _, a := range allowed {
-		vf, err := jws.NewVerifier(jwa.SignatureAlgorithm(a))
-		if err != nil {
-			return nil, fmt.Errorf("authn: no verifier for %s", a)
-		}
-		c.verifiers[a] = vf
+	c := &Checker{
+		mode: o.Mode, allowed: allowed, algs: strings.Join(allowed, " "), verifiers: verifiers,
+		window: o.ProofWindow, maxBytes: o.MaxProofBytes, now: o.Now, log: log, store: o.ReplayStore,
 	}
 	if c.now == nil {
 		c.now = time.Now

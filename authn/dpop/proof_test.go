@@ -21,15 +21,6 @@ func sign(t *testing.T, k *testissuer.ProofKey, header map[string]any) string {
 	return p
 }
 
-func withMember(m map[string]any, name string, v any) map[string]any {
-	out := map[string]any{}
-	for k, x := range m {
-		out[k] = x
-	}
-	out[name] = v
-	return out
-}
-
 // An RSA jwk whose n or e holds a line break (which Go's base64 decoder
 // skips, even in strict mode) is the same key under another thumbprint:
 // refused, so that each proof key has one thumbprint (RFC 7638 §3 takes
@@ -46,10 +37,10 @@ func TestDPoPRSAKeyOneEncoding(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, jkt, good.jkt)
 	for name, jwk := range map[string]map[string]any{
-		"n with LF":            withMember(pub, "n", n[:10]+"\n"+n[10:]),
-		"n with CRLF":          withMember(pub, "n", n[:10]+"\r\n"+n[10:]),
-		"e with LF":            withMember(pub, "e", e[:2]+"\n"+e[2:]),
-		"n with CR at the end": withMember(pub, "n", n+"\r"),
+		"n with LF":            testissuer.WithMember(pub, "n", n[:10]+"\n"+n[10:]),
+		"n with CRLF":          testissuer.WithMember(pub, "n", n[:10]+"\r\n"+n[10:]),
+		"e with LF":            testissuer.WithMember(pub, "e", e[:2]+"\n"+e[2:]),
+		"n with CR at the end": testissuer.WithMember(pub, "n", n+"\r"),
 	} {
 		proof := sign(t, k, map[string]any{"jwk": jwk})
 		_, err := parseProof(proof, defaultMaxProofBytes, DefaultAlgorithms())

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"maps"
 	"time"
 
 	"github.com/lestrrat-go/jwx/v2/jwk"
@@ -41,6 +42,18 @@ func (k *ProofKey) PublicJWK() (map[string]any, error) {
 	}
 	var m map[string]any
 	return m, json.Unmarshal(b, &m)
+}
+
+// WithMember returns a copy of the JWK jwk with member name set to v (a
+// proof key's jwk with one member changed, to see it refused); jwk itself
+// is left as it is.
+func WithMember(jwk map[string]any, name string, v any) map[string]any {
+	out := maps.Clone(jwk)
+	if out == nil {
+		out = map[string]any{}
+	}
+	out[name] = v
+	return out
 }
 
 // PrivateJWK returns the whole JWK, private members included (what a

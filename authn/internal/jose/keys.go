@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/lestrrat-go/jwx/v2/jwa"
+	"github.com/lestrrat-go/jwx/v2/jws"
 )
 
 // KeyFamily is what a public key can verify: each algorithm fits exactly one
@@ -64,3 +67,18 @@ func CheckAlgorithms(algs []string) ([]string, error) {
 
 // Contains reports whether list holds s.
 func Contains(list []string, s string) bool { return slices.Contains(list, s) }
+
+// Verifiers returns jwx's signature verifier for each algorithm of an
+// allowlist [CheckAlgorithms] returned, by algorithm name. jwx only checks
+// signatures with them: the algorithm and the key are always the caller's.
+func Verifiers(allowed []string) (map[string]jws.Verifier, error) {
+	out := make(map[string]jws.Verifier, len(allowed))
+	for _, a := range allowed {
+		vf, err := jws.NewVerifier(jwa.SignatureAlgorithm(a))
+		if err != nil {
+			return nil, fmt.Errorf("authn: no verifier for %s", a)
+		}
+		out[a] = vf
+	}
+	return out, nil
+}
