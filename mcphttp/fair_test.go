@@ -125,15 +125,7 @@ func callsFor(t *testing.T, client *http.Client, url, method, token string, d ti
 	t.Helper()
 	defer client.CloseIdleConnections()
 	for end := time.Now().Add(d); time.Now().Before(end); {
-		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(mcptest.Legacy(1, method, nil)))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := client.Do(req)
+		resp, err := client.Do(mcptest.NewLegacyRequest(t, url, method, token))
 		total++
 		if err != nil {
 			continue

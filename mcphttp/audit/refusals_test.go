@@ -41,14 +41,7 @@ func TestForgedTokenFloodIsThrottled(t *testing.T) {
 	alice := f.Token(t, "alice")
 	forged := alice[:len(alice)-4] + "AAAA" // a real kid, a signature that fails
 	from := func(addr, token string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8080/mcp", strings.NewReader(mcptest.Legacy(1, "resources/list", nil)))
-		r.RemoteAddr = addr
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		r.Header.Set("Authorization", "Bearer "+token)
-		w := httptest.NewRecorder()
-		f.EP.ServeHTTP(w, r)
-		return w
+		return f.Do(t, mcptest.Request{Body: mcptest.Legacy(1, "resources/list", nil), Token: token, RemoteAddr: addr})
 	}
 	codes := map[int]int{}
 	const flood = 3000

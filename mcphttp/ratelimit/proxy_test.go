@@ -261,15 +261,7 @@ func clientFrom(t *testing.T, addr string) *http.Client {
 // post sends one legacy request and returns the status.
 func post(t *testing.T, c *http.Client, u, method, token string) int {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, u, strings.NewReader(mcptest.Legacy(1, method, nil)))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := c.Do(req)
+	resp, err := c.Do(mcptest.NewLegacyRequest(t, u, method, token))
 	require.NoError(t, err)
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()

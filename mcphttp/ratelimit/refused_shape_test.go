@@ -55,14 +55,7 @@ func TestRefusedCredentialsAnswerInTheRateLimitShape(t *testing.T) {
 			token := f.Token(t, "alice")
 			forged := token[:strings.LastIndexByte(token, '.')+1] + "AAAA"
 			send := func(addr, token, method string, params map[string]any) *httptest.ResponseRecorder {
-				r := httptest.NewRequest(http.MethodPost, mcptest.Resource, strings.NewReader(mcptest.Legacy(7, method, params)))
-				r.RemoteAddr = addr
-				r.Header.Set("Content-Type", "application/json")
-				r.Header.Set("Accept", "application/json, text/event-stream")
-				r.Header.Set("Authorization", "Bearer "+token)
-				w := httptest.NewRecorder()
-				f.EP.ServeHTTP(w, r)
-				return w
+				return f.Do(t, mcptest.Request{Body: mcptest.Legacy(7, method, params), Token: token, RemoteAddr: addr})
 			}
 			for range 2 {
 				require.Equal(t, http.StatusUnauthorized, send("203.0.113.9:1", forged, "resources/list", nil).Code)

@@ -236,10 +236,11 @@ func (f *Fixture) Token(t testing.TB, subject string, scopes ...string) string {
 
 // Request is one POST.
 type Request struct {
-	Query   string
-	Body    string
-	Token   string            // a bearer token, or ""
-	Headers map[string]string // set (an empty value deletes)
+	Query      string
+	Body       string
+	Token      string            // a bearer token, or ""
+	Headers    map[string]string // set (an empty value deletes)
+	RemoteAddr string            // the caller's host:port, or httptest's
 }
 
 // Do serves rq with h in process.
@@ -250,6 +251,9 @@ func Do(t testing.TB, h http.Handler, rq Request) *httptest.ResponseRecorder {
 		target += "?" + rq.Query
 	}
 	r := httptest.NewRequest(http.MethodPost, target, strings.NewReader(rq.Body))
+	if rq.RemoteAddr != "" {
+		r.RemoteAddr = rq.RemoteAddr
+	}
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json, text/event-stream")
 	if rq.Token != "" {
@@ -329,6 +333,22 @@ func Legacy(id int, method string, params map[string]any) string {
 	}
 	b, _ := json.Marshal(m)
 	return string(b)
+}
+
+// NewLegacyRequest returns a legacy-era (2025-11-25) POST of method,
+// without params, to url, for a real HTTP client; with token as a bearer
+// token unless it is empty.
+func NewLegacyRequest(t testing.TB, url, method, token string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(Legacy(1, method, nil)))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	return req
 }
 
 // Server is an endpoint behind a real HTTP server (for streams).
