@@ -1,7 +1,6 @@
 package authn
 
 import (
-	"bytes"
 	"context"
 	"crypto"
 	"crypto/rand"
@@ -22,6 +21,8 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwk"
 	"github.com/mcpkit/mcpkit/internal/testissuer"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/internal/logbuf"
 )
 
 const testResource = "https://mcp.example.com/mcp"
@@ -47,22 +48,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 }
 
 // syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = logbuf.Buffer
 
 func newLogger() (*slog.Logger, *syncBuffer) {
 	buf := &syncBuffer{}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpkit/mcpkit/internal/logbuf"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/inventory/inventorytest"
 	"github.com/mcpkit/mcpkit/sealedcursor"
@@ -40,22 +41,7 @@ func (c *clock) Advance(d time.Duration) {
 }
 
 // logBuffer collects operator log records (JSON lines).
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+type logBuffer struct{ logbuf.Buffer }
 
 // records returns the decoded log records.
 func (l *logBuffer) records(t testing.TB) []map[string]any {

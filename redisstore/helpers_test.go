@@ -1,7 +1,6 @@
 package redisstore_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/authn/dpop"
+	"github.com/mcpkit/mcpkit/internal/logbuf"
 	"github.com/mcpkit/mcpkit/internal/testissuer"
 	"github.com/mcpkit/mcpkit/principal"
 	"github.com/mcpkit/mcpkit/redisstore"
@@ -49,22 +49,7 @@ func (c *clock) Advance(d time.Duration) {
 }
 
 // syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = logbuf.Buffer
 
 func newLogger() (*slog.Logger, *syncBuffer) {
 	b := &syncBuffer{}

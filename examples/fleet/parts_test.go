@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -16,7 +15,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,6 +22,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/internal/logbuf"
 )
 
 // The parts of the fleet test: processes of their own (redis-server,
@@ -68,22 +68,7 @@ func freeAddr(t *testing.T) string {
 }
 
 // syncBuffer collects a process's output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
+type syncBuffer struct{ logbuf.Buffer }
 
 // count returns how many lines hold every one of parts.
 func (b *syncBuffer) count(parts ...string) int {

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/examples/documents/app"
+	"github.com/mcpkit/mcpkit/internal/logbuf"
 )
 
 // exchange is one HTTP request a client sent, and the status it got.
@@ -251,19 +252,4 @@ func TestTypeScriptV2ListenClose(t *testing.T) {
 }
 
 // syncBuffer is a bytes.Buffer safe for concurrent writers (loggers).
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = logbuf.Buffer

@@ -1,7 +1,6 @@
 package audit_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpkit/mcpkit/internal/logbuf"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/audit"
@@ -26,26 +26,15 @@ import (
 )
 
 // auditLog is a JSON slog handler's output, safe for concurrent writes.
-type auditLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *auditLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
+type auditLog struct{ logbuf.Buffer }
 
 func (l *auditLog) logger() *slog.Logger { return slog.New(slog.NewJSONHandler(l, nil)) }
 
 // records returns the records written since the last call.
 func (l *auditLog) records(t *testing.T) []map[string]any {
 	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []map[string]any
-	for line := range strings.SplitSeq(strings.TrimSpace(l.buf.String()), "\n") {
+	for line := range strings.SplitSeq(strings.TrimSpace(l.Take()), "\n") {
 		if line == "" {
 			continue
 		}
@@ -53,14 +42,7 @@ func (l *auditLog) records(t *testing.T) []map[string]any {
 		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
 		out = append(out, m)
 	}
-	l.buf.Reset()
 	return out
-}
-
-func (l *auditLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
 
 // TestAuditOutcomes: one record per call that touched the inventory, for

@@ -1,12 +1,10 @@
 package otelmcp_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log"
 	"log/slog"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/mcpkit/mcpkit/internal/logbuf"
 	"github.com/mcpkit/mcpkit/mcphttp/otelmcp"
 )
 
@@ -25,22 +24,8 @@ func (refusingExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) er
 }
 func (refusingExporter) Shutdown(context.Context) error { return nil }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer is a log sink safe for concurrent writes.
+type lockedBuffer = logbuf.Buffer
 
 // A failed export reaches the service's slog handler as a Warn record,
 // and nothing is printed through the standard log package.

@@ -1,7 +1,6 @@
 package tools_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/internal/logbuf"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
@@ -88,22 +88,8 @@ type fixture struct {
 	mu        sync.Mutex
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a log sink safe for concurrent writes.
+type syncBuffer = logbuf.Buffer
 
 type fixtureOptions struct {
 	invOpts inventory.Options

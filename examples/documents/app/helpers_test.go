@@ -8,30 +8,16 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/internal/logbuf"
 )
 
 // syncBuffer is a bytes.Buffer safe for concurrent writers (loggers).
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer struct{ logbuf.Buffer }
 
 // waitFor polls until the buffer contains s (or fails t after 10 s).
 func (b *syncBuffer) waitFor(t *testing.T, s string) string {

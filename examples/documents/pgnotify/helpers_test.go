@@ -1,20 +1,19 @@
 package pgnotify
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
 	"os"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpkit/mcpkit/internal/logbuf"
 	"github.com/mcpkit/mcpkit/notify"
 )
 
@@ -67,22 +66,7 @@ func testChannel(t testing.TB) string {
 }
 
 // syncBuffer is a bytes.Buffer safe for concurrent writers (loggers).
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = logbuf.Buffer
 
 func bufferLogger(b *syncBuffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
