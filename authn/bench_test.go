@@ -9,6 +9,7 @@ import (
 
 	"github.com/lestrrat-go/jwx/v2/jwk"
 	"github.com/lestrrat-go/jwx/v2/jwt"
+	"github.com/mcpkit/mcpkit/internal/benchpair"
 	"github.com/mcpkit/mcpkit/internal/testissuer"
 )
 
@@ -87,9 +88,7 @@ func BenchmarkVerifyInterleaved(b *testing.B) {
 				jwxTime += t1.Sub(t0)
 				ourTime += time.Since(t1)
 			}
-			b.ReportMetric(float64(jwxTime.Nanoseconds())/float64(b.N), "jwx-ns/op")
-			b.ReportMetric(float64(ourTime.Nanoseconds())/float64(b.N), "authn-ns/op")
-			b.ReportMetric(float64(ourTime)/float64(jwxTime), "authn/jwx")
+			benchpair.Report(b, "op", "jwx", jwxTime, "authn", ourTime)
 		})
 	}
 }
@@ -188,9 +187,7 @@ func BenchmarkThrottleInterleaved(b *testing.B) {
 		throttleTime += time.Since(t1)
 		noneTime += t1.Sub(t0)
 	}
-	b.ReportMetric(float64(noneTime.Nanoseconds())/float64(b.N), "none-ns/op")
-	b.ReportMetric(float64(throttleTime.Nanoseconds())/float64(b.N), "throttle-ns/op")
-	b.ReportMetric(float64(throttleTime)/float64(noneTime), "throttle/none")
+	benchpair.Report(b, "op", "none", noneTime, "throttle", throttleTime)
 }
 
 // benchVerifier returns a test environment and a JWT verifier of its

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/benchpair"
 	"github.com/mcpkit/mcpkit/inventory"
 )
 
@@ -101,7 +102,5 @@ func BenchmarkListDeepVsFirst(b *testing.B) {
 		firstTime += t1.Sub(t0)
 		deepTime += time.Since(t1)
 	}
-	b.ReportMetric(float64(firstTime.Nanoseconds())/float64(b.N), "first-ns/page")
-	b.ReportMetric(float64(deepTime.Nanoseconds())/float64(b.N), "deep-ns/page")
-	b.ReportMetric(float64(deepTime)/float64(firstTime), "deep/first")
+	benchpair.Report(b, "page", "first", firstTime, "deep", deepTime)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/benchpair"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/intercept"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
@@ -80,9 +81,7 @@ func BenchmarkInterceptInterleaved(b *testing.B) {
 					b.Fatal(w.Code, w2.Code, w2.Body.String())
 				}
 			}
-			b.ReportMetric(float64(base.Nanoseconds())/float64(b.N), "baseline-ns/op")
-			b.ReportMetric(float64(kit.Nanoseconds())/float64(b.N), "intercept-ns/op")
-			b.ReportMetric(float64(kit)/float64(base), "intercept/baseline")
+			benchpair.Report(b, "op", "baseline", base, "intercept", kit)
 		})
 	}
 }

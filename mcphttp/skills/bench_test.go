@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/benchpair"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
 	"github.com/mcpkit/mcpkit/mcphttp/skills"
@@ -60,7 +61,5 @@ func BenchmarkListDepth(b *testing.B) {
 		firstNS += t1.Sub(t0)
 		deepNS += t2.Sub(t1)
 	}
-	b.ReportMetric(float64(firstNS.Nanoseconds())/float64(b.N), "first-ns/page")
-	b.ReportMetric(float64(deepNS.Nanoseconds())/float64(b.N), "deep-ns/page")
-	b.ReportMetric(float64(deepNS)/float64(firstNS), "deep/first")
+	benchpair.Report(b, "page", "first", firstNS, "deep", deepNS)
 }
