@@ -12,10 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +22,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/examples/documents/app"
 	"github.com/mcpkit/mcpkit/examples/documents/store"
+	"github.com/mcpkit/mcpkit/examples/internal/flood"
 	"github.com/mcpkit/mcpkit/mcphttp/ratelimit"
 )
 
@@ -366,56 +364,9 @@ func TestReadFloodIsRateLimited(t *testing.T) {
 	d, token, want := defaultServer(t)
 	const reads, inFlight = 3000, 32
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":%q}}`, want[1])
-	var served, limited, other atomic.Int64
-	var retryAfterOK, codeOK atomic.Bool
-	retryAfterOK.Store(true)
-	codeOK.Store(true)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range inFlight {
-		wg.Go(func() {
-			for next.Add(1) <= reads {
-				req, err := http.NewRequest(http.MethodPost, d.mcpURL, strings.NewReader(body))
-				if err != nil {
-					other.Add(1)
-					continue
-				}
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-				req.Header.Set("Authorization", "Bearer "+token)
-				res, err := http.DefaultClient.Do(req)
-				if err != nil {
-					other.Add(1)
-					continue
-				}
-				b, _ := io.ReadAll(res.Body)
-				res.Body.Close()
-				switch res.StatusCode {
-				case http.StatusOK:
-					served.Add(1)
-				case http.StatusTooManyRequests:
-					limited.Add(1)
-					if s, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || s < 1 {
-						retryAfterOK.Store(false)
-					}
-					var e struct {
-						Error struct{ Code int64 } `json:"error"`
-					}
-					if json.Unmarshal(b, &e) != nil || e.Error.Code != ratelimit.CodeRateLimited {
-						codeOK.Store(false)
-					}
-				default:
-					other.Add(1)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	t.Logf("%d reads: %d served, %d refused with 429 (default read rate %s)", reads, served.Load(), limited.Load(), app.DefaultRateRead)
-	assert.Zero(t, other.Load(), "only 200 and 429")
-	assert.GreaterOrEqual(t, served.Load(), int64(app.DefaultMaxInFlight), "calls are served up to the bound")
-	assert.Positive(t, limited.Load(), "a flood is limited")
-	assert.True(t, retryAfterOK.Load(), "every 429 says Retry-After, in whole seconds")
-	assert.True(t, codeOK.Load(), "every 429 carries the JSON-RPC error %d", ratelimit.CodeRateLimited)
+	c := flood.Start(http.DefaultClient, d.mcpURL, token, body, reads, inFlight)()
+	t.Logf("%d reads: %d served, %d refused with 429 (default read rate %s)", reads, c.Served, c.Limited, app.DefaultRateRead)
+	assert.Zero(t, c.Other, "only 200 and 429s with Retry-After in whole seconds and the JSON-RPC error %d", ratelimit.CodeRateLimited)
+	assert.GreaterOrEqual(t, c.Served, int64(app.DefaultMaxInFlight), "calls are served up to the bound")
+	assert.Positive(t, c.Limited, "a flood is limited")
 }

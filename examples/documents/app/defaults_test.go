@@ -1,21 +1,18 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/examples/documents/store"
-	"github.com/mcpkit/mcpkit/mcphttp/ratelimit"
+	"github.com/mcpkit/mcpkit/examples/internal/flood"
 )
 
 // withDefaults sets c's limits to the flags' defaults (start's Config has
@@ -107,55 +104,16 @@ func TestDefaultsLimitAFlood(t *testing.T) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	defer client.CloseIdleConnections()
 	const inFlight, each = 48, 10
-	var served, limited, other atomic.Int64
-	var wg sync.WaitGroup
-	for range inFlight {
-		wg.Go(func() {
-			for range each {
-				body := `{"jsonrpc":"2.0","id":1,"method":"resources/list"}`
-				req, _ := http.NewRequest(http.MethodPost, s.mcpURL(), bytes.NewReader([]byte(body)))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-				req.Header.Set("Authorization", "Bearer "+mallory)
-				res, err := client.Do(req)
-				if err != nil {
-					other.Add(1)
-					continue
-				}
-				raw, _ := io.ReadAll(res.Body)
-				res.Body.Close()
-				switch res.StatusCode {
-				case http.StatusOK:
-					served.Add(1)
-				case http.StatusTooManyRequests:
-					limited.Add(1)
-					var e struct {
-						Error struct {
-							Code int64
-							Data struct {
-								RetryAfterMs int64 `json:"retryAfterMs"`
-							}
-						} `json:"error"`
-					}
-					if json.Unmarshal(raw, &e) != nil || e.Error.Code != ratelimit.CodeRateLimited || e.Error.Data.RetryAfterMs <= 0 || res.Header.Get("Retry-After") == "" {
-						other.Add(1)
-					}
-				default:
-					other.Add(1)
-				}
-			}
-		})
-	}
+	wait := flood.Start(client, s.mcpURL(), mallory, `{"jsonrpc":"2.0","id":1,"method":"resources/list"}`, inFlight*each, inFlight)
 	aliceOK := 0
 	for range 20 {
 		if code, _ := call(t, http.DefaultClient, s.mcpURL(), alice, "resources/list", nil); code == http.StatusOK {
 			aliceOK++
 		}
 	}
-	wg.Wait()
-	t.Logf("a flood of %d calls, %d in flight: %d served, %d refused with 429; alice served %d of 20", inFlight*each, inFlight, served.Load(), limited.Load(), aliceOK)
-	assert.Zero(t, other.Load(), "only 200 and well-formed 429s")
-	assert.Positive(t, limited.Load(), "the flood is limited")
+	c := wait()
+	t.Logf("a flood of %d calls, %d in flight: %d served, %d refused with 429; alice served %d of 20", inFlight*each, inFlight, c.Served, c.Limited, aliceOK)
+	assert.Zero(t, c.Other, "only 200 and well-formed 429s")
+	assert.Positive(t, c.Limited, "the flood is limited")
 	assert.Equal(t, 20, aliceOK, "alice is served meanwhile")
 }
