@@ -166,18 +166,11 @@ var errNoSubject = errors.New("documents: caller has no subject")
 // the same however deep it is and however many documents the caller has.
 func listDocuments(st store.Store) inventory.ListFunc {
 	return func(ctx context.Context, req inventory.ListRequest) (inventory.Page, error) {
-		if req.Principal.Subject == "" {
-			return inventory.Page{}, errNoSubject // never list without an owner
-		}
-		// Records are owned by identity key: the subject, or with several
-		// issuers the issuer-qualified subject (principal.Principal.Key).
-		rows, err := st.List(ctx, req.Principal.Key(), req.After, req.Limit+1)
+		rows, more, err := ownedRows(ctx, req, st.List)
 		if err != nil {
 			return inventory.Page{}, err
 		}
-		page := inventory.Page{HasMore: len(rows) > req.Limit}
-		rows = rows[:min(len(rows), req.Limit)]
-		page.Entries = make([]inventory.Entry, len(rows))
+		page := inventory.Page{HasMore: more, Entries: make([]inventory.Entry, len(rows))}
 		for i, r := range rows {
 			page.Entries[i] = inventory.Entry{
 				Key: r.OrderKey, // unique, immutable, printable ASCII: the cursor's position
@@ -191,6 +184,23 @@ func listDocuments(st store.Store) inventory.ListFunc {
 		}
 		return page, nil
 	}
+}
+
+// ownedRows reads, with list, the caller's next req.Limit rows strictly
+// after req.After and whether more exist (it reads Limit+1 rows to learn
+// that); it never lists without an owner. Records are owned by identity
+// key: the subject, or with several issuers the issuer-qualified subject
+// (principal.Principal.Key). The documents' and the skills' listings
+// share it.
+func ownedRows[R any](ctx context.Context, req inventory.ListRequest, list func(ctx context.Context, owner, after string, limit int) ([]R, error)) (rows []R, more bool, err error) {
+	if req.Principal.Subject == "" {
+		return nil, false, errNoSubject // never list without an owner
+	}
+	rows, err = list(ctx, req.Principal.Key(), req.After, req.Limit+1)
+	if err != nil {
+		return nil, false, err
+	}
+	return rows[:min(len(rows), req.Limit)], len(rows) > req.Limit, nil
 }
 
 // readDocument returns a document if the caller may see it now. A URI

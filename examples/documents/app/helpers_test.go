@@ -162,16 +162,24 @@ func postRPC(t *testing.T, client *http.Client, url, token, method string, param
 // list fetches one resources/list page and requires success.
 func (s *testServer) list(t *testing.T, token, cursor string) listResult {
 	t.Helper()
+	var lr listResult
+	s.page(t, token, "resources/list", cursor, &lr)
+	return lr
+}
+
+// page fetches one page of a list method (resources/list, skills/list)
+// from cursor ("": the first), requires success and decodes the result
+// into result.
+func (s *testServer) page(t *testing.T, token, method, cursor string, result any) {
+	t.Helper()
 	var params any
 	if cursor != "" {
 		params = map[string]any{"cursor": cursor}
 	}
-	res, out := s.post(t, token, "resources/list", params)
+	res, out := s.post(t, token, method, params)
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.Nil(t, out.Error)
-	var lr listResult
-	require.NoError(t, json.Unmarshal(out.Result, &lr))
-	return lr
+	require.NoError(t, json.Unmarshal(out.Result, result))
 }
 
 // walk follows nextCursor to the end and returns every URI and the number

@@ -63,16 +63,11 @@ func SkillsSource(st store.SkillStore) skills.Source {
 	return skills.Source{
 		Template: SkillFilesTemplateName,
 		List: func(ctx context.Context, req inventory.ListRequest) (skills.Page, error) {
-			if req.Principal.Subject == "" {
-				return skills.Page{}, errNoSubject // never list without an owner
-			}
-			rows, err := st.ListSkills(ctx, req.Principal.Key(), req.After, req.Limit+1)
+			rows, more, err := ownedRows(ctx, req, st.ListSkills)
 			if err != nil {
 				return skills.Page{}, err
 			}
-			page := skills.Page{HasMore: len(rows) > req.Limit}
-			rows = rows[:min(len(rows), req.Limit)]
-			page.Skills = make([]skills.Skill, len(rows))
+			page := skills.Page{HasMore: more, Skills: make([]skills.Skill, len(rows))}
 			for i := range rows {
 				page.Skills[i] = skillEntry(&rows[i])
 			}

@@ -28,18 +28,11 @@ func (s *testServer) skillsWalk(t *testing.T, token string) ([]skillEntryJSON, i
 	var all []skillEntryJSON
 	cursor, pages := "", 0
 	for {
-		var params any
-		if cursor != "" {
-			params = map[string]any{"cursor": cursor}
-		}
-		res, out := s.post(t, token, "skills/list", params)
-		require.Equal(t, http.StatusOK, res.StatusCode)
-		require.Nil(t, out.Error)
 		var page struct {
 			Skills []skillEntryJSON `json:"skills"`
 			Next   string           `json:"nextCursor"`
 		}
-		require.NoError(t, json.Unmarshal(out.Result, &page))
+		s.page(t, token, "skills/list", cursor, &page)
 		all = append(all, page.Skills...)
 		pages++
 		if page.Next == "" {
