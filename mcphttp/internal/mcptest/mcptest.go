@@ -254,11 +254,7 @@ func Do(t testing.TB, h http.Handler, rq Request) *httptest.ResponseRecorder {
 	if rq.RemoteAddr != "" {
 		r.RemoteAddr = rq.RemoteAddr
 	}
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	if rq.Token != "" {
-		r.Header.Set("Authorization", "Bearer "+rq.Token)
-	}
+	setPostHeaders(r.Header, rq.Token)
 	for k, v := range rq.Headers {
 		if v == "" {
 			r.Header.Del(k)
@@ -269,6 +265,17 @@ func Do(t testing.TB, h http.Handler, rq Request) *httptest.ResponseRecorder {
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	return w
+}
+
+// setPostHeaders sets what every POST of a JSON-RPC call carries: its
+// content type, the two types a client accepts, and token as a bearer
+// token unless it is empty.
+func setPostHeaders(h http.Header, token string) {
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	if token != "" {
+		h.Set("Authorization", "Bearer "+token)
+	}
 }
 
 // Do serves rq with the fixture's endpoint.
@@ -342,12 +349,8 @@ func NewLegacyRequest(t testing.TB, url, method, token string) *http.Request {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(Legacy(1, method, nil)))
 	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	setPostHeaders(req.Header, token)
 	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
 	return req
 }
 
@@ -377,11 +380,7 @@ func (s *Server) Post(t testing.TB, token, session, body string, hdr map[string]
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, s.Srv.URL, strings.NewReader(body))
 	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
+	setPostHeaders(req.Header, token)
 	if session != "" {
 		req.Header.Set("Mcp-Session-Id", session)
 	}
