@@ -15,7 +15,7 @@ func AppendVary(h http.Header, names ...string) {
 	for _, name := range names {
 		have := false
 		for _, v := range vary {
-			if v == "*" || ListHas(v, name) {
+			if v == name || v == "*" || ListHas(v, name) { // mostly set by this kit: name itself
 				have = true
 				break
 			}
