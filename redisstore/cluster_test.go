@@ -43,7 +43,7 @@ func TestOnCluster(t *testing.T) {
 			{"RedisSessionIdle", TestRedisSessionIdle}, {"RedisSessionBinding", TestRedisSessionBinding},
 			{"RedisSessionIDs", TestRedisSessionIDs}, {"RedisSessionEvictionAndSweep", TestRedisSessionEvictionAndSweep},
 			{"RedisSubscriptions", TestRedisSubscriptions}, {"RedisSessionsRaceAndKeys", TestRedisSessionsRaceAndKeys},
-			{"EventLogSince", TestEventLogSince}, {"EventLogTrims", TestEventLogTrims},
+			{"EventLogSince", TestEventLogSince}, {"EventLogSharedID", TestEventLogSharedID}, {"EventLogTrims", TestEventLogTrims},
 			// The broker's tests count one channel's subscription; on a
 			// cluster it has eight (testClusterBroker).
 			{"BrokerCarriesIDs", TestBrokerCarriesIDs}, {"BrokerCatchesUpFromTheLog", TestBrokerCatchesUpFromTheLog},
