@@ -43,7 +43,7 @@ func TestOnCluster(t *testing.T) {
 			{"RedisSessionIdle", TestRedisSessionIdle}, {"RedisSessionBinding", TestRedisSessionBinding},
 			{"RedisSessionIDs", TestRedisSessionIDs}, {"RedisSessionEvictionAndSweep", TestRedisSessionEvictionAndSweep},
 			{"RedisSubscriptions", TestRedisSubscriptions}, {"RedisSessionsRaceAndKeys", TestRedisSessionsRaceAndKeys},
-			{"EventLogSince", TestEventLogSince}, {"EventLogTrims", TestEventLogTrims},
+			{"EventLogSince", TestEventLogSince}, {"EventLogSharedID", TestEventLogSharedID}, {"EventLogTrims", TestEventLogTrims},
 			// The broker's tests count one channel's subscription; on a
 			// cluster it has eight (testClusterBroker).
 			{"BrokerCarriesIDs", TestBrokerCarriesIDs}, {"BrokerCatchesUpFromTheLog", TestBrokerCatchesUpFromTheLog},
@@ -192,7 +192,19 @@ func stall(t *testing.T, c *redistest.Cluster, node *redistest.Server, d time.Du
 		done <- cl.Do(context.Background(), "DEBUG", "SLEEP", fmt.Sprintf("%.3f", d.Seconds())).Err()
 	}()
 	time.Sleep(100 * time.Millisecond) // the DEBUG SLEEP is running
-	return func() { require.NoError(t, <-done) }
+	return func() {
+		require.NoError(t, <-done)
+		// A stall longer than the cluster's node timeout may be failed
+		// over like a dead master (more likely on a loaded machine): fail
+		// back, so the next tests find c.Masters masters.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		n, err := c.RestoreMasters(ctx)
+		require.NoError(t, err)
+		if n > 0 {
+			t.Logf("the stalled master had been failed over: failed back")
+		}
+	}
 }
 
 // A node that stalls longer than the client's ReadTimeout (DEBUG SLEEP
@@ -244,6 +256,20 @@ func testStall(t *testing.T, c *redistest.Cluster) {
 		require.Error(t, err)
 		assert.NotErrorIs(t, err, dpop.ErrReplayed, "a fresh proof is never its own replay")
 		wake()
+	})
+
+	// Past the node timeout for sure: the replica takes over, and the
+	// stall's end fails back (the tests after this one need c.Masters
+	// masters).
+	t.Run("longer than the node timeout", func(t *testing.T) {
+		node := c.Masters[0]
+		wake := stall(t, c, node, 4*c.NodeTimeout)
+		wake()
+		for _, m := range c.Masters {
+			role, err := c.Do(ctx, m, "ROLE")
+			require.NoError(t, err)
+			assert.Equal(t, "master", role, m.Addr())
+		}
 	})
 
 	t.Run("go-redis script retried", func(t *testing.T) {

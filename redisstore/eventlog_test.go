@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -92,6 +93,32 @@ func TestEventLogSince(t *testing.T) {
 	assert.ErrorIs(t, err, redisstore.ErrInvalidEvent)
 	_, err = l.Append(ctx, "", notify.Event{Kind: notify.ListChanged})
 	assert.ErrorIs(t, err, redisstore.ErrInvalidEvent)
+}
+
+// TestEventLogSharedID: Redis numbers each stream's entries on its own
+// (ms-seq, from its clock), so an id of carol's events is a position of
+// bob's too when both had an entry in that millisecond. Since answers
+// from the stream of the key asked about, with its events only.
+func TestEventLogSharedID(t *testing.T) {
+	_, client := startBackend(t)
+	ctx := context.Background()
+	l, err := redisstore.NewEventLog(client, redisstore.EventLogOptions{Age: time.Hour})
+	require.NoError(t, err)
+	shared := appendOK(t, l, "carol", notify.Event{Kind: notify.ListChanged})
+	// bob's entry of the same id, as Redis gives when both are appended
+	// in one millisecond.
+	require.NoError(t, client.XAdd(ctx, &redis.XAddArgs{Stream: logKey("bob"), ID: shared, Values: []string{"k", "l"}}).Err())
+	b := appendOK(t, l, "bob", notify.Event{Kind: notify.ResourceUpdated, URI: "docs://documents/b"})
+	c := appendOK(t, l, "carol", notify.Event{Kind: notify.ResourceUpdated, URI: "docs://documents/c"})
+
+	evs, ok, err := l.Since(ctx, "bob", shared)
+	require.NoError(t, err)
+	assert.True(t, ok, "a position of bob's")
+	assert.Equal(t, []notify.Event{{Subject: "bob", Kind: notify.ResourceUpdated, URI: "docs://documents/b", ID: b}}, evs)
+	evs, ok, err = l.Since(ctx, "carol", shared)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.Equal(t, []notify.Event{{Subject: "carol", Kind: notify.ResourceUpdated, URI: "docs://documents/c", ID: c}}, evs)
 }
 
 // TestEventLogTrims: the stream is bounded; an id trimmed away is too old.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,7 +25,8 @@ type redisServer struct {
 	bin, dir string
 	port     int
 	cmd      *exec.Cmd
-	extra    []string // further arguments of redis-server
+	exited   chan struct{} // closed when cmd has exited
+	extra    []string      // further arguments of redis-server
 }
 
 // startRedis starts a redis-server for t ($MCPKIT_REDIS_SERVER, else
@@ -45,29 +47,58 @@ func startRedisWith(t *testing.T, extra ...string) *redisServer {
 		}
 		t.Skip("Redis tests skipped: no redis-server (install Debian's redis-server, or set MCPKIT_REDIS_SERVER)")
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
-	s := &redisServer{bin: bin, dir: t.TempDir(), port: port, extra: extra}
-	s.start(t)
+	s := &redisServer{bin: bin, dir: t.TempDir(), extra: extra}
 	t.Cleanup(s.stop)
-	return s
+	for try := 1; ; try++ { // another process may take the free port first
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		s.port = l.Addr().(*net.TCPAddr).Port
+		require.NoError(t, l.Close())
+		if s.run(t) {
+			return s
+		}
+		require.Less(t, try, 5, "redis-server found no free port")
+	}
 }
 
 func (s *redisServer) url() string { return "redis://127.0.0.1:" + strconv.Itoa(s.port) + "/0" }
 
-// start runs the server and waits until it answers PING.
+// start runs the server (again) on its port and waits until it answers.
 func (s *redisServer) start(t *testing.T) {
+	t.Helper()
+	require.True(t, s.run(t), "redis-server exited at start: port %d taken", s.port)
+}
+
+// run runs the server on s.port and waits until it answers as itself
+// (INFO's process_id): a server of another test that took the port first
+// answers PING too. It reports false when the server exited (the port was
+// taken).
+func (s *redisServer) run(t *testing.T) bool {
 	t.Helper()
 	args := []string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
 		"--save", "", "--appendonly", "no", "--daemonize", "no"}
-	s.cmd = exec.Command(s.bin, append(args, s.extra...)...)
-	require.NoError(t, s.cmd.Start())
+	cmd := exec.Command(s.bin, append(args, s.extra...)...)
+	require.NoError(t, cmd.Start())
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
 	c := s.client(t)
+	self := "process_id:" + strconv.Itoa(cmd.Process.Pid) + "\r\n"
 	deadline := time.Now().Add(10 * time.Second)
-	for c.Ping(context.Background()).Err() != nil {
-		require.True(t, time.Now().Before(deadline), "redis-server did not answer")
+	for {
+		select {
+		case <-exited:
+			return false
+		default:
+		}
+		if info, err := c.Info(context.Background(), "server").Result(); err == nil && strings.Contains(info, self) {
+			s.cmd, s.exited = cmd, exited
+			return true
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			<-exited
+			require.Fail(t, "redis-server did not answer")
+		}
 		time.Sleep(10 * time.Millisecond)
 	}
 }
@@ -76,7 +107,7 @@ func (s *redisServer) start(t *testing.T) {
 func (s *redisServer) stop() {
 	if s.cmd != nil {
 		_ = s.cmd.Process.Kill()
-		_ = s.cmd.Wait()
+		<-s.exited
 		s.cmd = nil
 	}
 }
@@ -236,4 +267,14 @@ func waitRedisListening(t *testing.T, b *redisstore.Broker) {
 		require.True(t, time.Now().Before(deadline), "the Redis listener never subscribed")
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// A server started on a port another server holds exits, and the other's
+// answer is not taken for its own (two tests would share one Redis).
+func TestRedisServerOnATakenPort(t *testing.T) {
+	rs := startRedis(t)
+	other := &redisServer{bin: rs.bin, dir: t.TempDir(), port: rs.port}
+	t.Cleanup(other.stop)
+	assert.False(t, other.run(t))
+	assert.Nil(t, other.cmd)
 }

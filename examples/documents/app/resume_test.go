@@ -3,14 +3,20 @@ package app
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/redisstore"
 )
 
 // idStream is a legacy GET stream read with each message's SSE id.
@@ -87,12 +93,27 @@ func decodeNote(data string) note {
 
 func (st *idStream) next(t *testing.T) idMessage {
 	t.Helper()
+	m, err := st.wait()
+	if err != "" {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// wait returns the next message, or why there is none.
+func (st *idStream) wait() (idMessage, string) {
 	select {
 	case m := <-st.events:
-		return m
+		return m, ""
+	case <-st.done:
+		select {
+		case m := <-st.events:
+			return m, ""
+		default:
+			return idMessage{}, "the stream ended"
+		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("no event within 10s")
-		return idMessage{}
+		return idMessage{}, "no event within 10s"
 	}
 }
 
@@ -104,7 +125,10 @@ func (st *idStream) untilMarker(t *testing.T) ([]idMessage, string) {
 	t.Helper()
 	var out []idMessage
 	for {
-		m := st.next(t)
+		m, err := st.wait()
+		if err != "" {
+			t.Fatalf("%s; before the marker: %v", err, out)
+		}
 		if m.note == updatedNote(AboutURI) && m.id != "" {
 			return out, m.id
 		}
@@ -154,6 +178,21 @@ func testResume(t *testing.T, db func(*Config), listening func(*testing.T, *test
 	id := a.firstDocs(t, "alice", 1)[0]
 	uri := documentPrefix + id
 
+	// carol's stream, and a change of hers before bob's log has anything:
+	// its log id is no position of bob's log. (Redis numbers each
+	// stream's entries on its own, ms-seq from its clock: an id of
+	// carol's names a position of bob's too when both logs have an entry
+	// in that millisecond; TestRedisResumeSharedID resumes from one.)
+	carolSession := b.initialize(t, carol)
+	b.subscribe(t, carol, carolSession, AboutURI)
+	carolGET := b.openResume(t, carol, "carol", carolSession, "", 1)
+	a.app.hub.ListChanged(ctx, "carol")
+	carolFirst := carolGET.next(t)
+	require.Equal(t, listChangedNote(), carolFirst.note)
+	_, carolLogID, ok := strings.Cut(carolFirst.id, ".")
+	require.True(t, ok, carolFirst.id)
+	waitRedisPast(t, rs, carolLogID)
+
 	session := a.initialize(t, bob)
 	a.subscribe(t, bob, session, AboutURI)
 	a.subscribe(t, bob, session, uri)
@@ -165,16 +204,13 @@ func testResume(t *testing.T, db func(*Config), listening func(*testing.T, *test
 	onA.close()
 	waitSubscribers(t, a.app.hub, "bob", 0)
 
+	_, firstLogID, ok := strings.Cut(first.id, ".")
+	require.True(t, ok, first.id)
+	require.True(t, streamIDAfter(t, firstLogID, carolLogID), "bob's events come after carol's change: %s, %s", first.id, carolFirst.id)
+
 	// While bob has no stream: alice edits (on A), and carol hears of a
 	// change of her own.
 	a.update(t, alice, id, "Edited while bob was away.")
-	carolSession := b.initialize(t, carol)
-	b.subscribe(t, carol, carolSession, AboutURI)
-	carolGET := b.openResume(t, carol, "carol", carolSession, "", 1)
-	a.app.hub.ListChanged(ctx, "carol")
-	carolFirst := carolGET.next(t)
-	require.Equal(t, listChangedNote(), carolFirst.note)
-	require.NotEmpty(t, carolFirst.id)
 	a.app.hub.ListChanged(ctx, "carol") // after carolFirst: what resuming from it would replay
 
 	// bob reconnects to B: the update he missed, with an id, then nothing
@@ -202,13 +238,12 @@ func testResume(t *testing.T, db func(*Config), listening func(*testing.T, *test
 	// (list_changed, the tool watcher's, the updates of his subscriptions).
 	restart := []idMessage{{note: listChangedNote()}, {note: note{Method: "notifications/tools/list_changed"}},
 		{note: updatedNote(AboutURI)}, {note: updatedNote(uri)}}
-	tag, _, ok := strings.Cut(first.id, ".")
-	require.True(t, ok, first.id)
+	tag, _, _ := strings.Cut(first.id, ".")
 	for name, last := range map[string]string{
 		"forged":                         "forged",
 		"bob's tag, unknown log id":      tag + ".1-1",
 		"carol's":                        carolFirst.id,
-		"carol's log id under bob's tag": tag + carolFirst.id[strings.Index(carolFirst.id, "."):],
+		"carol's log id under bob's tag": tag + "." + carolLogID,
 	} {
 		st := b.openResume(t, bob, "bob", session, last, 1)
 		got := make([]idMessage, 0, len(restart))
@@ -225,6 +260,112 @@ func testResume(t *testing.T, db func(*Config), listening func(*testing.T, *test
 	b.app.hub.ResourceUpdated(ctx, "carol", AboutURI)
 	rest, _ = carolGET.untilMarker(t)
 	assert.Equal(t, []idMessage{{id: rest[0].id, note: listChangedNote()}}, rest, "carol's second change, and nothing of bob's")
+}
+
+// An id of carol's log that is also a position of bob's (both logs had
+// an entry in that millisecond: Redis numbers each stream's entries on
+// its own), under bob's tag: bob's stream resumes from his own position,
+// and is given his own events after it, nothing of carol's.
+func TestRedisResumeSharedID(t *testing.T) {
+	rs := startRedis(t)
+	idp := startIdentityProvider(t, prodResource)
+	db := "sqlite:" + t.TempDir() + "/documents.db"
+	s := start(t, func(c *Config) { jwtConfig(idp)(c); c.DB, c.Redis = db, rs.url() })
+	require.NotNil(t, s.app.redis.events)
+	waitRedisListening(t, s.app.redis.broker)
+	ctx := context.Background()
+	bob, carol := idp.token(t, "bob", ScopeRead), idp.token(t, "carol", ScopeRead)
+
+	// bob's tag, from an event of his.
+	session := s.initialize(t, bob)
+	s.subscribe(t, bob, session, AboutURI)
+	st := s.openResume(t, bob, "bob", session, "", 1)
+	s.app.hub.ListChanged(ctx, "bob")
+	first := st.next(t)
+	require.Equal(t, listChangedNote(), first.note)
+	tag, firstLogID, ok := strings.Cut(first.id, ".")
+	require.True(t, ok, first.id)
+	st.close()
+	waitSubscribers(t, s.app.hub, "bob", 0)
+	waitRedisPast(t, rs, firstLogID)
+
+	// A change of carol's; bob's log is given an entry of the same id, as
+	// Redis does when both are appended in one millisecond.
+	carolSession := s.initialize(t, carol)
+	s.subscribe(t, carol, carolSession, AboutURI)
+	carolGET := s.openResume(t, carol, "carol", carolSession, "", 1)
+	s.app.hub.ListChanged(ctx, "carol")
+	carolFirst := carolGET.next(t)
+	require.Equal(t, listChangedNote(), carolFirst.note)
+	_, shared, ok := strings.Cut(carolFirst.id, ".")
+	require.True(t, ok, carolFirst.id)
+	rc := rs.client(t)
+	require.NoError(t, rc.XAdd(ctx, &redis.XAddArgs{Stream: eventLogKey("bob"), ID: shared, Values: []string{"k", "l"}}).Err())
+
+	// After it: an update of bob's, and a change of carol's.
+	s.app.hub.ResourceUpdated(ctx, "bob", AboutURI)
+	s.app.hub.ListChanged(ctx, "carol")
+
+	st = s.openResume(t, bob, "bob", session, tag+"."+shared, 1)
+	missed := st.next(t)
+	assert.Equal(t, updatedNote(AboutURI), missed.note, "bob's own event after the shared id")
+	missedTag, missedLogID, _ := strings.Cut(missed.id, ".")
+	assert.Equal(t, tag, missedTag)
+	assert.True(t, streamIDAfter(t, missedLogID, shared), missed.id)
+	s.app.hub.ResourceUpdated(ctx, "bob", AboutURI)
+	rest, _ := st.untilMarker(t)
+	assert.Empty(t, rest, "nothing of carol's")
+
+	s.app.hub.ResourceUpdated(ctx, "carol", AboutURI)
+	rest, _ = carolGET.untilMarker(t)
+	require.Len(t, rest, 1, "carol's second change, and nothing of bob's")
+	assert.Equal(t, listChangedNote(), rest[0].note)
+}
+
+// eventLogKey is the Redis stream of subject's events in redisstore's
+// EventLog with the default prefix (the prefix and the base64url of the
+// SHA-256 of the key).
+func eventLogKey(subject string) string {
+	sum := sha256.Sum256([]byte(subject))
+	return redisstore.DefaultEventLogPrefix + base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// waitRedisPast waits until rs's clock is past the millisecond of the
+// stream id id: every entry appended after it has a greater millisecond.
+func waitRedisPast(t *testing.T, rs *redisServer, id string) {
+	t.Helper()
+	ms, _, ok := strings.Cut(id, "-")
+	require.True(t, ok, id)
+	at, err := strconv.ParseInt(ms, 10, 64)
+	require.NoError(t, err, id)
+	c := rs.client(t)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		now, err := c.Time(context.Background()).Result()
+		require.NoError(t, err)
+		if now.UnixMilli() > at {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "Redis's clock stays at %d", now.UnixMilli())
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// streamIDAfter reports whether the stream id a ("ms-seq") comes after b.
+func streamIDAfter(t *testing.T, a, b string) bool {
+	t.Helper()
+	parse := func(id string) (uint64, uint64) {
+		ms, seq, ok := strings.Cut(id, "-")
+		require.True(t, ok, id)
+		m, err := strconv.ParseUint(ms, 10, 64)
+		require.NoError(t, err, id)
+		n, err := strconv.ParseUint(seq, 10, 64)
+		require.NoError(t, err, id)
+		return m, n
+	}
+	am, as := parse(a)
+	bm, bs := parse(b)
+	return am > bm || am == bm && as > bs
 }
 
 // One instance without -redis: the hub's own notify.MemoryLog gives the

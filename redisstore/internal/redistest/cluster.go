@@ -147,6 +147,93 @@ func (c *Cluster) WaitHealthy(ctx context.Context) error {
 	})
 }
 
+// RestoreMasters makes every running node of c.Masters a master again
+// where its replica took over (a master that stalled longer than
+// NodeTimeout is failed over like a dead one): CLUSTER FAILOVER on it once
+// it is in sync, as an operator fails back. It returns the number of
+// masters it restored, when the cluster is healthy again.
+func (c *Cluster) RestoreMasters(ctx context.Context) (int, error) {
+	role := func(s *Server) string {
+		repl, err := c.str(ctx, s, "INFO", "replication")
+		if err != nil {
+			return ""
+		}
+		switch {
+		case strings.Contains(repl, "role:master"):
+			return "master"
+		case strings.Contains(repl, "master_link_status:up"):
+			return "synced replica"
+		}
+		return "replica"
+	}
+	// Settled first: a failover decided while the master slept may end
+	// after it woke.
+	if err := c.settle(ctx); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, m := range c.Masters {
+		if !m.Running() {
+			continue
+		}
+		if err := waitFor(ctx, func() bool { r := role(m); return r == "master" || r == "synced replica" }); err != nil {
+			return n, fmt.Errorf("redistest: %s neither a master nor a synced replica: %w", m.Addr(), err)
+		}
+		if role(m) == "master" {
+			continue
+		}
+		if err := c.do(ctx, m, "CLUSTER", "FAILOVER"); err != nil {
+			return n, fmt.Errorf("redistest: failing back to %s: %w", m.Addr(), err)
+		}
+		if err := waitFor(ctx, func() bool { return role(m) == "master" }); err != nil {
+			return n, fmt.Errorf("redistest: %s is not a master again: %w", m.Addr(), err)
+		}
+		n++
+	}
+	return n, c.WaitHealthy(ctx)
+}
+
+// settle waits until no running node sees a node failing (flags fail or
+// fail?), twice NodeTimeout apart.
+func (c *Cluster) settle(ctx context.Context) error {
+	quiet := func() bool {
+		for _, n := range c.Nodes() {
+			if !n.Running() {
+				continue
+			}
+			nodes, err := c.str(ctx, n, "CLUSTER", "NODES")
+			if err != nil {
+				return false
+			}
+			for line := range strings.Lines(nodes) {
+				f := strings.Fields(line)
+				if len(f) < 3 {
+					continue
+				}
+				for flag := range strings.SplitSeq(f[2], ",") {
+					if flag == "fail" || flag == "fail?" {
+						return false
+					}
+				}
+			}
+		}
+		return true
+	}
+	for {
+		if err := waitFor(ctx, quiet); err != nil {
+			return fmt.Errorf("redistest: the cluster does not settle: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(c.NodeTimeout):
+		}
+		if quiet() {
+			return nil
+		}
+	}
+}
+
 // Nodes returns the masters then the replicas, as started.
 func (c *Cluster) Nodes() []*Server {
 	return append(append([]*Server(nil), c.Masters...), c.Replicas...)
