@@ -183,15 +183,9 @@ func testResume(t *testing.T, db func(*Config), listening func(*testing.T, *test
 	// stream's entries on its own, ms-seq from its clock: an id of
 	// carol's names a position of bob's too when both logs have an entry
 	// in that millisecond; TestRedisResumeSharedID resumes from one.)
-	carolSession := b.initialize(t, carol)
-	b.subscribe(t, carol, carolSession, AboutURI)
-	carolGET := b.openResume(t, carol, "carol", carolSession, "", 1)
-	a.app.hub.ListChanged(ctx, "carol")
-	carolFirst := carolGET.next(t)
-	require.Equal(t, listChangedNote(), carolFirst.note)
-	_, carolLogID, ok := strings.Cut(carolFirst.id, ".")
-	require.True(t, ok, carolFirst.id)
-	waitRedisPast(t, rs, carolLogID)
+	carolW := watch(t, b, a, carol, "carol")
+	carolGET, carolFirst := carolW.stream, carolW.first
+	waitRedisPast(t, rs, carolW.logID)
 
 	session := a.initialize(t, bob)
 	a.subscribe(t, bob, session, AboutURI)
@@ -206,7 +200,7 @@ func testResume(t *testing.T, db func(*Config), listening func(*testing.T, *test
 
 	_, firstLogID, ok := strings.Cut(first.id, ".")
 	require.True(t, ok, first.id)
-	require.True(t, streamIDAfter(t, firstLogID, carolLogID), "bob's events come after carol's change: %s, %s", first.id, carolFirst.id)
+	require.True(t, streamIDAfter(t, firstLogID, carolW.logID), "bob's events come after carol's change: %s, %s", first.id, carolFirst.id)
 
 	// While bob has no stream: alice edits (on A), and carol hears of a
 	// change of her own.
@@ -243,7 +237,7 @@ func testResume(t *testing.T, db func(*Config), listening func(*testing.T, *test
 		"forged":                         "forged",
 		"bob's tag, unknown log id":      tag + ".1-1",
 		"carol's":                        carolFirst.id,
-		"carol's log id under bob's tag": tag + "." + carolLogID,
+		"carol's log id under bob's tag": tag + "." + carolW.logID,
 	} {
 		st := b.openResume(t, bob, "bob", session, last, 1)
 		got := make([]idMessage, 0, len(restart))
@@ -277,28 +271,16 @@ func TestRedisResumeSharedID(t *testing.T) {
 	bob, carol := idp.token(t, "bob", ScopeRead), idp.token(t, "carol", ScopeRead)
 
 	// bob's tag, from an event of his.
-	session := s.initialize(t, bob)
-	s.subscribe(t, bob, session, AboutURI)
-	st := s.openResume(t, bob, "bob", session, "", 1)
-	s.app.hub.ListChanged(ctx, "bob")
-	first := st.next(t)
-	require.Equal(t, listChangedNote(), first.note)
-	tag, firstLogID, ok := strings.Cut(first.id, ".")
-	require.True(t, ok, first.id)
-	st.close()
+	bobW := watch(t, s, s, bob, "bob")
+	session, tag := bobW.session, bobW.tag
+	bobW.stream.close()
 	waitSubscribers(t, s.app.hub, "bob", 0)
-	waitRedisPast(t, rs, firstLogID)
+	waitRedisPast(t, rs, bobW.logID)
 
 	// A change of carol's; bob's log is given an entry of the same id, as
 	// Redis does when both are appended in one millisecond.
-	carolSession := s.initialize(t, carol)
-	s.subscribe(t, carol, carolSession, AboutURI)
-	carolGET := s.openResume(t, carol, "carol", carolSession, "", 1)
-	s.app.hub.ListChanged(ctx, "carol")
-	carolFirst := carolGET.next(t)
-	require.Equal(t, listChangedNote(), carolFirst.note)
-	_, shared, ok := strings.Cut(carolFirst.id, ".")
-	require.True(t, ok, carolFirst.id)
+	carolW := watch(t, s, s, carol, "carol")
+	carolGET, shared := carolW.stream, carolW.logID
 	rc := rs.client(t)
 	require.NoError(t, rc.XAdd(ctx, &redis.XAddArgs{Stream: eventLogKey("bob"), ID: shared, Values: []string{"k", "l"}}).Err())
 
@@ -306,7 +288,7 @@ func TestRedisResumeSharedID(t *testing.T) {
 	s.app.hub.ResourceUpdated(ctx, "bob", AboutURI)
 	s.app.hub.ListChanged(ctx, "carol")
 
-	st = s.openResume(t, bob, "bob", session, tag+"."+shared, 1)
+	st := s.openResume(t, bob, "bob", session, tag+"."+shared, 1)
 	missed := st.next(t)
 	assert.Equal(t, updatedNote(AboutURI), missed.note, "bob's own event after the shared id")
 	missedTag, missedLogID, _ := strings.Cut(missed.id, ".")
@@ -320,6 +302,33 @@ func TestRedisResumeSharedID(t *testing.T) {
 	rest, _ = carolGET.untilMarker(t)
 	require.Len(t, rest, 1, "carol's second change, and nothing of bob's")
 	assert.Equal(t, listChangedNote(), rest[0].note)
+}
+
+// watched is a legacy stream of a subject subscribed to AboutURI, and
+// the first event it was given: a list change.
+type watched struct {
+	session string
+	stream  *idStream
+	first   idMessage
+	tag     string // first.id's tag (the subject's)
+	logID   string // first.id's position in the subject's log
+}
+
+// watch opens subject's session and stream on s, subscribed to AboutURI,
+// has via's hub announce a list change for subject, and returns the
+// stream with that first event.
+func watch(t *testing.T, s, via *testServer, token, subject string) watched {
+	t.Helper()
+	w := watched{session: s.initialize(t, token)}
+	s.subscribe(t, token, w.session, AboutURI)
+	w.stream = s.openResume(t, token, subject, w.session, "", 1)
+	via.app.hub.ListChanged(context.Background(), subject)
+	w.first = w.stream.next(t)
+	require.Equal(t, listChangedNote(), w.first.note)
+	var ok bool
+	w.tag, w.logID, ok = strings.Cut(w.first.id, ".")
+	require.True(t, ok, w.first.id)
+	return w
 }
 
 // eventLogKey is the Redis stream of subject's events in redisstore's
