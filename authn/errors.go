@@ -3,6 +3,7 @@ package authn
 import (
 	"errors"
 	"github.com/mcpkit/mcpkit/authn/dpop"
+	"github.com/mcpkit/mcpkit/authn/internal/refusal"
 	"strings"
 	"time"
 
@@ -74,7 +75,10 @@ func rejectReason(err error) string {
 		return "insufficient_scope"
 	case errors.As(err, &te):
 		return te.reason
-	case errors.As(err, &rr):
+	case errors.Is(err, dpop.ErrInvalidProof) && errors.As(err, &rr) && refusal.Hint(rr.Reason()) != "":
+		// Only authn/dpop's proof errors: a Verifier's own error with a
+		// Reason method must not put its text in the log (nor grow the
+		// log's per-reason groups without bound).
 		return rr.Reason()
 	case errors.Is(err, dpop.ErrUseNonce):
 		return "dpop_nonce"

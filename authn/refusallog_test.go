@@ -2,6 +2,7 @@ package authn
 
 import (
 	"bytes"
+	"fmt"
 	"github.com/mcpkit/mcpkit/authn/dpop"
 	"log/slog"
 	"net/http"
@@ -94,4 +95,25 @@ func TestRefusalReasonsAtInfo(t *testing.T) {
 	a3.Handler(okHandler).ServeHTTP(w, httptest.NewRequest(http.MethodPost, testResource, nil))
 	assert.Equal(t, http.StatusUnauthorized, w.Code)
 	assert.Empty(t, buf3.String())
+}
+
+// reasonError is a Verifier's own error that happens to have a Reason
+// method, as authn/dpop's proof errors do.
+type reasonError struct{ reason string }
+
+func (e reasonError) Error() string  { return "token refused" }
+func (e reasonError) Reason() string { return e.reason }
+
+// Only authn/dpop's proof errors give their Reason to the refusal log: a
+// Verifier's error with a Reason method (whose text may hold anything)
+// is classified by the kit, like any other error of a Verifier.
+func TestRejectReasonOfAVerifiersOwnError(t *testing.T) {
+	for _, err := range []error{
+		reasonError{"sub=alice@example.com"},
+		fmt.Errorf("%w: %w", ErrInvalidToken, reasonError{"dpop_x"}),
+		reasonError{"dpop_htu"},
+	} {
+		assert.NotContains(t, rejectReason(err), "alice", err)
+		assert.NotContains(t, rejectReason(err), "dpop_", err)
+	}
 }

@@ -3,6 +3,7 @@ package authn
 import (
 	"crypto/sha256"
 	"errors"
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"github.com/mcpkit/mcpkit/authn/internal/refusal"
 	"net/http"
 	"time"
@@ -35,9 +36,10 @@ import (
 //     not one per request — while an honest token that verifies there is
 //     served.
 //   - Each refusal of an admitted credential is charged to the address
-//     (Throttle.Refused); while its bucket is empty a refusal is answered
-//     429 with the Throttle's Retry-After, as before, and not charged
-//     again.
+//     (Throttle.Refused), but a DPoP nonce challenge and a check the
+//     server could not make refuse no credential and are not; while
+//     its bucket is empty a refusal is answered 429 with the Throttle's
+//     Retry-After, as before, and not charged again.
 //
 // What remains shared: a client flooding from the same address with more
 // concurrent requests than the lane admits waiters can make another
@@ -88,6 +90,14 @@ func lasting(err error) bool {
 	return false
 }
 
+// notCharged reports the failures that refuse no credential: the
+// server's own (ErrUnavailable), and a DPoP nonce challenge, which comes
+// only after the token verified and the proof's key proved to be the
+// token's, so an honest client meets it at every nonce rotation.
+func notCharged(err error) bool {
+	return errors.Is(err, ErrUnavailable) || errors.Is(err, dpop.ErrUseNonce)
+}
+
 // authenticateThrottled is Authenticate with a Throttle: see the comment
 // at the top of this file.
 func (a *Authenticator) authenticateThrottled(r *http.Request, scheme authScheme, tok string, err error) (principal.Principal, error) {
@@ -98,7 +108,7 @@ func (a *Authenticator) authenticateThrottled(r *http.Request, scheme authScheme
 		key = digest(tok)
 		if _, ok := th.good.Get(key, now); ok {
 			p, err := a.check(r, scheme, tok, nil)
-			if err != nil && !errors.Is(err, ErrUnavailable) {
+			if err != nil && !notCharged(err) {
 				th.good.Forget(key)
 				th.t.Refused(r)
 			}
@@ -134,8 +144,8 @@ func (a *Authenticator) authenticateThrottled(r *http.Request, scheme authScheme
 		}
 		th.good.Put(key, refusal.Entry{Until: until}, now)
 		return p, nil
-	case errors.Is(err, ErrUnavailable):
-		return p, err // the server's fault: not charged
+	case notCharged(err):
+		return p, err
 	case lasting(err):
 		th.refused.Put(key, refusal.Entry{Until: now.Add(knownRefusedTTL), Err: err}, now)
 	}

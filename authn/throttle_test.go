@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/mcpkit/mcpkit/authn/dpop"
+	"github.com/mcpkit/mcpkit/internal/testissuer"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -262,4 +263,33 @@ func TestStatusOfIsWriteErrors(t *testing.T) {
 			assert.Equal(t, w.Code, a.StatusOf(e), "%s, DPoP %v", name, mode)
 		}
 	}
+}
+
+// A DPoP nonce challenge refuses no credential: it comes only after the
+// token verified and the proof's key proved to be the token's. An honest
+// client meets one at its first request and at every nonce rotation; it
+// is never charged to the address, and a token verified lately stays
+// known-good through it (served without asking the Throttle).
+func TestDPoPNonceChallengeIsNotCharged(t *testing.T) {
+	d := newDPoPEnv(t, testissuer.EC256, func(o *dpop.Options) { o.RequireNonce = true; o.NonceLifetime = 2 * minute })
+	th := &countingThrottle{limit: 1, refused: map[string]int{}}
+	a, err := NewAuthenticator(d.cache, Options{Resource: testResource, Scopes: []string{"read"}, Logger: discardLogger(), Throttle: th,
+		DPoP: dpop.Options{Mode: dpop.Allowed, RequireNonce: true, NonceLifetime: 2 * minute, Now: d.clock.Now}})
+	require.NoError(t, err)
+	d.a = a
+	withNonce := func(nonce string) string {
+		return d.proof(t, http.MethodPost, func(p *testissuer.Proof) { p.Nonce = nonce })
+	}
+	w := d.send(http.MethodPost, d.url, "DPoP "+d.token, withNonce(""))
+	require.Equal(t, "use_dpop_nonce", challengeError(w, "DPoP"))
+	nonce := w.Header().Get("DPoP-Nonce")
+	require.Equal(t, http.StatusOK, d.send(http.MethodPost, d.url, "DPoP "+d.token, withNonce(nonce)).Code)
+	admits := th.admits
+
+	d.clock.Advance(2*minute + seconds(1)) // the nonce rotates
+	w = d.send(http.MethodPost, d.url, "DPoP "+d.token, withNonce(nonce))
+	require.Equal(t, "use_dpop_nonce", challengeError(w, "DPoP"))
+	require.Equal(t, http.StatusOK, d.send(http.MethodPost, d.url, "DPoP "+d.token, withNonce(w.Header().Get("DPoP-Nonce"))).Code)
+	assert.Zero(t, th.chargedNow(), "no nonce challenge charged")
+	assert.Equal(t, admits, th.admits, "the token stayed known-good: the Throttle was not asked")
 }
