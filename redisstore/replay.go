@@ -87,7 +87,7 @@ type ReplayStore struct {
 	gates           gates
 	tags            []string        // the families' hash tags (see familyTags)
 	perFamily       int             // the bound of each family's counters
-	armed           atomic.Bool     // every family's marker set (if missing) once
+	armed           atomic.Bool     // arm tried (by the first proof)
 	quarantineUntil atomic.Int64    // the end of the last quarantine logged (unix ms)
 	warned          [2]atomic.Int64 // the period (+1) of the last full, at-share refusal logged
 }
@@ -191,23 +191,23 @@ return {0, 0}
 
 // arm sets the marker of every family that has none (SET NX, one round
 // trip to each node), so that a new Redis's quarantine begins for all of
-// them at once rather than at each family's first proof. A family whose
-// marker goes later (its node restarted empty) begins its own.
+// them at once rather than at each family's first proof. It is tried
+// once, by the store's first proof: a family it could not reach (its
+// node down), like one whose marker goes later (its node restarted
+// empty), begins its own at its first proof, as the script sets a
+// missing marker. Trying again on every proof would make every shard's
+// proofs wait for a dead one.
 func (s *ReplayStore) arm(ctx context.Context, until int64) {
 	if len(s.tags) == 1 {
-		s.armed.Store(true) // the script sets the only marker
-		return
+		return // the script sets the only marker
 	}
 	v := strconv.FormatInt(until, 10)
-	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, _ = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, t := range s.tags {
 			p.SetNX(ctx, s.prefix+t+"marker", v, 0)
 		}
 		return nil
 	})
-	if err == nil {
-		s.armed.Store(true)
-	}
 }
 
 // Markers returns the keys of the store's markers, one for each family
@@ -251,7 +251,7 @@ func (s *ReplayStore) Remember(ctx context.Context, proof, caller string, expire
 	if !g.allow() {
 		return ErrUnavailable
 	}
-	if !s.armed.Load() {
+	if !s.armed.Load() && s.armed.CompareAndSwap(false, true) {
 		s.arm(ctx, nowMS+periodMS)
 	}
 	res, err := replayScript.run(ctx, s.client, keys,

@@ -249,3 +249,53 @@ func TestReplayFloodDoesNotLockOthersOut(t *testing.T) {
 		assert.Equal(t, "alice", w.Header().Get("X-Subject"))
 	}
 }
+
+// failSetNX fails every pipeline that sets a marker (as a pipeline with
+// a command for a dead node fails), and counts them.
+type failSetNX struct{ tries atomic.Int32 }
+
+func (h *failSetNX) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *failSetNX) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *failSetNX) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			if a := c.Args(); len(a) == 4 && c.Name() == "set" && a[3] == "nx" { // SetNX
+				h.tries.Add(1)
+				return redis.ErrClosed
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// Arming every family's marker is tried once, by the store's first
+// proof: when it fails (a node down), later proofs do not try again and
+// so do not wait for the dead node; each family then sets its own marker
+// at its first proof, and its proofs are checked as before.
+func TestReplayStoreArmsOnce(t *testing.T) {
+	_, client := startBackend(t)
+	h := &failSetNX{}
+	client.AddHook(h)
+	clk := newClock()
+	s := newReplayStore(t, client, clk, redisstore.ReplayOptions{Prefix: "t:"})
+	if s.Families() == 1 {
+		t.Skip("one family: nothing to arm")
+	}
+	ctx := context.Background()
+	remember := func(proof string, i int) error {
+		return s.Remember(ctx, proof+strconv.Itoa(i), "caller-"+strconv.Itoa(i), clk.Now().Add(40*time.Second))
+	}
+	// Unarmed: each family begins its quarantine at its first proof.
+	for i := range 12 {
+		var ue *dpop.UnavailableError
+		if err := remember("early-", i); err != nil {
+			require.ErrorAs(t, err, &ue)
+		}
+	}
+	clk.Advance(period)
+	for i := range 12 {
+		require.NoError(t, remember("proof-", i))
+	}
+	assert.ErrorIs(t, remember("proof-", 1), dpop.ErrReplayed)
+	assert.Equal(t, int32(1), h.tries.Load(), "one try to arm, however many proofs")
+}
