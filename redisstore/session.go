@@ -346,7 +346,8 @@ const maxCreateRounds = 16
 // [sessions.SessionStore]. It reads the principal's sessions (and, when
 // its family is full, the family's ended ones) and then runs one script
 // declaring all their keys: two round trips, three when the family is
-// full, and one more in a store of several families (the id's pointer).
+// full, and one more before them in a store of several families (the
+// id's pointer).
 func (s *SessionStore) Create(ctx context.Context, id string, caller *principal.Principal) ([]string, error) {
 	if caller == nil || !validID(id) {
 		return nil, errors.New("redisstore: session: no caller, or an id that is not 1–128 base64url characters")
@@ -355,15 +356,26 @@ func (s *SessionStore) Create(ctx context.Context, id string, caller *principal.
 	fi := s.familyOf(pk)
 	base := s.fam(fi)
 	own, all := base+"k:"+pk, base+"all"
+	if len(s.tags) > 1 {
+		// The id's pointer first, on its own slot's node: a Create that
+		// cannot write it creates nothing (and ends no older session); a
+		// pointer whose session was not created names none and expires.
+		pg := s.gates.For(ctx, s.client, s.pointer(id))
+		if !pg.allow() {
+			return nil, ErrUnavailable
+		}
+		err := do(ctx, s.client, "SET", s.pointer(id), fi, "PX", s.lim.Lifetime.Milliseconds()+1000).Err()
+		pg.done(ctx, err)
+		if err != nil {
+			return nil, fmt.Errorf("redisstore: session: %w", err)
+		}
+	}
 	g := s.gates.For(ctx, s.client, own)
 	if !g.allow() {
 		return nil, ErrUnavailable
 	}
 	res, err := s.create(ctx, id, pk, expiresMS(caller), base, own, all)
 	g.done(ctx, err)
-	if err == nil && len(s.tags) > 1 {
-		err = do(ctx, s.client, "SET", s.pointer(id), fi, "PX", s.lim.Lifetime.Milliseconds()+1000).Err()
-	}
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: session: %w", err)
 	}

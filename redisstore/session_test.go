@@ -336,3 +336,47 @@ func TestRedisSessionsRaceAndKeys(t *testing.T) {
 		}
 	}
 }
+
+// refusedByRedis is an error answered by Redis (it leaves the outage
+// gates open, so that what follows reads the store, not a shut gate).
+type refusedByRedis string
+
+func (e refusedByRedis) Error() string { return string(e) }
+func (refusedByRedis) RedisError()     {}
+
+// failPointerSET fails the SET of one session id's pointer, as when its
+// slot's node cannot take writes.
+type failPointerSET struct{ id string }
+
+func (h failPointerSET) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h failPointerSET) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if a := cmd.Args(); len(a) > 1 && cmd.Name() == "set" && strings.HasSuffix(fmt.Sprint(a[1]), "{"+h.id+"}") {
+			return refusedByRedis("READONLY You can't write against a read only replica.")
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h failPointerSET) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// A Create that cannot write its id's pointer creates nothing: no
+// session counted, and the principal's older session (at its limit of
+// one) not ended for it.
+func TestSessionCreateFailsWhole(t *testing.T) {
+	_, client := startBackend(t)
+	clk := newClock()
+	st := newSessionStore(t, client, clk, sessions.Limits{MaxSessionsPerPrincipal: 1})
+	alice := &principal.Principal{Subject: "alice"}
+	old := create(t, st, alice)
+	id := newID()
+	client.AddHook(failPointerSET{id})
+	if _, err := st.Create(context.Background(), id, alice); err == nil {
+		t.Skip("one family: no pointer to write")
+	}
+	assert.True(t, alive(st, old, alice), "the older session was not ended for a Create that failed")
+	n, err := st.Len(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+}
