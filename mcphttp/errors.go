@@ -66,7 +66,6 @@ var (
 	errBatchModern      = &Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: "Batches are not allowed in protocol " + mcpwire.Version20260728}
 	errBatchVersion     = &Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeInvalidRequest, Message: "Batches are only allowed in protocol " + mcpwire.Version20250326}
 	errBatchInitialize  = &Error{Code: jsonrpc.CodeInvalidRequest, Message: "initialize must not be part of a batch"}
-	errResultTooLarge   = &Error{Code: jsonrpc.CodeInternalError}
 	errPanicked         = &Error{Code: jsonrpc.CodeInternalError} // a handler or observer panicked (logged)
 )
 
@@ -99,12 +98,6 @@ func errUnsupportedVersion(requested string) error {
 		Requested string   `json:"requested,omitempty"`
 	}{allVersions, requested}
 	return &Error{Status: http.StatusBadRequest, Code: jsonrpc.CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version", Data: data}
-}
-
-// invalidParams is a -32602 error with a fixed message of the endpoint's
-// own: "Invalid params: " + message.
-func invalidParams(message string) error {
-	return &Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + message}
 }
 
 // classify is the one mapping: the HTTP status and JSON-RPC error for err,

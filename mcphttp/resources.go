@@ -186,7 +186,7 @@ func (e *Endpoint) read(ctx context.Context, c *Call) (Result, error) {
 func (e *Endpoint) tooLarge(ctx context.Context, c *Call, n int) error {
 	e.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "mcphttp: response over the byte limit",
 		slog.String("method", c.Method), slog.String("target", c.Target), slog.Int("bytes", n), slog.Int("limit", e.maxBytes))
-	return errResultTooLarge
+	return mcpwire.ResultTooLarge{}
 }
 
 // complete serves completion/complete for resource templates:

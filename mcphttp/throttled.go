@@ -5,12 +5,9 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
-
-// codeRateLimited is the JSON-RPC error code of the MCP rate-limit error
-// draft (SEP-3304), ratelimit.CodeRateLimited.
-const codeRateLimited = -32023
 
 // writeRefusal answers the refusal err of r's credentials with the
 // Authenticator's response, but for 429 (authn's Throttle: too many
@@ -40,18 +37,15 @@ func (e *Endpoint) writeRefusal(w http.ResponseWriter, r *http.Request, id jsonr
 		}
 	}
 	data := json.RawMessage(`{"retryAfterMs":` + strconv.FormatInt(int64(secs)*1000, 10) + `}`)
-	jsonrpc.WriteHTTPError(w, http.StatusTooManyRequests, id, &jsonrpc.Error{Code: codeRateLimited, Message: "Rate limit exceeded", Data: data})
+	jsonrpc.WriteHTTPError(w, http.StatusTooManyRequests, id, &jsonrpc.Error{Code: mcpwire.CodeRateLimited, Message: mcpwire.RateLimitedMessage, Data: data})
 }
 
-// headerWriter keeps the headers and status a response writer is given
-// and drops its body.
-type headerWriter struct {
-	h      http.Header
-	status int
-}
+// headerWriter keeps the headers a response writer is given and drops
+// its status and body.
+type headerWriter struct{ h http.Header }
 
 func (w *headerWriter) Header() http.Header         { return w.h }
-func (w *headerWriter) WriteHeader(status int)      { w.status = status }
+func (w *headerWriter) WriteHeader(int)             {}
 func (w *headerWriter) Write(b []byte) (int, error) { return len(b), nil }
 
 // requestID is the id of b's message, null for a batch.

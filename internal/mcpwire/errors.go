@@ -18,3 +18,11 @@ func AboutURI(uri string, err error) error { return &URIError{URI: uri, Err: err
 type ResultTooLarge struct{}
 
 func (ResultTooLarge) Error() string { return "mcphttp: result over the byte limit" }
+
+// The MCP rate-limit error (the draft SEP-3304): its JSON-RPC code and
+// message, which the rate limits (mcphttp/ratelimit) and the endpoint's
+// answer to too many refused credentials share.
+const (
+	CodeRateLimited    = -32023
+	RateLimitedMessage = "Rate limit exceeded"
+)

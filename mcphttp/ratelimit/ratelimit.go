@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 
@@ -356,7 +357,7 @@ func classOf(class string) int {
 // in whole seconds (rounded up), and error.data.retryAfterMs, the
 // milliseconds to wait (the draft's RL-1 to RL-3; the optional limit and
 // remaining are not sent: they would tell a caller its quota exactly).
-const CodeRateLimited = -32023
+const CodeRateLimited = mcpwire.CodeRateLimited
 
 // errRateLimited: the caller is over its rate limit for the call's class,
 // or has too many calls in flight; retry is the time until a call is
@@ -366,7 +367,7 @@ func errRateLimited(retry time.Duration) error {
 	data := struct {
 		RetryAfterMs int64 `json:"retryAfterMs"`
 	}{ms}
-	return &mcphttp.Error{Status: http.StatusTooManyRequests, RetryAfter: int((ms + 999) / 1000), Code: CodeRateLimited, Message: "Rate limit exceeded", Data: data}
+	return &mcphttp.Error{Status: http.StatusTooManyRequests, RetryAfter: int((ms + 999) / 1000), Code: CodeRateLimited, Message: mcpwire.RateLimitedMessage, Data: data}
 }
 
 // errTooManyInFlight: the caller has Limits.MaxInFlight calls in flight.
