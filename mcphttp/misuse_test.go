@@ -3,6 +3,7 @@ package mcphttp_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/internal/logbuf"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
@@ -226,4 +228,33 @@ func TestPanickingObserverIsRecovered(t *testing.T) {
 			assert.True(t, strings.Contains(logs.String(), "goroutine"))
 		})
 	}
+}
+
+// A part's HTTP method that panics after its response began (an event
+// stream under way) is not answered with a 500 written into the stream:
+// the panic is logged and the connection cut, and the server goes on.
+func TestPanicInAStartedStreamCutsIt(t *testing.T) {
+	var logs logbuf.Buffer
+	streamer := mcphttp.PartFunc(func(s *mcphttp.Setup) error {
+		seam.Of(s).HandleHTTP(http.MethodGet, func(w http.ResponseWriter, _ *http.Request, _ *principal.Principal) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, ": stream\n\n")
+			require.NoError(t, http.NewResponseController(w).Flush())
+			panic("mid-stream")
+		})
+		return nil
+	})
+	ep, err := mcphttp.New(smallInventory(t), mcphttp.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, streamer)
+	require.NoError(t, err)
+	srv := httptest.NewServer(ep)
+	defer srv.Close()
+	res, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	body, err := io.ReadAll(res.Body)
+	assert.Error(t, err, "the stream is cut, not ended")
+	assert.Equal(t, ": stream\n\n", string(body), "nothing written after the panic")
+	assert.Contains(t, logs.String(), "mid-stream")
+	assert.Equal(t, http.StatusOK, mcptest.Do(t, ep, mcptest.Request{Body: pingBody}).Code)
 }

@@ -83,8 +83,46 @@ func (e *Endpoint) serveVerb(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	v(w, r, caller)
+	sw := &startedWriter{ResponseWriter: w}
+	defer func() {
+		if p := recover(); p != nil {
+			if sw.started && p != http.ErrAbortHandler {
+				// A response under way (an event stream) cannot become
+				// a 500: logged, and the connection cut.
+				e.logPanic(r.Context(), "serving a request", r.Method, p)
+				p = http.ErrAbortHandler
+			}
+			panic(p) // to recoverHTTP
+		}
+	}()
+	v(sw, r, caller)
 }
+
+// startedWriter is the ResponseWriter of a part's HTTP method: it knows
+// whether the response has begun.
+type startedWriter struct {
+	http.ResponseWriter
+	started bool
+}
+
+func (w *startedWriter) WriteHeader(status int) {
+	w.started = true
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *startedWriter) Write(b []byte) (int, error) {
+	w.started = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush flushes when the underlying writer can (event streams do).
+func (w *startedWriter) Flush() {
+	w.started = true
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (w *startedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // authenticate returns the caller, nil for an anonymous request, or the
 // error of credentials that do not prove one.
@@ -318,8 +356,9 @@ func unbuilt(w http.ResponseWriter, msg string) {
 
 // recoverHTTP recovers a panic of what serves the request outside a
 // JSON-RPC method's handler (a part's GET or DELETE, its event stream, an
-// Authenticator): logged with its stack, answered with 500 when nothing
-// was written yet, and the server goes on. http.ErrAbortHandler, the
+// Authenticator): logged with its stack and answered with 500 (a part's
+// response already under way is cut instead: serveVerb), and the server
+// goes on. http.ErrAbortHandler, the
 // deliberate abort of a response, passes on to net/http.
 func (e *Endpoint) recoverHTTP(w http.ResponseWriter, r *http.Request) {
 	p := recover()
