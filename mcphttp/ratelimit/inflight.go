@@ -56,11 +56,11 @@ func (t *inflightTable) end(key uint64) {
 // beginCall admits a call into flight: ok false means the caller has
 // MaxInFlight calls in flight already. With held, call endCall(key) once
 // the call is served.
-func (l *Limiter) beginCall(r *http.Request, caller *principal.Principal) (key uint64, held, ok bool) {
+func (l *Limiter) beginCall(r *http.Request, caller *principal.Principal, k *callerKey) (key uint64, held, ok bool) {
 	if l.maxInFlight <= 0 {
 		return 0, false, true
 	}
-	key = l.hash(r, caller)
+	key = l.keyOf(k, r, caller)
 	if !l.inflight.begin(key, l.maxInFlight) {
 		return key, false, false
 	}

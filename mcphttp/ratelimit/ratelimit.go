@@ -250,21 +250,21 @@ func New(l Limits) (*Limiter, error) {
 // (see Limits.Key); caller is nil for an anonymous call. A refused call
 // takes nothing.
 func (l *Limiter) Allow(r *http.Request, caller *principal.Principal, callClass string) (ok bool, retryAfter time.Duration) {
-	ok, retryAfter, _ = l.decide(r, caller, classOf(callClass), false)
+	ok, retryAfter, _ = l.decide(r, caller, classOf(callClass), false, nil)
 	return ok, retryAfter
 }
 
 // decide takes (or, with peek, looks at) a token of class for the caller;
 // unavailable reports a store failure that refused the call (FailClosed).
-func (l *Limiter) decide(r *http.Request, caller *principal.Principal, class int, peek bool) (ok bool, retry time.Duration, unavailable bool) {
+func (l *Limiter) decide(r *http.Request, caller *principal.Principal, class int, peek bool, k *callerKey) (ok bool, retry time.Duration, unavailable bool) {
 	if l == nil || !l.active || l.rates[class].perNano == 0 {
 		return true, 0, false
 	}
 	if l.store == nil {
 		if peek {
-			ok, retry = l.table.peek(l.hash(r, caller), class, l.now().UnixNano(), l)
+			ok, retry = l.table.peek(l.keyOf(k, r, caller), class, l.now().UnixNano(), l)
 		} else {
-			ok, retry = l.table.take(l.hash(r, caller), class, l.now().UnixNano(), l)
+			ok, retry = l.table.take(l.keyOf(k, r, caller), class, l.now().UnixNano(), l)
 		}
 		return ok, retry, false
 	}
@@ -312,20 +312,20 @@ var classNames = [numClasses]string{"l:", "r:", "s:", "o:", "x:"}
 // With Refused unlimited it always admits. Admit and Refused make a
 // Limiter an authn.Throttle.
 func (l *Limiter) Admit(r *http.Request) (ok bool, retryAfter time.Duration) {
-	ok, retryAfter, _ = l.decide(r, nil, classRefused, true)
+	ok, retryAfter, _ = l.decide(r, nil, classRefused, true, nil)
 	return ok, retryAfter
 }
 
 // Refused takes one refusal from r's client address's bucket of refused
 // credentials (see [Limiter.Admit]).
-func (l *Limiter) Refused(r *http.Request) { l.decide(r, nil, classRefused, false) }
+func (l *Limiter) Refused(r *http.Request) { l.decide(r, nil, classRefused, false, nil) }
 
 // Len returns the number of callers tracked now.
 func (l *Limiter) Len() int { return l.table.len() }
 
 // check is Allow as an error of the error table.
-func (l *Limiter) check(r *http.Request, caller *principal.Principal, class string) error {
-	ok, wait, unavailable := l.decide(r, caller, classOf(class), false)
+func (l *Limiter) check(r *http.Request, caller *principal.Principal, class string, k *callerKey) error {
+	ok, wait, unavailable := l.decide(r, caller, classOf(class), false, k)
 	switch {
 	case unavailable:
 		return errStoreUnavailable
@@ -385,24 +385,43 @@ func (l *Limiter) Part() mcphttp.Part {
 				if c.ID.IsZero() {
 					return next(ctx, c)
 				}
-				key, held, ok := l.beginCall(c.Request, c.Principal)
+				var k callerKey // computed once, for both
+				key, held, ok := l.beginCall(c.Request, c.Principal, &k)
 				if !ok {
 					return mcphttp.Result{}, errTooManyInFlight
 				}
 				if held {
 					defer l.inflight.end(key)
 				}
-				if err := l.check(c.Request, c.Principal, c.Class()); err != nil {
+				if err := l.check(c.Request, c.Principal, c.Class(), &k); err != nil {
 					return mcphttp.Result{}, err
 				}
 				return next(ctx, c)
 			}
 		})
 		if h := seam.Of(s); h != nil { // nil: a Setup not made by mcphttp.New, which serves no verbs
-			h.CheckHTTP(func(r *http.Request, caller *principal.Principal) error { return l.check(r, caller, "") })
+			h.CheckHTTP(func(r *http.Request, caller *principal.Principal) error { return l.check(r, caller, "", nil) })
 		}
 		return nil
 	})
+}
+
+// callerKey is a request's hashed caller key, computed at most once.
+type callerKey struct {
+	h    uint64
+	done bool
+}
+
+// keyOf returns the hashed key of r's caller, computed into k the first
+// time (k nil: computed afresh).
+func (l *Limiter) keyOf(k *callerKey, r *http.Request, caller *principal.Principal) uint64 {
+	if k == nil {
+		return l.hash(r, caller)
+	}
+	if !k.done {
+		k.h, k.done = l.hash(r, caller), true
+	}
+	return k.h
 }
 
 // hash returns the caller's key, hashed with the limiter's seed.
