@@ -451,11 +451,9 @@ func (l *Limiter) appendKey(dst []byte, r *http.Request, caller *principal.Princ
 		addr = l.client(r).Unmap().WithZone("")
 	}
 	if !addr.IsValid() {
-		ap, err := netip.ParseAddrPort(r.RemoteAddr)
-		if err != nil {
+		if addr = remoteAddr(r.RemoteAddr); !addr.IsValid() {
 			return append(append(dst, 'r'), r.RemoteAddr...) // not host:port (a Unix socket, a test): as it is
 		}
-		addr = ap.Addr().Unmap().WithZone("")
 	}
 	if addr.Is6() {
 		p, _ := addr.Prefix(64)
