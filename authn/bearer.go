@@ -2,6 +2,7 @@ package authn
 
 import (
 	"github.com/mcpkit/mcpkit/authn/internal/httpauth"
+	"github.com/mcpkit/mcpkit/internal/httpheader"
 	"net/http"
 	"strings"
 
@@ -98,7 +99,7 @@ func parseScheme(h, scheme string, max int) (string, error) {
 	if rest[0] != ' ' {
 		// "Bearerx": not the Bearer scheme; a token68-style scheme whose name
 		// starts with "Bearer" (for example "BearerToken ...") is another scheme.
-		if httpauth.IsTokenChar(rest[0]) {
+		if httpheader.IsTchar(rest[0]) {
 			return "", principal.ErrUnauthenticated
 		}
 		return "", ErrInvalidRequest

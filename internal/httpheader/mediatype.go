@@ -62,7 +62,7 @@ func quoted(s string, j int) (int, bool) {
 
 // token returns the end of the run of token characters from s[j].
 func token(s string, j int) int {
-	for j < len(s) && isTchar(s[j]) {
+	for j < len(s) && IsTchar(s[j]) {
 		j++
 	}
 	return j
@@ -98,8 +98,8 @@ func isRestrictedChar(c byte) bool {
 	return false
 }
 
-// isTchar reports an RFC 9110 token character.
-func isTchar(c byte) bool {
+// IsTchar reports an RFC 9110 token character (tchar, §5.6.2).
+func IsTchar(c byte) bool {
 	if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
 		return true
 	}

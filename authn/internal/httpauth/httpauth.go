@@ -108,15 +108,6 @@ func ValidB64Token(s string) bool {
 	return i == len(s)
 }
 
-// IsTokenChar: tchar of RFC 9110 §5.6.2, the characters of a scheme name.
-func IsTokenChar(c byte) bool {
-	switch {
-	case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		return true
-	}
-	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
-}
-
 // QueryHasAccessToken reports whether the raw query has a parameter named
 // access_token, in any percent-encoding, without parsing the whole query.
 func QueryHasAccessToken(q string) bool {
