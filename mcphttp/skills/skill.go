@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mcpkit/mcpkit/internal/ascii"
 	"github.com/mcpkit/mcpkit/internal/httpheader"
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 	"github.com/mcpkit/mcpkit/inventory"
@@ -116,7 +117,7 @@ func Validate(source string, s *Skill) error {
 
 func validate(s *Skill) inventory.Rule {
 	dir := skillDir(s.URI)
-	if dir == "" || len(s.URI) > 2048 || !printable(s.URI) {
+	if dir == "" || len(s.URI) > 2048 || !ascii.KeyChars(s.URI) {
 		return RuleSkillURI
 	}
 	name := s.Name()
@@ -181,24 +182,15 @@ func validateFiles(s *Skill, dir string) inventory.Rule {
 
 // validFilePath reports whether uri is dir + "/" + a relative path of
 // non-empty segments other than "." and "..", without a trailing slash.
+// Skill URIs are printable ASCII without space (ascii.KeyChars): clients
+// percent-encode anything else.
 func validFilePath(dir, uri string) bool {
 	rest, ok := strings.CutPrefix(uri, dir+"/")
-	if !ok || rest == "" || len(uri) > 2048 || !printable(uri) {
+	if !ok || rest == "" || len(uri) > 2048 || !ascii.KeyChars(uri) {
 		return false
 	}
 	for seg := range strings.SplitSeq(rest, "/") {
 		if seg == "" || seg == "." || seg == ".." {
-			return false
-		}
-	}
-	return true
-}
-
-// printable reports printable ASCII without space: what the kit accepts in
-// skill URIs (clients percent-encode anything else).
-func printable(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] <= 0x20 || s[i] >= 0x7f {
 			return false
 		}
 	}
@@ -241,8 +233,7 @@ func validDigest(d string) bool {
 			return false
 		}
 	}
-	_, err := hex.DecodeString(hexPart)
-	return err == nil
+	return true
 }
 
 // frontmatterName checks that fm is a JSON object (strictly: no member
