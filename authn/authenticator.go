@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/httpheader"
+	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -131,7 +132,7 @@ func NewAuthenticator(v Verifier, opts Options) (*Authenticator, error) {
 	if err := checkVerifier(v, opts.Resource); err != nil {
 		return nil, err
 	}
-	if err := refuseTypedNil("Options.Throttle", opts.Throttle); err != nil {
+	if err := nilness.Refuse("authn", "Options.Throttle", opts.Throttle); err != nil {
 		return nil, err
 	}
 	if !validParamValue("resource_metadata", mdURL) {

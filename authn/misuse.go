@@ -27,14 +27,6 @@ var (
 	errNilVerifierFunc   = &misuseError{"authn: nil VerifierFunc"}
 )
 
-// refuseTypedNil returns an error naming what when v is a typed nil.
-func refuseTypedNil(what string, v any) error {
-	if v != nil && nilness.Is(v) {
-		return fmt.Errorf("authn: %s is a nil %T", what, v)
-	}
-	return nil
-}
-
 // kitVerifier is a Verifier of this package: it says whether its
 // constructor made it, and the resource its principals carry.
 type kitVerifier interface {
@@ -79,7 +71,7 @@ func (c *Cache) verifierResource() (string, bool) {
 // verifiers the same resource (issue 29: given twice, a mismatch refused
 // every token silently).
 func checkVerifier(v Verifier, resource string) error {
-	if err := refuseTypedNil("NewAuthenticator's Verifier", v); err != nil {
+	if err := nilness.Refuse("authn", "NewAuthenticator's Verifier", v); err != nil {
 		return err
 	}
 	kv, ok := v.(kitVerifier)

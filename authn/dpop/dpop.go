@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/authn/internal/htu"
+	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/principal"
 
 	"github.com/lestrrat-go/jwx/v2/jws"
@@ -198,7 +199,7 @@ func New(o Options, resource string, log *slog.Logger) (*Checker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("authn: dpop.Options.Algorithms: %w", err)
 	}
-	if err := refuseTypedNil("dpop.Options.ReplayStore", o.ReplayStore); err != nil {
+	if err := nilness.Refuse("authn", "dpop.Options.ReplayStore", o.ReplayStore); err != nil {
 		return nil, err
 	}
 	verifiers, err := jose.Verifiers(allowed)

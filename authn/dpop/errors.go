@@ -3,10 +3,7 @@ package dpop
 import (
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"time"
-
-	"github.com/mcpkit/mcpkit/internal/nilness"
 )
 
 // Sentinel errors. Their text is fixed and carries no request data;
@@ -76,15 +73,6 @@ var (
 	errProofATH       = &proofError{"dpop_ath"}       // ath is not the token's hash
 	errProofReplay    = &proofError{"dpop_replay"}    // jti seen before
 )
-
-// refuseTypedNil returns an error naming what when v is a non-nil
-// interface holding a nil pointer (misuse is an error, never a panic).
-func refuseTypedNil(what string, v any) error {
-	if v != nil && nilness.Is(v) {
-		return fmt.Errorf("authn: %s is a nil %T", what, v)
-	}
-	return nil
-}
 
 // b64 is strict base64url without padding.
 var b64 = base64.RawURLEncoding.Strict()

@@ -97,3 +97,36 @@ func TestJSONPlain(t *testing.T) {
 		require.Equal(t, want, JSONPlain(string(b)), "%q", b)
 	}
 }
+
+// KeyChars is Run over 0x21..0x7E reaching the end: random strings of
+// random lengths, mostly in range with an occasional byte outside.
+func TestKeyChars(t *testing.T) {
+	assert.True(t, KeyChars(""))
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 20000 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = byte(0x21 + rng.IntN(0x5e))
+			if rng.IntN(24) == 0 {
+				b[i] = byte(rng.IntN(256))
+			}
+		}
+		require.Equal(t, asciiRunNaive(string(b), 0x21, 0x7e) == len(b), KeyChars(string(b)), "%q", b)
+	}
+}
+
+func BenchmarkKeyChars(b *testing.B) {
+	for _, k := range []struct{ name, s string }{
+		{"2", "k7"},
+		{"10", "doc-000042"},
+		{"36", "6f1c2a7e-0b3d-4f5a-9c8e-1d2b3a4c5d6e"},
+		{"100", strings.Repeat("abcdefghij", 10)},
+		{"36-space", "6f1c2a7e-0b3d-4f5a 9c8e-1d2b3a4c5d6e"},
+	} {
+		b.Run(k.name, func(b *testing.B) {
+			for b.Loop() {
+				KeyChars(k.s)
+			}
+		})
+	}
+}

@@ -12,7 +12,7 @@ import (
 // deadline. It is the baseline of BenchmarkCallOverhead.
 func inlineCall[Req, Res any](ctx context.Context, rn *Runner, f func(context.Context, Req) (Res, error), req Req) (res Res, err error) {
 	if d, ok := ctx.Deadline(); !ok || time.Until(d) > rn.timeout {
-		cc := newCallContext(ctx, time.Now().Add(rn.timeout))
+		cc := &callContext{parent: ctx, deadline: time.Now().Add(rn.timeout)}
 		defer cc.finish()
 		ctx = cc
 	}

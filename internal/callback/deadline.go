@@ -32,10 +32,6 @@ var _ context.Context = (*callContext)(nil)
 // closedDone is the Done channel of a context cancelled before it was armed.
 var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-func newCallContext(parent context.Context, deadline time.Time) *callContext {
-	return &callContext{parent: parent, deadline: deadline}
-}
-
 // arm returns the real context, making it on first use; nil after finish
 // when it was never armed.
 func (c *callContext) arm() context.Context {

@@ -18,7 +18,7 @@ type ctxKey struct{}
 func TestCallContext(t *testing.T) {
 	parent := context.WithValue(context.Background(), ctxKey{}, "v")
 	t.Run("unarmed: Err reads the clock", func(t *testing.T) {
-		c := newCallContext(parent, time.Now().Add(30*time.Millisecond))
+		c := &callContext{parent: parent, deadline: time.Now().Add(30 * time.Millisecond)}
 		d, ok := c.Deadline()
 		assert.True(t, ok)
 		assert.Equal(t, c.deadline, d)
@@ -30,7 +30,7 @@ func TestCallContext(t *testing.T) {
 		c.finish()
 	})
 	t.Run("armed: Done closes at the deadline", func(t *testing.T) {
-		c := newCallContext(parent, time.Now().Add(20*time.Millisecond))
+		c := &callContext{parent: parent, deadline: time.Now().Add(20 * time.Millisecond)}
 		fired := make(chan struct{})
 		stop := context.AfterFunc(c, func() { close(fired) })
 		defer stop()
@@ -47,7 +47,7 @@ func TestCallContext(t *testing.T) {
 	})
 	t.Run("the parent's cancellation", func(t *testing.T) {
 		p, cancel := context.WithCancel(parent)
-		unarmed, armed := newCallContext(p, time.Now().Add(time.Hour)), newCallContext(p, time.Now().Add(time.Hour))
+		unarmed, armed := &callContext{parent: p, deadline: time.Now().Add(time.Hour)}, &callContext{parent: p, deadline: time.Now().Add(time.Hour)}
 		done := armed.Done()
 		cancel()
 		<-done
@@ -58,14 +58,14 @@ func TestCallContext(t *testing.T) {
 		armed.finish()
 	})
 	t.Run("values", func(t *testing.T) {
-		c := newCallContext(parent, time.Now().Add(time.Hour))
+		c := &callContext{parent: parent, deadline: time.Now().Add(time.Hour)}
 		assert.Equal(t, "v", c.Value(ctxKey{}))
 		c.finish()
 		assert.Equal(t, "v", c.Value(ctxKey{}), "values outlive the call")
 	})
 	t.Run("after the call returned", func(t *testing.T) {
 		for _, arm := range []bool{false, true} {
-			c := newCallContext(parent, time.Now().Add(time.Hour))
+			c := &callContext{parent: parent, deadline: time.Now().Add(time.Hour)}
 			if arm {
 				_ = c.Done()
 			}
@@ -79,7 +79,7 @@ func TestCallContext(t *testing.T) {
 		}
 	})
 	t.Run("concurrent use", func(t *testing.T) {
-		c := newCallContext(parent, time.Now().Add(10*time.Millisecond))
+		c := &callContext{parent: parent, deadline: time.Now().Add(10 * time.Millisecond)}
 		var wg sync.WaitGroup
 		for range 8 {
 			wg.Go(func() {

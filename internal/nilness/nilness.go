@@ -5,7 +5,10 @@
 // request.
 package nilness
 
-import "reflect"
+import (
+	"fmt"
+	"reflect"
+)
 
 // Is reports whether v is nil, or an interface value holding a nil
 // pointer, map, slice, function or channel.
@@ -18,4 +21,14 @@ func Is(v any) bool {
 		return rv.IsNil()
 	}
 	return false
+}
+
+// Refuse returns an error "prefix: what is a nil T" when v is a non-nil
+// interface holding a typed nil (see Is), and nil otherwise: a nil v is
+// left to the caller, which usually takes it for the default.
+func Refuse(prefix, what string, v any) error {
+	if v != nil && Is(v) {
+		return fmt.Errorf("%s: %s is a nil %T", prefix, what, v)
+	}
+	return nil
 }

@@ -29,3 +29,16 @@ func TestIs(t *testing.T) {
 		}
 	}
 }
+
+func TestRefuse(t *testing.T) {
+	var mux *http.ServeMux
+	if err := Refuse("authn", "Options.Handler", http.Handler(mux)); err == nil || err.Error() != "authn: Options.Handler is a nil *http.ServeMux" {
+		t.Errorf("typed nil: Refuse = %v", err)
+	}
+	if err := Refuse("authn", "Options.Handler", nil); err != nil {
+		t.Errorf("nil: Refuse = %v, want nil", err)
+	}
+	if err := Refuse("authn", "Options.Handler", http.NewServeMux()); err != nil {
+		t.Errorf("a value: Refuse = %v, want nil", err)
+	}
+}

@@ -224,6 +224,8 @@ func TestListContract(t *testing.T) {
 		{"keys out of order", skills.Page{Skills: []skills.Skill{withKey(good, "b"), withKey(good, "a")}}, "key-order"},
 		{"has more without skills", skills.Page{HasMore: true}, "has-more-without-entries"},
 		{"a bad digest", skills.Page{Skills: []skills.Skill{withDigest(good, "sha256:XYZ")}}, "skill-digest"},
+		{"a MIME type without a subtype", skills.Page{Skills: []skills.Skill{withMIME(good, "text")}}, "skill-mime"},
+		{"a MIME type with a malformed parameter", skills.Page{Skills: []skills.Skill{withMIME(good, "text/markdown; charset")}}, "skill-mime"},
 		{"name differs from the URI", skills.Page{Skills: []skills.Skill{withFrontmatter(good, `{"name":"other","description":"d"}`)}}, "skill-name"},
 		{"frontmatter with a member twice", skills.Page{Skills: []skills.Skill{withFrontmatter(good, `{"name":"git-workflow","name":"x","description":"d"}`)}}, "skill-frontmatter"},
 		{"SKILL.md missing from the files", skills.Page{Skills: []skills.Skill{withoutManifest(good)}}, "skill-manifest"},
@@ -304,6 +306,12 @@ func withKey(s skills.Skill, k string) skills.Skill { s.Key = k; return s }
 func withDigest(s skills.Skill, d string) skills.Skill {
 	s.Files = append([]skills.File(nil), s.Files...)
 	s.Files[0].Digest = d
+	return s
+}
+
+func withMIME(s skills.Skill, m string) skills.Skill {
+	s.Files = append([]skills.File(nil), s.Files...)
+	s.Files[0].MIMEType = m
 	return s
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpkit/mcpkit/internal/ascii"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -42,7 +43,7 @@ func (c *Catalog) ReadDir(ctx context.Context, caller *principal.Principal, uri,
 			return "", err
 		}
 	}
-	if strings.HasSuffix(uri, "/") || !printable(uri) || len(uri) > 2048 {
+	if strings.HasSuffix(uri, "/") || !ascii.KeyChars(uri) || len(uri) > 2048 {
 		return "", inventory.ErrNotFound
 	}
 	skill, err := c.skillOf(ctx, caller, uri)

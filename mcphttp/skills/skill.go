@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mcpkit/mcpkit/internal/ascii"
+	"github.com/mcpkit/mcpkit/internal/httpheader"
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 	"github.com/mcpkit/mcpkit/inventory"
 )
@@ -97,7 +99,7 @@ const (
 	RuleFileURI         inventory.Rule = "skill-file-uri"    // a file outside the skill directory, a malformed path, or one listed twice
 	RuleFileManifest    inventory.Rule = "skill-manifest"    // SKILL.md itself is not among the files
 	RuleFileDigest      inventory.Rule = "skill-digest"      // a digest not "sha256:" + 64 lowercase hex
-	RuleFileMIME        inventory.Rule = "skill-mime"        // a MIME type that is not type/subtype
+	RuleFileMIME        inventory.Rule = "skill-mime"        // a MIME type inventory would refuse (not type/subtype, a malformed parameter, over 128 bytes)
 	RuleSkillNotAsked   inventory.Rule = "skill-uri-differs" // skills/get answered another skill than asked
 	RuleSkillOutOfRange inventory.Rule = "skill-template"    // a URI the source's template does not serve
 )
@@ -115,7 +117,7 @@ func Validate(source string, s *Skill) error {
 
 func validate(s *Skill) inventory.Rule {
 	dir := skillDir(s.URI)
-	if dir == "" || len(s.URI) > 2048 || !printable(s.URI) {
+	if dir == "" || len(s.URI) > 2048 || !ascii.KeyChars(s.URI) {
 		return RuleSkillURI
 	}
 	name := s.Name()
@@ -180,24 +182,15 @@ func validateFiles(s *Skill, dir string) inventory.Rule {
 
 // validFilePath reports whether uri is dir + "/" + a relative path of
 // non-empty segments other than "." and "..", without a trailing slash.
+// Skill URIs are printable ASCII without space (ascii.KeyChars): clients
+// percent-encode anything else.
 func validFilePath(dir, uri string) bool {
 	rest, ok := strings.CutPrefix(uri, dir+"/")
-	if !ok || rest == "" || len(uri) > 2048 || !printable(uri) {
+	if !ok || rest == "" || len(uri) > 2048 || !ascii.KeyChars(uri) {
 		return false
 	}
 	for seg := range strings.SplitSeq(rest, "/") {
 		if seg == "" || seg == "." || seg == ".." {
-			return false
-		}
-	}
-	return true
-}
-
-// printable reports printable ASCII without space: what the kit accepts in
-// skill URIs (clients percent-encode anything else).
-func printable(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] <= 0x20 || s[i] >= 0x7f {
 			return false
 		}
 	}
@@ -240,8 +233,7 @@ func validDigest(d string) bool {
 			return false
 		}
 	}
-	_, err := hex.DecodeString(hexPart)
-	return err == nil
+	return true
 }
 
 // frontmatterName checks that fm is a JSON object (strictly: no member
@@ -272,35 +264,10 @@ func frontmatterName(fm []byte) (string, bool) {
 	return name, true
 }
 
-// validMIME reports a type/subtype of RFC 6838 restricted names, with
-// optional parameters, at most 128 bytes, printable.
+// validMIME reports a media type as inventory accepts it (see
+// httpheader.ValidMediaType: type/subtype of RFC 6838 restricted names,
+// parameters of RFC 9110 syntax, no control characters), at most 128
+// bytes.
 func validMIME(m string) bool {
-	if len(m) > 128 {
-		return false
-	}
-	base, _, _ := strings.Cut(m, ";")
-	base = strings.TrimSpace(base)
-	typ, sub, ok := strings.Cut(base, "/")
-	if !ok || !mimeName(typ) || !mimeName(sub) {
-		return false
-	}
-	for i := 0; i < len(m); i++ {
-		if m[i] < 0x20 || m[i] == 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
-func mimeName(s string) bool {
-	if s == "" || len(s) > 127 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$&-^_.+", c) >= 0) {
-			return false
-		}
-	}
-	return true
+	return len(m) <= 128 && httpheader.ValidMediaType(m)
 }

@@ -147,13 +147,3 @@ func ConfirmationThumbprint(cnf jsonstrict.Value) (string, bool) {
 	}
 	return s, true
 }
-
-// ValidThumbprint: the unpadded base64url text of a SHA-256 digest.
-func ValidThumbprint(s string) bool {
-	if len(s) != 43 {
-		return false
-	}
-	var d [32]byte
-	n, err := b64.Decode(d[:], []byte(s))
-	return err == nil && n == 32
-}
