@@ -81,13 +81,7 @@ func TestJSONPlain(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 20000 {
-		b := make([]byte, rng.IntN(40))
-		for i := range b {
-			b[i] = byte(0x20 + rng.IntN(0x5f))
-			if rng.IntN(24) == 0 {
-				b[i] = byte(rng.IntN(256))
-			}
-		}
+		b := mostlyIn(rng, 0x20, 0x7e)
 		want := true
 		for _, c := range b {
 			if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
@@ -104,13 +98,7 @@ func TestKeyChars(t *testing.T) {
 	assert.True(t, KeyChars(""))
 	rng := rand.New(rand.NewPCG(5, 6))
 	for range 20000 {
-		b := make([]byte, rng.IntN(40))
-		for i := range b {
-			b[i] = byte(0x21 + rng.IntN(0x5e))
-			if rng.IntN(24) == 0 {
-				b[i] = byte(rng.IntN(256))
-			}
-		}
+		b := mostlyIn(rng, 0x21, 0x7e)
 		require.Equal(t, asciiRunNaive(string(b), 0x21, 0x7e) == len(b), KeyChars(string(b)), "%q", b)
 	}
 }
@@ -129,4 +117,17 @@ func BenchmarkKeyChars(b *testing.B) {
 			}
 		})
 	}
+}
+
+// mostlyIn returns up to 39 random bytes in lo..hi, with now and then
+// one of any value.
+func mostlyIn(rng *rand.Rand, lo, hi byte) []byte {
+	b := make([]byte, rng.IntN(40))
+	for i := range b {
+		b[i] = lo + byte(rng.IntN(int(hi-lo)+1))
+		if rng.IntN(24) == 0 {
+			b[i] = byte(rng.IntN(256))
+		}
+	}
+	return b
 }
