@@ -9,6 +9,11 @@
 // identifiers that are too long or hold control characters, so that no
 // consumer repairs a principal and a principal from a service's own
 // middleware is held to exactly the rules of one a token verifier made.
+// Every refusal matches [ErrInvalid] and names the field and the rule it
+// broke. The zero Principal is refused too: it names no caller, and a
+// middleware that has none leaves the request's context without one (the
+// request is then anonymous), never stores an empty principal that would
+// look signed in.
 //
 // A service's own authentication middleware:
 //

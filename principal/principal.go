@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -59,24 +60,58 @@ type Principal struct {
 // units (the length of a JavaScript string).
 const MaxIdentifierLen = 256
 
-// ErrInvalid is the error of [New] and [NewContext] for a principal that
-// breaks the rules of [Principal].
+// ErrInvalid is matched (with [errors.Is]) by every error of [New] and
+// [NewContext]: a principal that breaks the rules of [Principal]. The
+// error's text names the field and the rule it broke.
 var ErrInvalid = errors.New("principal: invalid principal")
+
+// invalidError is an error of New: the field and the rule it broke.
+type invalidError struct{ field, rule string }
+
+func (e *invalidError) Error() string {
+	return "principal: invalid principal: " + e.field + " " + e.rule
+}
+
+// Is reports whether target is [ErrInvalid].
+func (e *invalidError) Is(target error) bool { return target == ErrInvalid }
 
 // New returns p checked and normalised: its scopes sorted and without
 // duplicates (in a slice of its own when they were not; p's is never
-// modified). It returns ErrInvalid when p breaks the rules of
-// [Principal]: an identifier that is too long or holds a control
-// character, a scope that is not an RFC 6749 scope-token, an audience
-// with a control character, a malformed thumbprint.
+// modified). It returns an error matching ErrInvalid, naming the field
+// and the rule, when p breaks the rules of [Principal]: an identifier
+// that is empty where set, too long, not UTF-8 or holds a control
+// character, a scope that is not an RFC 6749 scope-token, an issuer or
+// audience with a control character, a malformed thumbprint — or when p
+// names no caller at all: a principal needs a Subject, a ClientID or an
+// Audience (a verified token always has the audience). The zero
+// Principal is no caller: a middleware that has no caller leaves the
+// request's context without a principal, and the request is anonymous.
 func New(p Principal) (Principal, error) {
-	if p.Subject != "" && !ValidIdentifier(p.Subject) || p.ClientID != "" && !ValidIdentifier(p.ClientID) ||
-		p.DPoPThumbprint != "" && !validThumbprint(p.DPoPThumbprint) || !noControl(p.Audience) || !noControl(p.Issuer) {
-		return Principal{}, ErrInvalid
+	if p.Subject == "" && p.ClientID == "" && p.Audience == "" {
+		return Principal{}, &invalidError{"Subject, ClientID and Audience", "are all empty: the zero Principal is no caller (leave an anonymous request without one)"}
 	}
-	for _, s := range p.Scopes {
+	if p.Subject != "" {
+		if rule := identifierRule(p.Subject); rule != "" {
+			return Principal{}, &invalidError{"Subject", rule}
+		}
+	}
+	if p.ClientID != "" {
+		if rule := identifierRule(p.ClientID); rule != "" {
+			return Principal{}, &invalidError{"ClientID", rule}
+		}
+	}
+	if p.DPoPThumbprint != "" && !validThumbprint(p.DPoPThumbprint) {
+		return Principal{}, &invalidError{"DPoPThumbprint", "is not the unpadded base64url text of a SHA-256 digest"}
+	}
+	if !noControl(p.Audience) {
+		return Principal{}, &invalidError{"Audience", "is not UTF-8 or holds a control character"}
+	}
+	if !noControl(p.Issuer) {
+		return Principal{}, &invalidError{"Issuer", "is not UTF-8 or holds a control character"}
+	}
+	for i, s := range p.Scopes {
 		if !ValidScope(s) {
-			return Principal{}, ErrInvalid
+			return Principal{}, &invalidError{"Scopes[" + strconv.Itoa(i) + "]", "is not an RFC 6749 scope-token (%x21 / %x23-5B / %x5D-7E, at least one)"}
 		}
 	}
 	if !strictlySorted(p.Scopes) {
@@ -211,22 +246,33 @@ func (e *ScopeError) Is(target error) bool { return target == ErrInsufficientSco
 // ValidIdentifier reports whether s may be a Subject or ClientID: valid
 // UTF-8, non-empty, at most MaxIdentifierLen UTF-16 code units, without
 // control characters.
-func ValidIdentifier(s string) bool {
-	if s == "" || len(s) > 4*MaxIdentifierLen {
-		return false
+func ValidIdentifier(s string) bool { return identifierRule(s) == "" }
+
+// identifierRule returns the rule of ValidIdentifier that s breaks, or ""
+// when s is a valid identifier.
+func identifierRule(s string) string {
+	const tooLong = "is longer than 256 UTF-16 code units"
+	if s == "" {
+		return "is empty"
+	}
+	if len(s) > 4*MaxIdentifierLen {
+		return tooLong
 	}
 	n := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c < 0x20 || c == 0x7f {
-				return false
+				return "holds a control character"
 			}
 			i++
 		} else {
 			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 || unicode.IsControl(r) {
-				return false
+			if r == utf8.RuneError && size == 1 {
+				return "is not valid UTF-8"
+			}
+			if unicode.IsControl(r) {
+				return "holds a control character"
 			}
 			if r >= 0x10000 {
 				n++ // a surrogate pair in UTF-16
@@ -234,10 +280,10 @@ func ValidIdentifier(s string) bool {
 			i += size
 		}
 		if n++; n > MaxIdentifierLen {
-			return false
+			return tooLong
 		}
 	}
-	return true
+	return ""
 }
 
 // ValidScope reports whether s is an RFC 6749 scope-token: one or more of

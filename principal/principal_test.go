@@ -20,29 +20,35 @@ func TestNewRules(t *testing.T) {
 		name string
 		p    principal.Principal
 		ok   bool
+		rule string // what the error names, for a refusal
 	}{
-		{"subject", principal.Principal{Subject: "alice"}, true},
-		{"no subject, client only", principal.Principal{ClientID: "svc"}, true},
-		{"anonymous-looking but empty", principal.Principal{}, true},
-		{"256 UTF-16 units", principal.Principal{Subject: strings.Repeat("a", 256)}, true},
-		{"128 astral characters are 256 units", principal.Principal{Subject: strings.Repeat("😀", 128)}, true},
-		{"a thumbprint", principal.Principal{Subject: "a", DPoPThumbprint: jkt}, true},
+		{"subject", principal.Principal{Subject: "alice"}, true, ""},
+		{"no subject, client only", principal.Principal{ClientID: "svc"}, true, ""},
+		{"audience only (a verified service token)", principal.Principal{Audience: "https://r.example/mcp"}, true, ""},
+		{"256 UTF-16 units", principal.Principal{Subject: strings.Repeat("a", 256)}, true, ""},
+		{"128 astral characters are 256 units", principal.Principal{Subject: strings.Repeat("😀", 128)}, true, ""},
+		{"a thumbprint", principal.Principal{Subject: "a", DPoPThumbprint: jkt}, true, ""},
 		// Attack rows: what a service's middleware could pass along.
-		{"257 units", principal.Principal{Subject: strings.Repeat("a", 257)}, false},
-		{"129 astral characters", principal.Principal{Subject: strings.Repeat("😀", 129)}, false},
-		{"C0 control", principal.Principal{Subject: "al\x01ice"}, false},
-		{"DEL", principal.Principal{Subject: "al\x7fice"}, false},
-		{"C1 control", principal.Principal{Subject: "al\u0085ice"}, false},
-		{"NUL in the client", principal.Principal{ClientID: "c\x00"}, false},
-		{"invalid UTF-8", principal.Principal{Subject: "a\xffb"}, false},
-		{"scope with a space", principal.Principal{Subject: "a", Scopes: []string{"read write"}}, false},
-		{"scope with a quote", principal.Principal{Subject: "a", Scopes: []string{`re"ad`}}, false},
-		{"empty scope", principal.Principal{Subject: "a", Scopes: []string{""}}, false},
-		{"audience with a line break", principal.Principal{Subject: "a", Audience: "https://x\n"}, false},
-		{"issuer with NUL", principal.Principal{Subject: "a", Issuer: "https://x\x00"}, false},
-		{"short thumbprint", principal.Principal{Subject: "a", DPoPThumbprint: jkt[:42]}, false},
-		{"thumbprint with padding bits", principal.Principal{Subject: "a", DPoPThumbprint: jkt[:42] + "t"}, false},
-		{"thumbprint not base64url", principal.Principal{Subject: "a", DPoPThumbprint: jkt[:41] + "+s"}, false},
+		{"257 units", principal.Principal{Subject: strings.Repeat("a", 257)}, false, "Subject is longer than 256"},
+		{"129 astral characters", principal.Principal{Subject: strings.Repeat("😀", 129)}, false, "Subject is longer than 256"},
+		{"C0 control", principal.Principal{Subject: "al\x01ice"}, false, "Subject holds a control character"},
+		{"DEL", principal.Principal{Subject: "al\x7fice"}, false, "Subject holds a control character"},
+		{"C1 control", principal.Principal{Subject: "al\u0085ice"}, false, "Subject holds a control character"},
+		{"NUL in the client", principal.Principal{ClientID: "c\x00"}, false, "ClientID holds a control character"},
+		{"invalid UTF-8", principal.Principal{Subject: "a\xffb"}, false, "Subject is not valid UTF-8"},
+		{"scope with a space", principal.Principal{Subject: "a", Scopes: []string{"read write"}}, false, "Scopes[0] is not an RFC 6749 scope-token"},
+		{"scope with a quote", principal.Principal{Subject: "a", Scopes: []string{`re"ad`}}, false, "Scopes[0] is not an RFC 6749 scope-token"},
+		{"empty scope", principal.Principal{Subject: "a", Scopes: []string{""}}, false, "Scopes[0] is not an RFC 6749 scope-token"},
+		{"audience with a line break", principal.Principal{Subject: "a", Audience: "https://x\n"}, false, "Audience is not UTF-8 or holds a control character"},
+		{"issuer with NUL", principal.Principal{Subject: "a", Issuer: "https://x\x00"}, false, "Issuer is not UTF-8 or holds a control character"},
+		{"short thumbprint", principal.Principal{Subject: "a", DPoPThumbprint: jkt[:42]}, false, "DPoPThumbprint is not"},
+		{"thumbprint with padding bits", principal.Principal{Subject: "a", DPoPThumbprint: jkt[:42] + "t"}, false, "DPoPThumbprint is not"},
+		// The zero Principal names no caller: a service's middleware that
+		// stored it made an anonymous request look signed in (issue 39).
+		{"zero principal", principal.Principal{}, false, "Subject, ClientID and Audience are all empty"},
+		{"scopes but nobody", principal.Principal{Scopes: []string{"read"}}, false, "Subject, ClientID and Audience are all empty"},
+		{"empty scope at index 1", principal.Principal{Subject: "a", Scopes: []string{"read", ""}}, false, "Scopes[1]"},
+		{"thumbprint not base64url", principal.Principal{Subject: "a", DPoPThumbprint: jkt[:41] + "+s"}, false, "DPoPThumbprint is not"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := principal.New(tc.p)
@@ -50,6 +56,7 @@ func TestNewRules(t *testing.T) {
 				assert.NoError(t, err)
 			} else {
 				assert.ErrorIs(t, err, principal.ErrInvalid)
+				assert.Contains(t, err.Error(), tc.rule, "the error names the field and the rule")
 			}
 			_, err = principal.NewContext(context.Background(), tc.p)
 			assert.Equal(t, tc.ok, err == nil, "NewContext agrees with New")

@@ -73,7 +73,7 @@ type ReplayOptions struct {
 	Now func() time.Time
 }
 
-// ReplayStore is an [dpop.ReplayStore] in Redis: the DPoP replay memory
+// ReplayStore is a [dpop.ReplayStore] in Redis: the DPoP replay memory
 // of every Authenticator (every instance of a fleet) that uses it, so a
 // proof accepted by one is refused by all. Each Remember is one script
 // call (one round trip). It is safe for concurrent use.

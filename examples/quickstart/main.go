@@ -50,7 +50,7 @@ func newService(ctx context.Context, db *sql.DB, resource, issuer, jwksURL strin
 		RequiredScopes: []string{"notes:read"}, // protected (the zero Access), owned by the subject
 		List: func(ctx context.Context, req inventory.ListRequest) (inventory.Page, error) {
 			rows, err := db.QueryContext(ctx, `SELECT id, title FROM notes WHERE owner = ? AND id > ? ORDER BY id LIMIT ?`,
-				req.Principal.Subject, req.After, req.Limit+1) // keyset: ownership and order in the query
+				req.Principal.Key(), req.After, req.Limit+1) // keyset: ownership and order in the query
 			if err != nil {
 				return inventory.Page{}, err
 			}
@@ -71,7 +71,7 @@ func newService(ctx context.Context, db *sql.DB, resource, issuer, jwksURL strin
 		},
 		Read: func(ctx context.Context, req inventory.ReadRequest) ([]inventory.Contents, error) {
 			var title string // the ownership check again: a listed URI grants nothing
-			err := db.QueryRowContext(ctx, `SELECT title FROM notes WHERE owner = ? AND id = ?`, req.Principal.Subject, req.Params["id"]).Scan(&title)
+			err := db.QueryRowContext(ctx, `SELECT title FROM notes WHERE owner = ? AND id = ?`, req.Principal.Key(), req.Params["id"]).Scan(&title)
 			if err == sql.ErrNoRows {
 				return nil, inventory.ErrNotFound
 			}
