@@ -257,6 +257,9 @@ type TemplateInfo struct {
 	Variables []string
 	Access    Access
 	Hidden    bool
+	// RequiredScopes are the scopes a caller needs to read the
+	// template's URIs (a copy).
+	RequiredScopes []string
 }
 
 // Template returns the description of the template named name, and
@@ -266,7 +269,8 @@ func (inv *Inventory) Template(name string) (TemplateInfo, bool) {
 		if rt.tmpl.Name == name {
 			t := rt.tmpl
 			return TemplateInfo{Name: t.Name, Title: t.Title, Description: t.Description, URITemplate: t.URITemplate,
-				Variables: append([]string(nil), rt.ut.Vars()...), Access: t.Access, Hidden: t.Hidden}, true
+				Variables: append([]string(nil), rt.ut.Vars()...), Access: t.Access, Hidden: t.Hidden,
+				RequiredScopes: append([]string(nil), rt.scopes...)}, true
 		}
 	}
 	return TemplateInfo{}, false

@@ -51,7 +51,8 @@ type Source struct {
 	// owned by the subject) whose URIs are the skills' files. Its access,
 	// required scopes, owner and gates decide who may use the source:
 	// skills/list lists nothing for a caller who may not read it (as
-	// resources/templates/list hides such a template), and skills/get and
+	// resources/templates/list hides such a template; a caller short only
+	// of its scopes gets a step-up challenge), and skills/get and
 	// resources/directory/read answer for a URI the caller may not read
 	// as for one that does not exist.
 	Template string
@@ -104,7 +105,8 @@ type Catalog struct {
 	log      *slog.Logger
 	fp       string // what cursors are bound to besides the caller
 	statics  map[string]bool
-	ownLog   bool // Options.Logger was set
+	ownLog   bool                   // Options.Logger was set
+	tmpl     inventory.TemplateInfo // the source's template
 }
 
 // New returns a Catalog of src's skills, whose files inv serves. It
@@ -129,7 +131,7 @@ func New(inv *inventory.Inventory, src Source, opts Options) (*Catalog, error) {
 		return nil, fmt.Errorf("skills: template %q must be protected: skills are listed per caller", src.Template)
 	}
 	c := &Catalog{inv: inv, src: src, pageSize: opts.PageSize, dirRead: opts.DirectoryRead,
-		sealer: opts.Sealer, timeout: opts.CallbackTimeout, log: opts.Logger}
+		sealer: opts.Sealer, timeout: opts.CallbackTimeout, log: opts.Logger, tmpl: info}
 	if c.pageSize == 0 {
 		c.pageSize = 20
 	}
@@ -171,15 +173,44 @@ func (c *Catalog) usable(ctx context.Context, caller *principal.Principal) (bool
 	return slices.Contains(reach.Templates, c.src.Template), nil
 }
 
+// scopesWouldHelp returns the scope error of a caller who may not use
+// the source only for want of the template's scopes: with them added, its
+// identity, the template's owner and gates would admit it, and the
+// template is not hidden. Nil otherwise (more scopes would not help: the
+// listing is empty).
+func (c *Catalog) scopesWouldHelp(ctx context.Context, caller *principal.Principal) (*principal.ScopeError, error) {
+	if c.tmpl.Hidden || caller.HasScopes(c.tmpl.RequiredScopes...) {
+		return nil, nil
+	}
+	stepped := *caller
+	stepped.Scopes = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(caller.Scopes), c.tmpl.RequiredScopes...))))
+	reach, err := c.inv.Reach(ctx, &stepped)
+	if err != nil {
+		return nil, inventory.ErrInternal
+	}
+	if !slices.Contains(reach.Templates, c.src.Template) {
+		return nil, nil
+	}
+	return &principal.ScopeError{Required: slices.Clone(c.tmpl.RequiredScopes)}, nil
+}
+
 // List serves skills/list: the caller's skills in key order, one page at
 // a time. cursor is "" for the first page. Each skill, validated, is
 // offered to fit, which says whether it still fits the transport's byte
 // budget; the page ends before the first refused one, or at the page
 // size. next continues after the last accepted one ("" on the last page).
 //
-// Errors: principal.ErrUnauthenticated (no caller), *inventory.CursorError,
-// inventory.ErrInternal (the callback failed or broke the contract, or fit
-// refused a skill on an empty page; logged).
+// A caller who may not use the source lists no skills, except one that
+// lacks only the template's scopes (with them, its identity and the
+// template's owner and gates would admit it, and the template is not
+// hidden): it gets a
+// *principal.ScopeError naming them, which the endpoint answers with the
+// same 403 insufficient_scope challenge as resources/list, so that the
+// client can step up.
+//
+// Errors: principal.ErrUnauthenticated (no caller), *principal.ScopeError,
+// *inventory.CursorError, inventory.ErrInternal (the callback failed or
+// broke the contract, or fit refused a skill on an empty page; logged).
 func (c *Catalog) List(ctx context.Context, caller *principal.Principal, cursor string, fit func(*Skill) bool) (next string, err error) {
 	ok, err := c.usable(ctx, caller)
 	if err != nil {
@@ -192,6 +223,13 @@ func (c *Catalog) List(ctx context.Context, caller *principal.Principal, cursor 
 		}
 	}
 	if !ok {
+		se, err := c.scopesWouldHelp(ctx, caller)
+		if err != nil {
+			return "", err
+		}
+		if se != nil {
+			return "", se // a step-up challenge, as resources/list gives
+		}
 		return "", nil // hidden from this caller: an empty listing
 	}
 	req := inventory.ListRequest{After: after, Limit: c.pageSize, Principal: *caller}

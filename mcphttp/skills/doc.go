@@ -43,7 +43,11 @@
 //
 // The source's template decides who may use it, as for templates: a caller
 // who may not read it (scopes, owner identity, gates, overrides) lists no
-// skills, and gets -32602 for any skill or directory.
+// skills, and gets -32602 for any skill or directory — except a caller who
+// lacks only the template's scopes (with them its identity, the owner and
+// the gates would admit it): its skills/list gets the 403
+// insufficient_scope challenge naming them, as resources/list does, so
+// that the client can step up.
 //
 // # Digests and sizes
 //

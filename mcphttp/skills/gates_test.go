@@ -43,8 +43,10 @@ func TestTemplateGatesAndScopes(t *testing.T) {
 		return err
 	}
 
-	// The gate is closed: nothing, even with the scope.
+	// The gate is closed: nothing, even with the scope; without the scope
+	// nothing either (no challenge: the scope would not help).
 	assert.Zero(t, count(scoped))
+	assert.Zero(t, count(alice))
 	assert.ErrorIs(t, get(scoped), inventory.ErrNotFound)
 	assert.ErrorIs(t, dir(scoped), inventory.ErrNotFound)
 
@@ -54,12 +56,18 @@ func TestTemplateGatesAndScopes(t *testing.T) {
 	assert.NoError(t, get(scoped))
 	assert.NoError(t, dir(scoped))
 
-	// Without the template's scope, still nothing.
-	assert.Zero(t, count(alice))
+	// Without the template's scope: a step-up challenge naming it, once
+	// the scope would help (issue 39: it was an empty 200); skills/get and
+	// directory reads still answer as for an unknown URI.
+	_, err = c.List(ctx, &alice, "", nil)
+	var se *principal.ScopeError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, []string{"skills:read"}, se.Required)
 	assert.ErrorIs(t, get(alice), inventory.ErrNotFound)
 	assert.ErrorIs(t, dir(alice), inventory.ErrNotFound)
 
 	_, err = inv.Revoke(ctx, "alice", "beta")
 	require.NoError(t, err)
 	assert.Zero(t, count(scoped), "revoked")
+	assert.Zero(t, count(alice), "revoked: the scope would not help, no challenge")
 }

@@ -11,9 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/internal/mcpwire"
+	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
 	"github.com/mcpkit/mcpkit/mcphttp/skills"
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // call sends one request as user in the era given and returns the
@@ -237,4 +239,50 @@ func TestByteBudget(t *testing.T) {
 	assert.EqualValues(t, -32603, rpc.Error.Code)
 	assert.NotContains(t, rpc.Error.Message, "huge")
 	assert.Contains(t, logs.String(), "rule=entry-too-large")
+}
+
+// A caller who lacks only the source template's scope gets the step-up
+// challenge resources/list gives, in both eras (issue 39: it was an empty
+// 200 skills/list, so a client never learned to ask for the scope); a
+// caller with it is served.
+func TestListScopeChallengeBothEras(t *testing.T) {
+	s := seeded()
+	inv, err := inventory.New(nil, []inventory.Template{{
+		Name: "skill-files", URITemplate: "skill://{+path}", Read: s.read, RequiredScopes: []string{"skills:read"},
+	}}, inventory.Options{})
+	require.NoError(t, err)
+	cat, err := skills.New(inv, s.source(), skills.Options{})
+	require.NoError(t, err)
+	ep, err := mcphttp.New(inv, mcphttp.Options{}, cat)
+	require.NoError(t, err)
+	h := asUser(ep)
+	scoped := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := alice
+		p.Scopes = []string{"skills:read"}
+		ctx, err := principal.NewContext(r.Context(), p)
+		require.NoError(t, err)
+		ep.ServeHTTP(w, r.WithContext(ctx))
+	})
+	for _, modern := range []bool{false, true} {
+		rq := mcptest.Request{Headers: map[string]string{"X-Test-User": "alice"}}
+		if modern {
+			body, headers := mcptest.Modern(1, "skills/list", nil)
+			rq.Body = body
+			for k, v := range headers {
+				rq.Headers[k] = v
+			}
+		} else {
+			rq.Body = mcptest.Legacy(1, "skills/list", nil)
+			rq.Headers["MCP-Protocol-Version"] = mcpwire.Version20251125
+		}
+		w := mcptest.Do(t, h, rq)
+		assert.Equal(t, http.StatusForbidden, w.Code, "modern=%v: %s", modern, w.Body)
+		assert.Equal(t, `Bearer error="insufficient_scope", scope="skills:read"`, w.Header().Get("WWW-Authenticate"), "modern=%v", modern)
+
+		w = mcptest.Do(t, scoped, rq) // with the scope: alice's two skills
+		require.Equal(t, http.StatusOK, w.Code, "modern=%v: %s", modern, w.Body)
+		rpc := mcptest.Decode(t, w)
+		require.Nil(t, rpc.Error)
+		assert.Equal(t, 2, strings.Count(string(rpc.Result), `"frontmatter":`), "modern=%v: %s", modern, rpc.Result)
+	}
 }
