@@ -30,6 +30,11 @@ type GetFunc func(ctx context.Context, req GetRequest) (Skill, error)
 type GetRequest struct {
 	// URI is the SKILL.md URI the client asked for, exactly as sent.
 	URI string
+	// Dir is URI without "/SKILL.md": the skill's directory.
+	Dir string
+	// Name is the skill name, Dir's last segment (a valid name: a URI
+	// with another never reaches the GetFunc).
+	Name string
 	// Principal is the authenticated caller, with the identity the
 	// template's Owner names (never empty).
 	Principal principal.Principal
@@ -281,7 +286,8 @@ func (c *Catalog) Get(ctx context.Context, caller *principal.Principal, uri stri
 	if caller == nil {
 		return Skill{}, principal.ErrUnauthenticated
 	}
-	if skillDir(uri) == "" || !c.serves(uri) {
+	dir, name, valid := SplitURI(uri)
+	if !valid || !c.serves(uri) {
 		return Skill{}, inventory.ErrNotFound
 	}
 	ok, err := c.inv.CanRead(ctx, caller, uri)
@@ -291,7 +297,7 @@ func (c *Catalog) Get(ctx context.Context, caller *principal.Principal, uri stri
 	if !ok {
 		return Skill{}, inventory.ErrNotFound
 	}
-	s, err := c.callGet(ctx, GetRequest{URI: uri, Principal: *caller})
+	s, err := c.callGet(ctx, GetRequest{URI: uri, Dir: dir, Name: name, Principal: *caller})
 	if err != nil {
 		return Skill{}, err
 	}

@@ -49,15 +49,25 @@
 // insufficient_scope challenge naming them, as resources/list does, so
 // that the client can step up.
 //
+// # Building entries
+//
+// An application with its skills' files at hand lets the kit derive the
+// entry: [Build] takes a skill's directory URI and its files (path and
+// bytes) and fills in the SKILL.md URI, the frontmatter rendered from
+// SKILL.md's YAML ([Frontmatter]), and each file's URI, digest and size;
+// a [GetFunc] receives the requested skill's directory and name already
+// parsed (GetRequest.Dir, GetRequest.Name). examples/skills serves a
+// per-user skills folder from disk this way.
+//
 // # Digests and sizes
 //
-// The application owns them: it computes File.Digest with Digest and
-// File.Size from the very bytes its Read handler serves (best when a file
-// is stored, as the documents example does). The kit checks their form on
-// every entry it serves (sha256: and 64 lowercase hexadecimal digits, a
-// size that is not negative, at most MaxFiles files and MaxTotalSize
-// bytes per skill, every file once and within the skill's directory,
-// SKILL.md among them); it does not read every file on every listing.
-// Package skillstest reads every file back through resources/read's path
-// and reports digests, sizes and frontmatter names that do not match.
+// An application that stores its files may store their digests and sizes
+// with them ([Digest] and len, from the very bytes its Read handler serves;
+// the documents example does) and fill a [Skill] itself, without reading
+// every file on every listing. The kit checks their form on every entry it
+// serves (sha256: and 64 lowercase hexadecimal digits, a size that is not
+// negative, at most MaxFiles files and MaxTotalSize bytes per skill, every
+// file once and within the skill's directory, SKILL.md among them). Package
+// skillstest reads every file back through resources/read's path and
+// reports digests, sizes and frontmatter names that do not match.
 package skills
