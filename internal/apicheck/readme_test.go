@@ -27,6 +27,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/mcphttp/skills"
 	"github.com/mcpkit/mcpkit/mcphttp/tools"
 	"github.com/mcpkit/mcpkit/notify"
 	"github.com/mcpkit/mcpkit/principal"
@@ -47,6 +48,10 @@ var (
 	docs       inventory.Template   // a template the search block gives a Search callback
 	readNote   inventory.ReadFunc   // notes' Read callback
 	countWords tools.Tool           // a tool of the service's own
+
+	readSkillFile    inventory.ReadFunc                                       // the skills' files' Read callback
+	skillNamesAfter  func(owner, after string, limit int) []string            // the skills section's store
+	filesOf          func(owner, name string) []skills.SourceFile             // the skills section's store
 )
 `
 
