@@ -9,32 +9,28 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/examples/devissuer"
+	"github.com/mcpkit/mcpkit/authn/authntest"
 )
 
-// The quickstart against a real JWK Set over HTTP: each caller lists and
-// reads only their own notes, anonymous callers are challenged with the
-// metadata URL the service serves.
+// The quickstart against a real JWK Set over HTTP (authntest's, as a
+// service's own tests would use): each caller lists and reads only their
+// own notes, anonymous callers are challenged with the metadata URL the
+// service serves.
 func TestQuickstart(t *testing.T) {
-	idpMux := http.NewServeMux()
-	idp := httptest.NewServer(idpMux)
-	defer idp.Close()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	base := "http://" + ln.Addr().String()
-	is, err := devissuer.New(idp.URL, base+"/mcp", devissuer.Options{ClientID: "quickstart-test"})
-	require.NoError(t, err)
-	idpMux.Handle(is.JWKSPath(), is.JWKSHandler())
+	is := authntest.Start(t, authntest.Options{Resource: base + "/mcp", ClientID: "quickstart-test"})
+	jwt := is.JWTOptions()
 
 	db, err := sql.Open("sqlite", "file:quickstart-test?mode=memory&cache=shared")
 	require.NoError(t, err)
 	defer db.Close()
-	h, err := newService(context.Background(), db, base+"/mcp", is.Issuer(), is.JWKSURL())
+	h, err := newService(context.Background(), db, base+"/mcp", jwt.Issuer, jwt.JWKSURL)
 	require.NoError(t, err)
 	srv := httptest.NewUnstartedServer(h)
 	_ = srv.Listener.Close()
@@ -42,11 +38,7 @@ func TestQuickstart(t *testing.T) {
 	srv.Start()
 	defer srv.Close()
 
-	token := func(sub string) string {
-		tok, err := is.Sign(sub, []string{"notes:read"}, time.Hour)
-		require.NoError(t, err)
-		return tok
-	}
+	token := func(sub string) string { return is.Token(sub, "notes:read") }
 	call := func(tok, body string) (*http.Response, map[string]any) {
 		req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
