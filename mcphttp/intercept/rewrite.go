@@ -12,7 +12,6 @@ import (
 	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
-	"github.com/mcpkit/mcpkit/principal"
 )
 
 // Rewriting legacy's answers. These read and write what legacy sent — its
@@ -57,10 +56,7 @@ func capabilitiesOf(ep *mcphttp.Endpoint) (capabilities, error) {
 // legacy and adds the endpoint's capabilities to its result.
 func (h *handler) forwardRewriting(w http.ResponseWriter, r *http.Request, b *jsonrpc.Body) {
 	msg := b.Message
-	var caller *principal.Principal
-	if h.sessions != nil && msg.Method == "initialize" {
-		r, caller = h.caller(r) // once: Sessions learns who began the session
-	}
+	r, caller := h.caller(r)
 	rec := newRecorder()
 	forward(h.legacy, rec, r, b.Raw)
 	// The modern protocol's event streams are the endpoint's own
@@ -68,7 +64,17 @@ func (h *handler) forwardRewriting(w http.ResponseWriter, r *http.Request, b *js
 	// endpoint does. A legacy session carries the endpoint's
 	// notifications only when Sessions adopted it.
 	caps := h.caps.plain
-	if msg.Method == "server/discover" || h.adopt(r, rec, msg.ID, caller) {
+	notifying := msg.Method == "server/discover"
+	if id := newSession(r, rec.header, rec.status); id != "" {
+		adopted, err := h.bind(r, id, caller, h.versionOf(rec, msg))
+		if err != nil {
+			h.endLegacy(r, id)
+			mcphttp.WriteError(w, err)
+			return
+		}
+		notifying = notifying || adopted
+	}
+	if notifying {
 		caps = h.caps.notifying
 	}
 	h.writeRewritten(w, rec, false, func(m []byte) ([]byte, bool) { return rewriteCapabilities(m, msg.ID, caps) })

@@ -171,7 +171,7 @@ func (h *handler) serveToolsList(w http.ResponseWriter, r *http.Request, b *json
 	msg := b.Message
 	r, caller := h.caller(r)
 	rec := newRecorder()
-	forward(h.legacy, rec, r, b.Raw)
+	h.forward(rec, r, b.Raw, caller)
 	toEndpoint := own(r)
 	if caller == nil {
 		toEndpoint = anonymous(r) // credentials that prove no caller list the anonymous tools, as legacy answers them

@@ -45,7 +45,7 @@ func TestToolsRouting(t *testing.T) {
 				return serve(h, withPrincipal(t, r, alice))
 			}
 			// initialize announces tools (the legacy handler's own capability stays).
-			w := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+			w := serve(h, withPrincipal(t, request(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, nil), alice))
 			assert.Contains(t, w.Body.String(), `"tools":{"listChanged":true}`)
 			assert.Contains(t, w.Body.String(), `"resources":`)
 
@@ -95,21 +95,21 @@ func TestToolsLegacyWithoutTools(t *testing.T) {
 	assert.Equal(t, "private, max-age=0", w.Header().Get("Cache-Control"))
 }
 
-// An anonymous caller, and credentials that prove no caller, get the
-// bridge's anonymous tools beside the legacy handler's: the endpoint is
-// not asked to verify the refused credentials again.
+// An anonymous caller, when anonymous requests reach legacy, gets the
+// bridge's anonymous tools beside the legacy handler's; credentials that
+// prove no caller get the endpoint's 401 and reach neither.
 func TestToolsListAnonymous(t *testing.T) {
 	f := mcptest.New(t, mcptest.Options{}, bridge{}) // with the fixture's JWT Authenticator
-	h, err := intercept.New(f.EP, &toolServer{tools: []string{"echo"}}, intercept.Options{})
+	legacy := &toolServer{tools: []string{"echo"}}
+	h, err := intercept.New(f.EP, legacy, intercept.Options{ForwardAnonymous: true})
 	require.NoError(t, err)
-	for _, authz := range []string{"", "Bearer not-a-token"} {
-		r := request(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, map[string]string{"MCP-Protocol-Version": "2025-11-25"})
-		if authz != "" {
-			r.Header.Set("Authorization", authz)
-		}
-		assert.Equal(t, []string{"echo", "read_resource"}, toolNames(t, serve(h, r)), "authorization %q", authz)
-	}
-	r := request(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, map[string]string{"Authorization": "Bearer " + f.Token(t, "alice")})
+	r := request(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, map[string]string{"MCP-Protocol-Version": "2025-11-25"})
+	assert.Equal(t, []string{"echo", "read_resource"}, toolNames(t, serve(h, r)))
+	r = request(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, map[string]string{"MCP-Protocol-Version": "2025-11-25", "Authorization": "Bearer not-a-token"})
+	w := serve(h, r)
+	assert.Equal(t, http.StatusUnauthorized, w.Code)
+	assert.Contains(t, w.Header().Get("WWW-Authenticate"), "invalid_token")
+	r = request(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, map[string]string{"Authorization": "Bearer " + f.Token(t, "alice")})
 	assert.Equal(t, []string{"echo", "list_resources", "read_resource", "search", "fetch"}, toolNames(t, serve(h, r)))
 }
 
