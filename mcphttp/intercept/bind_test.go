@@ -88,6 +88,13 @@ func (l *statefulLegacy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":{"content":[]}}`)
 }
 
+// reset forgets what legacy saw (the probe of New); its sessions stay.
+func (l *statefulLegacy) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.requests, l.calls, l.deleted, l.gets = 0, nil, nil, 0
+}
+
 func (l *statefulLegacy) stats() (requests int, calls, deleted []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -116,6 +123,7 @@ func newBindFixture(t *testing.T, withSessions bool, opts intercept.Options) *bi
 	opts.Logger = quiet
 	h, err := intercept.New(f.EP, legacy, opts)
 	require.NoError(t, err)
+	legacy.reset()
 	return &bindFixture{f: f, legacy: legacy, h: h}
 }
 
@@ -260,6 +268,7 @@ func TestLegacySessionBindingAcrossAFleet(t *testing.T) {
 		require.NoError(t, err)
 		hs = append(hs, h)
 	}
+	legacy.reset()
 	a := &bindFixture{f: f, legacy: legacy, h: hs[0]}
 	bInst := &bindFixture{f: f, legacy: legacy, h: hs[1]}
 	alice, bob := f.Token(t, "alice"), f.Token(t, "bob")

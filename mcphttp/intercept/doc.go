@@ -25,7 +25,10 @@
 //
 //   - every resources/… method, unknown ones included: a resource method
 //     never reaches legacy, which may still have resource handlers of its
-//     own that know nothing of the inventory's owners, scopes and gates;
+//     own that know nothing of the inventory's owners, scopes and gates
+//     (New initializes legacy in-process once, and logs a warning when it
+//     announces resources; so does its first initialize answer when it
+//     could not be probed then);
 //   - what the endpoint says it serves ([mcphttp.Endpoint.Serves]):
 //     completion/complete unless its params.ref.type is exactly
 //     "ref/prompt", a tools/call whose strictly decoded name is one of the
@@ -75,8 +78,8 @@
 //
 // A legacy tool that the endpoint would serve instead (the endpoint claims
 // a tools/call of its name) is an error of [New], which lists legacy's
-// tools in-process (initialize, tools/list to the last page, DELETE of the
-// probe's session). When legacy cannot be listed then (it needs a token,
+// tools in-process (initialize, tools/list to the last page when the
+// endpoint serves tools, DELETE of the probe's session). When legacy cannot be listed then (it needs a token,
 // say), or its tools change later, a clash found in a tools/list answer is
 // logged once and the endpoint's tool wins: it is listed, and called,
 // instead.

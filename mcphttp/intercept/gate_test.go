@@ -74,6 +74,7 @@ func TestForwardedDPoPProofsAreChecked(t *testing.T) {
 	legacy := newStatefulLegacy()
 	h, err := intercept.New(f.EP, legacy, intercept.Options{Logger: quiet})
 	require.NoError(t, err)
+	legacy.reset()
 	key, err := testissuer.NewProofKey(testissuer.EC256)
 	require.NoError(t, err)
 	other, err := testissuer.NewProofKey(testissuer.EC256)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/internal/nilness"
@@ -72,6 +73,8 @@ type handler struct {
 	tools    bool // the endpoint serves tools/list: first pages are merged
 	caps     capabilities
 	clashes  sync.Map // legacy tool names already logged as shadowed
+
+	resourcesLogged atomic.Bool // resourcesOwned has logged
 }
 
 var _ http.Handler = (*handler)(nil)
@@ -116,12 +119,18 @@ func New(ep *mcphttp.Endpoint, legacy http.Handler, opts Options) (http.Handler,
 		return nil, err
 	}
 	h.tools = ep.Serves(jsonrpc.Message{Kind: jsonrpc.KindRequest, Method: "tools/list", ID: jsonrpc.Int64ID(1)})
-	if h.tools {
-		if err := h.checkLegacyTools(); err != nil {
-			return nil, err
-		}
+	if err := h.checkLegacyTools(); err != nil {
+		return nil, err
 	}
 	return h, nil
+}
+
+// resourcesOwned logs, once, that legacy has resource handlers the
+// endpoint shadows: every resources/ method is the endpoint's.
+func (h *handler) resourcesOwned() {
+	if h.resourcesLogged.CompareAndSwap(false, true) {
+		h.log.Warn("intercept: the legacy handler announces resources; every resources/ method is served by the endpoint from its inventory, so the legacy handler's resource handlers are never reached: move those resources to the inventory")
+	}
 }
 
 // ServeHTTP checks and routes one request.

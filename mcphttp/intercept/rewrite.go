@@ -77,7 +77,7 @@ func (h *handler) forwardRewriting(w http.ResponseWriter, r *http.Request, b *js
 	if notifying {
 		caps = h.caps.notifying
 	}
-	h.writeRewritten(w, rec, false, func(m []byte) ([]byte, bool) { return rewriteCapabilities(m, msg.ID, caps) })
+	h.writeRewritten(w, rec, false, func(m []byte) ([]byte, bool) { return rewriteCapabilities(m, msg.ID, caps, h.resourcesOwned) })
 }
 
 // rewriteCapabilities gives the result of a JSON-RPC response to id the
@@ -85,8 +85,8 @@ func (h *handler) forwardRewriting(w http.ResponseWriter, r *http.Request, b *js
 // (every resource method is the endpoint's), and each other one is added
 // where legacy has none (legacy's own tools or completions stay as they
 // are). ok is false when msg is not such a response; it is then left
-// alone.
-func rewriteCapabilities(msg []byte, id jsonrpc.ID, caps []capability) ([]byte, bool) {
+// alone. owned, when legacy announces resources, is told (it logs once).
+func rewriteCapabilities(msg []byte, id jsonrpc.ID, caps []capability, owned func()) ([]byte, bool) {
 	return rewriteResult(msg, id, func(result map[string]json.RawMessage) bool {
 		var legacyCaps map[string]json.RawMessage
 		if raw, ok := result["capabilities"]; ok && json.Unmarshal(raw, &legacyCaps) != nil {
@@ -94,6 +94,9 @@ func rewriteCapabilities(msg []byte, id jsonrpc.ID, caps []capability) ([]byte, 
 		}
 		if legacyCaps == nil {
 			legacyCaps = map[string]json.RawMessage{}
+		}
+		if _, has := legacyCaps["resources"]; has && owned != nil {
+			owned()
 		}
 		for _, c := range caps {
 			if _, has := legacyCaps[c.name]; !has || c.name == "resources" {

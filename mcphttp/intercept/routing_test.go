@@ -123,6 +123,7 @@ func TestRoutesOnTheStrictDecode(t *testing.T) {
 			legacy := &permissiveLegacy{}
 			h, err := intercept.New(f.EP, legacy, intercept.Options{ForwardAnonymous: true})
 			require.NoError(t, err)
+			legacy.reset() // New's probe
 			r := request(tc.body, map[string]string{"Authorization": "Bearer " + bob})
 			if strings.Contains(tc.body, "2026-07-28") {
 				r.Header.Set("MCP-Protocol-Version", "2026-07-28")
@@ -167,6 +168,7 @@ func TestGuardAndLimitsOnEveryRequest(t *testing.T) {
 	legacy := &permissiveLegacy{}
 	h, err := intercept.New(f.EP, legacy, intercept.Options{ForwardAnonymous: true})
 	require.NoError(t, err)
+	legacy.reset() // New's probe
 	toolCall := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`
 
 	cases := []struct {

@@ -381,6 +381,7 @@ func TestSubscriptionsListenIsTheEndpoints(t *testing.T) {
 	legacy := &permissiveLegacy{}
 	h, err := intercept.New(f.EP, legacy, intercept.Options{})
 	require.NoError(t, err)
+	legacy.reset() // New's probe
 	body, headers := mcptest.Modern(1, "subscriptions/listen", map[string]any{"notifications": map[string]any{}})
 	headers["Authorization"] = "Bearer " + f.Token(t, "alice")
 	w := serve(h, request(body, headers))
@@ -401,6 +402,10 @@ func TestSessionsStreamThatOnlyFlushed(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Mcp-Session-Id", "legacy-session")
 			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"legacy","version":"1"}}}`)
+			return
+		}
+		if r.Method == http.MethodDelete { // New's probe ends its session
+			w.WriteHeader(http.StatusNoContent)
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")

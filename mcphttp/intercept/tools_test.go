@@ -3,6 +3,7 @@ package intercept_test
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -197,4 +198,43 @@ func TestToolsListModern(t *testing.T) {
 	assert.Equal(t, "private", res.Result.CacheScope)
 	require.NotNil(t, res.Result.TTL)
 	assert.Zero(t, *res.Result.TTL)
+}
+
+// A legacy handler that announces resources is told about at start (its
+// resource handlers are never reached: every resources/ method is the
+// endpoint's), once, and at its first initialize answer when it could not
+// be probed.
+func TestLegacyResourcesLogged(t *testing.T) {
+	f := mcptest.New(t, mcptest.Options{})
+	withResources := fixedLegacy(200, "application/json",
+		`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"resources":{},"tools":{}},"serverInfo":{"name":"legacy","version":"1"}}}`, false)
+	var logs syncBuffer
+	h, err := intercept.New(f.EP, withResources, intercept.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), ForwardAnonymous: true})
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(logs.String(), "the legacy handler announces resources"), logs.String())
+	serve(h, request(initBody, nil))
+	assert.Equal(t, 1, strings.Count(logs.String(), "the legacy handler announces resources"), "once")
+
+	// A handler that cannot be probed (it wants a token): logged at its
+	// first initialize answer.
+	var later syncBuffer
+	guarded := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		withResources.ServeHTTP(w, r)
+	})
+	h, err = intercept.New(f.EP, guarded, intercept.Options{Logger: slog.New(slog.NewTextHandler(&later, nil))})
+	require.NoError(t, err)
+	assert.NotContains(t, later.String(), "announces resources")
+	w := serve(h, request(initBody, map[string]string{"Authorization": "Bearer " + f.Token(t, "alice")}))
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	assert.Contains(t, later.String(), "announces resources")
+
+	// Without resources: nothing.
+	var none syncBuffer
+	_, err = intercept.New(f.EP, &toolServer{tools: []string{"echo"}}, intercept.Options{Logger: slog.New(slog.NewTextHandler(&none, nil))})
+	require.NoError(t, err)
+	assert.NotContains(t, none.String(), "announces resources")
 }
