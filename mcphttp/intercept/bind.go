@@ -1,6 +1,7 @@
 package intercept
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 
@@ -49,12 +50,16 @@ type bindings struct {
 	signed, anon *sessions.MemoryStore
 }
 
-func newBindings() (*bindings, error) {
-	signed, err := sessions.NewMemoryStore(sessions.Limits{})
+// newBindings returns an empty record bounded by lim (its session
+// fields; zero values mean the defaults).
+func newBindings(lim sessions.Limits) (*bindings, error) {
+	signed, err := sessions.NewMemoryStore(lim)
 	if err != nil {
 		return nil, err
 	}
-	anon, err := sessions.NewMemoryStore(sessions.Limits{MaxSessionsPerPrincipal: sessions.DefaultMaxSessions})
+	anonLim := lim
+	anonLim.MaxSessionsPerPrincipal = cmp.Or(lim.MaxSessions, sessions.DefaultMaxSessions)
+	anon, err := sessions.NewMemoryStore(anonLim)
 	if err != nil {
 		return nil, err
 	}

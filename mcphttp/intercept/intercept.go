@@ -15,6 +15,7 @@ import (
 	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/sessions"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -103,7 +104,7 @@ func New(ep *mcphttp.Endpoint, legacy http.Handler, opts Options) (http.Handler,
 	if err := checkScopes(opts.ToolScopes, "ToolScopes"); err != nil {
 		return nil, err
 	}
-	bound, err := newBindings()
+	bound, err := newBindings(sessions.Limits{})
 	if err != nil {
 		return nil, err
 	}
