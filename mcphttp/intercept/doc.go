@@ -123,7 +123,12 @@
 // request never reaches legacy (nor the endpoint): another caller cannot
 // call tools in the session, open its GET stream or end it. A session
 // begun anonymously ([Options].ForwardAnonymous) is nobody's: any caller
-// may use it. With [Options].Sessions the binding of a signed-in caller's
+// may use it (the record holds at most sessions.DefaultMaxSessions of
+// them, in a room of their own; the oldest ends first). An endpoint
+// without an Authenticator whose service authenticates only in front of
+// legacy leaves the handler no caller to bind: every session is then
+// anonymous — put the service's middleware in front of the handler. With
+// [Options].Sessions the binding of a signed-in caller's
 // session is kept in its store (mcphttp/sessions: shared by a fleet
 // through redisstore); otherwise, and for a session that store cannot
 // hold, in the handler's own bounded record: each principal holds at most
