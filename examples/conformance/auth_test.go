@@ -350,3 +350,67 @@ func TestAuthSessionIsolation(t *testing.T) {
 		})
 	}
 }
+
+// The auth mode with an outside issuer and an outside introspection
+// endpoint (the flags the suite's own authorization server will be given):
+// their tokens are served, the built-in ones are not minted.
+func TestAuthOutsideServers(t *testing.T) {
+	srv := httptest.NewUnstartedServer(nil)
+	resource := "http://" + srv.Listener.Addr().String() + "/mcp"
+	is := authntest.Start(t, authntest.Options{Resource: resource})
+	opaque := newOpaqueTokens(resource)
+	intro := httptest.NewServer(opaque)
+	t.Cleanup(intro.Close)
+	af, err := newAuthFixture(context.Background(), authConfig{
+		resource: resource, issuer: is.URL(), jwks: is.JWKSURL(),
+		introspection: intro.URL, clientID: opaqueClientID, clientSecret: opaque.secret,
+	})
+	require.NoError(t, err)
+	t.Cleanup(af.close)
+	assert.Nil(t, af.issuer)
+	assert.Nil(t, af.opaque)
+	h, hub, err := newHandler("endpoint", af)
+	require.NoError(t, err)
+	t.Cleanup(hub.Close)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	af.routes(mux)
+	srv.Config.Handler = mux
+	srv.Start()
+	t.Cleanup(srv.Close)
+	s := &authServer{t: t, url: resource, af: af}
+	for name, tok := range map[string]string{
+		"a JWT of the outside issuer":    is.Token("alice", allScopes...),
+		"an opaque token it introspects": opaque.Mint("alice", opaqueOptions{scopes: allScopes}),
+	} {
+		a := s.post(readPrivate(request{token: tok, modern: true}))
+		assert.Equal(t, http.StatusOK, a.status, "%s: %s", name, a.body)
+	}
+	a := s.post(readPrivate(request{token: opaque.Mint("alice", opaqueOptions{scopes: allScopes, audience: "https://other.example/mcp"}), modern: true}))
+	assert.Equal(t, http.StatusUnauthorized, a.status)
+
+	// The protected resource metadata names the outside issuer.
+	resp, err := http.Get(strings.TrimSuffix(resource, "/mcp") + af.metaPath)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var meta struct {
+		Resource             string   `json:"resource"`
+		AuthorizationServers []string `json:"authorization_servers"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&meta))
+	assert.Equal(t, resource, meta.Resource)
+	assert.Equal(t, []string{is.URL()}, meta.AuthorizationServers)
+}
+
+// Misconfigured auth flags are errors, never a fixture that admits anyone.
+func TestAuthConfigErrors(t *testing.T) {
+	for name, cfg := range map[string]authConfig{
+		"no resource":      {},
+		"an issuer alone":  {resource: "http://127.0.0.1:1/mcp", issuer: "https://as.example"},
+		"a JWKS URL alone": {resource: "http://127.0.0.1:1/mcp", jwks: "https://as.example/jwks"},
+		"an unknown -dpop": {resource: "http://127.0.0.1:1/mcp", dpop: "sometimes"},
+	} {
+		_, err := newAuthFixture(context.Background(), cfg)
+		assert.Error(t, err, name)
+	}
+}
