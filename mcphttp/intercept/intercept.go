@@ -148,19 +148,18 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveVerb(w, r)
 		return
 	}
+	// Authenticated before the body is read, which is read under the
+	// caller's share (the principal h.caller put in the context) or as an
+	// anonymous caller's.
+	r, caller := h.caller(r)
 	b, ok := jsonrpc.FromContext(r.Context())
 	if !ok {
-		// Authenticated before the body is read, which is read under the
-		// caller's share (the principal h.caller put in the context) or
-		// as an anonymous caller's.
-		r, _ = h.caller(r)
 		if b, ok = h.limits.ReadBody(w, r); !ok {
 			return // refused input never reaches legacy
 		}
 		defer b.Release()
 		r = r.WithContext(jsonrpc.NewContext(r.Context(), b)) // the endpoint serves this decode
 	}
-	r, caller := h.caller(r)
 	if h.enforce && mcpwire.AuthRefusal(r.Context()) != nil {
 		h.ep.ServeHTTP(w, own(r)) // the endpoint's answer to the refusal found here, counted once
 		return
