@@ -111,6 +111,8 @@
 //	h, err := intercept.New(ep, legacy, intercept.Options{})
 //	mux.Handle("/mcp", serviceAuth(h)) // serviceAuth calls principal.NewContext
 //
+// (the package's ExampleNew_serviceAuth runs this composition).
+//
 // # Sessions bound to their callers
 //
 // Legacy's sessions are bound to the principal that began them: the
