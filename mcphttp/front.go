@@ -37,3 +37,7 @@ func (e *Endpoint) Capabilities(notifying bool) []byte {
 	}
 	return slices.Clone(e.capsPlain)
 }
+
+// PrincipalFromContextOnly marks the Authenticator of an endpoint built
+// without one (mcpwire.ContextAuthenticator).
+func (contextAuth) PrincipalFromContextOnly() {}

@@ -22,6 +22,10 @@
 // "conformance" (principal.NewContext, as a service's authentication
 // middleware would).
 //
+// With -auth the fixture verifies tokens instead (JWT by JWK Set, opaque
+// tokens by introspection, DPoP, scopes per operation), for the suite's
+// authorization scenarios: see auth.go.
+//
 // Both modes serve the Skills extension's scenarios (sep-2640-*) with
 // mcphttp/skills: one skill with subdirectories (skills.go).
 //
@@ -59,23 +63,57 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:3001", "listen address (port 0 picks a free port)")
 	mode := flag.String("mode", "intercept", `"intercept" (the kit in front of a go-sdk server with the suite's prompts and tools), "endpoint" (mcphttp.Endpoint alone, with notifications and the tools bridge) or "sdk" (that go-sdk server alone: the baseline intercept mode must not fall below)`)
+	var ac authConfig
+	withAuth := flag.Bool("auth", false, "verify tokens (JWT by JWK Set, opaque by introspection, DPoP) instead of serving every request as one principal: see auth.go")
+	flag.StringVar(&ac.resource, "resource", "", "with -auth: the canonical URI of /mcp, the tokens' audience (default http://ADDR/mcp)")
+	flag.StringVar(&ac.issuer, "auth-issuer", "", "with -auth: an outside JWT issuer (default: the built-in one)")
+	flag.StringVar(&ac.jwks, "auth-jwks-url", "", "with -auth: the outside issuer's JWK Set URL")
+	flag.StringVar(&ac.introspection, "auth-introspection", "", "with -auth: an outside RFC 7662 endpoint for opaque tokens (default: the built-in /introspect)")
+	flag.StringVar(&ac.clientID, "auth-client-id", "", "with -auth-introspection: this server's client id there")
+	flag.StringVar(&ac.clientSecret, "auth-client-secret", "", "with -auth-introspection: this server's client secret there")
+	flag.StringVar(&ac.dpop, "dpop", "allowed", "with -auth: DPoP off, allowed or required")
+	flag.BoolVar(&ac.nonce, "dpop-nonce", false, "with -auth: DPoP proofs carry server nonces")
 	flag.Parse()
-	if err := run(*addr, *mode); err != nil {
+	var auth *authConfig
+	if *withAuth {
+		auth = &ac
+	}
+	if err := run(*addr, *mode, auth); err != nil {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr, mode string) error {
-	h, hub, err := newHandler(mode)
+func run(addr, mode string, ac *authConfig) error {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
+		return err
+	}
+	var af *authFixture
+	if ac != nil {
+		if ac.resource == "" {
+			ac.resource = "http://" + ln.Addr().String() + "/mcp"
+		}
+		if af, err = newAuthFixture(context.Background(), *ac); err != nil {
+			ln.Close()
+			return err
+		}
+		defer af.close()
+	}
+	h, hub, err := newHandler(mode, af)
+	if err != nil {
+		ln.Close()
 		return err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
+	if af != nil {
+		af.routes(mux)
+		if af.issuer != nil {
+			// Tokens of the built-in issuer, for trying the mode by hand.
+			fmt.Printf("token alice (every scope): %s\n", af.issuer.Token("alice", allScopes...))
+			fmt.Printf("token bob (mcp only): %s\n", af.issuer.Token("bob", scopeBase))
+		}
 	}
 	srv := mcphttp.NewServer(addr, mux)
 	if hub != nil {
@@ -102,9 +140,10 @@ func run(addr, mode string) error {
 // fixturePrincipal is who every request is in endpoint mode.
 var fixturePrincipal = principal.Principal{Subject: "conformance", ClientID: "conformance-suite"}
 
-// newHandler builds the fixture server and the hub of its notifications.
-func newHandler(mode string) (http.Handler, *notify.Hub, error) {
-	inv, err := newInventory()
+// newHandler builds the fixture server and the hub of its notifications;
+// with af, in the auth mode.
+func newHandler(mode string, af *authFixture) (http.Handler, *notify.Hub, error) {
+	inv, err := newInventory(af != nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -112,18 +151,21 @@ func newHandler(mode string) (http.Handler, *notify.Hub, error) {
 		ServerInfo: mcphttp.Implementation{Name: "mcpkit-conformance", Version: "1.0.0"},
 		Logger:     slog.New(slog.NewTextHandler(os.Stderr, nil)),
 	}
+	if af != nil {
+		opts.Authenticator = af.auth
+	}
 	hub := notify.New(notify.Options{Logger: opts.Logger})
 	var h http.Handler
 	switch mode {
 	case "endpoint":
-		ep, err := endpoint(inv, opts, hub)
+		ep, err := endpoint(inv, opts, hub, af != nil)
 		if err != nil {
 			hub.Close()
 			return nil, nil, err
 		}
 		h = ep
 	case "intercept":
-		h, err = interceptHandler(inv, opts, hub)
+		h, err = interceptHandler(inv, opts, hub, af != nil)
 		if err != nil {
 			hub.Close()
 			return nil, nil, err
@@ -134,6 +176,9 @@ func newHandler(mode string) (http.Handler, *notify.Hub, error) {
 	default:
 		hub.Close()
 		return nil, nil, fmt.Errorf("unknown -mode %q", mode)
+	}
+	if af != nil {
+		return h, hub, nil // the Authenticator decides who asks
 	}
 	signedIn := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, err := principal.NewContext(r.Context(), fixturePrincipal)
@@ -150,12 +195,12 @@ func newHandler(mode string) (http.Handler, *notify.Hub, error) {
 // sessions part in front of a stateful go-sdk server with a prompt; the
 // part is also Intercept's Sessions, so the kit's notifications reach the
 // go-sdk server's sessions.
-func interceptHandler(inv *inventory.Inventory, opts mcphttp.Options, hub *notify.Hub) (http.Handler, error) {
+func interceptHandler(inv *inventory.Inventory, opts mcphttp.Options, hub *notify.Hub, withAuth bool) (http.Handler, error) {
 	streams, err := sessions.New(hub, sessions.Options{})
 	if err != nil {
 		return nil, err
 	}
-	suite, err := tools.New(suiteTools()...)
+	suite, err := tools.New(suiteTools(withAuth)...)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +216,14 @@ func interceptHandler(inv *inventory.Inventory, opts mcphttp.Options, hub *notif
 	// handler answers the 2026-07-28 era's requests as a server of that
 	// era is checked for (no sessions, removed methods refused), its
 	// stateful one holds the legacy sessions the kit delivers into.
-	return intercept.New(ep, sdkHandler(), intercept.Options{Logger: opts.Logger, Sessions: streams})
+	iopts := intercept.Options{Logger: opts.Logger, Sessions: streams}
+	if withAuth {
+		// The go-sdk server's prompts and one of its tools need scopes,
+		// challenged as the kit's own.
+		iopts.MethodScopes = map[string][]string{"prompts/get": {scopePrompts}}
+		iopts.ToolScopes = map[string][]string{"test_tool_with_progress": {scopeProgress}}
+	}
+	return intercept.New(ep, sdkHandler(), iopts)
 }
 
 // sdkHandler is the go-sdk server of intercept mode, which -mode sdk
@@ -193,7 +245,7 @@ func sdkHandler() http.Handler {
 // streams (notifications: subscriptions too) and the built-in tools (the
 // scenarios that validate the Mcp-Name header, http-header-validation,
 // call a listed tool).
-func endpoint(inv *inventory.Inventory, opts mcphttp.Options, hub *notify.Hub) (*mcphttp.Endpoint, error) {
+func endpoint(inv *inventory.Inventory, opts mcphttp.Options, hub *notify.Hub, withAuth bool) (*mcphttp.Endpoint, error) {
 	streams, err := sessions.New(hub, sessions.Options{})
 	if err != nil {
 		return nil, err
@@ -202,7 +254,7 @@ func endpoint(inv *inventory.Inventory, opts mcphttp.Options, hub *notify.Hub) (
 	if err != nil {
 		return nil, err
 	}
-	toolPart, err := tools.New(append(builtin, suiteTools()...)...)
+	toolPart, err := tools.New(append(builtin, suiteTools(withAuth)...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -220,11 +272,15 @@ func endpoint(inv *inventory.Inventory, opts mcphttp.Options, hub *notify.Hub) (
 // a tools.Tool value whose handler returns a typed result. The ones that
 // need requests from the server to the client (logging, progress,
 // sampling, elicitation) are not the kit's.
-func suiteTools() []tools.Tool {
+func suiteTools(withAuth bool) []tools.Tool {
 	answer := func(res tools.Result) tools.Handler {
 		return func(context.Context, *tools.Request) (tools.Result, error) { return res, nil }
 	}
-	return []tools.Tool{
+	var scoped []tools.Tool
+	if withAuth {
+		scoped = append(scoped, scopedTool())
+	}
+	return append(scoped, []tools.Tool{
 		{Name: "test_simple_text", Description: "Returns simple text", Access: inventory.Public, ReadOnly: true,
 			Handler: answer(tools.TextResult("This is a simple text response for testing."))},
 		{Name: "test_image_content", Description: "Returns an image", Access: inventory.Public, ReadOnly: true,
@@ -270,7 +326,7 @@ func suiteTools() []tools.Tool {
 				}
 				return tools.TextResult("Hello, " + args.Name + "."), nil
 			}},
-	}
+	}...)
 }
 
 // wavSilence is a WAV file of one sample of silence (8 kHz, 8-bit mono).
@@ -289,8 +345,9 @@ var pngPixel = []byte{
 	0x42, 0x60, 0x82,
 }
 
-// newInventory holds the resources the scenarios name.
-func newInventory() (*inventory.Inventory, error) {
+// newInventory holds the resources the scenarios name; withAuth adds the
+// auth mode's private template.
+func newInventory(withAuth bool) (*inventory.Inventory, error) {
 	statics := []inventory.Resource{
 		{
 			URI: "test://static-text", Name: "static-text", Title: "Static text",
@@ -326,6 +383,9 @@ func newInventory() (*inventory.Inventory, error) {
 			return inventory.Completion{Values: withPrefix([]string{"123", "456", "789"}, req.Value)}, nil
 		}},
 	}}
+	if withAuth {
+		templates = append(templates, privateTemplate())
+	}
 	return inventory.New(statics, templates, inventory.Options{})
 }
 

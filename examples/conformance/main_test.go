@@ -26,7 +26,7 @@ type fixture struct {
 
 func connect(t *testing.T, mode string) *fixture {
 	t.Helper()
-	h, hub, err := newHandler(mode)
+	h, hub, err := newHandler(mode, nil)
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {

@@ -11,7 +11,7 @@ import (
 // The fixture's skill entry matches the bytes its files read as: the
 // digests and sizes the conformance suite's hosts verify.
 func TestFixtureSkill(t *testing.T) {
-	inv, err := newInventory()
+	inv, err := newInventory(false)
 	require.NoError(t, err)
 	cat, err := newSkills(inv)
 	require.NoError(t, err)

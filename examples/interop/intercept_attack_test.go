@@ -140,7 +140,7 @@ func TestInterceptServesResourcesFromTheInventoryOnly(t *testing.T) {
 			var reads atomic.Int64
 			h, err := f.intercept(build(&reads), false)
 			require.NoError(t, err)
-			w := postTo(h, jsonRPC(1, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}}), "")
+			w := postTo(h, jsonRPC(1, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}}), f.token(t, "bob"))
 			assert.Contains(t, w.Body.String(), "echo: hi", "the legacy tool")
 			w = postTo(h, jsonRPC(2, "resources/read", map[string]any{"uri": aliceDoc}), f.token(t, "alice"))
 			assert.Contains(t, w.Body.String(), "Contents of Document alice-0001", "alice reads her document from the inventory")

@@ -103,8 +103,10 @@ func newApp(ctx context.Context, cfg config) (*app, error) {
 	}
 
 	// The existing server, unchanged: a go-sdk Streamable HTTP handler.
-	// Intercept leaves its requests unauthenticated, so it gets the
-	// authenticator's middleware.
+	// Intercept authenticates every request with the endpoint's
+	// Authenticator before the go-sdk sees it, and binds each go-sdk
+	// session to the user who began it: the handler needs no auth
+	// middleware of its own.
 	tools := newToolServer()
 	legacy := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return tools },
 		&mcp.StreamableHTTPOptions{Stateless: !cfg.stateful})
@@ -116,7 +118,7 @@ func newApp(ctx context.Context, cfg config) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.handler, err = intercept.New(ep, auth.Handler(legacy), intercept.Options{Logger: cfg.logger}); err != nil {
+	if a.handler, err = intercept.New(ep, legacy, intercept.Options{Logger: cfg.logger}); err != nil {
 		return nil, err
 	}
 	ok = true

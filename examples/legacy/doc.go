@@ -5,17 +5,20 @@
 // signed-in user lists and reads their own texts, page by page, and nobody
 // else's.
 //
-//	go sdk server (tools) ──► auth.Handler ──┐
-//	mcpkit inventory (resources/*) ──────────┴─► intercept.New ──► /mcp
+//	go sdk server (tools) ───────────┐
+//	mcpkit inventory (resources/*) ──┴─► intercept.New ──► /mcp
 //
 // Intercept answers resources/list, resources/read,
 // resources/templates/list and resource completion itself, with mcpkit's
 // authentication and error rules, and forwards everything else (initialize,
 // tools, sessions, GET streams) untouched to the go-sdk handler; it adds
 // the resources capability to the go-sdk's initialize (or server/discover)
-// result. Intercept does not authenticate forwarded requests, so the
-// go-sdk handler sits behind the same authn.Authenticator's Handler here:
-// the tool needs a token too.
+// result. Intercept authenticates forwarded requests with the endpoint's
+// Authenticator too (the tool needs a token; a forged one never reaches
+// the go-sdk), and binds each go-sdk session to the user who began it
+// (another user naming it gets 404). The tool sees the caller in
+// principal.FromContext: with -stateful, the go-sdk runs it with the
+// context of the session's initialize, whose user is the session's.
 //
 // # Trying it by hand
 //

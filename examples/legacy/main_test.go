@@ -284,3 +284,44 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 		assert.Error(t, err, args)
 	}
 }
+
+// The stateful example (-stateful): bob, with his own valid token and
+// alice's Mcp-Session-Id, gets 404 for the go-sdk tool, the GET stream and
+// DELETE (intercept binds each go-sdk session to the user who began it);
+// a forged token gets 401 and never reaches the go-sdk handler, which no
+// longer sits behind auth.Handler; alice is served.
+func TestStatefulSessionsAreTheirUsers(t *testing.T) {
+	s := startServer(t, true)
+	do := func(method, token, session, body string) *http.Response {
+		r, err := http.NewRequest(method, s.url, strings.NewReader(body))
+		require.NoError(t, err)
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		r.Header.Set("Authorization", "Bearer "+token)
+		if session != "" {
+			r.Header.Set("Mcp-Session-Id", session)
+		}
+		res, err := http.DefaultClient.Do(r)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = res.Body.Close() })
+		return res
+	}
+	res := do(http.MethodPost, s.alice, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	sid := res.Header.Get("Mcp-Session-Id")
+	require.NotEmpty(t, sid)
+	require.Equal(t, http.StatusAccepted, do(http.MethodPost, s.alice, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).StatusCode)
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"word_count","arguments":{"text":"a b"}}}`
+	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+		body := ""
+		if method == http.MethodPost {
+			body = call
+		}
+		assert.Equal(t, http.StatusNotFound, do(method, s.bob, sid, body).StatusCode, "bob %s", method)
+	}
+	forged := s.alice[:len(s.alice)-4] + "AAAA"
+	assert.Equal(t, http.StatusUnauthorized, do(http.MethodPost, forged, sid, call).StatusCode)
+	assert.Equal(t, http.StatusOK, do(http.MethodPost, s.alice, sid, call).StatusCode)
+	assert.Less(t, do(http.MethodDelete, s.alice, sid, "").StatusCode, 300)
+}

@@ -42,3 +42,12 @@ func AuthRefusal(ctx context.Context) error {
 	v, _ := ctx.Value(authRefusalKey{}).(authRefusal)
 	return v.err
 }
+
+// ContextAuthenticator is implemented by the Authenticator of an endpoint
+// built without one (mcphttp's contextAuth): the caller is the principal
+// the service's own middleware put in the context. A handler in front of
+// the endpoint (mcphttp/intercept) leaves the requests it forwards to such
+// a service's own middleware.
+type ContextAuthenticator interface {
+	PrincipalFromContextOnly()
+}

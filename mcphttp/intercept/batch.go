@@ -38,7 +38,8 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request, b *jsonrpc.
 	}
 	switch {
 	case others == 0:
-		forward(h.legacy, w, r, b.Raw)
+		r, caller := h.caller(r)
+		h.forward(w, r, b.Raw, caller)
 	case forwarded == 0 && !hasMerge(routes):
 		h.ep.ServeHTTP(w, own(r))
 	default:
@@ -83,7 +84,7 @@ func (h *handler) serveSplit(w http.ResponseWriter, r *http.Request, b *jsonrpc.
 			toEndpoint = append(toEndpoint, elems[i])
 		}
 	}
-	r, _ = h.caller(r)
+	r, caller := h.caller(r)
 
 	epRec := newRecorder()
 	h.ep.ServeHTTP(epRec, withBody(own(r), array(toEndpoint)))
@@ -92,7 +93,7 @@ func (h *handler) serveSplit(w http.ResponseWriter, r *http.Request, b *jsonrpc.
 		return
 	}
 	legacyRec := newRecorder()
-	forward(h.legacy, legacyRec, r, array(toLegacy))
+	h.forward(legacyRec, r, array(toLegacy), caller)
 	if legacyRec.status != http.StatusOK && legacyRec.status != http.StatusAccepted {
 		legacyRec.writeTo(w)
 		return

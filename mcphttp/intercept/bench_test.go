@@ -43,11 +43,22 @@ var jsonLegacy = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 //	forward     a legacy tools/call: Intercept → legacy, against legacy alone
 //	owned       resources/read: Intercept → endpoint, against the endpoint alone
 //	tools/list  the merged first page, against legacy's and the endpoint's lists served one after the other
+//	session     a legacy tools/call naming the caller's session (the binding checked), against legacy alone
 func BenchmarkInterceptInterleaved(b *testing.B) {
 	f := mcptest.New(b, mcptest.Options{Endpoint: func(o *mcphttp.Options) { o.Authenticator = nil }}, bridge{})
-	h, err := intercept.New(f.EP, jsonLegacy, intercept.Options{Logger: quiet})
+	stateful := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Session-Id") == "" {
+			w.Header().Set("Mcp-Session-Id", "bench-session") // initialize
+		}
+		jsonLegacy.ServeHTTP(w, r)
+	})
+	h, err := intercept.New(f.EP, stateful, intercept.Options{Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
+	}
+	init := serve(h, withPrincipal(b, request(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, nil), alice))
+	if init.Header().Get("Mcp-Session-Id") != "bench-session" {
+		b.Fatal("no session", init.Code)
 	}
 	both := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -61,10 +72,13 @@ func BenchmarkInterceptInterleaved(b *testing.B) {
 		name     string
 		body     string
 		baseline http.Handler
+		session  map[string]string
 	}{
-		{"forward", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`, jsonLegacy},
-		{"owned", `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"test://static-text"}}`, f.EP},
-		{"tools/list", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, both},
+		{"forward", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`, jsonLegacy, nil},
+		{"owned", `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"test://static-text"}}`, f.EP, nil},
+		{"tools/list", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, both, nil},
+		{"session", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`, jsonLegacy,
+			map[string]string{"Mcp-Session-Id": "bench-session"}},
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
@@ -72,9 +86,9 @@ func BenchmarkInterceptInterleaved(b *testing.B) {
 			var base, kit time.Duration
 			for b.Loop() {
 				t0 := time.Now()
-				w := serve(tc.baseline, withPrincipal(b, request(tc.body, nil), alice))
+				w := serve(tc.baseline, withPrincipal(b, request(tc.body, tc.session), alice))
 				t1 := time.Now()
-				w2 := serve(h, withPrincipal(b, request(tc.body, nil), alice))
+				w2 := serve(h, withPrincipal(b, request(tc.body, tc.session), alice))
 				kit += time.Since(t1)
 				base += t1.Sub(t0)
 				if w.Code != http.StatusOK || w2.Code != http.StatusOK {

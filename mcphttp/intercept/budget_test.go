@@ -21,6 +21,7 @@ func TestInterceptReadsBodiesAsTheCaller(t *testing.T) {
 	legacy := &permissiveLegacy{}
 	h, err := intercept.New(f.EP, legacy, intercept.Options{Logger: quiet})
 	require.NoError(t, err)
+	legacy.reset() // New's probe
 	big := mcptest.Legacy(1, "tools/call", map[string]any{"name": "upload", "arguments": map[string]any{"data": strings.Repeat("y", 200<<10)}})
 	lh := map[string]string{"MCP-Protocol-Version": "2025-11-25"}
 

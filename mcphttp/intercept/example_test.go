@@ -10,6 +10,7 @@ import (
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/intercept"
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // A legacy MCP server (here a stand-in for go-sdk's
@@ -58,4 +59,68 @@ func Example() {
 	// {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"legacy echo"}]}}
 	// {"jsonrpc":"2.0","id":3,"result":{"contents":[{"uri":"docs://about","mimeType":"text/plain","text":"About the documents."}]}}
 	// {"jsonrpc":"2.0","id":4,"error":{"code":-32600,"message":"Invalid Request"}}
+}
+
+// A service with its own authentication (no Authenticator on the
+// endpoint) puts its middleware in front of the intercept handler — not
+// of the legacy one — so that the handler knows the caller: it binds the
+// legacy session to them, and the legacy tool finds them in
+// principal.FromContext.
+func ExampleNew_serviceAuth() {
+	inv, err := inventory.New(nil, nil, inventory.Options{})
+	if err != nil {
+		panic(err)
+	}
+	ep, err := mcphttp.New(inv, mcphttp.Options{}) // no Authenticator: the service's middleware decides
+	if err != nil {
+		panic(err)
+	}
+	legacy := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		if strings.Contains(string(body), `"initialize"`) {
+			w.Header().Set("Mcp-Session-Id", "s1")
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"legacy","version":"1"}}}`)
+			return
+		}
+		caller, _ := principal.FromContext(r.Context())
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"called by `+caller.Subject+`"}]}}`)
+	})
+	h, err := intercept.New(ep, legacy, intercept.Options{})
+	if err != nil {
+		panic(err)
+	}
+	// The service's own authentication: here, a user name in a header.
+	serviceAuth := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if user := r.Header.Get("X-User"); user != "" {
+				ctx, err := principal.NewContext(r.Context(), principal.Principal{Subject: user, ClientID: "web"})
+				if err != nil {
+					http.Error(w, "unauthorized", http.StatusUnauthorized)
+					return
+				}
+				r = r.WithContext(ctx)
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	mcp := serviceAuth(h)
+	post := func(user, session, body string) (int, string) {
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("X-User", user)
+		if session != "" {
+			r.Header.Set("Mcp-Session-Id", session)
+		}
+		w := httptest.NewRecorder()
+		mcp.ServeHTTP(w, r)
+		return w.Code, w.Body.String()
+	}
+	post("alice", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`
+	fmt.Println(post("alice", "s1", call))
+	fmt.Println(post("bob", "s1", call)) // alice's session: not bob's
+	// Output:
+	// 200 {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"called by alice"}]}}
+	// 404 {"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Session not found"}}
 }

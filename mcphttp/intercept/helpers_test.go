@@ -53,6 +53,13 @@ func (l *permissiveLegacy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
 }
 
+// reset forgets what legacy saw (the probe of New).
+func (l *permissiveLegacy) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.methods, l.bodies, l.headers = nil, nil, nil
+}
+
 func (l *permissiveLegacy) seen() ([]string, []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

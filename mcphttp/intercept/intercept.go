@@ -9,11 +9,13 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/sessions"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -28,10 +30,34 @@ type Options struct {
 	Logger *slog.Logger
 
 	// Sessions, when set, delivers the endpoint's notifications to the
-	// callers of the legacy handler's sessions (see [Sessions]). Nil means
-	// the legacy handler's sessions carry only its own notifications, and
-	// initialize answers announce no resource subscriptions.
+	// callers of the legacy handler's sessions (see [Sessions]), and keeps
+	// which caller began each of them in its store, shared by the
+	// instances of a fleet (see the package documentation: Sessions bound
+	// to their callers). Nil means the legacy handler's sessions carry
+	// only its own notifications, initialize answers announce no resource
+	// subscriptions, and the handler keeps its own record of sessions.
 	Sessions Sessions
+
+	// ForwardAnonymous lets requests without credentials reach legacy
+	// when the endpoint has an Authenticator ([mcphttp.Options]): legacy
+	// then serves anonymous callers, as it does alone. False means such a
+	// request gets the endpoint's 401 challenge, initialize included, and
+	// never reaches legacy. Requests whose credentials the Authenticator
+	// refuses never reach legacy either way. An endpoint without an
+	// Authenticator (the service's own middleware puts the caller in the
+	// context) leaves authentication to that middleware: put it in front
+	// of the handler New returns.
+	ForwardAnonymous bool
+
+	// MethodScopes names the scopes a request forwarded to legacy needs,
+	// per JSON-RPC method ("prompts/get": {"prompts:read"}); ToolScopes,
+	// those a tools/call of one of legacy's tools needs, per tool name
+	// (in addition to MethodScopes["tools/call"]). A caller without every
+	// scope its request needs gets the endpoint's 403 insufficient_scope
+	// challenge naming them, an anonymous caller the 401 challenge, and
+	// legacy runs nothing. They apply when the endpoint has an
+	// Authenticator; each scope must be a valid one (principal.ValidScope).
+	MethodScopes, ToolScopes map[string][]string
 }
 
 // handler is what New returns.
@@ -42,9 +68,14 @@ type handler struct {
 	auth     mcphttp.Authenticator
 	log      *slog.Logger
 	sessions Sessions
+	bound    *bindings // the handler's own record of legacy sessions
+	enforce  bool      // the endpoint has an Authenticator: forwarded requests are authenticated here
+	opts     Options
 	tools    bool // the endpoint serves tools/list: first pages are merged
 	caps     capabilities
 	clashes  sync.Map // legacy tool names already logged as shadowed
+
+	resourcesLogged atomic.Bool // resourcesOwned has logged
 }
 
 var _ http.Handler = (*handler)(nil)
@@ -67,24 +98,40 @@ func New(ep *mcphttp.Endpoint, legacy http.Handler, opts Options) (http.Handler,
 	case opts.Sessions != nil && nilness.Is(opts.Sessions):
 		return nil, fmt.Errorf("intercept: Options.Sessions holds a nil %T: give a built one (sessions.New) or leave the field nil", opts.Sessions)
 	}
+	if err := checkScopes(opts.MethodScopes, "MethodScopes"); err != nil {
+		return nil, err
+	}
+	if err := checkScopes(opts.ToolScopes, "ToolScopes"); err != nil {
+		return nil, err
+	}
+	bound, err := newBindings(sessions.Limits{})
+	if err != nil {
+		return nil, err
+	}
+	_, contextOnly := ep.Authenticator().(mcpwire.ContextAuthenticator)
 	h := &handler{
 		ep: ep, legacy: legacy, limits: ep.Limits(), auth: ep.Authenticator(),
-		log: opts.Logger, sessions: opts.Sessions,
+		log: opts.Logger, sessions: opts.Sessions, bound: bound, enforce: !contextOnly, opts: opts,
 	}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
-	var err error
 	if h.caps, err = capabilitiesOf(ep); err != nil {
 		return nil, err
 	}
 	h.tools = ep.Serves(jsonrpc.Message{Kind: jsonrpc.KindRequest, Method: "tools/list", ID: jsonrpc.Int64ID(1)})
-	if h.tools {
-		if err := h.checkLegacyTools(); err != nil {
-			return nil, err
-		}
+	if err := h.checkLegacyTools(); err != nil {
+		return nil, err
 	}
 	return h, nil
+}
+
+// resourcesOwned logs, once, that legacy has resource handlers the
+// endpoint shadows: every resources/ method is the endpoint's.
+func (h *handler) resourcesOwned() {
+	if h.resourcesLogged.CompareAndSwap(false, true) {
+		h.log.Warn("intercept: the legacy handler announces resources; every resources/ method is served by the endpoint from its inventory, so the legacy handler's resource handlers are never reached: move those resources to the inventory")
+	}
 }
 
 // ServeHTTP checks and routes one request.
@@ -101,17 +148,28 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveVerb(w, r)
 		return
 	}
+	// Authenticated before the body is read, which is read under the
+	// caller's share (the principal h.caller put in the context) or as an
+	// anonymous caller's.
+	r, caller := h.caller(r)
 	b, ok := jsonrpc.FromContext(r.Context())
 	if !ok {
-		// Authenticated before the body is read, which is read under the
-		// caller's share (the principal h.caller put in the context) or
-		// as an anonymous caller's.
-		r, _ = h.caller(r)
 		if b, ok = h.limits.ReadBody(w, r); !ok {
 			return // refused input never reaches legacy
 		}
 		defer b.Release()
 		r = r.WithContext(jsonrpc.NewContext(r.Context(), b)) // the endpoint serves this decode
+	}
+	if h.enforce && mcpwire.AuthRefusal(r.Context()) != nil {
+		h.ep.ServeHTTP(w, own(r)) // the endpoint's answer to the refusal found here, counted once
+		return
+	}
+	if h.checkSession(w, r, caller) {
+		return
+	}
+	if err := h.permit(b, caller); err != nil {
+		h.auth.WriteError(w, r, err)
+		return
 	}
 	if b.Batch {
 		h.serveBatch(w, r, b)
@@ -125,7 +183,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case routeRewrite:
 		h.forwardRewriting(w, r, b)
 	default:
-		forward(h.legacy, w, r, b.Raw)
+		h.forward(w, r, b.Raw, caller)
 	}
 }
 

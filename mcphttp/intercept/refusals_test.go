@@ -40,7 +40,8 @@ func TestForgedTokenThroughInterceptCountsOnce(t *testing.T) {
 	}{
 		"own":        {`{"jsonrpc":"2.0","id":1,"method":"resources/list"}`, http.StatusUnauthorized},
 		"batch":      {`[{"jsonrpc":"2.0","id":1,"method":"resources/list"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`, http.StatusUnauthorized},
-		"tools/list": {`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, http.StatusOK}, // legacy's tools and the anonymous ones
+		"tools/list": {`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, http.StatusUnauthorized}, // never reaches legacy
+		"legacy's":   {`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`, http.StatusUnauthorized},
 	} {
 		t.Run(name, func(t *testing.T) {
 			before := throttle.refused.Load()

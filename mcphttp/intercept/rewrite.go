@@ -12,7 +12,6 @@ import (
 	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
-	"github.com/mcpkit/mcpkit/principal"
 )
 
 // Rewriting legacy's answers. These read and write what legacy sent — its
@@ -57,10 +56,7 @@ func capabilitiesOf(ep *mcphttp.Endpoint) (capabilities, error) {
 // legacy and adds the endpoint's capabilities to its result.
 func (h *handler) forwardRewriting(w http.ResponseWriter, r *http.Request, b *jsonrpc.Body) {
 	msg := b.Message
-	var caller *principal.Principal
-	if h.sessions != nil && msg.Method == "initialize" {
-		r, caller = h.caller(r) // once: Sessions learns who began the session
-	}
+	r, caller := h.caller(r)
 	rec := newRecorder()
 	forward(h.legacy, rec, r, b.Raw)
 	// The modern protocol's event streams are the endpoint's own
@@ -68,10 +64,20 @@ func (h *handler) forwardRewriting(w http.ResponseWriter, r *http.Request, b *js
 	// endpoint does. A legacy session carries the endpoint's
 	// notifications only when Sessions adopted it.
 	caps := h.caps.plain
-	if msg.Method == "server/discover" || h.adopt(r, rec, msg.ID, caller) {
+	notifying := msg.Method == "server/discover"
+	if id := newSession(r, rec.header, rec.status); id != "" {
+		adopted, err := h.bind(r, id, caller, h.versionOf(rec, msg))
+		if err != nil {
+			h.endLegacy(r, id)
+			mcphttp.WriteError(w, err)
+			return
+		}
+		notifying = notifying || adopted
+	}
+	if notifying {
 		caps = h.caps.notifying
 	}
-	h.writeRewritten(w, rec, false, func(m []byte) ([]byte, bool) { return rewriteCapabilities(m, msg.ID, caps) })
+	h.writeRewritten(w, rec, false, func(m []byte) ([]byte, bool) { return rewriteCapabilities(m, msg.ID, caps, h.resourcesOwned) })
 }
 
 // rewriteCapabilities gives the result of a JSON-RPC response to id the
@@ -79,8 +85,8 @@ func (h *handler) forwardRewriting(w http.ResponseWriter, r *http.Request, b *js
 // (every resource method is the endpoint's), and each other one is added
 // where legacy has none (legacy's own tools or completions stay as they
 // are). ok is false when msg is not such a response; it is then left
-// alone.
-func rewriteCapabilities(msg []byte, id jsonrpc.ID, caps []capability) ([]byte, bool) {
+// alone. owned, when legacy announces resources, is told (it logs once).
+func rewriteCapabilities(msg []byte, id jsonrpc.ID, caps []capability, owned func()) ([]byte, bool) {
 	return rewriteResult(msg, id, func(result map[string]json.RawMessage) bool {
 		var legacyCaps map[string]json.RawMessage
 		if raw, ok := result["capabilities"]; ok && json.Unmarshal(raw, &legacyCaps) != nil {
@@ -88,6 +94,9 @@ func rewriteCapabilities(msg []byte, id jsonrpc.ID, caps []capability) ([]byte, 
 		}
 		if legacyCaps == nil {
 			legacyCaps = map[string]json.RawMessage{}
+		}
+		if _, has := legacyCaps["resources"]; has && owned != nil {
+			owned()
 		}
 		for _, c := range caps {
 			if _, has := legacyCaps[c.name]; !has || c.name == "resources" {

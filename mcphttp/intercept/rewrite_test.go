@@ -68,7 +68,7 @@ func TestInitializeGetsTheEndpointsCapabilities(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			h, err := intercept.New(tc.ep, tc.legacy, intercept.Options{Logger: quiet})
+			h, err := intercept.New(tc.ep, tc.legacy, intercept.Options{Logger: quiet, ForwardAnonymous: true})
 			require.NoError(t, err)
 			w := serve(h, request(initBody, nil))
 			require.Equal(t, http.StatusOK, w.Code)
@@ -115,7 +115,7 @@ func TestInitializeRewriteLeavesOtherAnswers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			h, err := intercept.New(f.EP, fixedLegacy(tc.status, tc.ct, tc.body, false), intercept.Options{Logger: quiet})
+			h, err := intercept.New(f.EP, fixedLegacy(tc.status, tc.ct, tc.body, false), intercept.Options{Logger: quiet, ForwardAnonymous: true})
 			require.NoError(t, err)
 			w := serve(h, request(initBody, nil))
 			assert.Equal(t, tc.status, w.Code)
@@ -140,7 +140,7 @@ func TestServerDiscoverGetsTheEndpointsCapabilities(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := mcptest.New(t, mcptest.Options{}, tc.parts...)
 			msg := `{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"serverInfo":{"name":"legacy","version":"1"},"resultType":"complete"}}`
-			h, err := intercept.New(f.EP, fixedLegacy(200, "application/json", msg, false), intercept.Options{Logger: quiet})
+			h, err := intercept.New(f.EP, fixedLegacy(200, "application/json", msg, false), intercept.Options{Logger: quiet, ForwardAnonymous: true})
 			require.NoError(t, err)
 			body, headers := mcptest.Modern(1, "server/discover", nil)
 			w := serve(h, request(body, headers))

@@ -20,17 +20,21 @@ import (
 )
 
 // TestForwardsUntouched checks that a forwarded request reaches the
-// legacy handler with the same body and headers.
+// legacy handler with the same body and headers (an endpoint without an
+// Authenticator: credentials are the service's own middleware's; the
+// session is one legacy began anonymously).
 func TestForwardsUntouched(t *testing.T) {
-	f := mcptest.New(t, mcptest.Options{})
+	f := mcptest.New(t, mcptest.Options{Endpoint: func(o *mcphttp.Options) { o.Authenticator = nil }})
 	var gotBody, gotSession, gotAuth string
 	legacyHandler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		gotBody, gotSession, gotAuth = string(b), r.Header.Get("Mcp-Session-Id"), r.Header.Get("Authorization")
+		w.Header().Set("Mcp-Session-Id", "s-123")
 		w.WriteHeader(http.StatusAccepted)
 	})
 	h, err := intercept.New(f.EP, legacyHandler, intercept.Options{})
 	require.NoError(t, err)
+	require.Equal(t, http.StatusAccepted, serve(h, request(initBody, nil)).Code, "legacy begins s-123")
 	body := `{"jsonrpc":"2.0",  "id":9,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,2,3]}}}`
 	w := serve(h, request(body, map[string]string{
 		"Mcp-Session-Id": "s-123", "Authorization": "Bearer opaque-for-the-legacy-handler",
@@ -117,8 +121,9 @@ func TestRoutesOnTheStrictDecode(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			legacy := &permissiveLegacy{}
-			h, err := intercept.New(f.EP, legacy, intercept.Options{})
+			h, err := intercept.New(f.EP, legacy, intercept.Options{ForwardAnonymous: true})
 			require.NoError(t, err)
+			legacy.reset() // New's probe
 			r := request(tc.body, map[string]string{"Authorization": "Bearer " + bob})
 			if strings.Contains(tc.body, "2026-07-28") {
 				r.Header.Set("MCP-Protocol-Version", "2026-07-28")
@@ -161,8 +166,9 @@ func TestGuardAndLimitsOnEveryRequest(t *testing.T) {
 		o.Origins, o.Limits = guard, jsonrpc.Limits{MaxBytes: 512}
 	}})
 	legacy := &permissiveLegacy{}
-	h, err := intercept.New(f.EP, legacy, intercept.Options{})
+	h, err := intercept.New(f.EP, legacy, intercept.Options{ForwardAnonymous: true})
 	require.NoError(t, err)
+	legacy.reset() // New's probe
 	toolCall := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`
 
 	cases := []struct {

@@ -51,48 +51,64 @@ type Sessions interface {
 	// End is told that legacy ended session id: it answered a DELETE of
 	// it, sent by caller (nil: anonymous), with a success.
 	End(ctx context.Context, id string, caller *principal.Principal)
+	// Bound reports whether id is a live session Adopt recorded for
+	// caller (the same principal.Principal.SessionKey), and records its
+	// use (its idle timer starts again). It reports false for a session
+	// it did not adopt, one that ended or expired, and another caller's:
+	// the handler answers such a request 404, as for an unknown session.
+	// An error (its store failing) is answered 503.
+	Bound(ctx context.Context, id string, caller principal.Principal) (bool, error)
 }
 
-// adopt tells Sessions about the session legacy's recorded initialize
-// answer began, and reports whether Sessions adopted it.
-func (h *handler) adopt(r *http.Request, rec *recorder, id jsonrpc.ID, caller *principal.Principal) bool {
-	session := rec.header.Get(mcpwire.HeaderSessionID)
-	if h.sessions == nil || caller == nil || session == "" {
-		return false
+// versionOf returns the protocol version of legacy's recorded answer to
+// an initialize request, "" for another answer.
+func (h *handler) versionOf(rec *recorder, msg jsonrpc.Message) string {
+	if msg.Method != "initialize" {
+		return ""
 	}
-	raw, ok := resultOf(rec, id.Raw())
+	raw, ok := resultOf(rec, msg.ID.Raw())
 	var result struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	if !ok || json.Unmarshal(raw, &result) != nil || !mcpwire.IsLegacyVersion(result.ProtocolVersion) {
-		return false
+	if !ok || json.Unmarshal(raw, &result) != nil {
+		return ""
 	}
-	return h.sessions.Adopt(r.Context(), session, *caller, result.ProtocolVersion)
+	return result.ProtocolVersion
 }
 
-// serveVerb answers a request other than POST: legacy's, with the
-// endpoint's notifications merged into a session's GET stream, and the
-// end of a session told to Sessions.
+// serveVerb answers a request other than POST: legacy's, once its caller
+// may use the session it names, with the endpoint's notifications merged
+// into a session's GET stream, and the end of a session recorded.
 func (h *handler) serveVerb(w http.ResponseWriter, r *http.Request) {
-	session := r.Header.Get(mcpwire.HeaderSessionID)
-	if h.sessions == nil || session == "" || r.Method != http.MethodGet && r.Method != http.MethodDelete {
-		h.legacy.ServeHTTP(w, r)
+	r, caller := h.caller(r)
+	if h.enforce {
+		if err := mcpwire.AuthRefusal(r.Context()); err != nil {
+			h.auth.WriteError(w, r, err)
+			return
+		}
+	}
+	if h.checkSession(w, r, caller) {
 		return
 	}
-	r, caller := h.caller(r)
-	if r.Method == http.MethodDelete {
+	if h.enforce && caller == nil && !h.opts.ForwardAnonymous {
+		h.auth.WriteError(w, r, principal.ErrUnauthenticated)
+		return
+	}
+	session := r.Header.Get(mcpwire.HeaderSessionID)
+	switch {
+	case session == "":
+		h.legacy.ServeHTTP(w, r)
+	case r.Method == http.MethodDelete:
 		sw := &statusWriter{ResponseWriter: w}
 		h.legacy.ServeHTTP(sw, r)
 		if sw.status >= 200 && sw.status < 300 {
-			h.sessions.End(r.Context(), session, caller)
+			h.unbind(r.Context(), session, caller)
 		}
-		return
-	}
-	if caller == nil {
+	case r.Method == http.MethodGet && h.sessions != nil && caller != nil:
+		h.serveStream(w, r, session, *caller)
+	default:
 		h.legacy.ServeHTTP(w, r)
-		return
 	}
-	h.serveStream(w, r, session, *caller)
 }
 
 // serveStream serves legacy's GET stream of session with the endpoint's

@@ -27,7 +27,7 @@ func partFixture(t *testing.T) (*mcptest.Server, *streamLegacy, *sessions.Part) 
 	require.NoError(t, err)
 	f := mcptest.New(t, mcptest.Options{}, part)
 	legacy := newStreamLegacy()
-	h, err := intercept.New(f.EP, legacy, intercept.Options{Sessions: part})
+	h, err := intercept.New(f.EP, legacy, intercept.Options{Sessions: part, ForwardAnonymous: true})
 	require.NoError(t, err)
 	return f.Serve(t, h, hub), legacy, part
 }
@@ -47,17 +47,20 @@ func rpcOf(t *testing.T, resp *http.Response) (int, mcptest.RPC) {
 // The sessions part behind Intercept: it adopts legacy's session, its
 // notifications (list changes, updates of what the session subscribed to
 // through the endpoint) reach the caller on legacy's GET stream, and
-// legacy's DELETE ends them. Sessions it did not adopt — another caller's
-// use of the id, an anonymous one, an id it never saw — are served as
-// without a session, never refused as unknown.
+// legacy's DELETE ends them. A session begun anonymously is nobody's; one
+// begun signed in is its caller's alone: another caller's use of the id,
+// an anonymous one, an id never seen are answered 404, as an unknown
+// session (before, bob was served in alice's session as without one, and
+// could open its GET stream).
 func TestSessionsPartBehindIntercept(t *testing.T) {
 	srv, legacy, _ := partFixture(t)
 	alice, bob := srv.Token(t, "alice"), srv.Token(t, "bob")
 	const session = "legacy-session"
 
-	// Anonymous first: not adopted, and legacy's id is served as no session.
+	// Anonymous first: not adopted, and legacy's session is anyone's.
 	resp := srv.Post(t, "", "", initBody, nil)
 	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
 	code, rpc := rpcOf(t, srv.Post(t, "", session, mcptest.Legacy(2, "resources/read", map[string]any{"uri": "test://static-text"}), nil))
 	require.Equal(t, http.StatusOK, code)
 	assert.Nil(t, rpc.Error, "an anonymous caller reads a public resource in legacy's session")
@@ -86,43 +89,49 @@ func TestSessionsPartBehindIntercept(t *testing.T) {
 	srv.Hub.ListChanged(context.Background(), "bob")
 	st.None(t)
 
-	// bob naming alice's session: served, as without a session — no 404
-	// (which would tell him it exists), no subscription of alice's.
-	code, rpc = rpcOf(t, srv.Post(t, bob, session, mcptest.Legacy(4, "resources/list", nil), nil))
-	require.Equal(t, http.StatusOK, code)
-	assert.Nil(t, rpc.Error)
-	assert.NotContains(t, string(rpc.Result), "alice")
-	code, rpc = rpcOf(t, srv.Post(t, bob, session, mcptest.Legacy(5, "resources/subscribe", map[string]any{"uri": "docs://documents/bob-0001"}), nil))
-	require.Equal(t, http.StatusOK, code)
-	require.NotNil(t, rpc.Error)
-	assert.Contains(t, rpc.Error.Message, "needs a session")
-	bobStream := mcptest.OpenStream(t, srv.Get(t, bob, session, nil))
-	t.Cleanup(bobStream.Close)
-	srv.Hub.ListChanged(context.Background(), "bob")
+	// bob (or nobody) naming alice's session: 404, for what the endpoint
+	// serves, what legacy serves, the GET stream and DELETE alike.
+	for _, tok := range []string{bob, ""} {
+		for _, body := range []string{
+			mcptest.Legacy(4, "resources/list", nil),
+			mcptest.Legacy(5, "resources/subscribe", map[string]any{"uri": "docs://documents/bob-0001"}),
+			mcptest.Legacy(6, "tools/list", nil),
+			mcptest.Legacy(7, "ping", nil),
+		} {
+			code, _ = rpcOf(t, srv.Post(t, tok, session, body, nil))
+			assert.Equal(t, http.StatusNotFound, code, "%s (token %v)", body, tok != "")
+		}
+		resp = srv.Get(t, tok, session, nil)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	}
 	srv.Hub.ListChanged(context.Background(), "alice")
 	assert.JSONEq(t, `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`, st.Next(t), "alice's stream goes on")
-	bobStream.None(t) // legacy's stream alone: the session is not bob's
-	bobStream.Close()
 
-	// An id the part never saw, signed in.
-	code, rpc = rpcOf(t, srv.Post(t, alice, "never-adopted", mcptest.Legacy(6, "resources/read", map[string]any{"uri": uri}), nil))
-	require.Equal(t, http.StatusOK, code)
-	assert.Nil(t, rpc.Error, "alice reads her document naming a session the part does not know")
+	// An id the handler never saw, signed in: unknown.
+	code, _ = rpcOf(t, srv.Post(t, alice, "never-adopted", mcptest.Legacy(8, "resources/read", map[string]any{"uri": uri}), nil))
+	assert.Equal(t, http.StatusNotFound, code)
 
-	// legacy ends the session: the part's stream and subscriptions end.
-	req, err := http.NewRequest(http.MethodDelete, srv.Srv.URL, nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+alice)
-	req.Header.Set("Mcp-Session-Id", session)
-	dresp, err := srv.Srv.Client().Do(req)
-	require.NoError(t, err)
-	dresp.Body.Close()
-	require.Equal(t, http.StatusNoContent, dresp.StatusCode)
+	// legacy ends the session: the part's stream and subscriptions end,
+	// and the session is unknown.
+	del := func(tok string) int {
+		req, err := http.NewRequest(http.MethodDelete, srv.Srv.URL, nil)
+		require.NoError(t, err)
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		req.Header.Set("Mcp-Session-Id", session)
+		dresp, err := srv.Srv.Client().Do(req)
+		require.NoError(t, err)
+		dresp.Body.Close()
+		return dresp.StatusCode
+	}
+	assert.Equal(t, http.StatusNotFound, del(bob), "bob cannot end alice's session")
+	assert.Equal(t, http.StatusNotFound, del(""))
+	require.Equal(t, http.StatusNoContent, del(alice))
 	mcptest.WaitSubscribers(t, srv.Hub, "alice", 0)
-	code, rpc = rpcOf(t, srv.Post(t, alice, session, mcptest.Legacy(7, "resources/subscribe", map[string]any{"uri": uri}), nil))
-	require.Equal(t, http.StatusOK, code)
-	require.NotNil(t, rpc.Error)
-	assert.Contains(t, rpc.Error.Message, "needs a session")
+	code, _ = rpcOf(t, srv.Post(t, alice, session, mcptest.Legacy(9, "resources/subscribe", map[string]any{"uri": uri}), nil))
+	assert.Equal(t, http.StatusNotFound, code)
 }
 
 // The same part on an endpoint served directly still refuses unknown

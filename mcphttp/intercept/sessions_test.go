@@ -85,6 +85,16 @@ func (s *fakeSessions) End(_ context.Context, id string, caller *principal.Princ
 		who = caller.Subject
 	}
 	s.ended = append(s.ended, id+" by "+who)
+	if owner, ok := s.adopted[id]; ok && caller != nil && owner.SessionKey() == caller.SessionKey() {
+		delete(s.adopted, id)
+	}
+}
+
+func (s *fakeSessions) Bound(_ context.Context, id string, caller principal.Principal) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	owner, ok := s.adopted[id]
+	return ok && owner.SessionKey() == caller.SessionKey(), nil
 }
 
 func (s *fakeSessions) listening() int {
@@ -192,11 +202,15 @@ func give[T any](t *testing.T, ch chan<- T, v T) {
 	}
 }
 
-func sessionsFixture(t *testing.T, sessions *fakeSessions) (*mcptest.Fixture, *streamLegacy, http.Handler) {
+func sessionsFixture(t *testing.T, sessions *fakeSessions, opts ...func(*intercept.Options)) (*mcptest.Fixture, *streamLegacy, http.Handler) {
 	t.Helper()
 	f := mcptest.New(t, mcptest.Options{}, mcphttp.PartFunc(func(s *mcphttp.Setup) error { seam.Of(s).Notifying(); return nil }))
 	legacy := newStreamLegacy()
-	h, err := intercept.New(f.EP, legacy, intercept.Options{Sessions: sessions})
+	o := intercept.Options{Sessions: sessions}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	h, err := intercept.New(f.EP, legacy, o)
 	require.NoError(t, err)
 	return f, legacy, h
 }
@@ -219,35 +233,47 @@ func TestSessionsAdoptLegacySessions(t *testing.T) {
 	require.True(t, ok, "legacy gets the caller in the context: authenticated once")
 	assert.Equal(t, "alice", p.Subject)
 
-	// Anonymous, refused credentials, or a refusing Sessions: not adopted.
+	// Refused credentials and anonymous callers never reach legacy; an
+	// anonymous caller forwarded (ForwardAnonymous) or a refusing
+	// Sessions: not adopted.
 	for _, authz := range []string{"", "Bearer not-a-token"} {
-		sessions.adopted = map[string]principal.Principal{}
 		r := request(initBody, nil)
 		if authz != "" {
 			r.Header.Set("Authorization", authz)
 		}
 		w = serve(h, r)
-		caps = capsOf(t, w, w.Body.Bytes())
-		assert.JSONEq(t, `{"subscribe":false,"listChanged":false}`, string(caps["resources"]), "authorization %q", authz)
-		assert.Empty(t, sessions.adopted)
+		assert.Equal(t, http.StatusUnauthorized, w.Code, "authorization %q", authz)
 	}
+	anonymous := newFakeSessions()
+	_, _, ha := sessionsFixture(t, anonymous, func(o *intercept.Options) { o.ForwardAnonymous = true })
+	w = serve(ha, request(initBody, nil))
+	caps = capsOf(t, w, w.Body.Bytes())
+	assert.JSONEq(t, `{"subscribe":false,"listChanged":false}`, string(caps["resources"]))
+	assert.Empty(t, anonymous.adopted)
 	refusing := newFakeSessions()
 	refusing.refuse = true
-	_, _, h2 := sessionsFixture(t, refusing)
-	w = serve(h2, request(initBody, map[string]string{"Authorization": "Bearer " + token}))
+	f2, _, h2 := sessionsFixture(t, refusing)
+	w = serve(h2, request(initBody, map[string]string{"Authorization": "Bearer " + f2.Token(t, "alice")}))
+	require.Equal(t, http.StatusOK, w.Code, "a session Sessions refuses is recorded by the handler")
 	caps = capsOf(t, w, w.Body.Bytes())
 	assert.JSONEq(t, `{"subscribe":false,"listChanged":false}`, string(caps["resources"]))
 
-	// A DELETE legacy accepts ends the session; one it refuses does not.
+	// A DELETE legacy accepts ends the session; one naming a session that
+	// is not the caller's never reaches legacy (404); after the end, the
+	// session is unknown.
 	r := httptest.NewRequest(http.MethodDelete, mcptest.Resource, nil)
 	r.Header.Set("Mcp-Session-Id", "other-session")
 	r.Header.Set("Authorization", "Bearer "+token)
 	assert.Equal(t, http.StatusNotFound, serve(h, r).Code)
 	r.Header.Set("Mcp-Session-Id", "legacy-session")
-	assert.Equal(t, http.StatusNoContent, serve(h, r).Code)
+	r.Header.Set("Authorization", "Bearer "+f.Token(t, "bob"))
+	assert.Equal(t, http.StatusNotFound, serve(h, r).Code, "bob cannot end alice's session")
 	r.Header.Del("Authorization")
+	assert.Equal(t, http.StatusNotFound, serve(h, r).Code, "nor can an anonymous caller")
+	r.Header.Set("Authorization", "Bearer "+token)
 	assert.Equal(t, http.StatusNoContent, serve(h, r).Code)
-	assert.Equal(t, []string{"legacy-session by alice", "legacy-session by anonymous"}, sessions.ended)
+	assert.Equal(t, http.StatusNotFound, serve(h, r).Code, "ended")
+	assert.Equal(t, []string{"legacy-session by alice"}, sessions.ended)
 }
 
 // The endpoint's notifications are merged into legacy's GET stream of the
@@ -305,7 +331,7 @@ func TestSessionsMergeIntoTheLegacyStream(t *testing.T) {
 // anonymous one, or an unknown session get legacy's stream alone.
 func TestSessionsStreamOverHTTP(t *testing.T) {
 	sessions := newFakeSessions()
-	f, legacy, h := sessionsFixture(t, sessions)
+	f, _, h := sessionsFixture(t, sessions)
 	srv := f.Serve(t, h, nil)
 	alice, bob := f.Token(t, "alice"), f.Token(t, "bob")
 	resp := srv.Post(t, alice, "", initBody, nil)
@@ -328,12 +354,10 @@ func TestSessionsStreamOverHTTP(t *testing.T) {
 	assert.Zero(t, sessions.listening(), "the client's leaving ends Listen")
 
 	for _, tok := range []string{bob, ""} {
-		st := mcptest.OpenStream(t, srv.Get(t, tok, "legacy-session", nil))
-		t.Cleanup(st.Close)
-		legacy.write(t, "event: message\ndata: {\"legacy\":true}\n\n")
-		assert.Equal(t, `{"legacy":true}`, st.Next(t))
-		assert.Zero(t, sessions.listening(), "no Listen for token %v", tok != "")
-		st.Close()
+		resp := srv.Get(t, tok, "legacy-session", nil)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode, "alice's session is not for token %v", tok != "")
+		assert.Zero(t, sessions.listening())
 	}
 	resp = srv.Get(t, alice, "unknown-session", nil)
 	resp.Body.Close()
@@ -357,6 +381,7 @@ func TestSubscriptionsListenIsTheEndpoints(t *testing.T) {
 	legacy := &permissiveLegacy{}
 	h, err := intercept.New(f.EP, legacy, intercept.Options{})
 	require.NoError(t, err)
+	legacy.reset() // New's probe
 	body, headers := mcptest.Modern(1, "subscriptions/listen", map[string]any{"notifications": map[string]any{}})
 	headers["Authorization"] = "Bearer " + f.Token(t, "alice")
 	w := serve(h, request(body, headers))
@@ -377,6 +402,10 @@ func TestSessionsStreamThatOnlyFlushed(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Mcp-Session-Id", "legacy-session")
 			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"legacy","version":"1"}}}`)
+			return
+		}
+		if r.Method == http.MethodDelete { // New's probe ends its session
+			w.WriteHeader(http.StatusNoContent)
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")

@@ -43,7 +43,13 @@ func (h *handler) claims(name string) bool {
 // token for tools/list, say) is logged; clashes are then found, and
 // logged, at run time.
 func (h *handler) checkLegacyTools() error {
-	names, err := probeTools(h.legacy)
+	names, resources, err := probeTools(h.legacy, h.tools)
+	if resources {
+		h.resourcesOwned()
+	}
+	if !h.tools {
+		return nil
+	}
 	if err != nil {
 		h.log.Warn("intercept: could not list the legacy handler's tools at construction; a tool name clash will be found (and logged) at run time, where the endpoint's tool wins",
 			"error", err.Error())
@@ -58,9 +64,10 @@ func (h *handler) checkLegacyTools() error {
 }
 
 // probeTools lists the tool names of an MCP handler in-process:
-// initialize, notifications/initialized, tools/list to the last page, and
-// DELETE of the session if one was minted.
-func probeTools(legacy http.Handler) ([]string, error) {
+// initialize, notifications/initialized, tools/list to the last page
+// (when tools is set), and DELETE of the session if one was minted.
+// resources reports whether its initialize announced resources.
+func probeTools(legacy http.Handler, tools bool) (names []string, resources bool, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
 	post := func(session, version, body string) *recorder {
@@ -81,28 +88,28 @@ func probeTools(legacy http.Handler) ([]string, error) {
 		`","capabilities":{},"clientInfo":{"name":"mcpkit-intercept-probe","version":"1"}}}`)
 	raw, ok := resultOf(init, "1")
 	if !ok {
-		return nil, errProbe
+		return nil, false, errProbe
 	}
 	var result struct {
 		ProtocolVersion string                     `json:"protocolVersion"`
 		Capabilities    map[string]json.RawMessage `json:"capabilities"`
 	}
 	if json.Unmarshal(raw, &result) != nil {
-		return nil, errProbe
+		return nil, false, errProbe
 	}
+	_, resources = result.Capabilities["resources"]
 	session := init.header.Get(mcpwire.HeaderSessionID)
 	if session != "" {
 		defer func() {
-			r, _ := http.NewRequestWithContext(ctx, http.MethodDelete, "http://localhost/", nil)
+			r, _ := http.NewRequestWithContext(ctx, http.MethodDelete, "http://localhost/", http.NoBody) // a server request always has a Body
 			r.Header.Set(mcpwire.HeaderSessionID, session)
 			legacy.ServeHTTP(newRecorder(), r)
 		}()
 	}
 	post(session, result.ProtocolVersion, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	if _, ok := result.Capabilities["tools"]; !ok {
-		return nil, nil // no tools at all
+	if _, ok := result.Capabilities["tools"]; !ok || !tools {
+		return nil, resources, nil // no tools at all, or none asked for
 	}
-	var names []string
 	cursor := ""
 	for page := range maxProbePages {
 		params := "{}"
@@ -118,16 +125,16 @@ func probeTools(legacy http.Handler) ([]string, error) {
 			NextCursor string `json:"nextCursor"`
 		}
 		if !ok || json.Unmarshal(raw, &list) != nil {
-			return nil, errProbe
+			return nil, resources, errProbe
 		}
 		for _, t := range list.Tools {
 			names = append(names, t.Name)
 		}
 		if cursor = list.NextCursor; cursor == "" {
-			return names, nil
+			return names, resources, nil
 		}
 	}
-	return nil, errProbe
+	return nil, resources, errProbe
 }
 
 // response is a JSON-RPC response of legacy's.
@@ -171,7 +178,7 @@ func (h *handler) serveToolsList(w http.ResponseWriter, r *http.Request, b *json
 	msg := b.Message
 	r, caller := h.caller(r)
 	rec := newRecorder()
-	forward(h.legacy, rec, r, b.Raw)
+	h.forward(rec, r, b.Raw, caller)
 	toEndpoint := own(r)
 	if caller == nil {
 		toEndpoint = anonymous(r) // credentials that prove no caller list the anonymous tools, as legacy answers them

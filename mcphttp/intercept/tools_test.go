@@ -3,6 +3,7 @@ package intercept_test
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -45,7 +46,7 @@ func TestToolsRouting(t *testing.T) {
 				return serve(h, withPrincipal(t, r, alice))
 			}
 			// initialize announces tools (the legacy handler's own capability stays).
-			w := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+			w := serve(h, withPrincipal(t, request(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, nil), alice))
 			assert.Contains(t, w.Body.String(), `"tools":{"listChanged":true}`)
 			assert.Contains(t, w.Body.String(), `"resources":`)
 
@@ -95,21 +96,21 @@ func TestToolsLegacyWithoutTools(t *testing.T) {
 	assert.Equal(t, "private, max-age=0", w.Header().Get("Cache-Control"))
 }
 
-// An anonymous caller, and credentials that prove no caller, get the
-// bridge's anonymous tools beside the legacy handler's: the endpoint is
-// not asked to verify the refused credentials again.
+// An anonymous caller, when anonymous requests reach legacy, gets the
+// bridge's anonymous tools beside the legacy handler's; credentials that
+// prove no caller get the endpoint's 401 and reach neither.
 func TestToolsListAnonymous(t *testing.T) {
 	f := mcptest.New(t, mcptest.Options{}, bridge{}) // with the fixture's JWT Authenticator
-	h, err := intercept.New(f.EP, &toolServer{tools: []string{"echo"}}, intercept.Options{})
+	legacy := &toolServer{tools: []string{"echo"}}
+	h, err := intercept.New(f.EP, legacy, intercept.Options{ForwardAnonymous: true})
 	require.NoError(t, err)
-	for _, authz := range []string{"", "Bearer not-a-token"} {
-		r := request(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, map[string]string{"MCP-Protocol-Version": "2025-11-25"})
-		if authz != "" {
-			r.Header.Set("Authorization", authz)
-		}
-		assert.Equal(t, []string{"echo", "read_resource"}, toolNames(t, serve(h, r)), "authorization %q", authz)
-	}
-	r := request(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, map[string]string{"Authorization": "Bearer " + f.Token(t, "alice")})
+	r := request(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, map[string]string{"MCP-Protocol-Version": "2025-11-25"})
+	assert.Equal(t, []string{"echo", "read_resource"}, toolNames(t, serve(h, r)))
+	r = request(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, map[string]string{"MCP-Protocol-Version": "2025-11-25", "Authorization": "Bearer not-a-token"})
+	w := serve(h, r)
+	assert.Equal(t, http.StatusUnauthorized, w.Code)
+	assert.Contains(t, w.Header().Get("WWW-Authenticate"), "invalid_token")
+	r = request(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, map[string]string{"Authorization": "Bearer " + f.Token(t, "alice")})
 	assert.Equal(t, []string{"echo", "list_resources", "read_resource", "search", "fetch"}, toolNames(t, serve(h, r)))
 }
 
@@ -197,4 +198,43 @@ func TestToolsListModern(t *testing.T) {
 	assert.Equal(t, "private", res.Result.CacheScope)
 	require.NotNil(t, res.Result.TTL)
 	assert.Zero(t, *res.Result.TTL)
+}
+
+// A legacy handler that announces resources is told about at start (its
+// resource handlers are never reached: every resources/ method is the
+// endpoint's), once, and at its first initialize answer when it could not
+// be probed.
+func TestLegacyResourcesLogged(t *testing.T) {
+	f := mcptest.New(t, mcptest.Options{})
+	withResources := fixedLegacy(200, "application/json",
+		`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"resources":{},"tools":{}},"serverInfo":{"name":"legacy","version":"1"}}}`, false)
+	var logs syncBuffer
+	h, err := intercept.New(f.EP, withResources, intercept.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), ForwardAnonymous: true})
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(logs.String(), "the legacy handler announces resources"), logs.String())
+	serve(h, request(initBody, nil))
+	assert.Equal(t, 1, strings.Count(logs.String(), "the legacy handler announces resources"), "once")
+
+	// A handler that cannot be probed (it wants a token): logged at its
+	// first initialize answer.
+	var later syncBuffer
+	guarded := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		withResources.ServeHTTP(w, r)
+	})
+	h, err = intercept.New(f.EP, guarded, intercept.Options{Logger: slog.New(slog.NewTextHandler(&later, nil))})
+	require.NoError(t, err)
+	assert.NotContains(t, later.String(), "announces resources")
+	w := serve(h, request(initBody, map[string]string{"Authorization": "Bearer " + f.Token(t, "alice")}))
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	assert.Contains(t, later.String(), "announces resources")
+
+	// Without resources: nothing.
+	var none syncBuffer
+	_, err = intercept.New(f.EP, &toolServer{tools: []string{"echo"}}, intercept.Options{Logger: slog.New(slog.NewTextHandler(&none, nil))})
+	require.NoError(t, err)
+	assert.NotContains(t, none.String(), "announces resources")
 }

@@ -125,3 +125,24 @@ func (p *Part) End(ctx context.Context, id string, caller *principal.Principal) 
 		ep.storeFailed(ctx, "end", err)
 	}
 }
+
+// Bound reports whether id is a live session the part adopted for caller
+// (see intercept.Sessions), and records its use as a request naming it
+// does: its idle timer starts again. It reports false for a session the
+// part did not adopt, one ended or expired, and another caller's; an
+// error when the store fails (logged).
+func (p *Part) Bound(ctx context.Context, id string, caller principal.Principal) (bool, error) {
+	ep, err := p.endpointOf()
+	if err != nil {
+		return false, nil
+	}
+	switch _, err := p.store.Find(ctx, id, &caller); {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrNotFound):
+		return false, nil
+	default:
+		ep.storeFailed(ctx, "find", err)
+		return false, err
+	}
+}
