@@ -106,7 +106,8 @@ func newApp(ctx context.Context, cfg config) (*app, error) {
 	// Intercept authenticates every request with the endpoint's
 	// Authenticator before the go-sdk sees it, and binds each go-sdk
 	// session to the user who began it: the handler needs no auth
-	// middleware of its own.
+	// middleware of its own. withTokenInfo shows its tools the caller in
+	// req.Extra.TokenInfo, where go-sdk handlers look.
 	tools := newToolServer()
 	legacy := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return tools },
 		&mcp.StreamableHTTPOptions{Stateless: !cfg.stateful})
@@ -118,7 +119,7 @@ func newApp(ctx context.Context, cfg config) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.handler, err = intercept.New(ep, legacy, intercept.Options{Logger: cfg.logger}); err != nil {
+	if a.handler, err = intercept.New(ep, withTokenInfo(legacy), intercept.Options{Logger: cfg.logger}); err != nil {
 		return nil, err
 	}
 	ok = true

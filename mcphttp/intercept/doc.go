@@ -151,8 +151,11 @@
 // principal who began the session — thanks to the binding always the
 // same principal as the request's, but with the scopes and expiry of the
 // initialize's token (a step-up token's wider scopes are not seen there:
-// check them here with ToolScopes); req.Extra.TokenInfo is nil, as the
-// kit fills no go-sdk type.
+// check them here with ToolScopes). The go-sdk's req.Extra.TokenInfo is
+// nil unless the legacy handler is wrapped to fill it: the kit's core
+// depends on no go-sdk type, and examples/legacy's withTokenInfo (a dozen
+// lines to copy) fills it from the principal through the go-sdk's own
+// auth.RequireBearerToken.
 //
 // # Notifications
 //
