@@ -28,4 +28,45 @@
 //
 // Errors carry the kit's own texts; what an authorization server or
 // upstream said goes to the operator log (never a token).
+//
+// # The grant flow and its threats
+//
+// [Grants.Elicit] (called by Token and Client for a caller without a
+// grant) mints an elicitation: a random id and a link to ConnectURL
+// carrying a value sealed with the key ring (AEAD) that names the user and
+// the id and expires after LinkTTL (10 minutes). The connect page opens
+// it, starts the authorization code flow with PKCE (S256) at the
+// upstream's authorization server with a fresh state, kept in the
+// [Store] (sealed, bound to the state) until LinkTTL and taken once by the
+// callback, and sets a cookie that binds the flow to the browser that
+// opened the link. The callback takes the state, checks that cookie,
+// redeems the code with the verifier, seals the tokens (bound to the
+// upstream and the user: a row copied to another user's key does not
+// open) and calls OnComplete, which sends
+// notifications/elicitation/complete on the user's sessions.
+//
+//   - A link forwarded to another person: whoever opens the link within its
+//     ten minutes connects their upstream account to the user it names.
+//     The link is a bearer capability of the user who asked; clients show
+//     it to that user only. With [GrantOptions.Identify] (the service's
+//     own sign-in, or its authorization server's session) the page refuses
+//     a browser signed in as anyone else, which closes this hole; without
+//     it, keep LinkTTL short.
+//   - An authorization URL forwarded after the link was opened (a victim
+//     approving at the upstream what an attacker started): the callback
+//     arrives in a browser without the flow's cookie and is refused, and
+//     with Identify a browser of another user is refused too.
+//   - A replayed callback: the state is taken once; a second use finds
+//     nothing. An expired one (LinkTTL) is refused.
+//   - A stolen database: rows are sealed with the key ring (AES-256-GCM),
+//     so a dump without the keys grants nothing, and a row moved from one
+//     user's key to another's (or spliced from two rows) does not open.
+//
+// An upstream refusing a token (401) gets one refresh; if it refuses the
+// refreshed one too, the grant is removed and the caller is asked again.
+// A refresh the authorization server refuses (invalid_grant) removes the
+// grant; one it cannot answer (down) keeps it and fails the call with
+// [ErrUnavailable]. Refreshes are single-flight per instance; a fleet
+// shares grants through its Store, and an instance whose refresh token
+// was rotated by another re-reads the row once before giving up.
 package upstream
