@@ -205,8 +205,10 @@ type grantRow struct {
 type pendingState struct {
 	User        string `json:"u"`
 	Elicitation string `json:"i"`
+	State       string `json:"s"` // SHA-256 of the state, hex
 	Verifier    string `json:"v"`
 	Browser     string `json:"b"` // SHA-256 of the browser cookie, hex
+	Expires     int64  `json:"e"` // unix seconds
 }
 
 func (g *Grants) storeKey(user string) string { return g.o.Name + "|" + user }

@@ -513,3 +513,37 @@ func TestNewGrantsMisuse(t *testing.T) {
 	assert.Error(t, err)
 	_ = errors.New
 }
+
+// Opening a link twice: the first flow's state opens nothing any more,
+// and the store holds one authorization in progress per elicitation.
+func TestGrantLinkOpenedTwice(t *testing.T) {
+	as := newUpstreamAS(t)
+	st, _ := NewMemoryStore(0, nil)
+	k := newKit(t, as, kitOptions{store: st})
+	el, err := k.g.Elicit(alice())
+	require.NoError(t, err)
+	noFollow := func() *http.Client {
+		b := browser(t)
+		b.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		return b
+	}
+	first, second := noFollow(), noFollow()
+	locate := func(b *http.Client) string {
+		resp, err := b.Get(el.URL)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusFound, resp.StatusCode)
+		return resp.Header.Get("Location")
+	}
+	authFirst := locate(first)
+	authSecond := locate(second)
+	assert.Len(t, st.pending, 1, "one authorization in progress per elicitation")
+	as.signIn("alice@photos")
+	first.CheckRedirect = nil
+	status, body := get(t, first, authFirst)
+	assert.Equal(t, 400, status, "the replaced flow: %s", body)
+	second.CheckRedirect = nil
+	status, body = get(t, second, authSecond)
+	assert.Equal(t, 200, status, body)
+	assert.Contains(t, body, "Connected to photos")
+}

@@ -45,12 +45,20 @@ func (g *Grants) ConnectHandler() http.Handler {
 				return
 			}
 		}
-		state, verifier, browser := randomString(32), randomString(32), randomString(32)
-		ps, _ := json.Marshal(pendingState{User: user, Elicitation: id, Verifier: verifier, Browser: sha256Hex(browser)})
+		// One authorization in progress per elicitation: it is kept under
+		// the elicitation id, and opening the link again replaces it (the
+		// earlier state then opens nothing), so a link cannot fill the
+		// store. The state is the id and a fresh secret; the row is bound
+		// to the whole state.
+		state := id + "." + randomString(32)
+		verifier, browser := randomString(32), randomString(32)
 		now := g.now()
-		row, err := sealRow(g.pending, bindingOf("pending", g.o.Name, state), ps, now)
+		expires := now.Add(g.o.LinkTTL)
+		ps, _ := json.Marshal(pendingState{User: user, Elicitation: id, State: sha256Hex(state), Verifier: verifier,
+			Browser: sha256Hex(browser), Expires: expires.Unix()})
+		row, err := sealRow(g.pending, bindingOf("pending", g.o.Name, id), ps, now)
 		if err == nil {
-			err = g.o.Store.SavePending(r.Context(), state, row, now.Add(g.o.LinkTTL))
+			err = g.o.Store.SavePending(r.Context(), id, row, expires)
 		}
 		if err != nil {
 			g.log.Error("upstream: cannot keep an authorization in progress", "upstream", g.o.Name, "err", err)
@@ -93,11 +101,12 @@ func (g *Grants) CallbackHandler() http.Handler {
 		}
 		q := r.URL.Query()
 		state := q.Get("state")
-		if state == "" || len(state) > 128 {
+		id, _, _ := strings.Cut(state, ".")
+		if id == "" || len(state) > 128 {
 			g.page(w, http.StatusBadRequest, "This authorization is not valid or has expired. Ask your client to try again.")
 			return
 		}
-		row, err := g.o.Store.TakePending(r.Context(), state)
+		row, err := g.o.Store.TakePending(r.Context(), id)
 		if err != nil {
 			if !errors.Is(err, ErrNoPending) {
 				g.log.Error("upstream: grant store failed", "upstream", g.o.Name, "err", err)
@@ -105,10 +114,19 @@ func (g *Grants) CallbackHandler() http.Handler {
 			g.page(w, http.StatusBadRequest, "This authorization is not valid, was already used or has expired. Ask your client to try again.")
 			return
 		}
-		payload, err := openRow(g.pending, bindingOf("pending", g.o.Name, state), row)
+		payload, err := openRow(g.pending, bindingOf("pending", g.o.Name, id), row)
 		var ps pendingState
-		if err != nil || json.Unmarshal(payload, &ps) != nil {
+		if err != nil || json.Unmarshal(payload, &ps) != nil || ps.Elicitation != id {
 			g.page(w, http.StatusBadRequest, "This authorization is not valid or has expired. Ask your client to try again.")
+			return
+		}
+		if !equalStrings(sha256Hex(state), ps.State) {
+			// An earlier flow of the same elicitation (the link was opened
+			// again since): refused, and the current one is left in place.
+			if exp := time.Unix(ps.Expires, 0); g.now().Before(exp) {
+				_ = g.o.Store.SavePending(r.Context(), id, row, exp)
+			}
+			g.page(w, http.StatusBadRequest, "This authorization was replaced by a newer one for the same link. Use the newest page.")
 			return
 		}
 		c, err := r.Cookie(g.cookie)

@@ -22,11 +22,13 @@ type Store interface {
 	LoadGrant(ctx context.Context, key string) (string, error)
 	// DeleteGrant removes the grant of key; none is no error.
 	DeleteGrant(ctx context.Context, key string) error
-	// SavePending stores row under state until expires.
-	SavePending(ctx context.Context, state, row string, expires time.Time) error
-	// TakePending returns and removes the row of state: once, and never
+	// SavePending stores row, an authorization in progress, under key
+	// (an elicitation's id: one per elicitation, a new one replacing the
+	// old) until expires.
+	SavePending(ctx context.Context, key, row string, expires time.Time) error
+	// TakePending returns and removes the row of key: once, and never
 	// after it expired (ErrNoPending).
-	TakePending(ctx context.Context, state string) (string, error)
+	TakePending(ctx context.Context, key string) (string, error)
 }
 
 // Errors of a [Store].
