@@ -22,8 +22,9 @@ import (
 func (g *Grants) ConnectHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		pageHeaders(w)
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
+		// GET only: a HEAD (a link preview's probe) starts nothing.
+		if r.Method != http.MethodGet {
+			w.Header().Set("Allow", "GET")
 			g.page(w, http.StatusMethodNotAllowed, "Method not allowed.")
 			return
 		}

@@ -109,3 +109,35 @@ func TestGoSDKClientURLElicitation(t *testing.T) {
 	require.Len(t, read.Contents, 1)
 	assert.Contains(t, read.Contents[0].Text, "Carol's garden")
 }
+
+// TestGoSDKClientExchangeMode: with -mode exchange a client sees its own
+// photos at once, in both eras; the MCP server exchanged the caller's
+// token for a photos token at the development AS.
+func TestGoSDKClientExchangeMode(t *testing.T) {
+	a := startApp(t, "exchange")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, version := range []string{"2025-11-25", ""} {
+		for user, want := range map[string][]string{"alice": {"photos://a1", "photos://a2", "photos://a3"}, "bob": {"photos://b1", "photos://b2"}} {
+			tok, err := a.dev.Sign(user, []string{scopeMCP}, time.Hour)
+			require.NoError(t, err)
+			client := mcp.NewClient(&mcp.Implementation{Name: "gosdk-upstream", Version: "1.0.0"}, nil)
+			session, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: a.base + "/mcp", HTTPClient: &http.Client{Transport: bearer{tok}}},
+				&mcp.ClientSessionOptions{ProtocolVersion: version})
+			require.NoError(t, err)
+			res, err := session.ListResources(ctx, nil)
+			require.NoError(t, err)
+			var uris []string
+			for _, r := range res.Resources {
+				uris = append(uris, r.URI)
+			}
+			assert.Equal(t, want, uris, "%s %s", user, version)
+			read, err := session.ReadResource(ctx, &mcp.ReadResourceParams{URI: want[0]})
+			require.NoError(t, err)
+			require.Len(t, read.Contents, 1)
+			_, err = session.ReadResource(ctx, &mcp.ReadResourceParams{URI: "photos://c1"})
+			assert.Error(t, err, "carol's photo is not %s's", user)
+			session.Close()
+		}
+	}
+}

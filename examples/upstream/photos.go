@@ -49,10 +49,14 @@ func photosAPI(auth *authn.Authenticator) http.Handler {
 			return
 		}
 		w.Header().Set("Content-Type", "image/svg+xml")
-		_, _ = fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="320" height="40"><text x="4" y="24">%s</text></svg>`, album[p.Subject][i].Title)
+		_, _ = fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="320" height="40"><text x="4" y="24">%s</text></svg>`,
+			svgText.Replace(album[p.Subject][i].Title))
 	})
 	return auth.Handler(mux)
 }
+
+// svgText escapes the text of an SVG element.
+var svgText = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 // client is how a callback reaches the photos API as its caller: an
 // upstream.Exchanger's or upstream.Grants' Client.
