@@ -304,7 +304,7 @@ func (g *Grants) fetchOnce(ctx context.Context, user, stale string, again bool) 
 		if oe.Code == "invalid_grant" {
 			// Revoked or expired at the upstream: the user connects again.
 			// Another instance may have rotated the refresh token meanwhile.
-			if now, lerr := g.o.Store.LoadGrant(ctx, key); again && lerr == nil && now != row {
+			if cur, lerr := g.o.Store.LoadGrant(ctx, key); again && lerr == nil && cur != row {
 				return g.fetchOnce(ctx, user, stale, false)
 			}
 			_ = g.o.Store.DeleteGrant(ctx, key)
