@@ -51,6 +51,9 @@ type ExchangeOptions struct {
 	// HTTPClient reaches the token endpoint; nil means a client with a
 	// 10-second timeout.
 	HTTPClient *http.Client
+	// Transport carries the calls to the upstream made with Client; nil
+	// means http.DefaultTransport.
+	Transport http.RoundTripper
 	// MaxEntries bounds the cached tokens (default DefaultMaxEntries).
 	MaxEntries int
 	// Leeway: a token is replaced this long before it expires (default
@@ -77,6 +80,7 @@ type Exchanger struct {
 	leeway   time.Duration
 	now      func() time.Time
 	cache    *cache
+	base     http.RoundTripper
 }
 
 // NewExchanger returns an Exchanger, or an error for options it cannot
@@ -106,6 +110,7 @@ func NewExchanger(o ExchangeOptions) (*Exchanger, error) {
 		resource: o.Resource,
 		scope:    strings.Join(o.Scopes, " "),
 		stepUp:   append([]string(nil), o.StepUpScopes...),
+		base:     o.Transport,
 		leeway:   cmpOr(o.Leeway, DefaultLeeway),
 		now:      o.Now,
 	}
@@ -169,7 +174,7 @@ func (x *Exchanger) exchange(ctx context.Context, subject string) (token, error)
 // once with a newly exchanged one (requests with a body only when it can
 // be replayed); a second 401 is ErrRefused.
 func (x *Exchanger) Client(ctx context.Context, caller principal.Principal) *http.Client {
-	return &http.Client{Transport: &transport{src: exchangeSource{x, caller}}}
+	return &http.Client{Transport: &transport{src: exchangeSource{x, caller}, base: x.base}}
 }
 
 type exchangeSource struct {

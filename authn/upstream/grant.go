@@ -75,6 +75,9 @@ type GrantOptions struct {
 	// HTTPClient reaches the token and revocation endpoints (nil: a
 	// 10-second timeout).
 	HTTPClient *http.Client
+	// Transport carries the calls to the upstream made with Client; nil
+	// means http.DefaultTransport.
+	Transport http.RoundTripper
 	// MaxEntries bounds the cached access tokens (default
 	// DefaultMaxEntries); Leeway replaces one this long before it expires
 	// (default DefaultLeeway).
@@ -407,7 +410,7 @@ func (g *Grants) revoke(ctx context.Context, refresh string) {
 // the user connects again, never a loop. Without a grant, requests fail
 // with an *ElicitationError (errors.As finds it through *url.Error).
 func (g *Grants) Client(ctx context.Context, caller principal.Principal) *http.Client {
-	return &http.Client{Transport: &transport{src: &grantSource{g: g, caller: caller}}}
+	return &http.Client{Transport: &transport{src: &grantSource{g: g, caller: caller}, base: g.o.Transport}}
 }
 
 type grantSource struct {
