@@ -81,10 +81,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "upstream: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "listening on %s\n", a.base)
+	// The record first: whoever reads "listening on" may run "token USER".
 	if b, err := json.Marshal(map[string]string{"addr": a.addr}); err == nil {
 		_ = os.WriteFile(filepath.Join(cfg.dataDir, recordFile), b, 0o600)
 	}
+	fmt.Fprintf(stdout, "listening on %s\n", a.base)
 	if tok, err := a.dev.Sign("alice", []string{scopeMCP}, time.Hour); err == nil {
 		fmt.Fprintf(stdout, "mode %s; a development token for alice (go run ./examples/upstream token USER for others):\n%s\n", cfg.mode, tok)
 	}

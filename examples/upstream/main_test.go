@@ -302,4 +302,32 @@ func TestExampleTokenCommand(t *testing.T) {
 	var out, errOut bytes.Buffer
 	assert.Equal(t, 1, run(context.Background(), []string{"-data-dir", dir, "token", "alice"}, &out, &errOut), "no server yet")
 	assert.Equal(t, 2, run(context.Background(), []string{"-mode", "other"}, &out, &errOut))
+
+	// The program: "listening on http://ADDR" first; then "token USER"
+	// prints a token that server accepts.
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-data-dir", dir}, pw, io.Discard); pw.Close() }()
+	defer func() {
+		cancel()
+		assert.Equal(t, 0, <-done)
+	}()
+	lines := bufio.NewScanner(pr)
+	require.True(t, lines.Scan())
+	base, ok := strings.CutPrefix(lines.Text(), "listening on ")
+	require.True(t, ok, "the first line: %q", lines.Text())
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	out.Reset()
+	require.Equal(t, 0, run(context.Background(), []string{"-data-dir", dir, "token", "dave"}, &out, &errOut), errOut.String())
+	tok := strings.TrimSpace(out.String())
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(legacy(1, "initialize", map[string]any{"protocolVersion": "2025-11-25",
+		"capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, 200, resp.StatusCode, "the printed token is the running server's")
 }
