@@ -308,7 +308,10 @@ func TestExampleTokenCommand(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-data-dir", dir}, pw, io.Discard); pw.Close() }()
+	go func() {
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-data-dir", dir}, pw, io.Discard)
+		pw.Close()
+	}()
 	defer func() {
 		cancel()
 		assert.Equal(t, 0, <-done)
