@@ -125,8 +125,12 @@ func (e *Endpoint) classify(c *Call, err error) (status int, rpc *jsonrpc.Error,
 	case errors.As(err, &scopeErr):
 		return 0, nil, scopeErr
 	case errors.As(err, &elicitErr):
-		_, perr, _ := e.elicitationReply(c, elicitErr)
-		return e.classify(c, perr)
+		// failure answers the input_required form before the table; here
+		// only errors remain.
+		if _, perr, ok := e.elicitationReply(c, elicitErr); !ok {
+			return e.classify(c, perr)
+		}
+		return http.StatusOK, jsonrpc.NewError(jsonrpc.CodeInternalError, ""), nil
 	case errors.Is(err, inventory.ErrNotFound):
 		c.NoteOutcome(OutcomeNotFound, "")
 		uri := ""
