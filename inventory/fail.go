@@ -88,6 +88,11 @@ func ruleOf(ctx context.Context, err error) Rule {
 // The record names the method, the source (template or resource) and the
 // rule; it never holds URIs, names or values of the request or of entries.
 func (inv *Inventory) fail(ctx context.Context, method, source string, err error) error {
+	if el, ok := errors.AsType[urlElicitation](err); ok {
+		// The caller must visit a URL first (an upstream not connected):
+		// the transport answers it in the protocol's form.
+		return el
+	}
 	attrs := make([]slog.Attr, 0, 6)
 	attrs = append(attrs, slog.String("method", method), slog.String("source", source))
 	var ce *ContractError
@@ -103,6 +108,15 @@ func (inv *Inventory) fail(ctx context.Context, method, source string, err error
 	}
 	inv.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "inventory: callback failed", attrs...)
 	return ErrInternal
+}
+
+// urlElicitation is the error of a callback whose caller must visit a
+// URL before it can succeed (mcphttp.URLElicitation; authn/upstream's
+// *ElicitationError): passed to the transport as it is, not logged as a
+// failure.
+type urlElicitation interface {
+	error
+	URLElicitation() (id, url, message string)
 }
 
 // failAssembly logs a cursor that could not be sealed (never expected).

@@ -110,6 +110,16 @@
 //	Origin or Host refused                      —                        403
 //	body too large                              —                        413
 //	a part's own error ([Error])                its code                 its status
+//	a callback's [URLElicitation], the client
+//	declared elicitation.url: 2025-11-25        -32042 (data.elicitations) 200
+//	  2026-07-28 read, tools/call, prompts/get  result input_required    200
+//	otherwise                                   -32603 naming the URL    200
+//	                                            (2026-07-28: -32021)     400
+//
+// A legacy client's elicitation.url is remembered from the initialize of
+// its session, by the instance that served it (in memory, bounded): on
+// another instance of a fleet the same session gets the -32603 naming the
+// URL.
 //
 // Messages are fixed; backend errors, token contents and key ids never
 // reach a client.

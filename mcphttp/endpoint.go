@@ -106,6 +106,7 @@ type Endpoint struct {
 	notifying  bool
 	statics    [][]byte // encoded static resources, by inventory.Item.Static - 1
 	watchers   []seam.Watcher
+	elicit     elicitSessions // legacy sessions that declared elicitation.url
 
 	// Pre-encoded pieces of results.
 	serverInfo   []byte // {"name":…,"version":…}

@@ -36,6 +36,11 @@ import (
 //	HTTP method not served                      -32600                   405 + Allow
 //	Accept refuses JSON (or SSE for streams)    -32600                   406
 //	a part's own error (an *Error)              its code                 its status (+ Retry-After)
+//	a URLElicitation, client declared elicitation.url:
+//	  2025-11-25                                -32042 (data.elicitations) 200
+//	  2026-07-28 read, tools/call, prompts/get  result input_required    200
+//	a URLElicitation, otherwise                 -32603 naming the URL    200
+//	                                            (2026-07-28: -32021)     400
 
 // Error is an error with an answer of its own: what a part returns for a
 // condition of its protocol (an unknown tool, a rate limit, too many
@@ -112,12 +117,20 @@ func (e *Endpoint) classify(c *Call, err error) (status int, rpc *jsonrpc.Error,
 		scopeErr  *principal.ScopeError
 		ue        *mcpwire.URIError
 		wpe       *mcpwire.ParamsError
+		elicitErr URLElicitation
 	)
 	switch {
 	case errors.Is(err, principal.ErrUnauthenticated):
 		return 0, nil, principal.ErrUnauthenticated
 	case errors.As(err, &scopeErr):
 		return 0, nil, scopeErr
+	case errors.As(err, &elicitErr):
+		// failure answers the input_required form before the table; here
+		// only errors remain.
+		if _, perr, ok := e.elicitationReply(c, elicitErr); !ok {
+			return e.classify(c, perr)
+		}
+		return http.StatusOK, jsonrpc.NewError(jsonrpc.CodeInternalError, ""), nil
 	case errors.Is(err, inventory.ErrNotFound):
 		c.NoteOutcome(OutcomeNotFound, "")
 		uri := ""
@@ -173,6 +186,11 @@ func (e *Endpoint) classify(c *Call, err error) (status int, rpc *jsonrpc.Error,
 
 // failure is the reply for an error from serving c.
 func (e *Endpoint) failure(c *Call, err error) reply {
+	if el, ok := errors.AsType[URLElicitation](err); ok {
+		if res, _, ok := e.elicitationReply(c, el); ok {
+			return reply{Result: res}
+		}
+	}
 	status, rpc, challenge := e.classify(c, err)
 	e.failed(c, status, rpc, challenge)
 	if challenge != nil {

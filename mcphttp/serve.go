@@ -241,7 +241,11 @@ func (e *Endpoint) dispatch(ctx context.Context, c *Call) (Result, error) {
 	if !ok || m.opts.Era == EraLegacy && c.Modern || m.opts.Era == EraModern && !c.Modern {
 		return Result{}, errMethodNotFound
 	}
-	return m.h(ctx, c)
+	res, err := m.h(ctx, c)
+	if c.Method == "initialize" && err == nil {
+		e.noteInitialize(c)
+	}
+	return res, err
 }
 
 // Serves reports whether the endpoint answers msg itself: a request or

@@ -18,6 +18,10 @@ const (
 	// ResourceUpdated: the resource URI changed
 	// (notifications/resources/updated, for streams subscribed to URI).
 	ResourceUpdated
+	// ElicitationComplete: the URL-mode elicitation whose id is URI was
+	// completed (notifications/elicitation/complete, on the subject's
+	// legacy sessions' streams).
+	ElicitationComplete
 )
 
 // Event is one change, addressed to one principal.
@@ -28,7 +32,8 @@ type Event struct {
 	// what the transport subscribes its streams with.
 	Subject string
 	Kind    Kind
-	// URI is the resource of a ResourceUpdated event.
+	// URI is the resource of a ResourceUpdated event, the elicitation id
+	// of an ElicitationComplete one.
 	URI string
 	// ID is the event's id in the hub's [EventLog], set by the hub that
 	// published it (brokers carry it to the other instances); empty when
@@ -44,9 +49,14 @@ func (e Event) valid() bool {
 		return e.Subject != ""
 	case ResourceUpdated:
 		return e.Subject != "" && e.URI != "" && e.URI != markURI
+	case ElicitationComplete:
+		return e.Subject != "" && e.URI != "" && len(e.URI) <= maxElicitationID
 	}
 	return false
 }
+
+// maxElicitationID bounds the id of an ElicitationComplete event.
+const maxElicitationID = 256
 
 // markURI is the URI of the log entries [Hub.Mark] records: no
 // resource's (a URI holds no angle brackets or spaces), never delivered,
@@ -157,6 +167,12 @@ func (h *Hub) ListChanged(ctx context.Context, subject string) {
 // Call it once per principal who may read the resource.
 func (h *Hub) ResourceUpdated(ctx context.Context, subject, uri string) {
 	h.Publish(ctx, Event{Subject: subject, Kind: ResourceUpdated, URI: uri})
+}
+
+// ElicitationComplete tells subject's streams that the URL-mode
+// elicitation id was completed (the user finished on the page it named).
+func (h *Hub) ElicitationComplete(ctx context.Context, subject, id string) {
+	h.Publish(ctx, Event{Subject: subject, Kind: ElicitationComplete, URI: id})
 }
 
 // Publish records e in the hub's [EventLog], which gives it its ID, and

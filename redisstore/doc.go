@@ -6,7 +6,8 @@
 // instances ([Broker], a notify.Broker over pub/sub) and the recent events
 // of each principal's streams ([EventLog], a notify.EventLog), from which
 // a legacy stream that reconnects to any instance with Last-Event-ID is
-// given what it missed. It is a module of its own, so
+// given what it missed, and the users' sealed upstream grants
+// ([UpstreamStore], an upstream.Store of package authn/upstream). It is a module of its own, so
 // that the kit's module keeps requiring only jwx, gjson and testify; it
 // uses github.com/redis/go-redis/v9.
 //
@@ -33,6 +34,9 @@
 //	store, err := redisstore.NewSessionStore(client, redisstore.SessionOptions{})
 //	part, err := sessions.New(hub, sessions.Options{Store: store})
 //	ep, err := mcphttp.New(inv, mcphttp.Options{Authenticator: auth}, part, limiter.Part())
+//
+//	grantStore, err := redisstore.NewUpstreamStore(client, redisstore.UpstreamOptions{})
+//	photos, err := upstream.NewGrants(upstream.GrantOptions{…, Store: grantStore})
 //
 // One client serves all three; each store names its keys (or channel) by
 // a prefix of its own, which applications sharing a Redis must set apart.

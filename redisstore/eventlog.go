@@ -100,6 +100,7 @@ const (
 	fieldURI   = "u"
 	logListed  = "l"
 	logUpdated = "u"
+	logElicit  = "e" // an elicitation completed; its id in the uri field
 )
 
 // Append records e under key (see [notify.EventLog]). It fails with
@@ -114,6 +115,8 @@ func (l *EventLog) Append(ctx context.Context, key string, e notify.Event) (stri
 	case e.Kind == notify.ListChanged && e.URI == "":
 	case e.Kind == notify.ResourceUpdated && e.URI != "":
 		kind, uri = logUpdated, e.URI
+	case e.Kind == notify.ElicitationComplete && e.URI != "":
+		kind, uri = logElicit, e.URI
 	default:
 		return "", ErrInvalidEvent
 	}
@@ -198,6 +201,8 @@ func decodeEntry(m redis.XMessage) (notify.Event, bool) {
 		return notify.Event{Kind: notify.ListChanged, ID: m.ID}, true
 	case kind == logUpdated && uri != "":
 		return notify.Event{Kind: notify.ResourceUpdated, URI: uri, ID: m.ID}, true
+	case kind == logElicit && uri != "":
+		return notify.Event{Kind: notify.ElicitationComplete, URI: uri, ID: m.ID}, true
 	}
 	return notify.Event{}, false
 }

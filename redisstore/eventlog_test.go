@@ -41,6 +41,7 @@ func TestEventLogSince(t *testing.T) {
 	b1 := appendOK(t, l, "bob", notify.Event{Kind: notify.ResourceUpdated, URI: "docs://documents/b"})
 	a2 := appendOK(t, l, "alice", notify.Event{Kind: notify.ResourceUpdated, URI: "docs://documents/1"})
 	a3 := appendOK(t, l, "alice", notify.Event{Kind: notify.ListChanged})
+	a4 := appendOK(t, l, "alice", notify.Event{Kind: notify.ElicitationComplete, URI: "el-1"})
 
 	evs, ok, err := l.Since(ctx, "alice", a1)
 	require.NoError(t, err)
@@ -48,8 +49,9 @@ func TestEventLogSince(t *testing.T) {
 	assert.Equal(t, []notify.Event{
 		{Subject: "alice", Kind: notify.ResourceUpdated, URI: "docs://documents/1", ID: a2},
 		{Subject: "alice", Kind: notify.ListChanged, ID: a3},
+		{Subject: "alice", Kind: notify.ElicitationComplete, URI: "el-1", ID: a4},
 	}, evs)
-	evs, ok, err = l.Since(ctx, "alice", a3)
+	evs, ok, err = l.Since(ctx, "alice", a4)
 	require.NoError(t, err)
 	assert.True(t, ok, "the latest: nothing missed")
 	assert.Empty(t, evs)

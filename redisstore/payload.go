@@ -28,6 +28,8 @@ var (
 const (
 	kindListChanged     = "list_changed"
 	kindResourceUpdated = "resource_updated"
+	// kindElicitationComplete carries the elicitation id in "uri".
+	kindElicitationComplete = "elicitation_complete"
 )
 
 // appendPayload appends the compact JSON message of e to dst:
@@ -44,6 +46,8 @@ func appendPayload(dst []byte, e notify.Event) ([]byte, error) {
 		kind = kindListChanged
 	case notify.ResourceUpdated:
 		kind = kindResourceUpdated
+	case notify.ElicitationComplete:
+		kind = kindElicitationComplete
 	}
 	if !validEvent(e.Subject, kind, e.URI) {
 		return dst, ErrInvalidEvent
@@ -105,8 +109,11 @@ func decodePayload(payload []byte) (notify.Event, bool) {
 		id = "" // none, or one no log gives: the event goes without
 	}
 	e := notify.Event{Subject: subject, URI: uri, Kind: notify.ListChanged, ID: id}
-	if kind == kindResourceUpdated {
+	switch kind {
+	case kindResourceUpdated:
 		e.Kind = notify.ResourceUpdated
+	case kindElicitationComplete:
+		e.Kind = notify.ElicitationComplete
 	}
 	return e, true
 }
@@ -120,7 +127,7 @@ func validEvent(subject, kind, uri string) bool {
 	switch kind {
 	case kindListChanged:
 		return uri == ""
-	case kindResourceUpdated:
+	case kindResourceUpdated, kindElicitationComplete:
 		return uri != ""
 	}
 	return false

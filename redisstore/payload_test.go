@@ -26,6 +26,7 @@ func TestPayloadRoundTrip(t *testing.T) {
 		{listChanged("a\x00b\nc"), `{"subject":"a\u0000b\nc","kind":"list_changed"}`},
 		{notify.Event{Subject: "bob", Kind: notify.ListChanged, ID: "1764680000000-0"}, `{"subject":"bob","kind":"list_changed","id":"1764680000000-0"}`},
 		{notify.Event{Subject: "bob", Kind: notify.ResourceUpdated, URI: "docs://documents/x", ID: "x-1"}, `{"subject":"bob","kind":"resource_updated","uri":"docs://documents/x","id":"x-1"}`},
+		{notify.Event{Subject: "carol", Kind: notify.ElicitationComplete, URI: "el-1"}, `{"subject":"carol","kind":"elicitation_complete","uri":"el-1"}`},
 		{listChanged("https://issuer.example\x00alice"), `{"subject":"https://issuer.example\u0000alice","kind":"list_changed"}`},
 	} {
 		got, err := appendPayload(nil, tc.event)

@@ -186,6 +186,12 @@ func checkSubject(subject string) error {
 
 // mint signs an access token for subject and clientID.
 func (is *Issuer) mint(subject, clientID string, scopes []string, ttl time.Duration) (string, error) {
+	return is.mintFor(is.audience, subject, clientID, scopes, ttl)
+}
+
+// mintFor signs an access token for subject and clientID whose audience
+// is audience.
+func (is *Issuer) mintFor(audience, subject, clientID string, scopes []string, ttl time.Duration) (string, error) {
 	if err := checkSubject(subject); err != nil {
 		return "", err
 	}
@@ -204,7 +210,7 @@ func (is *Issuer) mint(subject, clientID string, scopes []string, ttl time.Durat
 	_, _ = rand.Read(jti[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
 	now := is.opts.Now()
 	payload, err := json.Marshal(claims{
-		Issuer: is.issuer, Audience: is.audience, Subject: subject, ClientID: clientID,
+		Issuer: is.issuer, Audience: audience, Subject: subject, ClientID: clientID,
 		Scope: strings.Join(scopes, " "), IssuedAt: now.Unix(), Expires: now.Add(ttl).Unix(),
 		ID: base64.RawURLEncoding.EncodeToString(jti[:]),
 	})

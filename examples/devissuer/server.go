@@ -68,6 +68,10 @@ type ServerOptions struct {
 	// replaces it with a new one. Zero means DefaultRefreshTokenTTL.
 	RefreshTokenTTL time.Duration
 
+	// Exchange, when set, turns on the token-exchange grant (RFC 8693)
+	// for one confidential client (see ExchangeOptions, exchange.go).
+	Exchange *ExchangeOptions
+
 	// MaxClients bounds the dynamically registered clients kept in
 	// memory. Zero means DefaultMaxClients.
 	MaxClients int
@@ -122,6 +126,11 @@ type Server struct {
 func (is *Issuer) NewServer(opts ServerOptions) (*Server, error) {
 	if len(opts.Scopes) == 0 {
 		return nil, errors.New("devissuer: ServerOptions.Scopes is empty")
+	}
+	if opts.Exchange != nil {
+		if err := opts.Exchange.check(); err != nil {
+			return nil, err
+		}
 	}
 	s := &Server{is: is, log: opts.Logger}
 	var err error

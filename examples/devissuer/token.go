@@ -52,6 +52,10 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "token request parameters go in the body, not the query")
 		return
 	}
+	if s.opts.Exchange != nil && r.Header.Get("Authorization") != "" {
+		s.tokenExchange(w, r) // the one confidential client (exchange.go)
+		return
+	}
 	if r.Header.Get("Authorization") != "" {
 		writeOAuthError(w, http.StatusUnauthorized, "invalid_client", "clients of this server are public: send client_id in the body and no Authorization header")
 		return

@@ -273,6 +273,11 @@ func (st *stream) deliver(ctx context.Context, ev notify.Event) error {
 		if st.subscribed(ctx, ev.URI) && st.ep.canRead(ctx, &st.caller, ev.URI) {
 			msgs = append(msgs, st.message("notifications/resources/updated", ev.URI))
 		}
+	case notify.ElicitationComplete:
+		if st.listen == nil { // 2025-11-25; the 2026-07-28 client calls again instead
+			p := mcpwire.AppendString([]byte(`{"elicitationId":`), ev.URI)
+			msgs = append(msgs, notification("notifications/elicitation/complete", append(p, '}')))
+		}
 	}
 	return st.send(ev.ID, msgs)
 }

@@ -105,6 +105,8 @@ func (p *Part) failure(ctx context.Context, c *mcphttp.Call, err error) (mcphttp
 	switch {
 	case errors.Is(err, principal.ErrUnauthenticated), errors.As(err, new(*principal.ScopeError)), errors.As(err, &protoErr):
 		return mcphttp.Result{}, err // the challenge, or the handler's own protocol error
+	case errors.As(err, new(mcphttp.URLElicitation)):
+		return mcphttp.Result{}, err // the endpoint asks the client to open the URL
 	case errors.Is(err, inventory.ErrNotFound):
 		c.NoteOutcome(mcphttp.OutcomeNotFound, "")
 		return p.encode(ctx, c, ErrorResult("Resource not found."))

@@ -26,6 +26,8 @@ var (
 const (
 	kindListChanged     = "list_changed"
 	kindResourceUpdated = "resource_updated"
+	// kindElicitationComplete carries the elicitation id in "uri".
+	kindElicitationComplete = "elicitation_complete"
 )
 
 // wire is the JSON payload of a notification.
@@ -49,6 +51,8 @@ func encodePayload(e notify.Event) ([]byte, error) {
 		w.Kind = kindListChanged
 	case notify.ResourceUpdated:
 		w.Kind = kindResourceUpdated
+	case notify.ElicitationComplete:
+		w.Kind = kindElicitationComplete
 	}
 	if !w.valid() {
 		return nil, ErrInvalidEvent
@@ -86,6 +90,8 @@ func decodePayload(payload string) (notify.Event, bool) {
 		e.Kind = notify.ListChanged
 	case kindResourceUpdated:
 		e.Kind = notify.ResourceUpdated
+	case kindElicitationComplete:
+		e.Kind = notify.ElicitationComplete
 	}
 	return e, true
 }
@@ -100,7 +106,7 @@ func (w wire) valid() bool {
 	switch w.Kind {
 	case kindListChanged:
 		return w.URI == ""
-	case kindResourceUpdated:
+	case kindResourceUpdated, kindElicitationComplete:
 		return w.URI != ""
 	}
 	return false
