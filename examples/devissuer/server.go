@@ -107,11 +107,11 @@ type Server struct {
 	consentURL string // the login form's action, a path
 	metadata   []byte
 
-	clients  *registry
-	docs     *metadataFetcher
-	pending  *memory[signIn]
-	codes    *memory[*codeGrant]
-	grants   *memory[*refreshGrant]
+	clients *registry
+	docs    *metadataFetcher
+	pending *memory[signIn]
+	codes   *memory[*codeGrant]
+	grants  *memory[*refreshGrant]
 	// approved remembers which user approved which client (keyed by
 	// digest(user, client id)): only then may an authorization error go
 	// back to the client's redirect URI (RFC 9700 §4.11.2).
