@@ -53,7 +53,6 @@ func brokenSources() map[inventory.Rule]inventory.ListFunc {
 		inventory.RuleURIDuplicate: twoWith(func(e *inventory.Entry) { e.URI = secretEntry(1).URI }),
 		inventory.RuleNameEmpty:    twoWith(func(e *inventory.Entry) { e.Name = "" }),
 		inventory.RuleNameLength:   twoWith(func(e *inventory.Entry) { e.Name = "SECRETNAME" + strings.Repeat("n", 512) }),
-		inventory.RuleNameInvalid:  twoWith(func(e *inventory.Entry) { e.Name = "SECRETNAME\x00" }),
 		inventory.RuleMIMELength:   twoWith(func(e *inventory.Entry) { e.MIMEType = "text/" + strings.Repeat("x", 200) }),
 		inventory.RuleMIMESyntax:   twoWith(func(e *inventory.Entry) { e.MIMEType = "SECRET mime" }),
 		inventory.RuleCallbackError: func(context.Context, inventory.ListRequest) (inventory.Page, error) {

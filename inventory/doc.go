@@ -58,8 +58,8 @@
 //     it in memory, nor use OFFSET;
 //   - return URIs (≤ 2048 characters) that match the template and that its
 //     Read handler serves, unique across the traversal; a Name (1–512
-//     characters of UTF-8 without control characters or spoofing
-//     characters, see below; [ClipName] clips a longer title); a MIMEType that is empty (the template's is used)
+//     characters of UTF-8 without the characters of the name rule, see
+//     below; [ClipName] clips a longer title); a MIMEType that is empty (the template's is used)
 //     or "type/subtype" (RFC 6838 names, optional parameters, ≤ 128
 //     characters). Lengths are counted as the contract's seed counts them:
 //     in UTF-16 code units, the length of a JavaScript string (an emoji
@@ -68,22 +68,31 @@
 //     cancellation and a deadline (Options.CallbackTimeout, default 10 s,
 //     or the request's own deadline if earlier).
 //
-// Names cannot spoof. A name, title or description that holds a character
-// changing how the text around it is shown without being seen itself is
-// refused, never escaped or stripped: the bidirectional controls (U+061C,
-// U+200E–U+200F, U+202A–U+202E, U+2066–U+2069), the zero-width and
-// invisible characters (U+200B–U+200D, U+2060–U+2064, U+FEFF) and the tag
-// characters (U+E0000–U+E007F). "invoice_\u202Efdp.exe" would show as
-// "invoice_exe.pdf"; escaping it would show the client text the application
-// never chose, and stripping it another name than the one it gave. New
-// refuses such a registered resource or template; a listed entry's or a
-// search hit's name breaks the contract (rule name-invalid) as a control
-// character does. A List callback over titles it does not control (other
-// users', shared with the caller) passes them through [ClipName], which
-// replaces each such character with U+FFFD: one hostile title never makes
-// a reader's whole list fail, and shows that something was there. The
-// price: names cannot hold emoji sequences joined by U+200D or flag tags,
-// nor the U+200C that some Persian words need.
+// Names cannot spoof. One rule, from Unicode properties, says which
+// characters no name or title may hold: the control characters (Cc) and
+// the line and paragraph separators (U+2028, U+2029); the format
+// characters (Cf), among them every bidirectional control (U+061C,
+// U+200E–U+200F, U+202A–U+202E, U+2066–U+2069) and the zero-width ones
+// (U+200B–U+200D, U+2060, U+FEFF, the soft hyphen U+00AD); and the
+// Default_Ignorable_Code_Points, which renderers show as nothing (the
+// Hangul fillers U+115F, U+1160, U+3164, U+FFA0, U+034F, U+17B4–U+17B5,
+// the variation selectors U+180B–U+180F, U+FE00–U+FE0F,
+// U+E0100–U+E01EF, the tags U+E0000–U+E0FFF). "invoice_\u202Efdp.exe"
+// would show as "invoice_exe.pdf". A description may also break lines
+// (tab, CR, LF, U+2028, U+2029). What the application registers is
+// checked at start-up: New refuses such a resource or template name,
+// title or description. What it lists is escaped on the way out: a listed
+// entry's or a search hit's name holding such a character, or bytes that
+// are not UTF-8, is served with U+FFFD in their place, so that a title
+// stored before the rule existed, or by code that skips it, never makes
+// the caller's list or search fail (and shows that something was there);
+// [ValidatePage] and package inventorytest still report it to the
+// developer (rule name-invalid), and [ClipName] does the same escaping
+// for a List callback that wants it explicit. The price: names cannot
+// hold emoji sequences joined by U+200D (families, professions with a
+// skin tone), emoji with the presentation selector U+FE0F, flag tags,
+// soft hyphens, nor the U+200C that some Persian and Indic words need:
+// they show U+FFFD where the character was.
 //
 // Every page is checked with [ValidatePage]. A violation, an error, a
 // panic or a missed deadline gives the client a generic internal error and

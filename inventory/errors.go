@@ -75,7 +75,7 @@ const (
 	RuleURIDuplicate    Rule = "uri-duplicate"            // URI twice in one page
 	RuleNameEmpty       Rule = "name-empty"               // empty name
 	RuleNameLength      Rule = "name-length"              // name over 512 UTF-16 code units (see ClipName)
-	RuleNameInvalid     Rule = "name-invalid"             // name not UTF-8, or with control, bidirectional, invisible or tag characters
+	RuleNameInvalid     Rule = "name-invalid"             // name not UTF-8, or with a character of the name rule (see the package documentation); reported by ValidatePage and New, escaped by List and Search
 	RuleMIMELength      Rule = "mime-length"              // MIME type over 128 characters
 	RuleMIMESyntax      Rule = "mime-syntax"              // MIME type not type/subtype[; params]
 	RuleCallbackError   Rule = "callback-error"           // the callback returned an error

@@ -52,11 +52,12 @@ func longer(s string, max int) bool {
 // was clipped, never splitting a rune: a List callback over titles the
 // application does not control can pass every title through it, so that
 // one long title never makes the caller's whole list fail. It also
-// replaces each spoofing character (bidirectional, invisible or tag; see
-// the package documentation) with U+FFFD, which a name may hold: the
+// replaces each character of the name rule (control, format,
+// bidirectional, default-ignorable: see the package documentation) and
+// each byte that is not UTF-8 with U+FFFD, which a name may hold: the
 // client sees that something was there, and the name passes for no
-// other. Names within the limit without such characters are returned
-// unchanged.
+// other (List and Search do the same to what a callback returns). Names
+// within the limit without such characters are returned unchanged.
 func ClipName(name string) string {
 	return clip(display.Defuse(name), maxNameLen)
 }

@@ -173,6 +173,7 @@ func (inv *Inventory) fillSource(ctx context.Context, sc *scratch, f *filler[Ite
 			return position{}, false, inv.fail(ctx, purposeList, name, err)
 		}
 		chk := &sc.check
+		chk.escape = true
 		if ce := chk.start(name, src.ut, req, res); ce != nil {
 			return position{}, false, inv.fail(ctx, purposeList, name, ce)
 		}
@@ -181,7 +182,7 @@ func (inv *Inventory) fillSource(ctx context.Context, sc *scratch, f *filler[Ite
 			if ce := chk.entry(i); ce != nil {
 				return position{}, false, inv.fail(ctx, purposeList, name, ce)
 			}
-			sc.item = Item{URI: e.URI, Name: e.Name, MIMEType: e.MIMEType, Plain: chk.plain}
+			sc.item = Item{URI: e.URI, Name: chk.name, MIMEType: e.MIMEType, Plain: chk.plain}
 			if e.MIMEType == "" {
 				sc.item.MIMEType, sc.item.Plain = src.tmpl.MIMEType, chk.plain && src.mimePlain
 			}

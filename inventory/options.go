@@ -89,6 +89,8 @@ func (o Options) resolve() (settings, error) {
 		return s, fmt.Errorf("inventory: Options.Grants is a nil %T: give a store, or nil for the default", o.Grants)
 	case o.Notifier != nil && nilness.Is(o.Notifier):
 		return s, fmt.Errorf("inventory: Options.Notifier is a nil %T: give a notifier, or nil for none", o.Notifier)
+	case o.Sealer != nil && o.Sealer.TTL() <= 0: // a zero Sealer: a made one has a lifetime
+		return s, errors.New("inventory: Options.Sealer was not made by sealedcursor.New")
 	case o.Logger != nil && o.Logger.Handler() == nil:
 		return s, errors.New("inventory: Options.Logger has no handler (a zero slog.Logger): use slog.New, or nil for slog.Default()")
 	}

@@ -169,7 +169,7 @@ func newStatic(r Resource) (static, error) {
 		return st, errors.New("URI must be 1..2048 characters (UTF-16 code units) of UTF-8 without spaces or control characters")
 	case checkName(r.Name) != "":
 		return st, errors.New("name must be 1..512 characters (UTF-16 code units) of UTF-8 without control, bidirectional, invisible or tag characters")
-	case !display.Text(r.Title) || !display.Text(r.Description):
+	case !display.Name(r.Title) || !display.Text(r.Description):
 		return st, errors.New("title and description must be valid UTF-8 without bidirectional, invisible or tag characters")
 	case checkMIME(r.MIMEType) != "":
 		return st, errors.New("invalid MIME type")
@@ -305,7 +305,7 @@ func checkTemplateFields(t Template) error {
 	switch {
 	case checkName(t.Name) != "":
 		return errors.New("name must be 1..512 characters (UTF-16 code units) of UTF-8 without control, bidirectional, invisible or tag characters")
-	case !display.Text(t.Title) || !display.Text(t.Description):
+	case !display.Name(t.Title) || !display.Text(t.Description):
 		return errors.New("title and description must be valid UTF-8 without bidirectional, invisible or tag characters")
 	case checkMIME(t.MIMEType) != "":
 		return errors.New("invalid MIME type")

@@ -97,9 +97,10 @@ func (inv *Inventory) Search(ctx context.Context, caller *principal.Principal, q
 		}
 		for i := range res {
 			h := &res[i]
+			name := h.Name
 			rule := checkEntryURI(rt.ut, h.URI, false)
 			if rule == "" {
-				rule = checkName(h.Name)
+				rule = escapeName(&name, true) // a stored title is escaped, never fails the search
 			}
 			if _, dup := seen[h.URI]; rule == "" && dup {
 				rule = RuleURIDuplicate
@@ -108,8 +109,8 @@ func (inv *Inventory) Search(ctx context.Context, caller *principal.Principal, q
 				return nil, inv.failRule(ctx, methodSearch, rt.tmpl.Name, rule, i)
 			}
 			seen[h.URI] = struct{}{}
+			hits = append(hits, SearchHit{URI: h.URI, Name: name})
 		}
-		hits = append(hits, res...)
 	}
 	return hits, nil
 }

@@ -65,8 +65,13 @@ type pageCheck struct {
 	// okMIMEPlain says okMIME is plain; plain, that the entry just checked
 	// is (see Item.Plain), the empty MIME type counting as plain.
 	okMIMEPlain, plain bool
-	skip               int  // the template's leading literal: equal in every URI
-	general            bool // use the general paths only (the benchmark's baseline)
+	// escape: a name that breaks only the character rule (display.Name)
+	// is escaped into name rather than failing the page (the runtime's
+	// check; ValidatePage reports it). name: the entry's name to show.
+	escape  bool
+	name    string
+	skip    int  // the template's leading literal: equal in every URI
+	general bool // use the general paths only (the benchmark's baseline)
 	// sorted: the URIs so far are strictly increasing (after skip), the
 	// last being last: the set is empty.
 	sorted bool
@@ -118,9 +123,10 @@ func (c *pageCheck) entry(i int) *ContractError {
 	if rule := checkEntryURI(c.t, e.URI, c.general); rule != "" {
 		return c.fail(rule, i)
 	}
-	c.plain = c.t != nil && c.t.Plain()                                       // a URI that matched such a template is made of URI characters
+	c.plain = c.t != nil && c.t.Plain() // a URI that matched such a template is made of URI characters
+	c.name = e.Name
 	if e.Name != "" && len(e.Name) <= maxNameLen && ascii.JSONPlain(e.Name) { // plain ASCII within the limit: valid
-	} else if rule := checkName(e.Name); rule != "" {
+	} else if rule := c.checkName(&c.name); rule != "" {
 		return c.fail(rule, i)
 	} else {
 		c.plain = false
@@ -234,6 +240,24 @@ func plainURI(u string) bool {
 		}
 	}
 	return utf8.ValidString(u)
+}
+
+// checkName returns the rule the name *s breaks, or "". With c.escape,
+// a name whose characters alone break the rule is replaced by its
+// escaped form (display.Defuse: U+FFFD for each refused character or
+// byte that is not UTF-8), so that a stored title never makes a list
+// fail.
+func (c *pageCheck) checkName(s *string) Rule { return escapeName(s, c.escape) }
+
+// escapeName is checkName of *s, which, with escape, it escapes first
+// when only its characters break the rule.
+func escapeName(s *string, escape bool) Rule {
+	rule := checkName(*s)
+	if rule == RuleNameInvalid && escape {
+		*s = display.Defuse(*s)
+		rule = checkName(*s)
+	}
+	return rule
 }
 
 // checkName returns the rule a name breaks, or "".

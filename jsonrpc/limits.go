@@ -72,7 +72,7 @@ type Limits struct {
 	// [BodyBudget]); a request that finds no room in its share gets 503
 	// with Retry-After. Nil means a process-wide budget of
 	// DefaultBodyBudget (64 MiB) with the default shares, shared by every
-	// Limits without one.
+	// Limits without one; so does a BodyBudget not made by NewBodyBudget.
 	Budget *BodyBudget
 
 	// ClientAddr returns the address of a request's client, whose share
@@ -131,7 +131,7 @@ func (l Limits) maxBatch() int {
 }
 
 func (l Limits) budget() *BodyBudget {
-	if l.Budget == nil {
+	if l.Budget == nil || l.Budget.max <= 0 { // nil, or not made by NewBodyBudget
 		return defaultBudget
 	}
 	return l.Budget

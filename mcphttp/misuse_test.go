@@ -104,12 +104,18 @@ func TestZeroValuesAnswer500(t *testing.T) {
 	assert.Contains(t, logs.String(), "use mcphttp.New")
 	assert.Contains(t, logs.String(), "use mcphttp.NewListHandler")
 
-	// A zero tools.Part is an empty tools part, and a zero (or nil)
-	// ratelimit.Limiter limits nothing: both serve.
-	var nilLimiter *ratelimit.Limiter
+	// A zero tools.Part is an empty tools part: it serves. The part of a
+	// zero or nil ratelimit.Limiter is refused (issue 35: it limited
+	// nothing, silently).
 	for name, part := range map[string]mcphttp.Part{
-		"tools.Part": &tools.Part{}, "ratelimit.Limiter": (&ratelimit.Limiter{}).Part(), "nil Limiter": nilLimiter.Part(),
+		"ratelimit.Limiter": (&ratelimit.Limiter{}).Part(), "nil Limiter": (*ratelimit.Limiter)(nil).Part(),
 	} {
+		var err error
+		require.NotPanics(t, func() { _, err = mcphttp.New(smallInventory(t), mcphttp.Options{}, part) }, name)
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), "not made by ratelimit.New", name)
+	}
+	for name, part := range map[string]mcphttp.Part{"tools.Part": &tools.Part{}} {
 		var ep *mcphttp.Endpoint
 		var err error
 		require.NotPanics(t, func() { ep, err = mcphttp.New(smallInventory(t), mcphttp.Options{}, part) }, name)

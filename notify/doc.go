@@ -58,4 +58,14 @@
 //
 //	hub := notify.New(notify.Options{Broker: broker, Log: sharedLog})
 //	missed, ok, err := hub.Since(ctx, caller.Key(), lastID) // the caller's own key, whatever lastID holds
+//
+// # Misuse
+//
+// New cannot fail: a Broker or Log that is an interface holding a nil
+// pointer (a nil *redisstore.Broker, redisstore.NewBroker's result
+// ignored with its error) is logged at ERROR, left out (the hub delivers
+// in this process, with a MemoryLog) and reported by [Hub.Err], which
+// sessions.New and the endpoint's sessions part check: such a hub is
+// refused when the endpoint is built, never a panic on a request or in
+// the listener's goroutine. Check Err after New where nothing else does.
 package notify

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mcpkit/mcpkit/internal/nilness"
 )
 
 // Kind is the type of an event.
@@ -78,7 +80,9 @@ type Broker interface {
 // Options.QueueSize is zero.
 const DefaultQueueSize = 64
 
-// Options configures a [Hub]. The zero value is valid.
+// Options configures a [Hub]. The zero value is valid. An interface
+// field holding a nil pointer (a nil *redisstore.Broker as the Broker, a
+// nil *MemoryLog as the Log) is a mistake the hub reports: see [Hub.Err].
 type Options struct {
 	// Broker carries events to the other instances of a fleet. Nil means
 	// in-process delivery only.
@@ -109,19 +113,41 @@ type Hub struct {
 
 	stop     context.CancelFunc
 	listener chan struct{} // closed when the broker listener returned
+
+	err  error // the options' mistake (see Err); nil for a sound hub
+	made bool  // made by New
 }
 
 // New returns a Hub. With a Broker it starts listening to it; Close stops.
+//
+// New never fails and never panics. Options it cannot use — a Broker or
+// Log that is an interface holding a nil pointer (a nil
+// *redisstore.Broker, a nil *MemoryLog) — are logged at ERROR and
+// reported by [Hub.Err], which the kit's consumers of a hub
+// (sessions.New, an endpoint's sessions part) check, so that such a hub
+// is refused when the endpoint is built rather than failing on a
+// request. Until then it behaves as if the field were nil: in-process
+// delivery, a MemoryLog. Check Err after New where no such consumer
+// does.
 func New(opts Options) *Hub {
-	h := &Hub{broker: opts.Broker, elog: opts.Log, queue: opts.QueueSize, log: opts.Logger, subs: map[string]map[*Subscription]struct{}{}}
+	h := &Hub{broker: opts.Broker, elog: opts.Log, queue: opts.QueueSize, log: opts.Logger, subs: map[string]map[*Subscription]struct{}{}, made: true}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	if err := nilness.Refuse("notify", "Options.Broker", opts.Broker); err != nil {
+		h.err, h.broker = err, nil
+	}
+	if err := nilness.Refuse("notify", "Options.Log", opts.Log); err != nil {
+		h.err, h.elog = errors.Join(h.err, err), nil
+	}
+	if h.err != nil {
+		h.log.Error("notify: the hub's options are unusable; it delivers in this process only", "err", h.err)
+	}
 	if h.elog == nil {
 		h.elog = NewMemoryLog(MemoryLogOptions{})
 	}
 	if h.queue <= 0 {
 		h.queue = DefaultQueueSize
-	}
-	if h.log == nil {
-		h.log = slog.Default()
 	}
 	if h.broker != nil {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -134,6 +160,19 @@ func New(opts Options) *Hub {
 		}()
 	}
 	return h
+}
+
+// errNotMade is the Err of a Hub not made by New.
+var errNotMade = errors.New("notify: a Hub not made by notify.New (use notify.New)")
+
+// Err reports why the hub cannot do what its options asked (a Broker or
+// Log holding a nil pointer: see [New]), or that it was not made by New
+// (a nil or zero Hub); nil for a hub that works as configured.
+func (h *Hub) Err() error {
+	if h == nil || !h.made {
+		return errNotMade
+	}
+	return h.err
 }
 
 // Close ends every subscription and stops listening to the broker.

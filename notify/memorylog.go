@@ -84,11 +84,18 @@ func NewMemoryLog(opts MemoryLogOptions) *MemoryLog {
 	return &MemoryLog{epoch: base64.RawURLEncoding.EncodeToString(raw[:]), opts: opts, keys: map[string]*list.Element{}}
 }
 
-var errNoKey = errors.New("notify: empty key")
+var (
+	errNoKey      = errors.New("notify: empty key")
+	errLogNotMade = errors.New("notify: a MemoryLog not made by notify.NewMemoryLog (use NewMemoryLog)")
+)
 
 // Append records e under key (see [EventLog.Append]); it fails only for
-// an empty key.
+// an empty key, and on a nil or zero MemoryLog (not made by
+// NewMemoryLog).
 func (l *MemoryLog) Append(_ context.Context, key string, e Event) (string, error) {
+	if l == nil || l.opts.Now == nil {
+		return "", errLogNotMade
+	}
 	if key == "" {
 		return "", errNoKey
 	}
@@ -130,9 +137,12 @@ func (l *MemoryLog) expired(e memEvent, now time.Time) bool {
 }
 
 // Since returns key's events after id (see [EventLog.Since]): ok only
-// when id names an event of key's that the log still holds. It never
-// fails.
+// when id names an event of key's that the log still holds. It fails only
+// on a nil or zero MemoryLog (not made by NewMemoryLog).
 func (l *MemoryLog) Since(_ context.Context, key, id string) ([]Event, bool, error) {
+	if l == nil || l.opts.Now == nil {
+		return nil, false, errLogNotMade
+	}
 	seq, ok := l.parse(id)
 	if !ok {
 		return nil, false, nil

@@ -104,8 +104,11 @@ var _ notify.Broker = (*Broker)(nil)
 // NewBroker returns a Broker publishing and listening through client. It
 // does not connect. Close the hub that uses it before the client.
 func NewBroker(client redis.UniversalClient, o BrokerOptions) (*Broker, error) {
-	if client == nil {
-		return nil, errors.New("redisstore: nil client")
+	if err := checkClient(client); err != nil {
+		return nil, err
+	}
+	if o.Log != nil && o.Log.client == nil {
+		return nil, fmt.Errorf("redisstore: BrokerOptions.Log: %w", errLogNotMade)
 	}
 	if o.Channel == "" {
 		o.Channel = DefaultChannel
@@ -177,6 +180,9 @@ func (b *Broker) Stats() BrokerStats {
 // touching Redis, with ErrUnavailable for a while after Redis could not be
 // reached, and with the client's error when the message was not sent.
 func (b *Broker) Publish(ctx context.Context, e notify.Event) error {
+	if b == nil || b.client == nil {
+		return errBrokerNotMade
+	}
 	var buf [256]byte
 	payload, err := appendPayload(buf[:0], e)
 	if err != nil {
@@ -206,8 +212,12 @@ func (b *Broker) Publish(ctx context.Context, e notify.Event) error {
 // are lost for this instance (pub/sub keeps nothing).
 //
 // On a cluster client it listens on each shard's channel, each with its
-// own connection to the master of the channel's slot.
+// own connection to the master of the channel's slot. A nil Broker, or
+// one not made by NewBroker, returns an error at once.
 func (b *Broker) Listen(ctx context.Context, deliver func(notify.Event)) error {
+	if b == nil || b.client == nil {
+		return errBrokerNotMade
+	}
 	if b.shards == nil {
 		return b.listen(ctx, b.channel, false, deliver)
 	}

@@ -73,8 +73,8 @@ var _ notify.EventLog = (*EventLog)(nil)
 
 // NewEventLog returns an EventLog on client. It does not connect.
 func NewEventLog(client redis.UniversalClient, o EventLogOptions) (*EventLog, error) {
-	if client == nil {
-		return nil, errors.New("redisstore: nil client")
+	if err := checkClient(client); err != nil {
+		return nil, err
 	}
 	if o.Events < 0 || o.Age < 0 {
 		return nil, errors.New("redisstore: negative EventLogOptions")
@@ -108,6 +108,9 @@ const (
 // for a while after Redis could not be reached, and with the client's
 // error when the event may not be recorded.
 func (l *EventLog) Append(ctx context.Context, key string, e notify.Event) (string, error) {
+	if l == nil || l.client == nil {
+		return "", errLogNotMade
+	}
 	kind, uri := logListed, ""
 	switch {
 	case key == "":
@@ -161,6 +164,9 @@ return id
 // ErrUnavailable for a while after Redis could not be reached, and with
 // the client's error.
 func (l *EventLog) Since(ctx context.Context, key, id string) ([]notify.Event, bool, error) {
+	if l == nil || l.client == nil {
+		return nil, false, errLogNotMade
+	}
 	if key == "" || !validStreamID(id) {
 		return nil, false, nil
 	}

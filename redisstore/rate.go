@@ -46,8 +46,8 @@ var _ ratelimit.Store = (*RateStore)(nil)
 
 // NewRateStore returns a RateStore using client. It does not connect.
 func NewRateStore(client redis.UniversalClient, o RateOptions) (*RateStore, error) {
-	if client == nil {
-		return nil, errors.New("redisstore: nil client")
+	if err := checkClient(client); err != nil {
+		return nil, err
 	}
 	if o.Prefix == "" {
 		o.Prefix = DefaultRatePrefix
@@ -92,6 +92,9 @@ func (s *RateStore) Peek(ctx context.Context, b ratelimit.Bucket, now time.Time)
 }
 
 func (s *RateStore) run(ctx context.Context, b ratelimit.Bucket, now time.Time, take int) (bool, time.Duration, error) {
+	if s == nil || s.client == nil {
+		return false, 0, errStoreNotMade
+	}
 	if !(b.PerSecond > 0) || math.IsInf(b.PerSecond, 0) || b.Burst < 1 {
 		return false, 0, errors.New("redisstore: rate: a bucket needs a positive rate and burst")
 	}

@@ -97,8 +97,8 @@ var _ dpop.ReplayStore = (*ReplayStore)(nil)
 // NewReplayStore returns a ReplayStore using client. It does not connect.
 // It returns an error for a nil client or invalid options.
 func NewReplayStore(client redis.UniversalClient, o ReplayOptions) (*ReplayStore, error) {
-	if client == nil {
-		return nil, errors.New("redisstore: nil client")
+	if err := checkClient(client); err != nil {
+		return nil, err
 	}
 	if o.Prefix == "" {
 		o.Prefix = DefaultReplayPrefix
@@ -231,6 +231,9 @@ func (s *ReplayStore) Markers() []string {
 // for a while after a failure, without a round trip). The Authenticator
 // refuses the proof on every error.
 func (s *ReplayStore) Remember(ctx context.Context, proof, caller string, expires time.Time) error {
+	if s == nil || s.client == nil {
+		return errStoreNotMade
+	}
 	if proof == "" || caller == "" {
 		return errors.New("redisstore: replay: empty proof or caller")
 	}

@@ -81,8 +81,8 @@ var (
 // NewSessionStore returns a SessionStore using client. It does not
 // connect. It returns an error for a nil client or a negative limit.
 func NewSessionStore(client redis.UniversalClient, o SessionOptions) (*SessionStore, error) {
-	if client == nil {
-		return nil, errors.New("redisstore: nil client")
+	if err := checkClient(client); err != nil {
+		return nil, err
 	}
 	l := o.Limits
 	if l.IdleTimeout < 0 || l.Lifetime < 0 || l.MaxSessions < 0 || l.MaxSessionsPerPrincipal < 0 || l.MaxSubscriptions < 0 {
@@ -349,6 +349,9 @@ const maxCreateRounds = 16
 // full, and one more before them in a store of several families (the
 // id's pointer).
 func (s *SessionStore) Create(ctx context.Context, id string, caller *principal.Principal) ([]string, error) {
+	if s == nil || s.client == nil {
+		return nil, errStoreNotMade
+	}
 	if caller == nil || !validID(id) {
 		return nil, errors.New("redisstore: session: no caller, or an id that is not 1–128 base64url characters")
 	}
@@ -462,6 +465,9 @@ func (s *SessionStore) create(ctx context.Context, id, pk string, exp int64, bas
 
 // use runs useScript for op.
 func (s *SessionStore) use(ctx context.Context, id string, caller *principal.Principal, op, uri string) (sessions.Session, error) {
+	if s == nil || s.client == nil {
+		return sessions.Session{}, errStoreNotMade
+	}
 	if caller == nil || !validID(id) {
 		return sessions.Session{}, sessions.ErrNotFound
 	}
@@ -498,6 +504,9 @@ func (s *SessionStore) Find(ctx context.Context, id string, caller *principal.Pr
 // End ends the session id bound to caller, with its subscriptions; see
 // [sessions.SessionStore].
 func (s *SessionStore) End(ctx context.Context, id string, caller *principal.Principal) error {
+	if s == nil || s.client == nil {
+		return errStoreNotMade
+	}
 	if caller == nil || !validID(id) {
 		return sessions.ErrNotFound
 	}
@@ -534,6 +543,9 @@ func (s *SessionStore) Unsubscribe(ctx context.Context, id string, caller *princ
 // Subscribed reports whether the session id holds uri; see
 // [sessions.SubscriptionStore].
 func (s *SessionStore) Subscribed(ctx context.Context, id, uri string) (bool, error) {
+	if s == nil || s.client == nil {
+		return false, errStoreNotMade
+	}
 	if !validID(id) {
 		return false, nil
 	}
@@ -551,6 +563,9 @@ func (s *SessionStore) Subscribed(ctx context.Context, id, uri string) (bool, er
 // Subscriptions returns the URIs of the session id (one script call);
 // see [sessions.SubscriptionLister].
 func (s *SessionStore) Subscriptions(ctx context.Context, id string) ([]string, error) {
+	if s == nil || s.client == nil {
+		return nil, errStoreNotMade
+	}
 	if !validID(id) {
 		return nil, nil
 	}
@@ -597,6 +612,9 @@ func (s *SessionStore) base(ctx context.Context, id string) (string, bool, error
 // Len returns the number of sessions the store holds, live or not yet
 // dropped (one ZCARD a family, pipelined).
 func (s *SessionStore) Len(ctx context.Context) (int, error) {
+	if s == nil || s.client == nil {
+		return 0, errStoreNotMade
+	}
 	g := s.gates.For(ctx, s.client, s.fam(0)+"all")
 	if !g.allow() {
 		return 0, ErrUnavailable

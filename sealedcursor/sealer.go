@@ -79,11 +79,14 @@ type Sealer struct {
 	keys      *KeyRing
 }
 
-// New returns a Sealer. It returns an error for a negative TTL or Skew, or
-// when no random key can be drawn.
+// New returns a Sealer. It returns an error for a negative TTL or Skew, a
+// KeyRing not made by NewKeyRing, or when no random key can be drawn.
 func New(opts Options) (*Sealer, error) {
 	if opts.TTL < 0 || opts.Skew < 0 {
 		return nil, errors.New("sealedcursor: TTL and Skew must not be negative")
+	}
+	if opts.Keys != nil && opts.Keys.aeads[opts.Keys.active] == nil {
+		return nil, errors.New("sealedcursor: Options.Keys was not made by NewKeyRing")
 	}
 	s := &Sealer{ttl: opts.TTL, skew: opts.Skew, now: opts.Now, keys: opts.Keys}
 	if s.ttl == 0 {

@@ -14,16 +14,24 @@ import (
 )
 
 // pendingPerAddress bounds the sign-ins in progress of one address: a
-// flood of authorization requests is refused once it holds that many,
-// and never pushes anybody's sign-in out (the memory of sign-ins refuses
-// rather than drops, see memory.PutOwned).
+// flood of authorization requests is refused once it holds that many.
+// When the memory of sign-ins is full, a new sign-in pushes out the
+// oldest of the address that holds the most, and only when that address
+// holds more than the newcomer would (see memory.PutOwned): a crowd of
+// addresses cannot keep a person's new sign-in out.
 const pendingPerAddress = 20
 
-// clientAddr is the address a request came from (its connection's IP),
-// which the per-address bounds count by.
+// clientAddr is the address a request came from (its connection's IP;
+// an IPv6 address by its /64, which one host holds), which the
+// per-address bounds count by.
 func clientAddr(r *http.Request) string {
 	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
-		return ap.Addr().Unmap().String()
+		a := ap.Addr().Unmap().WithZone("")
+		if a.Is6() {
+			p, _ := a.Prefix(64)
+			return p.String()
+		}
+		return a.String()
 	}
 	if r.RemoteAddr == "" {
 		return "?"
@@ -85,12 +93,12 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	state := p.get("state")
 	if state != "" && (len(state) > maxStateBytes || !isVSCHAR(state)) {
-		s.redirectError(w, r, redirectURI, "", authzError{"invalid_request", "state must be at most 512 printable ASCII characters"})
+		s.authorizeError(w, r, cl, redirectURI, "", authzError{"invalid_request", "state must be at most 512 printable ASCII characters"})
 		return
 	}
 	req, aerr := s.checkRequest(p, cl)
 	if aerr != nil {
-		s.redirectError(w, r, redirectURI, state, *aerr)
+		s.authorizeError(w, r, cl, redirectURI, state, *aerr)
 		return
 	}
 	req.redirectURI, req.state = redirectURI, state
@@ -201,6 +209,27 @@ func (s *Server) checkResource(values []string) *authzError {
 	}
 	return nil
 }
+
+// authorizeError answers an authorization request that breaks a rule
+// after its client and redirect URI were verified. The error goes back
+// to the redirect URI only when the user signed in in this browser has
+// approved this client before; otherwise it is shown on a page (RFC 9700
+// §4.11.2: an authorization server that redirected every client's errors
+// would be an open redirector for any client that anyone can register
+// with any redirect URI, with no consent ever given).
+func (s *Server) authorizeError(w http.ResponseWriter, r *http.Request, cl client, redirectURI, state string, e authzError) {
+	if user := s.signedInUser(r); user != "" {
+		if _, ok := s.approved.Get(approvalKey(user, cl.id)); ok {
+			s.redirectError(w, r, redirectURI, state, e)
+			return
+		}
+	}
+	s.errorPage(w, http.StatusBadRequest, "The client's authorization request is invalid ("+e.code+": "+e.description+"). It is shown here rather than sent back to the client because you have not approved this client in this browser. Check the client's configuration.")
+}
+
+// approvalKey is the key of user's approval of the client clientID in
+// Server.approved.
+func approvalKey(user, clientID string) string { return digest(user + "\x00" + clientID) }
 
 // redirectError sends an authorization error to the client (303).
 func (s *Server) redirectError(w http.ResponseWriter, r *http.Request, redirectURI, state string, e authzError) {
@@ -374,6 +403,7 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 		s.clients.markUsed(req.client.id)
 	}
 	s.setSignedIn(w, r, subject)
+	s.approved.Put(approvalKey(subject, req.client.id), struct{}{}, s.now().Add(s.opts.RefreshTokenTTL))
 	s.log.Info("devissuer: sign-in approved", "user", subject, "client_id", req.client.id, "scope", strings.Join(req.scopes, " "))
 	v := url.Values{"code": {code}, "iss": {s.is.issuer}}
 	if req.state != "" {

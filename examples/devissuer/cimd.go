@@ -30,9 +30,14 @@ const (
 	MaxClientMetadataBytes       = 5 << 10
 	// clientMetadataFetches bounds the fetches in flight: a flood of
 	// authorization requests naming slow documents waits for no more;
-	// fetchesPerAddress, those of requests from one address.
-	clientMetadataFetches = 4
+	// fetchesPerAddress, those of requests from one address; and
+	// fetchReserve of them are kept for addresses with none in flight, so
+	// that a few addresses cannot take every slot (it takes more than
+	// clientMetadataFetches-fetchReserve+fetchReserve = 8 addresses
+	// fetching slow documents at once, each fetch bounded by the timeout).
+	clientMetadataFetches = 8
 	fetchesPerAddress     = 2
+	fetchReserve          = 4
 	// Cache lifetimes of a fetched document: its max-age, at most
 	// maxMetadataCache; defaultMetadataCache without one; never for
 	// no-store or no-cache.
@@ -155,6 +160,7 @@ var specialUse = func() []netip.Prefix {
 		"224.0.0.0/4", "240.0.0.0/4",
 		"::/96", "::ffff:0:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001::/23", "2001:db8::/32",
 		"2002::/16", "3fff::/20", "5f00::/16", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
+		"2001:4:112::/48", "2620:4f:8000::/48", // AS112-v6 (RFC 7534, RFC 7535): whoever runs a node answers
 	} {
 		out = append(out, netip.MustParsePrefix(s))
 	}
@@ -278,13 +284,19 @@ func (f *metadataFetcher) dial(ctx context.Context, d *net.Dialer, network, addr
 }
 
 // acquire takes one of the fetch slots for a request from addr: at most
-// clientMetadataFetches in all, fetchesPerAddress for one address, so
-// that slow documents named from one address leave slots for others.
+// clientMetadataFetches in all, fetchesPerAddress for one address, and
+// an address that has a fetch in flight only while fetchReserve slots
+// stay free, so that slow documents named from a few addresses leave
+// slots for others.
 func (f *metadataFetcher) acquire(addr string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.inFlight[addr] >= fetchesPerAddress || f.total >= clientMetadataFetches {
+	held := f.inFlight[addr]
+	switch {
+	case held >= fetchesPerAddress, f.total >= clientMetadataFetches:
 		return false
+	case held > 0 && f.total >= clientMetadataFetches-fetchReserve:
+		return false // the reserve is for addresses with nothing in flight
 	}
 	f.inFlight[addr]++
 	f.total++

@@ -322,10 +322,15 @@ func TestClientMetadataDocumentConcurrency(t *testing.T) {
 	// One address's slow documents take its share of the slots only.
 	hold("127.0.0.1", fetchesPerAddress)
 	assert.Equal(t, http.StatusServiceUnavailable, status("127.0.0.1"), "the address has its share in flight")
-	assert.Equal(t, http.StatusOK, status("127.0.0.2"), "another address is served meanwhile")
-	// Every slot taken (two more addresses): nobody's fetch starts.
-	hold("127.0.0.2", 1)
-	hold("127.0.0.3", clientMetadataFetches-fetchesPerAddress-1)
+	// Two addresses take the shared slots (issue 35: before, every slot),
+	// and the reserve still serves an address with nothing in flight.
+	hold("127.0.0.2", clientMetadataFetches-fetchReserve-fetchesPerAddress)
+	assert.Equal(t, http.StatusServiceUnavailable, status("127.0.0.2"), "only the reserve is left, and the address holds slots")
+	assert.Equal(t, http.StatusOK, status("127.0.0.3"), "an address with nothing in flight is served from the reserve")
+	// The reserve taken, one slot an address: nobody's fetch starts.
+	for i := range fetchReserve {
+		hold(fmt.Sprintf("127.0.0.%d", 10+i), 1)
+	}
 	assert.Equal(t, http.StatusServiceUnavailable, status("127.0.0.4"))
 	close(release)
 	done.Wait()
@@ -360,6 +365,10 @@ func TestAllowedAddr(t *testing.T) {
 		"100.64.0.1": false, "0.0.0.0": false, "224.0.0.1": false, "255.255.255.255": false, "192.0.2.1": false,
 		"::": false, "fd00::1": false, "fe80::1": false, "ff02::1": false, "::ffff:10.0.0.1": false, "2001:db8::1": false,
 		"64:ff9b::a00:1": false,
+		// AS112 (issue 35): IPv4 and both IPv6 blocks, their ends, and
+		// their neighbours.
+		"192.31.196.1": false, "192.175.48.1": false, "2001:4:112::1": false, "2001:4:112:ffff:ffff:ffff:ffff:ffff": false,
+		"2620:4f:8000::1": false, "2620:4f:8000:ffff:ffff:ffff:ffff:ffff": false, "2620:4f:8001::1": true, "2620:4f:7fff::1": true,
 	} {
 		assert.Equal(t, want, allowedAddr(netip.MustParseAddr(s)), s)
 	}

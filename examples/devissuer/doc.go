@@ -75,7 +75,12 @@
 //     (required) must be one of the client's byte for byte, except the
 //     port of an http loopback one (RFC 8252 §7.3). A request whose client
 //     or redirect URI is wrong gets an error page: nothing is sent to an
-//     unverified redirect URI.
+//     unverified redirect URI. Any other error of an authorization request
+//     goes back to the redirect URI only when the user signed in in that
+//     browser approved this client before; otherwise it is shown on a page
+//     (RFC 9700 §4.11.2: anyone may register a client with any redirect
+//     URI, so redirecting its errors unasked would make the server an open
+//     redirector).
 //   - The authorization code grant with PKCE S256 required (plain is
 //     refused, and so is a missing challenge); response_mode query only;
 //     state echoed; iss in every response (RFC 9207). The resource
@@ -96,10 +101,19 @@
 //     one): when a client asks again there (a step-up, for more scopes),
 //     the page says who is signed in and only that user may approve;
 //     "Sign in as someone else" brings the list back. At most 20 sign-ins
-//     are in progress per address, and ServerOptions.MaxPending in all:
-//     beyond, a request is refused (429, 503), never one in progress
-//     dropped. Metadata documents are fetched at most 4 at once, 2 for
-//     requests from one address.
+//     are in progress per address (an IPv6 address counts by its /64;
+//     beyond, 429), and ServerOptions.MaxPending in all: when full, a new
+//     sign-in pushes out the oldest of the address holding the most, if
+//     that address holds more than the newcomer would (max-min), else 503.
+//     So a crowd of addresses cannot keep a person's new sign-in out, nor
+//     push out the one sign-in a person has in progress (only a crowd of
+//     more addresses than MaxPending could). Metadata documents are
+//     fetched at most 8 at once, 2 for requests from one address, and the
+//     last 4 slots only for addresses with no fetch in flight: it takes 8
+//     addresses naming slow documents at once (each bounded by
+//     ServerOptions.ClientMetadataTimeout) to make others wait. The AS112
+//     blocks (192.31.196.0/24, 192.175.48.0/24, 2001:4:112::/48,
+//     2620:4f:8000::/48) are never fetched from.
 //   - Codes are single-use and short-lived (ServerOptions.CodeTTL, one
 //     minute): any redemption uses one up, a wrong code_verifier included,
 //     and a replay revokes the refresh tokens the first redemption got

@@ -1,11 +1,14 @@
 package devissuer
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -179,17 +182,23 @@ func TestServerRefreshAttacks(t *testing.T) {
 
 // Attacks on the authorization endpoint. A request whose client or
 // redirect URI is wrong gets an error page and no redirect at all; every
-// other bad request is redirected back with RFC 6749's error; none shows a
-// login form.
+// other bad request is redirected back with RFC 6749's error only in a
+// browser whose user approved the client before, and shown on a page in
+// any other (issue 35, RFC 9700 §4.11.2: before the fix a fresh browser
+// was redirected); none shows a login form.
 func TestServerAuthorizationAttacks(t *testing.T) {
 	h := newHarness(t, func(o *ServerOptions) { o.ClientMetadataTimeout = time.Second })
 	id := h.register(defaultClient())
 	_, challenge := pkce()
-	for _, tc := range []struct {
+	approver := h.browser()
+	h.approve(approver, h.login(approver, h.authQuery(id, challenge)), "alice")
+	codesBefore, grantsBefore := h.issued()
+	type attack struct {
 		name      string
 		change    func(q url.Values)
 		wantError string // "" : an error page, no redirect
-	}{
+	}
+	attacks := []attack{
 		{"redirect_uri with a trailing slash", func(q url.Values) { q.Set("redirect_uri", testRedirect+"/") }, ""},
 		{"redirect_uri one letter changed", func(q url.Values) { q.Set("redirect_uri", "http://127.0.0.1:41234/callbacK") }, ""},
 		{"redirect_uri on localhost, registered on 127.0.0.1", func(q url.Values) { q.Set("redirect_uri", "http://localhost:41234/callback") }, ""},
@@ -220,37 +229,44 @@ func TestServerAuthorizationAttacks(t *testing.T) {
 		{"state with a line break", func(q url.Values) { q.Set("state", "a\nb") }, "invalid_request"},
 		{"state too long", func(q url.Values) { q.Set("state", strings.Repeat("s", maxStateBytes+1)) }, "invalid_request"},
 		{"scope given twice", func(q url.Values) { q.Add("scope", "documents:share") }, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			q := h.authQuery(id, challenge)
-			tc.change(q)
-			p := h.login(h.browser(), q)
-			assert.Empty(t, p.request, "no login form")
-			assert.Empty(t, p.csrf)
-			if tc.wantError == "" {
-				assert.Contains(t, []int{400, 503}, p.status)
-				assert.Empty(t, p.header.Get("Location"), "nothing is sent to an unverified redirect URI")
-				assert.Contains(t, p.body, "Development mode")
-				assertNotFramable(t, p.header)
-				return
-			}
-			require.Equal(t, http.StatusSeeOther, p.status, p.body)
-			loc, err := url.Parse(p.header.Get("Location"))
-			require.NoError(t, err)
-			assert.Equal(t, "127.0.0.1:41234", loc.Host)
-			assert.Equal(t, tc.wantError, loc.Query().Get("error"))
-			assert.Equal(t, h.url+"/dev", loc.Query().Get("iss"))
-			assert.Empty(t, loc.Query().Get("code"))
-			if !strings.HasPrefix(tc.name, "state") {
-				assert.Equal(t, "st-123", loc.Query().Get("state"))
-			} else {
-				assert.Empty(t, loc.Query().Get("state"), "a bad state is not echoed")
-			}
-		})
+	}
+	for _, approved := range []bool{false, true} {
+		for _, tc := range attacks {
+			t.Run(fmt.Sprintf("%s approved=%v", tc.name, approved), func(t *testing.T) {
+				q := h.authQuery(id, challenge)
+				tc.change(q)
+				b := h.browser()
+				if approved {
+					b = approver
+				}
+				p := h.login(b, q)
+				assert.Empty(t, p.request, "no login form")
+				assert.Empty(t, p.csrf)
+				if tc.wantError == "" || !approved {
+					assert.Contains(t, []int{400, 503}, p.status)
+					assert.Empty(t, p.header.Get("Location"), "nothing is sent to an unverified redirect URI")
+					assert.Contains(t, p.body, "Development mode")
+					assertNotFramable(t, p.header)
+					return
+				}
+				require.Equal(t, http.StatusSeeOther, p.status, p.body)
+				loc, err := url.Parse(p.header.Get("Location"))
+				require.NoError(t, err)
+				assert.Equal(t, "127.0.0.1:41234", loc.Host)
+				assert.Equal(t, tc.wantError, loc.Query().Get("error"))
+				assert.Equal(t, h.url+"/dev", loc.Query().Get("iss"))
+				assert.Empty(t, loc.Query().Get("code"))
+				if !strings.HasPrefix(tc.name, "state") {
+					assert.Equal(t, "st-123", loc.Query().Get("state"))
+				} else {
+					assert.Empty(t, loc.Query().Get("state"), "a bad state is not echoed")
+				}
+			})
+		}
 	}
 	assert.Zero(t, h.s.pending.Len(), "no sign-in was started")
 	codes, grants := h.issued()
-	assert.Zero(t, codes+grants)
+	assert.Equal(t, codesBefore+grantsBefore, codes+grants, "nothing issued")
 
 	t.Run("the loopback port may differ (RFC 8252)", func(t *testing.T) {
 		q := h.authQuery(id, challenge)
@@ -442,4 +458,97 @@ func TestServerRegistrationAttacks(t *testing.T) {
 		assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	})
 	assert.Zero(t, h.s.clients.len(), "nothing registered")
+}
+
+// A crowd of 64 addresses (127.0.0.2–127.0.0.65, each its own connection
+// address) fills the client registry and the sign-in memory with all
+// that each address may add; a person at another address still
+// registers, opens the sign-in page, keeps that sign-in through a second
+// wave of the crowd, and gets a token (issue 35: before, 51 addresses
+// left every new sign-in a 503 for ten minutes). The crowd is issued
+// nothing.
+func TestCrowdOfAddressesCannotFillTheMemories(t *testing.T) {
+	const crowd, perAddress = 64, 5
+	h := newHarness(t, func(o *ServerOptions) { o.MaxClients, o.MaxPending = 200, 200 })
+	require.Greater(t, crowd*perAddress, 200, "the crowd can fill each memory")
+	wave := func() {
+		var wg sync.WaitGroup
+		for i := range crowd {
+			wg.Go(func() {
+				c := clientFrom(fmt.Sprintf("127.0.0.%d", 2+i))
+				var own string
+				for range perAddress {
+					b, _ := json.Marshal(defaultClient())
+					resp, err := c.Post(h.url+"/dev/register", "application/json", bytes.NewReader(b))
+					if err != nil {
+						continue
+					}
+					var out struct {
+						ClientID string `json:"client_id"`
+					}
+					_ = json.NewDecoder(resp.Body).Decode(&out)
+					resp.Body.Close()
+					if out.ClientID != "" {
+						own = out.ClientID
+					}
+				}
+				if own == "" {
+					return
+				}
+				for range perAddress {
+					resp, err := c.Get(h.url + "/dev/authorize?" + h.authQuery(own, mustChallenge()).Encode())
+					if err == nil {
+						_, _ = io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+	wave()
+	assert.Equal(t, 200, h.s.clients.len(), "the crowd filled the registry")
+	assert.Equal(t, 200, h.s.pending.Len(), "the crowd filled the sign-in memory")
+
+	verifier, challenge := pkce()
+	id := h.register(defaultClient()) // from 127.0.0.1
+	b := h.browser()
+	p := h.login(b, h.authQuery(id, challenge))
+	require.Equal(t, http.StatusOK, p.status, "a person's new sign-in is served: %s", p.body)
+	wave()
+	codes, grants := h.issued()
+	assert.Zero(t, codes+grants, "nothing issued to the crowd")
+	q := h.approve(b, p, "alice")
+	status, tok := h.exchange(codeForm(id, q.Get("code"), verifier))
+	require.Equal(t, http.StatusOK, status, "%v", tok)
+	assert.NotEmpty(t, tok["access_token"])
+}
+
+// A client anyone registered with a redirect URI of their own
+// (https://evil.example) gets no redirect for a bad request that no user
+// approved: the error is shown on a page (issue 35, RFC 9700 §4.11.2:
+// before, a 303 to evil.example, an open redirector with no consent).
+func TestUnapprovedClientErrorsAreShownNotRedirected(t *testing.T) {
+	h := newHarness(t, nil)
+	meta := defaultClient()
+	meta["redirect_uris"] = []string{"https://evil.example/cb"}
+	id := h.register(meta)
+	for _, change := range []func(q url.Values){
+		func(q url.Values) { q.Set("scope", "admin") },
+		func(q url.Values) { q.Del("code_challenge") },
+		func(q url.Values) { q.Set("response_type", "token") },
+		func(q url.Values) { q.Set("state", "a\nb") },
+	} {
+		q := h.authQuery(id, mustChallenge())
+		q.Set("redirect_uri", "https://evil.example/cb")
+		change(q)
+		p := h.login(h.browser(), q)
+		assert.Equal(t, http.StatusBadRequest, p.status)
+		assert.Empty(t, p.header.Get("Location"), "nothing goes to evil.example")
+		assert.Contains(t, p.body, "not approved this client")
+		assert.Empty(t, p.request, "no login form")
+	}
+	codes, grants := h.issued()
+	assert.Zero(t, codes+grants)
+	assert.Zero(t, h.s.pending.Len())
 }

@@ -45,18 +45,37 @@ func newMemory[V any](max int, now func() time.Time) *memory[V] {
 }
 
 // PutOwned stores v under a new key until exp for owner, who may hold at
-// most perOwner live entries: a full owner, or a full memory, is refused
-// (errOwnerFull, errMemoryFull) and nothing is dropped to make room, so
-// that a flood from one address never pushes out anybody's entry.
+// most perOwner live entries: a full owner is refused (errOwnerFull).
+// When the memory is full, the entry makes room by dropping the oldest
+// entry of the owner holding the most, when that owner holds more than
+// owner will once this entry is in (max-min fairness: a crowd of owners
+// cannot keep out one that holds less than each of them); otherwise it is
+// refused (errMemoryFull) and nothing is dropped. So a flood from one
+// address only ever pushes out that address's entries, and a crowd of k
+// addresses holds at most max/k entries each once others come.
 func (m *memory[V]) PutOwned(key, owner string, perOwner int, v V, exp time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.expireLocked()
-	switch {
-	case m.owned[owner] >= perOwner:
+	if m.owned[owner] >= perOwner {
 		return errOwnerFull
-	case len(m.m) >= m.max:
-		return errMemoryFull
+	}
+	if len(m.m) >= m.max {
+		top := ""
+		for o, n := range m.owned {
+			if top == "" || n > m.owned[top] {
+				top = o
+			}
+		}
+		if top == "" || m.owned[top] <= m.owned[owner]+1 {
+			return errMemoryFull
+		}
+		for e := m.l.Front(); e != nil; e = e.Next() {
+			if e.Value.(*memoryEntry[V]).owner == top {
+				m.removeLocked(e)
+				break
+			}
+		}
 	}
 	m.owned[owner]++
 	m.m[key] = m.l.PushBack(&memoryEntry[V]{key: key, owner: owner, exp: exp, v: v})

@@ -111,11 +111,15 @@ type Server struct {
 	consentURL string // the login form's action, a path
 	metadata   []byte
 
-	clients  *registry
-	docs     *metadataFetcher
-	pending  *memory[signIn]
-	codes    *memory[*codeGrant]
-	grants   *memory[*refreshGrant]
+	clients *registry
+	docs    *metadataFetcher
+	pending *memory[signIn]
+	codes   *memory[*codeGrant]
+	grants  *memory[*refreshGrant]
+	// approved remembers which user approved which client (keyed by
+	// digest(user, client id)): only then may an authorization error go
+	// back to the client's redirect URI (RFC 9700 §4.11.2).
+	approved *memory[struct{}]
 	csrfKey  []byte
 	crossOff *http.CrossOriginProtection
 	log      *slog.Logger
@@ -169,6 +173,7 @@ func (is *Issuer) NewServer(opts ServerOptions) (*Server, error) {
 	s.pending = newMemory[signIn](opts.MaxPending, s.now)
 	s.codes = newMemory[*codeGrant](opts.MaxPending, s.now)
 	s.grants = newMemory[*refreshGrant](opts.MaxGrants, s.now)
+	s.approved = newMemory[struct{}](opts.MaxGrants, s.now)
 	s.csrfKey = make([]byte, 32)
 	_, _ = rand.Read(s.csrfKey)
 	s.crossOff = http.NewCrossOriginProtection()

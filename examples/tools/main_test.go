@@ -91,8 +91,20 @@ func TestOwnTools(t *testing.T) {
 	assert.Equal(t, "2", count)
 	_, count, _ = tool(bob, "count_notes", nil)
 	assert.Equal(t, "0", count)
-	_, listed := call(reader, "resources/list", map[string]any{})
-	assert.Len(t, listed["resources"], 2)
+	// A title with a bidi control is stored (the tool refuses only
+	// control characters); the list escapes it rather than failing on
+	// every call (issue 35).
+	_, text, isErr = tool(writer, "add_note", map[string]any{"title": "invoice_\u202Efdp.exe", "text": "x"})
+	require.False(t, isErr, text)
+	for range 2 {
+		_, listed := call(reader, "resources/list", map[string]any{})
+		require.Len(t, listed["resources"], 3, "the list still answers")
+		var names []string
+		for _, r := range listed["resources"].([]any) {
+			names = append(names, r.(map[string]any)["name"].(string))
+		}
+		assert.ElementsMatch(t, []string{"Groceries", "Ideas", "invoice_\uFFFDfdp.exe"}, names)
+	}
 	_, read, isErr := tool(reader, "read_resource", map[string]any{"uri": uris[1]})
 	assert.False(t, isErr)
 	assert.Contains(t, read, "Ideas text")

@@ -3,6 +3,7 @@ package otelmcp
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strconv"
 
 	"go.opentelemetry.io/otel"
@@ -64,8 +65,14 @@ type Observer struct {
 var _ mcphttp.Observer = (*Observer)(nil)
 
 // New returns an Observer for opts. It returns an error when the meter
-// refuses the histogram.
+// refuses the histogram, and for an option that is an interface holding
+// a nil pointer (a nil *sdktrace.TracerProvider, say).
 func New(opts Options) (*Observer, error) {
+	for name, v := range map[string]any{"TracerProvider": opts.TracerProvider, "MeterProvider": opts.MeterProvider, "Propagator": opts.Propagator} {
+		if typedNil(v) {
+			return nil, fmt.Errorf("otelmcp: Options.%s is a nil %T: give a built one, or leave the field nil", name, v)
+		}
+	}
 	tp, mp := opts.TracerProvider, opts.MeterProvider
 	if tp == nil {
 		tp = otel.GetTracerProvider()
@@ -218,3 +225,16 @@ func (m metaCarrier) Get(key string) string {
 func (metaCarrier) Set(string, string) {}
 
 func (metaCarrier) Keys() []string { return []string{"traceparent", "tracestate", "baggage"} }
+
+// typedNil reports whether v is an interface holding a nil pointer, map,
+// slice, function or channel.
+func typedNil(v any) bool {
+	if v == nil {
+		return false
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}

@@ -377,9 +377,14 @@ var errTooManyInFlight = errRateLimited(time.Second)
 // request the endpoint serves, by the class of what it does
 // (mcphttp.Call.Class), and to the HTTP methods parts serve (GET and
 // DELETE of legacy sessions: the other class). Notifications and client
-// responses are never limited.
+// responses are never limited. The part of a nil Limiter, or of one not
+// made by New, is refused by mcphttp.New: a limiter that was meant to
+// limit and limits nothing is a mistake.
 func (l *Limiter) Part() mcphttp.Part {
 	return mcphttp.PartFunc(func(s *mcphttp.Setup) error {
+		if l == nil || l.now == nil {
+			return errNotMade
+		}
 		s.Use(func(next mcphttp.Handler) mcphttp.Handler {
 			return func(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
 				if c.ID.IsZero() {
@@ -405,6 +410,9 @@ func (l *Limiter) Part() mcphttp.Part {
 		return nil
 	})
 }
+
+// errNotMade is the Setup error of the Part of a nil or zero Limiter.
+var errNotMade = errors.New("ratelimit: the Part of a nil Limiter, or of one not made by ratelimit.New (use New)")
 
 // callerKey is a request's hashed caller key, computed at most once.
 type callerKey struct {

@@ -67,8 +67,15 @@ var _ mcphttp.Part = (*Part)(nil)
 
 // New returns the Part that delivers hub's events. A nil hub means the
 // inventory's Notifier, which must then be a *notify.Hub. It returns an
-// error when an option is invalid.
+// error when an option is invalid, and when the hub reports one
+// ([notify.Hub.Err]: a zero Hub, or one whose Broker or Log holds a nil
+// pointer).
 func New(hub *notify.Hub, opts Options) (*Part, error) {
+	if hub != nil {
+		if err := hub.Err(); err != nil {
+			return nil, fmt.Errorf("sessions: unusable hub: %w", err)
+		}
+	}
 	lim, err := opts.Limits.resolve()
 	if err != nil {
 		return nil, err
@@ -78,6 +85,9 @@ func New(hub *notify.Hub, opts Options) (*Part, error) {
 	}
 	if opts.Store != nil && nilness.Is(opts.Store) {
 		return nil, fmt.Errorf("sessions: Options.Store holds a nil %T: give a built one (sessions.NewMemoryStore, redisstore.New) or leave the field nil", opts.Store)
+	}
+	if ms, ok := opts.Store.(*MemoryStore); ok && ms.byID == nil {
+		return nil, errors.New("sessions: Options.Store is a MemoryStore not made by sessions.NewMemoryStore")
 	}
 	p := &Part{hub: hub, store: opts.Store, keepAlive: opts.KeepAlive, streams: newCounter(lim.MaxStreams, lim.MaxStreamsPerPrincipal)}
 	if p.keepAlive == 0 {
@@ -129,6 +139,9 @@ func (p *Part) Setup(s *mcphttp.Setup) error {
 		var ok bool
 		if hub, ok = inv.Notifier().(*notify.Hub); !ok {
 			return errors.New("sessions: no hub: give New a *notify.Hub, or give it to the inventory as its Notifier")
+		}
+		if err := hub.Err(); err != nil {
+			return fmt.Errorf("sessions: the inventory's hub is unusable: %w", err)
 		}
 	} else if !inv.AttachNotifier(hub) {
 		if n, ok := inv.Notifier().(*notify.Hub); !ok || n != hub {

@@ -127,6 +127,8 @@ func New(inv *inventory.Inventory, src Source, opts Options) (*Catalog, error) {
 		return nil, fmt.Errorf("skills: PageSize must be in 0..%d", inventory.MaxLimit)
 	case opts.CallbackTimeout < 0:
 		return nil, errors.New("skills: negative CallbackTimeout")
+	case opts.Sealer != nil && opts.Sealer.TTL() <= 0: // a zero Sealer: a made one has a lifetime
+		return nil, errors.New("skills: Options.Sealer was not made by sealedcursor.New")
 	}
 	info, ok := inv.Template(src.Template)
 	if !ok {

@@ -179,12 +179,13 @@ func endPage(b []byte, next string) []byte {
 }
 
 // appendSkill appends the JSON Skill object of s (validated: its
-// frontmatter is a strict JSON object, sent as it is).
+// frontmatter is a strict JSON object, sent as it is but for the
+// characters no displayed text may hold, see appendFrontmatter).
 func appendSkill(dst []byte, s *Skill) []byte {
 	dst = append(dst, `{"uri":`...)
 	dst = jsonstrict.AppendString(dst, s.URI)
 	dst = append(dst, `,"frontmatter":`...)
-	dst = append(dst, s.Frontmatter...)
+	dst = appendFrontmatter(dst, s.Frontmatter)
 	if s.Dynamic {
 		return append(dst, `,"resources":"dynamic"}`...)
 	}

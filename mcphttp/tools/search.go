@@ -57,8 +57,8 @@ func (b *builtins) search(ctx context.Context, req *Request) (Result, error) {
 // fetch is the fetch tool: resources/read of the id (a search result's
 // URI), its access checks included, as one text item holding
 // {"id","title","text","url","metadata"}. text joins the text contents;
-// title is the first usable one (clipped like a name, inventory.ClipName;
-// usable is non-empty printable UTF-8) of: the contents' Title, the
+// title is the first non-empty one, clipped and escaped like a listed
+// name (inventory.ClipName), of: the contents' Title, the
 // resource's own as registered (see listedTitles), and the URI. A text too
 // long for the byte limit is cut at a character boundary, and
 // metadata.truncated says so.

@@ -62,6 +62,7 @@ var (
 //	DELETE /api/documents/{id}/shares/{user}                    unshare (owner only)
 //	PUT    /api/documents/{id}                 {"body":"…"}     replace the body (owner only)
 //	POST   /api/skills/{id}/shares             {"with":"bob"}   share a skill (owner only)
+//	DELETE /api/skills/{id}/shares/{user}                       revoke a skill share (owner only)
 func (a *App) apiRoutes(r chi.Router, auth *authn.Authenticator, origins *origin.Guard) {
 	r.Route("/api", func(r chi.Router) {
 		// The same Origin and DNS-rebinding decision as the MCP endpoint
@@ -76,6 +77,7 @@ func (a *App) apiRoutes(r chi.Router, auth *authn.Authenticator, origins *origin
 		r.Delete("/documents/{id}/shares/{user}", a.apiUnshare)
 		r.Put("/documents/{id}", a.apiUpdate)
 		r.Post("/skills/{id}/shares", a.apiShareSkill)
+		r.Delete("/skills/{id}/shares/{user}", a.apiUnshareSkill)
 	})
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/authn/dpop"
 	"github.com/mcpkit/mcpkit/examples/documents/pgnotify"
+	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/mcphttp/ratelimit"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
@@ -268,6 +269,14 @@ func (c Config) Validate() error {
 	}
 	for _, check := range configRules() {
 		check(c, bad)
+	}
+	// Writers holding a nil pointer (a nil *bytes.Buffer) are refused
+	// here rather than panicking at the first record.
+	if nilness.Is(c.AuditWriter) && c.AuditWriter != nil {
+		bad("audit-log", "Config.AuditWriter is a nil %T: give a writer, or leave the field nil", c.AuditWriter)
+	}
+	if nilness.Is(c.Stdout) && c.Stdout != nil {
+		errs = append(errs, fmt.Errorf("app: Config.Stdout is a nil %T: give a writer, or leave the field nil", c.Stdout))
 	}
 	return errors.Join(errs...)
 }

@@ -20,6 +20,8 @@
 //	DELETE /api/documents/{id}/shares/{user}         unshare it (the user percent-encoded)
 //	PUT    /api/documents/{id}                       replace its body: {"body":"…"}
 //	POST   /api/skills/{id}/shares                   share one's skill: {"with":"bob"}
+//	DELETE /api/skills/{id}/shares/{user}            revoke it: the user's next skills/list,
+//	                                                 skills/get and reads no longer show it
 //	GET  /.well-known/oauth-protected-resource/mcp   RFC 9728 metadata (path derived from -resource),
 //	GET  /.well-known/oauth-protected-resource       and the same document at the root
 //	GET  /healthz                                    200 "ok" when the database answers within 2 s

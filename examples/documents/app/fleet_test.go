@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net/http"
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,4 +121,56 @@ func waitListening(t *testing.T, b *pgnotify.Broker) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// Revocation over a fleet (issue 35): two instances sharing a PostgreSQL
+// database. Alice shares a document and a skill on A, bob sees both on
+// B; alice revokes both on A; bob's stream on B hears list_changed, and
+// his next resources/list, resources/read, skills/list and skills/get on
+// B no longer show them.
+func TestFleetRevocationOverPostgres(t *testing.T) {
+	dsn, channel := testPostgres(t)
+	dataDir := t.TempDir()
+	cfg := func(c *Config) { c.DB, c.NotifyChannel, c.DataDir = dsn, channel, dataDir }
+	a, b := start(t, cfg), start(t, cfg)
+	for _, s := range []*testServer{a, b} {
+		waitListening(t, s.app.broker)
+	}
+	aliceA, bobB := a.token(t, "alice"), b.token(t, "bob")
+	id := a.firstDocs(t, "alice", 1)[0]
+	uri := documentPrefix + id
+	mine, err := a.app.skills.ListSkills(context.Background(), "alice", "", 10)
+	require.NoError(t, err)
+	require.NotEmpty(t, mine)
+	skill := mine[0].ID
+
+	bobSession := b.initialize(t, bobB)
+	bobGET := b.openGET(t, bobB, "bob", bobSession, 1)
+	a.share(t, aliceA, id, "bob")
+	res, body := a.api(t, aliceA, http.MethodPost, "/api/skills/"+skill+"/shares", `{"with":"bob"}`)
+	require.Equal(t, http.StatusOK, res.StatusCode, body)
+	assert.Equal(t, listChangedNote(), parseNote(t, bobGET.next(t)))
+	assert.Contains(t, b.walkURIs(t, bobB), uri)
+	require.Nil(t, b.read(t, bobB, uri).Error)
+	bobSkills, _ := b.skillsWalk(t, bobB)
+	var skillURI string
+	for _, e := range bobSkills {
+		if strings.Contains(e.URI, skill) {
+			skillURI = e.URI
+		}
+	}
+	require.NotEmpty(t, skillURI, "bob lists the shared skill on B")
+
+	a.unshare(t, aliceA, id, "bob")
+	res, body = a.api(t, aliceA, http.MethodDelete, "/api/skills/"+skill+"/shares/bob", "")
+	require.Equal(t, http.StatusNoContent, res.StatusCode, body)
+	assert.Equal(t, listChangedNote(), parseNote(t, bobGET.next(t)), "A's revocation, B's stream")
+	assert.NotContains(t, b.walkURIs(t, bobB), uri)
+	assert.NotNil(t, b.read(t, bobB, uri).Error, "bob's next read on B")
+	bobSkills, _ = b.skillsWalk(t, bobB)
+	for _, e := range bobSkills {
+		assert.NotContains(t, e.URI, skill, "bob's next skills/list on B")
+	}
+	_, out := b.post(t, bobB, "skills/get", map[string]any{"uri": skillURI})
+	assert.NotNil(t, out.Error, "bob's next skills/get on B")
 }

@@ -278,3 +278,60 @@ func TestRedisServerOnATakenPort(t *testing.T) {
 	assert.False(t, other.run(t))
 	assert.Nil(t, other.cmd)
 }
+
+// Revocation over a Redis fleet (issue 35): two instances on one SQLite
+// database and one Redis. Alice shares a document and a skill on B; bob
+// lists and reads them on A; alice revokes both on B; bob's stream on A
+// hears list_changed through Redis, and his next resources/list,
+// resources/read, skills/list and skills/get on A no longer show them.
+func TestRedisFleetRevocation(t *testing.T) {
+	rs := startRedis(t)
+	idp := startIdentityProvider(t, prodResource)
+	db := "sqlite:" + t.TempDir() + "/documents.db"
+	cfg := func(c *Config) {
+		jwtConfig(idp)(c)
+		c.DB, c.Redis = db, rs.url()
+	}
+	a, b := start(t, cfg), start(t, cfg)
+	for _, s := range []*testServer{a, b} {
+		waitRedisListening(t, s.app.redis.broker)
+	}
+	alice := idp.token(t, "alice", ScopeRead, ScopeShare)
+	bob := idp.token(t, "bob", ScopeRead)
+	id := a.firstDocs(t, "alice", 1)[0]
+	uri := documentPrefix + id
+	mine, err := b.app.skills.ListSkills(context.Background(), "alice", "", 10)
+	require.NoError(t, err)
+	require.NotEmpty(t, mine)
+	skill := mine[0].ID
+
+	session := a.initialize(t, bob)
+	stream := a.openGET(t, bob, "bob", session, 1)
+	b.share(t, alice, id, "bob")
+	res, body := b.api(t, alice, http.MethodPost, "/api/skills/"+skill+"/shares", `{"with":"bob"}`)
+	require.Equal(t, http.StatusOK, res.StatusCode, body)
+	assert.Equal(t, listChangedNote(), parseNote(t, stream.next(t)), "B's share, A's stream")
+	assert.Contains(t, a.walkURIs(t, bob), uri)
+	require.Nil(t, a.read(t, bob, uri).Error)
+	bobSkills, _ := a.skillsWalk(t, bob)
+	var skillURI string
+	for _, e := range bobSkills {
+		if strings.Contains(e.URI, skill) {
+			skillURI = e.URI
+		}
+	}
+	require.NotEmpty(t, skillURI, "bob lists the shared skill on A")
+
+	b.unshare(t, alice, id, "bob")
+	res, body = b.api(t, alice, http.MethodDelete, "/api/skills/"+skill+"/shares/bob", "")
+	require.Equal(t, http.StatusNoContent, res.StatusCode, body)
+	assert.Equal(t, listChangedNote(), parseNote(t, stream.next(t)), "B's revocation, A's stream")
+	assert.NotContains(t, a.walkURIs(t, bob), uri)
+	assert.NotNil(t, a.read(t, bob, uri).Error, "bob's next read on A")
+	bobSkills, _ = a.skillsWalk(t, bob)
+	for _, e := range bobSkills {
+		assert.NotContains(t, e.URI, skill, "bob's next skills/list on A")
+	}
+	_, out := a.post(t, bob, "skills/get", map[string]any{"uri": skillURI})
+	assert.NotNil(t, out.Error, "bob's next skills/get on A")
+}

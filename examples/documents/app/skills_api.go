@@ -4,7 +4,9 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/examples/documents/store"
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 var errSkillNotFound = apiError{"not_found", "skill not found"}
@@ -36,4 +38,40 @@ func (a *App) apiShareSkill(w http.ResponseWriter, r *http.Request) {
 		ID         string `json:"id"`
 		SharedWith string `json:"sharedWith"`
 	}{id, with})
+}
+
+// apiUnshareSkill revokes a share of one of the caller's skills:
+//
+//	DELETE /api/skills/{id}/shares/{user}
+//
+// From the next call on, the user neither lists the skill (skills/list)
+// nor gets it (skills/get) nor reads its files (resources/read,
+// resources/directory/read): every one of those asks the store, on every
+// instance of a fleet. A skill that is not the caller's answers as one
+// that does not exist; unsharing one that was not shared is no error.
+func (a *App) apiUnshareSkill(w http.ResponseWriter, r *http.Request) {
+	caller := callerOf(r)
+	id, ok := pathParam(r, "id")
+	if !ok {
+		writeJSON(w, http.StatusNotFound, errSkillNotFound)
+		return
+	}
+	name, ok := pathParam(r, "user")
+	if !ok {
+		writeJSON(w, http.StatusBadRequest, errBadUser)
+		return
+	}
+	user := principal.SubjectKey(issuerOf(r), name) // a user of the caller's own issuer
+	switch err := a.skills.UnshareSkill(r.Context(), caller, id, user); {
+	case errors.Is(err, store.ErrNotFound):
+		writeJSON(w, http.StatusNotFound, errSkillNotFound)
+		return
+	case user == caller && errors.Is(err, store.ErrInvalid):
+		writeJSON(w, http.StatusBadRequest, errShareOwner)
+		return
+	case !a.storeOK(w, r, "unshare skill", err, errBadUser):
+		return
+	}
+	authn.SetPrivate(w.Header())
+	w.WriteHeader(http.StatusNoContent)
 }

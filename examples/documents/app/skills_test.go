@@ -217,3 +217,55 @@ func TestSkillsShareAPI(t *testing.T) {
 	carolSkills, _ = s.skillsWalk(t, carol)
 	assert.Equal(t, []string{"release-notes"}, names(carolSkills))
 }
+
+// A skill share can be revoked (issue 35: there was no route): after
+// alice's DELETE /api/skills/{id}/shares/carol, carol's next skills/list,
+// skills/get and resources/read answer as for a skill that does not
+// exist; bob cannot revoke alice's share; revoking again is no error.
+func TestSkillsUnshareAPI(t *testing.T) {
+	s := start(t, nil)
+	alice, bob, carol := s.token(t, "alice"), s.token(t, "bob"), s.token(t, "carol")
+	mine, err := s.app.skills.ListSkills(context.Background(), "alice", "", 10)
+	require.NoError(t, err)
+	var notes string
+	for _, sk := range mine {
+		if sk.Name == "release-notes" {
+			notes = sk.ID
+		}
+	}
+	require.NotEmpty(t, notes)
+	res, body := s.api(t, alice, http.MethodPost, "/api/skills/"+notes+"/shares", `{"with":"carol"}`)
+	require.Equal(t, http.StatusOK, res.StatusCode, body)
+	carolSkills, _ := s.skillsWalk(t, carol)
+	require.Equal(t, []string{"release-notes"}, names(carolSkills))
+	uri := carolSkills[0].URI
+	none := strings.Replace(uri, notes, "AAAAAAAAAAAAAAAAAAAAAA", 1)
+	for _, method := range []string{"skills/get", "resources/read"} {
+		_, out := s.post(t, carol, method, map[string]any{"uri": uri})
+		require.Nil(t, out.Error, "carol reads the shared skill with %s", method)
+	}
+
+	res, body = s.api(t, bob, http.MethodDelete, "/api/skills/"+notes+"/shares/carol", "")
+	assert.Equal(t, http.StatusNotFound, res.StatusCode, "bob cannot revoke alice's share: %s", body)
+	res, body = s.api(t, alice, http.MethodDelete, "/api/skills/"+notes+"/shares/alice", "")
+	assert.Equal(t, http.StatusBadRequest, res.StatusCode, "the owner keeps her access: %s", body)
+	carolSkills, _ = s.skillsWalk(t, carol)
+	require.Len(t, carolSkills, 1, "still shared")
+
+	res, body = s.api(t, alice, http.MethodDelete, "/api/skills/"+notes+"/shares/carol", "")
+	require.Equal(t, http.StatusNoContent, res.StatusCode, body)
+	carolSkills, _ = s.skillsWalk(t, carol)
+	assert.Empty(t, carolSkills, "carol's next skills/list no longer shows it")
+	for _, method := range []string{"skills/get", "resources/read"} {
+		_, got := s.post(t, carol, method, map[string]any{"uri": uri})
+		_, want := s.post(t, carol, method, map[string]any{"uri": none})
+		require.NotNil(t, got.Error, "%s after the revocation", method)
+		require.NotNil(t, want.Error, method)
+		assert.Equal(t, want.Error.Code, got.Error.Code, method)
+		assert.Equal(t, want.Error.Message, got.Error.Message, method)
+	}
+	aliceSkills, _ := s.skillsWalk(t, alice)
+	assert.Contains(t, names(aliceSkills), "release-notes", "the owner still has it")
+	res, body = s.api(t, alice, http.MethodDelete, "/api/skills/"+notes+"/shares/carol", "")
+	assert.Equal(t, http.StatusNoContent, res.StatusCode, "revoking again: %s", body)
+}

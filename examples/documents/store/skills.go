@@ -85,6 +85,11 @@ type SkillStore interface {
 	CreateSkill(ctx context.Context, ns NewSkill) (Skill, error)
 	// ShareSkill lets grantee see owner's skill id.
 	ShareSkill(ctx context.Context, owner, id, grantee string) error
+	// UnshareSkill revokes what ShareSkill gave grantee: from the next
+	// call on, grantee neither lists nor reads the skill. Unsharing a
+	// skill that was not shared with grantee is no error; the owner's own
+	// access cannot be removed (ErrInvalid).
+	UnshareSkill(ctx context.Context, owner, id, grantee string) error
 }
 
 // OpenSkills returns the skill store of db (opened by Open), creating its
@@ -407,6 +412,26 @@ ON CONFLICT DO NOTHING`, grantee, id, owner)
 			return ErrNotFound
 		}
 		return nil
+	})
+}
+
+func (st *skillStore) UnshareSkill(ctx context.Context, owner, id, grantee string) error {
+	if err := checkShare(owner, id, grantee); err != nil {
+		return err
+	}
+	if grantee == owner {
+		return fmt.Errorf("%w: the owner's access cannot be removed", ErrInvalid)
+	}
+	return st.r.inTx(ctx, "unshare skill", func(exec execFunc) error {
+		owned, err := exec(`UPDATE skills SET owner = owner WHERE id = ? AND owner = ?`, id, owner)
+		if err != nil {
+			return err
+		}
+		if owned == 0 {
+			return ErrNotFound // not the owner's, or none: the same answer
+		}
+		_, err = exec(`DELETE FROM skill_access WHERE skill_id = ? AND subject = ?`, id, grantee)
+		return err
 	})
 }
 

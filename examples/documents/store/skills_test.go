@@ -100,6 +100,23 @@ func TestSkillStore(t *testing.T) {
 		require.Len(t, carol, 1)
 		assert.Equal(t, "incident-review", carol[0].Name)
 
+		// Only the owner unshares (issue 35); then carol neither lists,
+		// gets nor reads it; unsharing again is fine; the owner's own
+		// access stays.
+		assert.ErrorIs(t, st.UnshareSkill(ctx, "alice", bobsOwn.ID, "carol"), ErrNotFound)
+		assert.ErrorIs(t, st.UnshareSkill(ctx, "bob", bobsOwn.ID, "bob"), ErrInvalid)
+		require.NoError(t, st.UnshareSkill(ctx, "bob", bobsOwn.ID, "carol"))
+		require.NoError(t, st.UnshareSkill(ctx, "bob", bobsOwn.ID, "carol"))
+		carol, err = st.ListSkills(ctx, "carol", "", 10)
+		require.NoError(t, err)
+		assert.Empty(t, carol)
+		_, err = st.GetSkill(ctx, "carol", bobsOwn.ID)
+		assert.ErrorIs(t, err, ErrNotFound)
+		_, _, _, err = st.ReadSkillFile(ctx, "carol", bobsOwn.ID, "SKILL.md")
+		assert.ErrorIs(t, err, ErrNotFound)
+		_, err = st.GetSkill(ctx, "bob", bobsOwn.ID)
+		assert.NoError(t, err)
+
 		// Never a query without a subject.
 		_, err = st.ListSkills(ctx, "", "", 10)
 		assert.ErrorIs(t, err, ErrInvalid)
