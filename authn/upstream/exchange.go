@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/nilness"
+
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -102,6 +104,9 @@ func NewExchanger(o ExchangeOptions) (*Exchanger, error) {
 	}
 	if o.MaxEntries < 0 || o.Leeway < 0 {
 		return nil, errors.New("upstream: ExchangeOptions.MaxEntries and Leeway must not be negative")
+	}
+	if err := nilness.Refuse("upstream", "ExchangeOptions.Transport", o.Transport); err != nil {
+		return nil, err
 	}
 	x := &Exchanger{
 		te: tokenEndpoint{url: o.TokenURL, clientID: o.ClientID, clientSecret: o.ClientSecret,

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/nilness"
+
 	"github.com/mcpkit/mcpkit/principal"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
@@ -125,6 +127,11 @@ func NewGrants(o GrantOptions) (*Grants, error) {
 	}
 	if o.Keys == nil || o.Store == nil {
 		return nil, errors.New("upstream: GrantOptions.Keys and Store are required")
+	}
+	for what, v := range map[string]any{"GrantOptions.Store": o.Store, "GrantOptions.Transport": o.Transport} {
+		if err := nilness.Refuse("upstream", what, v); err != nil {
+			return nil, err
+		}
 	}
 	for _, s := range o.Scopes {
 		if !principal.ValidScope(s) {

@@ -11,6 +11,7 @@ import (
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/authn/authntest"
 	"github.com/mcpkit/mcpkit/authn/dpop"
+	"github.com/mcpkit/mcpkit/authn/upstream"
 	"github.com/mcpkit/mcpkit/internal/nilness/nilnesstest"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/inventory/grants"
@@ -42,6 +43,8 @@ type (
 	someNotifier    struct{ grants.Notifier }
 	someEventLog    struct{ notify.EventLog }
 	someAuth        struct{ mcphttp.Authenticator }
+	someUpstream    struct{ upstream.Store }
+	someTransport   struct{ http.RoundTripper }
 )
 
 // pool is every type whose typed nil (and, for the module's own, whose
@@ -51,7 +54,8 @@ var pool = []any{
 	(*someThrottle)(nil), (*someGrants)(nil), (*someNotifier)(nil), (*someEventLog)(nil), (*someAuth)(nil),
 	(*authn.Authenticator)(nil), (*ratelimit.Limiter)(nil), (*notify.Hub)(nil), (*notify.MemoryLog)(nil),
 	(*grants.Memory)(nil), grants.NotifierFunc(nil), (*sessions.MemoryStore)(nil), (*sessions.Part)(nil),
-	(*audit.Audit)(nil),
+	(*audit.Audit)(nil), (*someUpstream)(nil), (*upstream.MemoryStore)(nil),
+	(*someTransport)(nil), (*http.Transport)(nil),
 }
 
 const resource = "https://mcp.example.com/mcp"
@@ -150,6 +154,28 @@ func cases() []nilnesstest.Case {
 			}},
 		{Options: authn.CacheOptions{}}, {Options: authn.IntrospectionOptions{}}, {Options: authn.JWTOptions{}},
 		{Options: authn.MultiIssuerOptions{}}, {Options: authntest.Options{}},
+		{Options: upstream.ExchangeOptions{TokenURL: "https://as.example/token", ClientID: "mcp", Audience: "https://api.example"},
+			Build: func(t *testing.T, o any) error {
+				x, err := upstream.NewExchanger(o.(upstream.ExchangeOptions))
+				if err != nil {
+					return err
+				}
+				_, _ = x.Token(ctx, *alice()) // no subject token in ctx: an error, never a panic
+				return nil
+			}},
+		{Options: upstreamGrantOptions(t0Store()), Build: func(t *testing.T, o any) error {
+			g, err := upstream.NewGrants(o.(upstream.GrantOptions))
+			if err != nil {
+				return err
+			}
+			_, _ = g.Connected(ctx, *alice())
+			_, _ = g.Elicit(*alice())
+			_, _ = g.Token(ctx, *alice())
+			_ = g.Disconnect(ctx, *alice())
+			post(g.ConnectHandler(), ping)
+			post(g.CallbackHandler(), ping)
+			return nil
+		}},
 		{Options: authntest.TokenOptions{}, Build: func(t *testing.T, o any) error {
 			is, err := authntest.New(authntest.Options{Resource: resource})
 			if err != nil {
@@ -289,6 +315,25 @@ func cases() []nilnesstest.Case {
 			return nil
 		}},
 	}
+}
+
+// upstreamGrantOptions are valid grant options over store.
+func upstreamGrantOptions(store upstream.Store) upstream.GrantOptions {
+	keys, err := sealedcursor.NewKeyRing(sealedcursor.Key{ID: 1, Secret: []byte(strings.Repeat("k", 32))})
+	if err != nil {
+		panic(err) // a constant key: never
+	}
+	return upstream.GrantOptions{Name: "photos", AuthorizeURL: "https://as.example/authorize", TokenURL: "https://as.example/token",
+		ClientID: "mcp", ConnectURL: "https://mcp.example.com/connect", CallbackURL: "https://mcp.example.com/callback",
+		Keys: keys, Store: store}
+}
+
+func t0Store() upstream.Store {
+	s, err := upstream.NewMemoryStore(16, nil)
+	if err != nil {
+		panic(err) // valid arguments: never
+	}
+	return s
 }
 
 // Misuse is an error, never a panic: every option struct of the module,
