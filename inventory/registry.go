@@ -30,6 +30,7 @@ import (
 // items, ErrNotFound, no grant store), and never panics.
 type Inventory struct {
 	statics     []static
+	classes     []staticClass  // the statics by access and scopes (staticindex.go)
 	staticIndex map[string]int // URI → index in statics
 	templates   []*registered
 	byTemplate  map[string]*registered // URITemplate → template
@@ -105,6 +106,10 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 	if err := inv.setupGates(opts); err != nil {
 		return nil, err
 	}
+	if len(resources) > maxStatics {
+		return nil, fmt.Errorf("inventory: %d static resources: at most %d", len(resources), maxStatics)
+	}
+	inv.statics = make([]static, 0, len(resources))
 	for i := range resources {
 		st, err := newStatic(resources[i])
 		if err == nil {
@@ -120,6 +125,7 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 		st.item.Static = len(inv.statics) + 1
 		inv.statics = append(inv.statics, st)
 	}
+	inv.indexStatics()
 	names := make(map[string]bool, len(templates))
 	for i := range templates {
 		rt, err := newRegistered(templates[i])
