@@ -119,3 +119,54 @@ func BenchmarkFlatStaticRegister(b *testing.B) {
 		})
 	}
 }
+
+// flatTemplates returns n public templates, each with a literal beginning
+// of its own ("res://t<i>/{id}"), or with all the same beginning and an end
+// of their own ("res://{tenant}/{id}.t<i>") when shared.
+func flatTemplates(n int, shared bool) []inventory.Template {
+	out := make([]inventory.Template, n)
+	read := inventory.TextReader("text/plain", "x")
+	for i := range out {
+		id := strconv.Itoa(i)
+		u := "res://t" + id + "/{id}"
+		if shared {
+			u = "res://{tenant}/{id}.t" + id
+		}
+		out[i] = inventory.Template{Name: "t" + id, URITemplate: u, Access: inventory.Public, Read: read}
+	}
+	return out
+}
+
+// BenchmarkFlatTemplatesNew: New with N templates (the overlap check),
+// per template, against 1,000.
+func BenchmarkFlatTemplatesNew(b *testing.B) {
+	for _, shared := range []bool{false, true} {
+		for _, n := range []int{2000, 3000, 10000, 100000} {
+			if shared && n > 10000 {
+				continue // the check compares these pairwise by the literals: quadratic
+			}
+			name := map[bool]string{false: "own-prefix", true: "shared-prefix"}[shared]
+			b.Run(name+"/N="+strconv.Itoa(n), func(b *testing.B) {
+				if n >= 100000 && testing.Short() {
+					b.Skip("100k templates: not with -short")
+				}
+				small, big := flatTemplates(1000, shared), flatTemplates(n, shared)
+				var base, other time.Duration
+				for b.Loop() {
+					start := time.Now()
+					if _, err := inventory.New(nil, small, inventory.Options{}); err != nil {
+						b.Fatal(err)
+					}
+					mid := time.Now()
+					if _, err := inventory.New(nil, big, inventory.Options{}); err != nil {
+						b.Fatal(err)
+					}
+					base, other = base+mid.Sub(start), other+time.Since(mid)
+				}
+				b.ReportMetric(float64(base.Nanoseconds())/float64(b.N)/1e6, "ms/New-1k")
+				b.ReportMetric(float64(other.Nanoseconds())/float64(b.N)/1e6, "ms/New-"+strconv.Itoa(n/1000)+"k")
+				b.ReportMetric(float64(other)/float64(base)*1000/float64(n), "per-template-"+strconv.Itoa(n/1000)+"k/1k")
+			})
+		}
+	}
+}

@@ -127,6 +127,7 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 	}
 	inv.indexStatics()
 	names := make(map[string]bool, len(templates))
+	overlaps := newOverlapIndex()
 	for i := range templates {
 		rt, err := newRegistered(templates[i])
 		if err == nil {
@@ -139,15 +140,15 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 			return nil, fmt.Errorf("inventory: template %d: duplicate name %q", i, rt.tmpl.Name)
 		}
 		names[rt.tmpl.Name] = true
-		for _, other := range inv.templates {
-			if w, ok := uritemplate.Overlap(other.ut, rt.ut, overlapBudget); ok && w == "" {
-				return nil, fmt.Errorf("inventory: templates %q and %q are too complex to prove that no URI matches both",
-					other.tmpl.Name, rt.tmpl.Name)
-			} else if ok {
-				return nil, fmt.Errorf("inventory: templates %q and %q can match the same URI (for example %q)",
-					other.tmpl.Name, rt.tmpl.Name, w)
-			}
+		if j, w, ok := overlaps.firstOverlap(inv.templates, rt.ut); ok && w == "" {
+			return nil, fmt.Errorf("inventory: templates %q and %q are too complex to prove that no URI matches both",
+				inv.templates[j].tmpl.Name, rt.tmpl.Name)
+		} else if ok {
+			return nil, fmt.Errorf("inventory: templates %q and %q can match the same URI (for example %q)",
+				inv.templates[j].tmpl.Name, rt.tmpl.Name, w)
 		}
+		prefix, suffix := rt.ut.Literals()
+		overlaps.add(len(inv.templates), prefix, suffix)
 		inv.templates = append(inv.templates, rt)
 		inv.byTemplate[rt.tmpl.URITemplate] = rt
 		if rt.tmpl.List != nil {
