@@ -176,7 +176,8 @@ func (inv *Inventory) fillGatedStatics(ctx context.Context, sc *scratch, f *fill
 
 // addStatic offers static i to the page: full when it did not fit.
 func (inv *Inventory) addStatic(ctx context.Context, sc *scratch, f *filler[Item], i int) (full bool, err error) {
-	if err := f.add(&inv.statics[i].item); err != nil { // the registry's own: fit must not modify it
+	inv.statics[i].itemTo(&sc.item, i)
+	if err := f.add(&sc.item); err != nil {
 		if err == errFull {
 			return true, nil
 		}

@@ -41,13 +41,13 @@ func (inv *Inventory) indexStatics() {
 		st := &inv.statics[i]
 		key := "\x00"
 		if st.res.Access != Public {
-			key = strings.Join(st.scopes, " ") // scope tokens hold no space
+			key = strings.Join(st.scopes(), " ") // scope tokens hold no space
 		}
 		c, ok := byKey[key]
 		if !ok {
 			c = len(inv.classes)
 			byKey[key] = c
-			inv.classes = append(inv.classes, staticClass{public: st.res.Access == Public, scopes: st.scopes})
+			inv.classes = append(inv.classes, staticClass{public: st.res.Access == Public, scopes: st.scopes()})
 		}
 		inv.classes[c].members = append(inv.classes[c].members, int32(i))
 	}

@@ -19,7 +19,7 @@ func linearStatics(inv *Inventory, caller *principal.Principal) []int {
 	var out []int
 	for i := range inv.statics {
 		st := &inv.statics[i]
-		if visible(st.res.Access, st.scopes, caller) {
+		if visible(st.res.Access, st.scopes(), caller) {
 			out = append(out, i)
 		}
 	}
