@@ -157,5 +157,21 @@ func measureStreams(_ context.Context, e *env, o options, out io.Writer) error {
 	fmt.Fprintf(out, "  after 2 more GC: %.1f KiB per stream (heap %.1f KiB, stacks %.1f KiB)\n",
 		per(settled.HeapInuse+settled.StackInuse, before.HeapInuse+before.StackInuse),
 		per(settled.HeapInuse, before.HeapInuse), per(settled.StackInuse, before.StackInuse))
+	if o.idle > 0 {
+		start, err := srv.stats(false)
+		if err != nil {
+			return err
+		}
+		t0 := time.Now()
+		time.Sleep(o.idle)
+		end, err := srv.stats(false)
+		if err != nil {
+			return err
+		}
+		wall := time.Since(t0)
+		fmt.Fprintf(out, "  idle CPU:        %.3f %% of a core over %s (%.1f µs per stream per second)\n",
+			100*float64(end.CPU-start.CPU)/float64(wall), wall.Round(time.Second),
+			float64((end.CPU-start.CPU).Microseconds())/n/wall.Seconds())
+	}
 	return nil
 }

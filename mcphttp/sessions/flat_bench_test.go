@@ -82,3 +82,48 @@ func BenchmarkFlatSessionCreateFull(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFlatKeepAlive: one full turn of the keep-alive wheel with N
+// streams on it (each signalled once, and its signal taken), per stream,
+// against 1,000 streams. The wheel's timer fires keepAliveSlots times per
+// interval whatever N is; near 1: the cost per stream does not grow.
+func BenchmarkFlatKeepAlive(b *testing.B) {
+	wheel := func(n int) (*pinger, []*ping) {
+		p := newPinger(time.Hour * keepAliveSlots) // turned by hand
+		pgs := make([]*ping, n)
+		for i := range pgs {
+			pgs[i] = p.add()
+		}
+		return p, pgs
+	}
+	turn := func(p *pinger, pgs []*ping) {
+		for range keepAliveSlots {
+			p.tick()
+		}
+		for _, pg := range pgs {
+			<-pg.c
+		}
+	}
+	small, smallPgs := wheel(1000)
+	for _, n := range []int{10000, 100000} {
+		b.Run("N="+strconv.Itoa(n), func(b *testing.B) {
+			big, bigPgs := wheel(n)
+			var base, other time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				turn(small, smallPgs)
+				t1 := time.Now()
+				turn(big, bigPgs)
+				base, other = base+t1.Sub(t0), other+time.Since(t1)
+			}
+			base *= time.Duration(n / 1000) // per stream
+			benchpair.Report(b, "turn", "1k-scaled", base, strconv.Itoa(n/1000)+"k", other)
+			big.mu.Lock()
+			big.timer.Stop()
+			big.mu.Unlock()
+		})
+	}
+	small.mu.Lock()
+	small.timer.Stop()
+	small.mu.Unlock()
+}
