@@ -111,6 +111,7 @@ type options struct {
 	streams     int
 	heapProfile string
 	idle        time.Duration
+	keepAlive   time.Duration
 	bareData    bool
 }
 
@@ -127,6 +128,7 @@ func parse(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write CPU profiles of the servers into this directory, one per scenario and round (SCENARIO.ROUND.pprof; go tool pprof merges several)")
 	fs.IntVar(&o.streams, "streams", 0, "instead of the throughput rounds: open this many idle notification streams and report the server's memory per stream")
 	fs.BoolVar(&o.bareData, "bare-data", true, "the bare private server holds the same prepared entries as the kit's (the application's data), so that both collectors mark the same heap")
+	fs.DurationVar(&o.keepAlive, "keepalive", 0, "with -streams: the streams' keep-alive interval (sessions.Options.KeepAlive; 0: the default, 25s)")
 	fs.DurationVar(&o.idle, "idle", 0, "with -streams: then measure the server's CPU time over this long with the streams open and idle (keep-alives only; the default interval is 25s)")
 	fs.StringVar(&o.heapProfile, "heapprofile", "", "with -streams: write the server's heap profile with the streams open to this file")
 	if err := fs.Parse(args); err != nil {

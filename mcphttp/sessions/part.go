@@ -40,7 +40,9 @@ type Options struct {
 	// default fits them all. Each keep-alive is a write on
 	// every open stream, so a longer interval costs less when every hop
 	// allows it: 10,000 idle streams cost about 10,000 / KeepAlive writes
-	// a second. The streams share one timer (keep-alives are signalled by
+	// a second (measured over loopback on a 2-core machine: 0.6 % of a
+	// core at 25 s, 0.26 % at 50 s; examples/bench -streams -idle). The
+	// streams share one timer (keep-alives are signalled by
 	// a wheel of 16 slots that turns once every KeepAlive / 16), so a
 	// stream's first keep-alive comes up to a sixteenth of the interval
 	// early.
