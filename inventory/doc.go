@@ -187,6 +187,15 @@
 // that misses the fewest. Without list sources, anonymous callers see the
 // public static resources. Gates (below) hide statics and sources too.
 //
+// A page costs the same at any position. Without gates, the statics are
+// indexed by access and scope set, so a cursor's place among the statics a
+// caller may see is found by binary search over the few sets the caller
+// holds, not by a walk over the statics before it; the cost grows with the
+// number of distinct scope sets, not of statics. With gates, a page still
+// decides every static for the caller (its cursor is bound to those
+// decisions), in time linear in the statics. At most 1,048,576 static
+// resources (1<<20) are registered.
+//
 // # Cursors
 //
 // nextCursor is present only when more may follow (never ""). It is sealed
@@ -396,7 +405,12 @@
 // New fails (never panics) on: a missing Read; names or URIs that break
 // the entry rules; duplicate static URIs or template names; a template
 // RFC 6570 or the kit refuses (see URI templates) or one overlapping
-// another; List on a public or
+// another (two templates can match the same URI only if one's literal
+// beginning begins the other's and one's literal end ends the other's,
+// so New searches only such pairs for a common URI: the check is linear
+// in the templates but quadratic within a group that shares both its
+// literal beginning and its literal end); more than 1<<20 static
+// resources; List on a public or
 // hidden template, and Search likewise; Validate or Complete keys that are not variables of the
 // template, or nil functions; RequiredScopes on a public resource or
 // scopes outside the RFC 6749 scope-token characters; bad annotations;

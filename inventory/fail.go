@@ -14,8 +14,10 @@ import (
 // scratch holds the per-request buffers of the serving methods.
 type scratch struct {
 	bind, payload, trailer []byte
-	vis, open              []byte // visibility bits of a gated inventory
-	item                   Item   // the item offered to a page's fit function
+	vis, open              []byte    // visibility bits of a gated inventory
+	item                   Item      // the item offered to a page's fit function
+	lists                  [][]int32 // the static classes a caller sees
+	heap                   []int     // their merge (shownStatics)
 	check                  pageCheck
 }
 

@@ -68,7 +68,7 @@ func (inv *Inventory) List(ctx context.Context, caller *principal.Principal, cur
 		if err != nil {
 			return "", err
 		}
-		if pos, err = parsePosition(payload); err != nil || !inv.validPosition(pos, caller, &vis) {
+		if pos, err = parsePosition(payload); err != nil || !inv.validPosition(sc, pos, caller, &vis) {
 			return "", &CursorError{Reason: ReasonInvalid}
 		}
 		first = f
@@ -103,7 +103,7 @@ func (inv *Inventory) seal(sc *scratch, purpose string, caller *principal.Princi
 // one and whether more may follow.
 func (inv *Inventory) fill(ctx context.Context, sc *scratch, f *filler[Item], caller *principal.Principal, vis *visibility, pos position) (position, bool, error) {
 	if pos.source < 0 {
-		seen, full, err := inv.fillStatics(ctx, f, caller, vis, pos.offset)
+		seen, full, err := inv.fillStatics(ctx, sc, f, caller, vis, pos.offset)
 		switch {
 		case err != nil:
 			return pos, false, err
@@ -139,24 +139,51 @@ func (inv *Inventory) fill(ctx context.Context, sc *scratch, f *filler[Item], ca
 // fillStatics adds the static resources caller is shown, from the
 // offset-th on, and returns how many shown statics the page has then
 // covered and whether it filled up before their end.
-func (inv *Inventory) fillStatics(ctx context.Context, f *filler[Item], caller *principal.Principal, vis *visibility, offset int) (seen int, full bool, err error) {
+func (inv *Inventory) fillStatics(ctx context.Context, sc *scratch, f *filler[Item], caller *principal.Principal, vis *visibility, offset int) (seen int, full bool, err error) {
+	if vis.on {
+		return inv.fillGatedStatics(ctx, sc, f, vis, offset)
+	}
+	t := inv.seekStatics(sc, caller, offset)
+	seen = offset
+	for i := t.peek(); i >= 0; i = t.peek() {
+		if full, err := inv.addStatic(ctx, sc, f, i); full || err != nil {
+			return seen, full, err
+		}
+		seen++
+		t.pop()
+	}
+	return seen, false, nil
+}
+
+// fillGatedStatics is fillStatics in a gated inventory: a walk over the
+// caller's visibility bits.
+func (inv *Inventory) fillGatedStatics(ctx context.Context, sc *scratch, f *filler[Item], vis *visibility, offset int) (seen int, full bool, err error) {
 	for i := range inv.statics {
-		if !inv.staticShown(i, caller, vis) {
+		if !bitOf(vis.bits, i) {
 			continue
 		}
 		if seen < offset {
 			seen++
 			continue
 		}
-		if err := f.add(&inv.statics[i].item); err != nil { // the registry's own: fit must not modify it
-			if err == errFull {
-				return seen, true, nil
-			}
-			return seen, false, inv.failRule(ctx, purposeList, inv.statics[i].res.Name, RuleEntryTooLarge, -1)
+		if full, err := inv.addStatic(ctx, sc, f, i); full || err != nil {
+			return seen, full, err
 		}
 		seen++
 	}
 	return seen, false, nil
+}
+
+// addStatic offers static i to the page: full when it did not fit.
+func (inv *Inventory) addStatic(ctx context.Context, sc *scratch, f *filler[Item], i int) (full bool, err error) {
+	inv.statics[i].itemTo(&sc.item, i)
+	if err := f.add(&sc.item); err != nil {
+		if err == errFull {
+			return true, nil
+		}
+		return false, inv.failRule(ctx, purposeList, inv.statics[i].res.Name, RuleEntryTooLarge, -1)
+	}
+	return false, nil
 }
 
 // fillSource adds entries of source si after key after until the source
@@ -215,13 +242,20 @@ func (inv *Inventory) nextSource(i int, caller *principal.Principal, vis *visibi
 	return -1
 }
 
-// staticShown reports whether resources/list shows static i to caller.
-func (inv *Inventory) staticShown(i int, caller *principal.Principal, vis *visibility) bool {
-	if vis.on {
-		return bitOf(vis.bits, i)
+// shownCount returns the number of static resources resources/list
+// shows caller.
+func (inv *Inventory) shownCount(sc *scratch, caller *principal.Principal, vis *visibility) int {
+	if !vis.on {
+		n, _ := inv.shownClasses(sc, caller)
+		return n
 	}
-	st := &inv.statics[i]
-	return visible(st.res.Access, st.scopes, caller)
+	n := 0
+	for i := range inv.statics {
+		if bitOf(vis.bits, i) {
+			n++
+		}
+	}
+	return n
 }
 
 // sourceShown reports whether resources/list calls list source i for
@@ -246,15 +280,9 @@ func visible(a Access, scopes []string, caller *principal.Principal) bool {
 
 // validPosition reports whether an authentic position makes sense for this
 // registry and caller.
-func (inv *Inventory) validPosition(p position, caller *principal.Principal, vis *visibility) bool {
+func (inv *Inventory) validPosition(sc *scratch, p position, caller *principal.Principal, vis *visibility) bool {
 	if p.source < 0 {
-		n := 0
-		for i := range inv.statics {
-			if inv.staticShown(i, caller, vis) {
-				n++
-			}
-		}
-		return p.offset <= n
+		return p.offset <= inv.shownCount(sc, caller, vis)
 	}
 	return p.source < len(inv.sources) && inv.sourceShown(p.source, caller, vis)
 }

@@ -31,7 +31,7 @@ func (inv *Inventory) Read(ctx context.Context, caller *principal.Principal, uri
 				return nil, err
 			}
 		}
-		if err := checkCaller(st.res.Access, st.scopes, caller); err != nil {
+		if err := checkCaller(st.res.Access, st.scopes(), caller); err != nil {
 			return nil, err
 		}
 		return inv.runRead(ctx, st.res.Name, st.res.Read, ReadRequest{URI: uri, Principal: caller})

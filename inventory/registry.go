@@ -30,6 +30,7 @@ import (
 // items, ErrNotFound, no grant store), and never panics.
 type Inventory struct {
 	statics     []static
+	classes     []staticClass  // the statics by access and scopes (staticindex.go)
 	staticIndex map[string]int // URI → index in statics
 	templates   []*registered
 	byTemplate  map[string]*registered // URITemplate → template
@@ -54,11 +55,23 @@ type Inventory struct {
 	gated     bool                            // store != nil: visibility depends on gates and grants
 }
 
+// static is a static resource as registered: res.RequiredScopes sorted
+// and de-duplicated. What resources/list shows of it (its Item) is made
+// when a page needs it, not kept: one static of a million costs what its
+// Resource does, and its gates.
 type static struct {
-	res    Resource
-	scopes []string // sorted, de-duplicated
-	gates  []int    // own and global gates, sorted indices
-	item   Item     // what resources/list shows of it
+	res   Resource
+	gates []int // own and global gates, sorted indices
+	plain bool  // Item.Plain
+}
+
+// scopes returns the scopes of st, sorted and de-duplicated.
+func (st *static) scopes() []string { return st.res.RequiredScopes }
+
+// itemTo sets it to what resources/list shows of static i, st.
+func (st *static) itemTo(it *Item, i int) {
+	*it = Item{URI: st.res.URI, Name: st.res.Name, Title: st.res.Title, Description: st.res.Description,
+		MIMEType: st.res.MIMEType, Size: st.res.Size, Annotations: st.res.Annotations, Plain: st.plain, Static: i + 1}
 }
 
 type registered struct {
@@ -105,6 +118,10 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 	if err := inv.setupGates(opts); err != nil {
 		return nil, err
 	}
+	if len(resources) > maxStatics {
+		return nil, fmt.Errorf("inventory: %d static resources: at most %d", len(resources), maxStatics)
+	}
+	inv.statics = make([]static, 0, len(resources))
 	for i := range resources {
 		st, err := newStatic(resources[i])
 		if err == nil {
@@ -117,10 +134,11 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 			return nil, fmt.Errorf("inventory: resource %d: duplicate URI %q", i, st.res.URI)
 		}
 		inv.staticIndex[st.res.URI] = len(inv.statics)
-		st.item.Static = len(inv.statics) + 1
 		inv.statics = append(inv.statics, st)
 	}
+	inv.indexStatics()
 	names := make(map[string]bool, len(templates))
+	overlaps := newOverlapIndex()
 	for i := range templates {
 		rt, err := newRegistered(templates[i])
 		if err == nil {
@@ -133,15 +151,15 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 			return nil, fmt.Errorf("inventory: template %d: duplicate name %q", i, rt.tmpl.Name)
 		}
 		names[rt.tmpl.Name] = true
-		for _, other := range inv.templates {
-			if w, ok := uritemplate.Overlap(other.ut, rt.ut, overlapBudget); ok && w == "" {
-				return nil, fmt.Errorf("inventory: templates %q and %q are too complex to prove that no URI matches both",
-					other.tmpl.Name, rt.tmpl.Name)
-			} else if ok {
-				return nil, fmt.Errorf("inventory: templates %q and %q can match the same URI (for example %q)",
-					other.tmpl.Name, rt.tmpl.Name, w)
-			}
+		if j, w, ok := overlaps.firstOverlap(inv.templates, rt.ut); ok && w == "" {
+			return nil, fmt.Errorf("inventory: templates %q and %q are too complex to prove that no URI matches both",
+				inv.templates[j].tmpl.Name, rt.tmpl.Name)
+		} else if ok {
+			return nil, fmt.Errorf("inventory: templates %q and %q can match the same URI (for example %q)",
+				inv.templates[j].tmpl.Name, rt.tmpl.Name, w)
 		}
+		prefix, suffix := rt.ut.Literals()
+		overlaps.add(len(inv.templates), prefix, suffix)
 		inv.templates = append(inv.templates, rt)
 		inv.byTemplate[rt.tmpl.URITemplate] = rt
 		if rt.tmpl.List != nil {
@@ -185,7 +203,6 @@ func newStatic(r Resource) (static, error) {
 	if err != nil {
 		return st, err
 	}
-	st.scopes = scopes
 	st.res.RequiredScopes = scopes
 	st.res.Gates = slices.Clone(r.Gates)
 	if a := r.Annotations; a != nil {
@@ -197,9 +214,7 @@ func newStatic(r Resource) (static, error) {
 		}
 		st.res.Annotations = &c
 	}
-	st.item = Item{URI: st.res.URI, Name: st.res.Name, Title: st.res.Title, Description: st.res.Description,
-		MIMEType: st.res.MIMEType, Size: st.res.Size, Annotations: st.res.Annotations,
-		Plain: ascii.JSONPlain(st.res.URI) && ascii.JSONPlain(st.res.Name) && ascii.JSONPlain(st.res.MIMEType)}
+	st.plain = ascii.JSONPlain(st.res.URI) && ascii.JSONPlain(st.res.Name) && ascii.JSONPlain(st.res.MIMEType)
 	return st, nil
 }
 
@@ -329,7 +344,14 @@ func checkTemplateFields(t Template) error {
 // means and who may use it: the definitions, their order and the page
 // settings. Cursors are bound to it.
 func (inv *Inventory) fingerprint() [sha256.Size]byte {
-	var b []byte
+	h := sha256.New()
+	b := make([]byte, 0, 8<<10) // written to h as it fills: a million statics need no copy of their text
+	flush := func() {
+		if len(b) >= 4<<10 {
+			h.Write(b)
+			b = b[:0]
+		}
+	}
 	str := func(s string) {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
@@ -361,11 +383,13 @@ func (inv *Inventory) fingerprint() [sha256.Size]byte {
 	}
 	gates(inv.global)
 	num(len(inv.statics))
-	for _, st := range inv.statics {
+	for i := range inv.statics {
+		flush()
+		st := &inv.statics[i]
 		str(st.res.URI)
 		str(st.res.Name)
 		num(int(st.res.Access))
-		strs(st.scopes)
+		strs(st.scopes())
 		gates(st.gates)
 	}
 	num(len(inv.templates))
@@ -386,7 +410,10 @@ func (inv *Inventory) fingerprint() [sha256.Size]byte {
 		strs(rt.scopes)
 		gates(rt.gates)
 	}
-	return sha256.Sum256(b)
+	h.Write(b)
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
 }
 
 // StaticItems returns the list items of the static resources, in
@@ -395,7 +422,7 @@ func (inv *Inventory) fingerprint() [sha256.Size]byte {
 func (inv *Inventory) StaticItems() []Item {
 	out := make([]Item, len(inv.statics))
 	for i := range inv.statics {
-		out[i] = inv.statics[i].item
+		inv.statics[i].itemTo(&out[i], i)
 	}
 	return out
 }

@@ -127,7 +127,7 @@ func (inv *Inventory) CanRead(ctx context.Context, caller *principal.Principal, 
 	)
 	if i, ok := inv.staticIndex[uri]; ok {
 		st := &inv.statics[i]
-		access, scopes, key, gates = st.res.Access, st.scopes, st.res.URI, st.gates
+		access, scopes, key, gates = st.res.Access, st.scopes(), st.res.URI, st.gates
 	} else if rt, _ := inv.matchTemplate(uri); rt != nil {
 		if rt.tmpl.Access == Protected && !rt.tmpl.Owner.has(caller) {
 			return false, nil

@@ -185,7 +185,7 @@ func (inv *Inventory) Reach(ctx context.Context, caller *principal.Principal) (R
 	}
 	for i := range inv.statics {
 		st := &inv.statics[i]
-		if checkCaller(st.res.Access, st.scopes, caller) != nil {
+		if checkCaller(st.res.Access, st.scopes(), caller) != nil {
 			continue
 		}
 		ok, err := open(st.res.URI, st.gates)

@@ -263,7 +263,7 @@ func (inv *Inventory) listVisibility(ctx context.Context, sc *scratch, caller *p
 	sc.open = zeroed(sc.open, (len(inv.sources)+7)/8)
 	for i := range inv.statics {
 		st := &inv.statics[i]
-		if !visible(st.res.Access, st.scopes, caller) {
+		if !visible(st.res.Access, st.scopes(), caller) {
 			continue
 		}
 		ok, err := v.open(st.res.URI, st.gates)

@@ -104,7 +104,7 @@ type Endpoint struct {
 	allow      string // the Allow header of a 405
 	caps       []capability
 	notifying  bool
-	statics    [][]byte // encoded static resources, by inventory.Item.Static - 1
+	statics    *encodedStatics // encoded static resources
 	watchers   []seam.Watcher
 	elicit     elicitSessions // legacy sessions that declared elicitation.url
 

@@ -20,7 +20,7 @@ type respBuf struct {
 	body    []byte
 	page    budget.Page // the page's byte room, its trailer kept aside
 	items   int
-	statics [][]byte // the endpoint's encoded static resources, by Item.Static - 1
+	statics *encodedStatics // the endpoint's
 	fitItem func(*inventory.Item) bool
 	fitTmpl func(*inventory.TemplateItem) bool
 }
@@ -51,7 +51,7 @@ func release(buf *respBuf, body []byte) {
 
 // start begins a page: head ‖ {"member":[ in body, and the room the page's
 // items may take, keeping reserve bytes for what follows them.
-func (b *respBuf) start(head []byte, member string, limit, reserve int, statics [][]byte) {
+func (b *respBuf) start(head []byte, member string, limit, reserve int, statics *encodedStatics) {
 	b.body = append(append(append(append(b.body[:0], head...), `{"`...), member...), `":[`...)
 	b.page, b.items, b.statics = budget.NewPage(budget.MaxItems, limit, reserve), 0, statics
 }
@@ -62,8 +62,8 @@ func (b *respBuf) addItem(it *inventory.Item) bool {
 		b.body = append(b.body, ',')
 	}
 	switch {
-	case it.Static > 0 && it.Static <= len(b.statics):
-		b.body = append(b.body, b.statics[it.Static-1]...) // encoded once, at construction
+	case b.statics != nil && it.Static > 0 && it.Static <= len(b.statics.ends):
+		b.body = append(b.body, b.statics.item(it.Static)...) // encoded once, at construction
 	case it.Plain && it.Title == "" && it.Description == "" && it.Annotations == nil && it.Size == 0:
 		// A listed entry whose text the inventory found plain while
 		// validating it: copied as it is, between quotes.
@@ -82,14 +82,39 @@ func (b *respBuf) addItem(it *inventory.Item) bool {
 	return b.accept(mark)
 }
 
-// encodeStatics encodes the inventory's static resources once: a page
-// copies them (inventory.Item.Static says which one an item is).
+// encodedStatics is the inventory's static resources encoded once, end to
+// end in one buffer (no allocation of its own per static): a page copies
+// them (inventory.Item.Static says which one an item is).
+type encodedStatics struct {
+	body    []byte
+	ends    []int // ends[i]: where static i+1 ends in body
+	longest int   // the longest item's bytes
+}
+
+// item returns the encoding of static n (Item.Static: 1 for the first).
+func (s *encodedStatics) item(n int) []byte {
+	start := 0
+	if n > 1 {
+		start = s.ends[n-2]
+	}
+	return s.body[start:s.ends[n-1]]
+}
+
 func (e *Endpoint) encodeStatics() {
 	items := e.inv.StaticItems()
-	e.statics = make([][]byte, len(items))
+	s := &encodedStatics{ends: make([]int, len(items))}
+	size := 0
 	for i := range items {
-		e.statics[items[i].Static-1] = mcpwire.AppendItem(nil, &items[i])
+		size += len(`{"uri":"","name":"","mimeType":""}`) + len(items[i].URI) + len(items[i].Name) + len(items[i].MIMEType)
 	}
+	s.body = make([]byte, 0, size)
+	for i := range items { // in order: Item.Static is i+1
+		start := len(s.body)
+		s.body = mcpwire.AppendItem(s.body, &items[i])
+		s.ends[i] = len(s.body)
+		s.longest = max(s.longest, len(s.body)-start)
+	}
+	e.statics = s
 }
 
 func (b *respBuf) addTemplate(it *inventory.TemplateItem) bool {
@@ -140,9 +165,7 @@ func (e *Endpoint) minResultBytes() int {
 		maxMIME = 128 * 2 // a quoted parameter may hold '"'
 	)
 	item := len(`{"uri":"","name":"","mimeType":""}`) + maxURI + maxName + maxMIME
-	for _, it := range e.inv.StaticItems() {
-		item = max(item, len(mcpwire.AppendItem(nil, &it)))
-	}
+	item = max(item, e.statics.longest) // encodeStatics ran
 	for _, it := range e.inv.TemplateItems() {
 		item = max(item, len(mcpwire.AppendTemplateItem(nil, &it)))
 	}

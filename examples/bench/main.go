@@ -6,6 +6,7 @@
 //	go run ./examples/bench -rounds 9 -duration 3s
 //	go run ./examples/bench -cpuprofile /tmp/prof   # then: go tool pprof /tmp/prof/kit-private.*.pprof
 //	go run ./examples/bench -streams 1000   # memory per idle notification stream, server side
+//	go run ./examples/bench -streams 10000 -idle 60s   # and the server's CPU with them idle
 //	go run ./examples/bench documents       # the documents server: first and deep pages (documents.go)
 //	go run ./examples/bench targets -target a=URL -target b=URL  # running servers, e.g. a fleet (targets.go)
 //
@@ -51,7 +52,9 @@
 // With -streams N it measures instead the memory of N idle notification
 // streams (subscriptions/listen, protocol 2026-07-28) on a kit-private
 // server with notifications: the server's heap and stack in use, after
-// garbage collection, before and after the streams opened, per stream.
+// garbage collection, before and after the streams opened, per stream;
+// with -idle D, then the server's CPU time over D with the streams idle
+// (keep-alive comments only), as a share of one core.
 //
 // With the first argument "documents" it measures instead the whole
 // documents server (examples/documents) in this process, on SQLite: first
@@ -107,6 +110,8 @@ type options struct {
 	cpuProfile  string
 	streams     int
 	heapProfile string
+	idle        time.Duration
+	keepAlive   time.Duration
 	bareData    bool
 }
 
@@ -123,6 +128,8 @@ func parse(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write CPU profiles of the servers into this directory, one per scenario and round (SCENARIO.ROUND.pprof; go tool pprof merges several)")
 	fs.IntVar(&o.streams, "streams", 0, "instead of the throughput rounds: open this many idle notification streams and report the server's memory per stream")
 	fs.BoolVar(&o.bareData, "bare-data", true, "the bare private server holds the same prepared entries as the kit's (the application's data), so that both collectors mark the same heap")
+	fs.DurationVar(&o.keepAlive, "keepalive", 0, "with -streams: the streams' keep-alive interval (sessions.Options.KeepAlive; 0: the default, 25s)")
+	fs.DurationVar(&o.idle, "idle", 0, "with -streams: then measure the server's CPU time over this long with the streams open and idle (keep-alives only; the default interval is 25s)")
 	fs.StringVar(&o.heapProfile, "heapprofile", "", "with -streams: write the server's heap profile with the streams open to this file")
 	if err := fs.Parse(args); err != nil {
 		return o, err

@@ -73,7 +73,9 @@ type serverConfig struct {
 	resource string // this server's resource URI (the tokens' audience)
 	entries  int    // the caller's prepared list entries (kit-private, kit-streams)
 	statics  int    // static resources (kit-static)
-	response string // file holding the captured response (bare)
+	// keepAlive is the streams' keep-alive interval (kit-streams); 0: the default.
+	keepAlive time.Duration
+	response  string // file holding the captured response (bare)
 }
 
 // serve runs one server until its standard input ends.
@@ -86,6 +88,7 @@ func serve(args []string, in io.Reader, out io.Writer) error {
 	fs.IntVar(&c.entries, "entries", 0, "prepared list entries")
 	fs.IntVar(&c.statics, "statics", 0, "static resources")
 	fs.StringVar(&c.response, "response", "", "captured response file")
+	fs.DurationVar(&c.keepAlive, "keepalive", 0, "the streams' keep-alive interval (kit-streams); 0: the default")
 	memRate := fs.Int("memprofilerate", 0, "runtime.MemProfileRate (0: the default)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -269,7 +272,7 @@ func kitPrivate(ctx context.Context, c serverConfig, log *slog.Logger) (http.Han
 	var parts []mcphttp.Part
 	if c.kind == serveKitStreams {
 		hub = notify.New(notify.Options{Logger: log})
-		streams, err := sessions.New(hub, sessions.Options{Limits: sessions.Limits{MaxStreams: 1 << 20, MaxStreamsPerPrincipal: 1 << 20}})
+		streams, err := sessions.New(hub, sessions.Options{KeepAlive: c.keepAlive, Limits: sessions.Limits{MaxStreams: 1 << 20, MaxStreamsPerPrincipal: 1 << 20}})
 		if err != nil {
 			_ = v.Close()
 			return nil, nil, err

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http/httputil"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -103,7 +105,7 @@ func closeAll(cs []*conn) {
 
 func measureStreams(_ context.Context, e *env, o options, out io.Writer) error {
 	o.entries = 1000 // the collection plays no part; a small heap keeps the figures clean
-	args := e.kitArgs(serveKitStreams, o)
+	args := append(e.kitArgs(serveKitStreams, o), "-keepalive", o.keepAlive.String())
 	if o.heapProfile != "" {
 		args = append(args, "-memprofilerate", "1")
 	}
@@ -157,5 +159,34 @@ func measureStreams(_ context.Context, e *env, o options, out io.Writer) error {
 	fmt.Fprintf(out, "  after 2 more GC: %.1f KiB per stream (heap %.1f KiB, stacks %.1f KiB)\n",
 		per(settled.HeapInuse+settled.StackInuse, before.HeapInuse+before.StackInuse),
 		per(settled.HeapInuse, before.HeapInuse), per(settled.StackInuse, before.StackInuse))
+	if o.idle > 0 {
+		start, err := srv.stats(false)
+		if err != nil {
+			return err
+		}
+		if o.cpuProfile != "" {
+			if err := os.MkdirAll(o.cpuProfile, 0o755); err != nil {
+				return err
+			}
+			if err := srv.ok("profile " + filepath.Join(o.cpuProfile, "kit-streams.idle.pprof")); err != nil {
+				return err
+			}
+		}
+		t0 := time.Now()
+		time.Sleep(o.idle)
+		if o.cpuProfile != "" {
+			if err := srv.ok("stop"); err != nil {
+				return err
+			}
+		}
+		end, err := srv.stats(false)
+		if err != nil {
+			return err
+		}
+		wall := time.Since(t0)
+		fmt.Fprintf(out, "  idle CPU:        %.3f %% of a core over %s (%.1f µs per stream per second)\n",
+			100*float64(end.CPU-start.CPU)/float64(wall), wall.Round(time.Second),
+			float64((end.CPU-start.CPU).Microseconds())/n/wall.Seconds())
+	}
 	return nil
 }

@@ -393,3 +393,21 @@ func search(t1, t2 *Template, relax bool, budget int) (witness string, ok, done 
 	}
 	return "", false, true
 }
+
+// Literals returns the literal text every URI that matches t begins with
+// and the literal text every such URI ends with: the template's first and
+// last parts when they are literals, else "". Two templates can match the
+// same URI only if one's prefix begins the other's and one's suffix ends
+// the other's: a necessary condition, checked before Overlap.
+func (t *Template) Literals() (prefix, suffix string) {
+	if len(t.parts) == 0 {
+		return "", ""
+	}
+	if p := t.parts[0]; p.expr == nil {
+		prefix = p.lit
+	}
+	if p := t.parts[len(t.parts)-1]; p.expr == nil {
+		suffix = p.lit
+	}
+	return prefix, suffix
+}

@@ -25,7 +25,9 @@ type fixture struct {
 type fixtureOptions struct {
 	queue  int // the hub's queue size; 0: the default
 	limits sessions.Limits
-	mcp    mcptest.Options
+	// keepAlive is the part's KeepAlive; 0: an hour (none in a test).
+	keepAlive time.Duration
+	mcp       mcptest.Options
 	// parts are given to the endpoint before the sessions part.
 	parts []mcphttp.Part
 	// wrap, when set, wraps the endpoint in the server (a user's middleware).
@@ -35,7 +37,10 @@ type fixtureOptions struct {
 func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	t.Helper()
 	hub := notify.New(notify.Options{QueueSize: o.queue})
-	part, err := sessions.New(hub, sessions.Options{Limits: o.limits, KeepAlive: time.Hour})
+	if o.keepAlive == 0 {
+		o.keepAlive = time.Hour
+	}
+	part, err := sessions.New(hub, sessions.Options{Limits: o.limits, KeepAlive: o.keepAlive})
 	require.NoError(t, err)
 	f := mcptest.New(t, o.mcp, append(o.parts, part)...)
 	var h http.Handler = f.EP

@@ -1,8 +1,10 @@
 package sessions
 
 import (
+	"container/heap"
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/principal"
@@ -19,13 +21,20 @@ import (
 // refuses (ErrFull). A session ends at its absolute lifetime, when the
 // latest credential seen on it expires, and when it is idle for
 // Limits.IdleTimeout.
+//
+// A full store finds its expired sessions without looking at the others:
+// the sessions are kept in a heap by when they end, which a session's use
+// moves on (see memSession.due), so that making room costs O(log n) per
+// session dropped, whatever the number of sessions held.
 type MemoryStore struct {
-	lim Limits
-	now func() time.Time
+	lim   Limits
+	now   func() time.Time
+	slack int64 // nanoseconds a session's end may move before its use moves it in the heap
 
 	mu    sync.Mutex
 	byID  map[string]*memSession
 	byKey map[string][]*memSession // each principal's sessions, oldest first
+	ends  endHeap                  // every session of byID, by due
 }
 
 var (
@@ -36,6 +45,16 @@ var (
 type memSession struct {
 	id, key string // the session id, and the SessionKey of its principal
 	created time.Time
+
+	// due is when the session ends at the earliest, as last recorded in
+	// the store's heap (Unix nanoseconds): a lower bound of its end
+	// (written with the store's lock held). A use moves it on only once
+	// the session's end has moved on by more than the store's slack, so
+	// that most requests leave the store's lock alone, and at once when
+	// the end came earlier; a full store moves on whatever it finds
+	// behind when it looks for an expired session.
+	due  atomic.Int64
+	hidx int // index in the store's heap (store's lock)
 
 	mu       sync.Mutex
 	lastSeen time.Time
@@ -53,7 +72,8 @@ func NewMemoryStore(lim Limits) (*MemoryStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &MemoryStore{lim: lim, now: time.Now, byID: map[string]*memSession{}, byKey: map[string][]*memSession{}}, nil
+	return &MemoryStore{lim: lim, now: time.Now, slack: int64(lim.IdleTimeout / 8),
+		byID: map[string]*memSession{}, byKey: map[string][]*memSession{}}, nil
 }
 
 // Create stores a new session id of caller; see [SessionStore].
@@ -68,7 +88,7 @@ func (st *MemoryStore) Create(_ context.Context, id string, caller *principal.Pr
 		st.removeLocked(own[0])
 	}
 	if len(st.byID) >= st.lim.MaxSessions {
-		ended = st.sweepLocked(now, ended)
+		ended = st.makeRoomLocked(now, ended)
 		if len(st.byID) >= st.lim.MaxSessions {
 			return ended, ErrFull
 		}
@@ -78,6 +98,8 @@ func (st *MemoryStore) Create(_ context.Context, id string, caller *principal.Pr
 	}
 	st.byID[id] = s
 	st.byKey[s.key] = append(st.byKey[s.key], s)
+	s.due.Store(st.endOf(s).UnixNano())
+	heap.Push(&st.ends, s)
 	return ended, nil
 }
 
@@ -202,15 +224,31 @@ func (st *MemoryStore) use(id string, caller *principal.Principal, fn func(*memS
 	}
 	now := st.now()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if st.expiredLocked(s, now) {
+		s.mu.Unlock()
 		return ErrNotFound
 	}
 	s.lastSeen = now
 	if caller.Expires.After(s.expires) {
 		s.expires = caller.Expires
 	}
-	return fn(s)
+	err = fn(s)
+	end := st.endOf(s).UnixNano()
+	s.mu.Unlock()
+	if due := s.due.Load(); end < due || end-due > st.slack {
+		// The heap's record is far behind, or ahead (a first credential
+		// with an expiry brought the end forward): record the end again,
+		// read under both locks so that concurrent uses leave the latest.
+		st.mu.Lock()
+		if s.hidx >= 0 {
+			s.mu.Lock()
+			s.due.Store(st.endOf(s).UnixNano())
+			s.mu.Unlock()
+			heap.Fix(&st.ends, s.hidx)
+		}
+		st.mu.Unlock()
+	}
+	return err
 }
 
 // expiredLocked reports whether s has ended (s.mu held).
@@ -219,6 +257,19 @@ func (st *MemoryStore) expiredLocked(s *memSession, now time.Time) bool {
 		now.Sub(s.created) >= st.lim.Lifetime ||
 		!s.expires.IsZero() && !now.Before(s.expires) ||
 		now.Sub(s.lastSeen) > st.lim.IdleTimeout
+}
+
+// endOf returns when s ends unless it is used again (s.mu held): the
+// first instant expiredLocked reports it expired.
+func (st *MemoryStore) endOf(s *memSession) time.Time {
+	end := s.created.Add(st.lim.Lifetime)
+	if !s.expires.IsZero() && s.expires.Before(end) {
+		end = s.expires
+	}
+	if idle := s.lastSeen.Add(st.lim.IdleTimeout + 1); idle.Before(end) {
+		end = idle
+	}
+	return end
 }
 
 // infoLocked describes s (s.mu held).
@@ -234,6 +285,7 @@ func (st *MemoryStore) infoLocked(s *memSession) Session {
 func (st *MemoryStore) removeLocked(s *memSession) {
 	if st.byID[s.id] == s {
 		delete(st.byID, s.id)
+		heap.Remove(&st.ends, s.hidx)
 		own := st.byKey[s.key]
 		for i, o := range own {
 			if o == s {
@@ -252,17 +304,69 @@ func (st *MemoryStore) removeLocked(s *memSession) {
 	s.mu.Unlock()
 }
 
-// sweepLocked drops the expired sessions, appending their ids to ended
-// (st.mu held).
-func (st *MemoryStore) sweepLocked(now time.Time, ended []string) []string {
-	for _, s := range st.byID {
+// dropBatch is how many expired sessions one call of makeRoomLocked drops
+// beyond the one it needs: the expired ones go early, and no request
+// drops an unbounded number of them.
+const dropBatch = 256
+
+// makeRoomLocked drops expired sessions, the earliest ended first, until
+// it has dropped dropBatch or there are no more, and in any case until
+// the store holds fewer than MaxSessions if it can, appending their ids
+// to ended (st.mu held). It looks only at the sessions whose recorded end
+// has passed: one that was used since is put back by its new end, and a
+// session found live at the top ends the search, since every other
+// session ends later.
+func (st *MemoryStore) makeRoomLocked(now time.Time, ended []string) []string {
+	at := now.UnixNano()
+	for dropped := 0; len(st.ends) > 0 && (dropped < dropBatch || len(st.byID) >= st.lim.MaxSessions); {
+		s := st.ends[0]
+		if s.due.Load() > at {
+			break // no session ends before now
+		}
 		s.mu.Lock()
 		expired := st.expiredLocked(s, now)
+		end := st.endOf(s).UnixNano()
 		s.mu.Unlock()
-		if expired {
+		switch {
+		case !expired:
+			// Live: it ends after now (by the monotonic clock; the wall
+			// clock the heap keeps may disagree, so never put it back
+			// before now). Next time round, the top is exact or later.
+			s.due.Store(max(end, at+1))
+		case end != s.due.Load():
+			s.due.Store(end) // ended, but maybe after others: exact first
+		default:
 			ended = append(ended, s.id)
 			st.removeLocked(s)
+			dropped++
+			continue
 		}
+		heap.Fix(&st.ends, 0)
 	}
 	return ended
+}
+
+// endHeap is a min-heap of sessions by due; each session knows its index.
+type endHeap []*memSession
+
+func (h endHeap) Len() int           { return len(h) }
+func (h endHeap) Less(i, j int) bool { return h[i].due.Load() < h[j].due.Load() }
+func (h endHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].hidx, h[j].hidx = i, j
+}
+
+func (h *endHeap) Push(x any) {
+	s := x.(*memSession)
+	s.hidx = len(*h)
+	*h = append(*h, s)
+}
+
+func (h *endHeap) Pop() any {
+	old := *h
+	s := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	s.hidx = -1
+	return s
 }

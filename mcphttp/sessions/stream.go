@@ -153,11 +153,22 @@ func (st *stream) message(method string, uri string) []byte {
 // run is the stream's loop: keep-alives, its session's refresh, and the
 // caller's events, until the client goes, the credential or the session
 // ends, the hub closes, or the client falls behind. ctx is the request's,
-// or the detached stream's own.
+// or the detached stream's own. Keep-alives come from the part's wheel
+// (keepalive.go), not a timer of the stream's; a legacy GET stream's
+// refresh, minutes apart, has a ticker of its own.
 func (st *stream) run(ctx context.Context) {
-	tick, pingEvery, refreshEvery := ticks(st.ep.keepAlive, st.refresh)
-	ticker := time.NewTicker(tick)
-	defer ticker.Stop()
+	var ping <-chan struct{}
+	if _, legacy := st.out.(sendOutput); !legacy { // a legacy handler's stream has keep-alives of its own
+		pg := st.ep.pinger.add()
+		defer st.ep.pinger.remove(pg)
+		ping = pg.c
+	}
+	var refresh <-chan time.Time
+	if st.refresh > 0 {
+		t := time.NewTicker(st.refresh)
+		defer t.Stop()
+		refresh = t.C
+	}
 	expired, stopExpiry := until(st.deadline)
 	defer stopExpiry()
 	var stop <-chan struct{}
@@ -165,7 +176,7 @@ func (st *stream) run(ctx context.Context) {
 		stop = st.att.stop
 	}
 	var err error
-	for n := 1; ; n++ {
+	for {
 		select {
 		case <-ctx.Done():
 			return // the client closed the stream
@@ -178,11 +189,10 @@ func (st *stream) run(ctx context.Context) {
 		case <-st.sub.Done():
 			st.hubDone()
 			return
-		case <-ticker.C:
-			if n%pingEvery == 0 {
-				err = st.out.comment("keep-alive")
-			}
-			if err == nil && refreshEvery > 0 && n%refreshEvery == 0 && !st.alive(ctx) {
+		case <-ping:
+			err = st.out.comment("keep-alive")
+		case <-refresh:
+			if !st.alive(ctx) {
 				st.closing()
 				return
 			}
@@ -195,21 +205,6 @@ func (st *stream) run(ctx context.Context) {
 			return
 		}
 	}
-}
-
-// ticks returns the stream's tick (the keep-alive interval, or the
-// session refresh interval when that is shorter), and every how many
-// ticks a keep-alive and a refresh (0: none) are due.
-func ticks(keepAlive, refresh time.Duration) (tick time.Duration, pingEvery, refreshEvery int) {
-	tick = keepAlive
-	if refresh > 0 && refresh < tick {
-		tick = refresh
-	}
-	pingEvery = max(1, int(keepAlive/tick))
-	if refresh > 0 {
-		refreshEvery = max(1, int(refresh/tick))
-	}
-	return tick, pingEvery, refreshEvery
 }
 
 // hubDone ends the stream when its subscription ends: the hub closed, or

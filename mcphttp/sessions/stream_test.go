@@ -1,6 +1,7 @@
 package sessions_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"net/http"
@@ -435,4 +436,37 @@ func TestUpdatesFollowAccess(t *testing.T) {
 	hub.ResourceUpdated(ctx, "alice", "docs://beta")
 	assert.Contains(t, legacyStream.Next(t), "notifications/resources/updated")
 	assert.Contains(t, modernStream.Next(t), "notifications/resources/updated")
+}
+
+// Open streams, modern and legacy, get keep-alive comments from the
+// part's wheel, each stream its own.
+func TestStreamsKeepAlive(t *testing.T) {
+	f := newFixture(t, fixtureOptions{keepAlive: 40 * time.Millisecond})
+	alice := f.Token(t, "alice")
+	session := f.initialize(t, alice)
+	for name, resp := range map[string]*http.Response{"legacy GET": f.Get(t, alice, session, nil), "listen": f.listen(t, alice)} {
+		require.Equal(t, 200, resp.StatusCode, name)
+		r := bufio.NewReader(resp.Body)
+		done := make(chan error, 1)
+		go func() {
+			for {
+				line, err := r.ReadString('\n')
+				if err != nil {
+					done <- err
+					return
+				}
+				if line == ": keep-alive\n" {
+					done <- nil
+					return
+				}
+			}
+		}()
+		select {
+		case err := <-done:
+			require.NoError(t, err, name)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no keep-alive", name)
+		}
+		resp.Body.Close()
+	}
 }
