@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/nilness"
-
 	"github.com/mcpkit/mcpkit/principal"
 )
 

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/nilness"
-
 	"github.com/mcpkit/mcpkit/principal"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
