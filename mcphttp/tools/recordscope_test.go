@@ -3,7 +3,9 @@ package tools_test
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/intercept"
 	"github.com/mcpkit/mcpkit/mcphttp/tools"
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -132,6 +135,23 @@ func TestScopeErrorFromEachCallback(t *testing.T) {
 	}
 	assert.NotContains(t, logs.String(), "callback failed", "a record's scope is no failure")
 
+	// Exactly the challenge of a static RequiredScopes miss: a template
+	// whose RequiredScopes are docs:read and proj:7, read by the same
+	// caller, gets a WWW-Authenticate identical to the callback's (after
+	// the scope), so a client that steps up on one steps up on the other.
+	static := inventory.Template{Name: "static", URITemplate: "proj://static/{id}", RequiredScopes: []string{"proj:7"},
+		Read: func(context.Context, inventory.ReadRequest) ([]inventory.Contents, error) { return nil, inventory.ErrNotFound }}
+	sinv, err := inventory.New(nil, []inventory.Template{static}, inventory.Options{})
+	require.NoError(t, err)
+	sep := newEndpoint(t, sinv, 0, nil)
+	for _, e := range bothEras {
+		want := post(t, sep, base, e, "resources/read", map[string]any{"uri": "proj://static/7"})
+		got := post(t, ep, base, e, "resources/read", map[string]any{"uri": "proj://projects/7"})
+		require.Equal(t, 403, want.Code)
+		assert.Equal(t, want.Header().Get("WWW-Authenticate"), got.Header().Get("WWW-Authenticate"), string(e))
+		assert.Equal(t, want.Body.String(), got.Body.String(), string(e))
+	}
+
 	// A callback's ScopeError for a scope the caller holds would make the
 	// client loop: a failed callback, logged; -32603 (or a tool error).
 	w := post(t, ep, base, eraLegacy, "resources/read", map[string]any{"uri": "proj://projects/held"})
@@ -140,6 +160,43 @@ func TestScopeErrorFromEachCallback(t *testing.T) {
 	require.NotNil(t, r.Error)
 	assert.Equal(t, int64(-32603), r.Error.Code)
 	assert.Contains(t, logs.String(), "only scopes the caller holds")
+}
+
+// Through intercept (which serves the resource methods, completion and
+// the endpoint's tools with the endpoint itself), a callback's ScopeError
+// is the same 403 challenge in both eras, and legacy is never reached.
+func TestScopeErrorThroughIntercept(t *testing.T) {
+	ep := projectsEndpoint(t, &syncBuffer{})
+	var hits atomic.Int64
+	legacy := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}`))
+	})
+	h, err := intercept.New(ep, legacy, intercept.Options{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	before := hits.Load()
+	base := &principal.Principal{Subject: "alice", ClientID: "client-1", Scopes: []string{"docs:read"}, Audience: testResource}
+	for _, e := range bothEras {
+		for _, rq := range []struct {
+			method string
+			params map[string]any
+			scope  string
+		}{
+			{"resources/read", map[string]any{"uri": "proj://projects/7"}, "proj:7"},
+			{"resources/list", nil, "proj:list"},
+			{"completion/complete", map[string]any{"ref": map[string]any{"type": "ref/resource", "uri": "proj://projects/{id}"},
+				"argument": map[string]any{"name": "id", "value": ""}}, "proj:complete"},
+			{"tools/call", map[string]any{"name": "search", "arguments": map[string]any{"query": "Project"}}, "proj:search"},
+			{"tools/call", map[string]any{"name": "deploy"}, "proj:deploy"},
+		} {
+			w := post(t, h, base, e, rq.method, clone(rq.params))
+			require.Equal(t, 403, w.Code, "%s %s: %s", e, rq.method, w.Body.String())
+			assert.Contains(t, w.Header().Get("WWW-Authenticate"), `error="insufficient_scope", scope="`+rq.scope+`"`)
+			assert.Contains(t, w.Header().Get("WWW-Authenticate"), `resource_metadata="`)
+		}
+	}
+	assert.Equal(t, before, hits.Load(), "legacy never reached")
 }
 
 func clone(m map[string]any) map[string]any {
