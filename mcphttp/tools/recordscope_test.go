@@ -140,7 +140,9 @@ func TestScopeErrorFromEachCallback(t *testing.T) {
 	// caller, gets a WWW-Authenticate identical to the callback's (after
 	// the scope), so a client that steps up on one steps up on the other.
 	static := inventory.Template{Name: "static", URITemplate: "proj://static/{id}", RequiredScopes: []string{"proj:7"},
-		Read: func(context.Context, inventory.ReadRequest) ([]inventory.Contents, error) { return nil, inventory.ErrNotFound }}
+		Read: func(context.Context, inventory.ReadRequest) ([]inventory.Contents, error) {
+			return nil, inventory.ErrNotFound
+		}}
 	sinv, err := inventory.New(nil, []inventory.Template{static}, inventory.Options{})
 	require.NoError(t, err)
 	sep := newEndpoint(t, sinv, 0, nil)
