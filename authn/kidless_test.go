@@ -65,6 +65,27 @@ func TestKidlessTokenOneCandidate(t *testing.T) {
 		assert.Equal(t, tc.reason, rejectReason(err), tc.name)
 	}
 
+	// Keys whose use or key_ops forbid verification are no candidates: an
+	// RSA encryption key (use enc) and one whose key_ops say encrypt leave
+	// rs256 the only key for RS256.
+	e3 := newEnv(t)
+	e3.is.Unpublish(testissuer.KidRSANoAlg)
+	for _, extra := range []map[string]any{{"use": "enc"}, {"key_ops": []string{"encrypt"}}} {
+		k, err := testissuer.GenerateKey(testissuer.RSA)
+		require.NoError(t, err)
+		jk, err := jwk.FromRaw(k.Public())
+		require.NoError(t, err)
+		for name, v := range extra {
+			require.NoError(t, jk.Set(name, v))
+		}
+		raw, err := json.Marshal(jk)
+		require.NoError(t, err)
+		e3.is.AddRawJWK(raw)
+	}
+	v3 := e3.verifier(t, nil)
+	_, _, err = v3.Verify(ctx, e3.is.Token(t, claims("erin"), noKid))
+	require.NoError(t, err, "use enc and key_ops encrypt keys are not counted")
+
 	// A JWK without kid is kept for tokens without kid only.
 	priv, err := testissuer.GenerateKey(testissuer.Ed25519)
 	require.NoError(t, err)
