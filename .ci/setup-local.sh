@@ -21,6 +21,8 @@
 #   Chromium            MCPKIT_CHROMIUM            (.ci/chromium.sh)
 #   redis-server        MCPKIT_REDIS_SERVER        (.ci/redis.sh)
 #   haproxy             MCPKIT_HAPROXY             (.ci/haproxy.sh)
+#   Ory Hydra v2.3.0    MCPKIT_HYDRA               (.ci/hydra.sh: built from the Go module
+#                                                  proxy, minutes of CPU the first time)
 #
 # Node.js >= 20 and npm must be on PATH already (the Inspector's Node.js 22
 # comes as an npm package). Each part that fails is reported and the others
@@ -70,6 +72,11 @@ _setup_local() {
   # shellcheck source=.ci/haproxy.sh
   source "$root/.ci/haproxy.sh"
   if haproxy_ensure; then ok+=("MCPKIT_HAPROXY=$MCPKIT_HAPROXY"); else missing+=("haproxy"); fi
+  if out=$(bash "$root/.ci/hydra.sh") && eval "$out"; then
+    ok+=("MCPKIT_HYDRA=$MCPKIT_HYDRA")
+  else
+    missing+=("MCPKIT_HYDRA (.ci/hydra.sh failed)")
+  fi
 
   printf '\nsetup-local.sh: ready:\n' >&2
   printf '  %s\n' "${ok[@]}" >&2

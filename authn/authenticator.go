@@ -487,7 +487,11 @@ func (a *Authenticator) scopeChallenge(se *principal.ScopeError) []authParam {
 func (a *Authenticator) logRefusal(ctx context.Context, status int, err error) {
 	reason := rejectReason(err)
 	if status != http.StatusInternalServerError && reason != "no_credentials" && reason != "unavailable" {
-		a.refusals.Refused(ctx, reason, status)
+		hint := ""
+		if ke := (*kidlessError)(nil); errors.As(err, &ke) {
+			hint = ke.hint()
+		}
+		a.refusals.RefusedHint(ctx, reason, status, hint)
 	}
 	if !a.log.Enabled(ctx, slog.LevelDebug) && status != http.StatusInternalServerError {
 		return

@@ -9,6 +9,7 @@ import "github.com/mcpkit/mcpkit/internal/jsonstrict"
 // header holds the JOSE header parameters the verifier acts on.
 type header struct {
 	alg, kid, typ string
+	hasKid        bool // kid present (an empty kid is refused; an absent one selects the issuer's only key for alg)
 	hasTyp        bool
 }
 
@@ -27,6 +28,7 @@ func parseHeader(data []byte) (header, error) {
 			h.alg, ok = v.Str()
 		case "kid":
 			h.kid, ok = v.Str()
+			h.hasKid = true
 		case "typ":
 			h.typ, ok = v.Str()
 			h.hasTyp = true

@@ -41,10 +41,19 @@
 //     alg must be in the allowlist (default RS256, PS256,
 //     ES256, EdDSA; "none" and HMAC can never be configured); typ must be
 //     at+jwt or application/at+jwt, case-insensitively (see
-//     AllowPlainJWTType below); kid is required (at most 256 bytes); crit,
+//     AllowPlainJWTType below); kid, when present, is a non-empty string of at
+//     most 256 bytes; crit,
 //     jku, jwk, x5u, x5c, b64, enc and zip reject the token, so no key
 //     named by the token is ever fetched or trusted.
-//   - Key: looked up by kid among the issuer's keys only. The header alg
+//   - Key: looked up by kid among the issuer's keys only. A token without
+//     kid (RFC 7515 makes it optional) is verified only when exactly one key
+//     of the issuer's set, whatever its kid, fits its alg; with several
+//     candidates it is refused without trying any (reason kid_absent, whose
+//     log hint names the count and the alg). When that one key does not
+//     verify it, or none fits, the set is fetched again under the unknown-kid
+//     gate (one fetch per UnknownKeyCooldown), so a provider that rotated
+//     its one key is followed. Keys published without a kid serve only
+//     tokens without kid. The header alg
 //     must fit the key's type and curve (RSA: RS*/PS*; P-256: ES256; P-384:
 //     ES384; P-521: ES512; Ed25519: EdDSA) and must equal the JWK's "alg"
 //     when it has one. The signature is checked by jwx's verifier for that

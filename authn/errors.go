@@ -2,6 +2,7 @@ package authn
 
 import (
 	"errors"
+	"fmt"
 	"github.com/mcpkit/mcpkit/authn/dpop"
 	"github.com/mcpkit/mcpkit/authn/internal/refusal"
 	"strings"
@@ -62,10 +63,27 @@ type tokenError struct{ reason string }
 func (e *tokenError) Error() string        { return ErrInvalidToken.Error() }
 func (e *tokenError) Is(target error) bool { return target == ErrInvalidToken }
 
+// kidlessError refuses a token without kid whose alg does not select
+// exactly one key of the issuer's JWK Set. Its hint names how many keys
+// fit and the alg (an allowed one): never a key id.
+type kidlessError struct {
+	n   int
+	alg string
+}
+
+func (e *kidlessError) Error() string        { return ErrInvalidToken.Error() }
+func (e *kidlessError) Is(target error) bool { return target == ErrInvalidToken }
+
+// hint is the refusal log's hint for this token.
+func (e *kidlessError) hint() string {
+	return fmt.Sprintf("token has no kid and the JWK Set holds %d keys for %s (a token without kid is verified only when exactly one key fits its alg)", e.n, e.alg)
+}
+
 // rejectReason returns the fixed classification of err for debug logs:
 // never token bytes, never a key id.
 func rejectReason(err error) string {
 	var te *tokenError
+	var ke *kidlessError
 	var rr interface{ Reason() string } // authn/dpop's proof errors
 	var me *misuseError
 	switch {
@@ -75,6 +93,8 @@ func rejectReason(err error) string {
 		return "insufficient_scope"
 	case errors.As(err, &te):
 		return te.reason
+	case errors.As(err, &ke):
+		return "kid_absent"
 	case errors.Is(err, dpop.ErrInvalidProof) && errors.As(err, &rr) && refusal.Hint(rr.Reason()) != "":
 		// Only authn/dpop's proof errors: a Verifier's own error with a
 		// Reason method must not put its text in the log (nor grow the
@@ -104,7 +124,7 @@ var (
 	errBadHeader     = &tokenError{"header"}               // forbidden or ill-typed header parameter
 	errAlg           = &tokenError{"alg"}                  // alg not allowed or does not fit the key
 	errType          = &tokenError{"typ"}                  // typ is not at+jwt
-	errKeyID         = &tokenError{"kid"}                  // kid missing, too long, or unknown
+	errKeyID         = &tokenError{"kid"}                  // kid empty, too long, or unknown
 	errSignature     = &tokenError{"signature"}            // signature does not verify
 	errClaims        = &tokenError{"claims"}               // claim of the wrong type, duplicate, bad UTF-8
 	errIssuer        = &tokenError{"iss"}                  // issuer mismatch or absent

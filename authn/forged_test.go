@@ -161,7 +161,12 @@ func forgedTokens(t *testing.T, e *env) []forged {
 		{"alg missing", "A1", hdrTok(`{"kid":"rs256","typ":"at+jwt"}`), errAlg},
 
 		// --- kid (A5) ---
-		{"kid missing", "A5", hdrTok(`{"alg":"RS256","typ":"at+jwt"}`), errKeyID},
+		// The issuer's own key without kid: genuine when it is the one key
+		// for RS256 (TestKidlessTokenOneCandidate); here rs256 and rsa-noalg
+		// both fit, so it is refused without trying either.
+		{"kid missing, two keys fit", "A5", hdrTok(`{"alg":"RS256","typ":"at+jwt"}`), &tokenError{"kid_absent"}},
+		{"kid missing, attacker's key", "A5", attackerTok(`{"alg":"RS256","typ":"at+jwt"}`), &tokenError{"kid_absent"}},
+		{"kid null", "A5", hdrTok(`{"alg":"RS256","kid":null,"typ":"at+jwt"}`), errBadHeader},
 		{"kid empty", "A5", hdrTok(`{"alg":"RS256","kid":"","typ":"at+jwt"}`), errKeyID},
 		{"kid path traversal", "A5", hdrTok(`{"alg":"RS256","kid":"../../../../etc/passwd","typ":"at+jwt"}`), errKeyID},
 		{"kid SQL injection", "A5", hdrTok(`{"alg":"RS256","kid":"' OR 1=1 --","typ":"at+jwt"}`), errKeyID},

@@ -430,6 +430,7 @@ func TestParseJWKSFilter(t *testing.T) {
 		jwkOf(&r2048.PublicKey, "rsa-sig", map[string]any{"use": "sig", "alg": "PS256"}),
 		jwkOf(&r2048.PublicKey, "rsa-ops", map[string]any{"key_ops": []string{"verify"}}),
 		jwkOf(&ecKey(elliptic.P256()).PublicKey, "p256", map[string]any{"alg": "ES256"}),
+		jwkOf(&r2048.PublicKey, "", nil), // no kid: kept under "", for tokens without kid only
 	}
 	drop := []string{
 		`{"kty":"oct","kid":"oct","k":"c2VjcmV0c2VjcmV0c2VjcmV0"}`,
@@ -437,7 +438,6 @@ func TestParseJWKSFilter(t *testing.T) {
 		jwkOf(&r2048.PublicKey, "ops", map[string]any{"key_ops": []string{"encrypt"}}),
 		jwkOf(&rsaKey(1024).PublicKey, "small", nil),
 		jwkOf(r2048, "private", nil),
-		jwkOf(&r2048.PublicKey, "", nil),
 		jwkOf(&r2048.PublicKey, strings.Repeat("k", 300), nil),
 		jwkOf(&r2048.PublicKey, "alg-es", map[string]any{"alg": "ES256"}),
 		jwkOf(&r2048.PublicKey, "alg-hs", map[string]any{"alg": "HS256"}),
@@ -460,7 +460,7 @@ func TestParseJWKSFilter(t *testing.T) {
 	for kid := range set {
 		kids = append(kids, kid)
 	}
-	assert.ElementsMatch(t, []string{"rsa", "rsa-sig", "rsa-ops", "p256"}, kids)
+	assert.ElementsMatch(t, []string{"rsa", "rsa-sig", "rsa-ops", "p256", ""}, kids)
 	assert.Equal(t, "PS256", set["rsa-sig"][0].Alg)
 	assert.Equal(t, "", set["rsa"][0].Alg)
 

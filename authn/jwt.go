@@ -77,7 +77,8 @@ type JWTOptions struct {
 	RefreshInterval time.Duration
 
 	// UnknownKeyCooldown is the minimum time between two fetches caused by
-	// tokens with an unknown kid, so random kids cannot cause a storm of
+	// tokens with an unknown kid (or without kid, when the one key that fits
+	// does not verify or none fits), so random kids cannot cause a storm of
 	// fetches. After a failed fetch they wait the failure backoff instead
 	// (1 s doubling up to UnknownKeyCooldown), which Retry-After reports.
 	// Zero means 30 s.
@@ -244,7 +245,9 @@ var b64 = base64.RawURLEncoding.Strict()
 //
 // Order: shape (length, three base64url segments, before any decoding),
 // header (strict JSON, allowlisted alg, typ, kid, no crit/jku/jwk/x5u/x5c/
-// b64), key (by kid; its type and alg must fit the header alg), signature
+// b64), key (by kid; without kid, the issuer's one key that fits the
+// header alg, never one of several; its type and alg must fit the header
+// alg), signature
 // (jws verifier for that one alg and key), claims (strict JSON decoded by
 // this package, never by jwx).
 func (v *JWTVerifier) Verify(ctx context.Context, token string) (principal.Principal, time.Time, error) {
@@ -271,22 +274,14 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (principal.Princ
 	if !v.typeOK(h) {
 		return principal.Principal{}, time.Time{}, errType
 	}
-	if h.kid == "" || len(h.kid) > jwks.MaxKeyIDBytes {
-		return principal.Principal{}, time.Time{}, errKeyID
-	}
-	keys, err := v.keys.Lookup(ctx, h.kid)
-	if err != nil {
-		return principal.Principal{}, time.Time{}, keyError(err)
-	}
-	var key *jwks.Key
-	for i := range keys {
-		if keys[i].Fits(h.alg) {
-			key = &keys[i]
-			break
+	var key jwks.Key
+	var set *jwks.Set // the set the key came from, for a token without kid
+	if h.hasKid {
+		if key, err = v.keyByID(ctx, h); err != nil {
+			return principal.Principal{}, time.Time{}, err
 		}
-	}
-	if key == nil {
-		return principal.Principal{}, time.Time{}, errAlg
+	} else if set, key, err = v.onlyKey(ctx, h.alg); err != nil {
+		return principal.Principal{}, time.Time{}, err
 	}
 	var sbuf [512]byte
 	sig, err := jose.DecodeSegment(sbuf[:0], tb[d2+1:])
@@ -294,7 +289,22 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (principal.Princ
 		return principal.Principal{}, time.Time{}, errMalformed
 	}
 	if err := v.verifiers[h.alg].Verify(tb[:d2], sig, key.Key); err != nil {
-		return principal.Principal{}, time.Time{}, errSignature
+		if h.hasKid {
+			return principal.Principal{}, time.Time{}, errSignature
+		}
+		// Without kid a rotation cannot be seen in the header: the one key
+		// that fitted may be the previous one. Fetch under the unknown-kid
+		// gate, and try once more if the set changed.
+		newer := v.keys.Refetch(ctx, set)
+		if newer == nil {
+			return principal.Principal{}, time.Time{}, errSignature
+		}
+		if key, err = onlyFitting(newer, h.alg); err != nil {
+			return principal.Principal{}, time.Time{}, err
+		}
+		if err := v.verifiers[h.alg].Verify(tb[:d2], sig, key.Key); err != nil {
+			return principal.Principal{}, time.Time{}, errSignature
+		}
 	}
 	payload, err := jose.DecodeSegment(nil, tb[d1+1:d2])
 	if err != nil {
@@ -305,6 +315,52 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (principal.Princ
 		return principal.Principal{}, time.Time{}, err
 	}
 	return v.rules.check(&cv, v.now())
+}
+
+// keyByID returns the key of the token's kid that fits its alg.
+func (v *JWTVerifier) keyByID(ctx context.Context, h header) (jwks.Key, error) {
+	if h.kid == "" || len(h.kid) > jwks.MaxKeyIDBytes {
+		return jwks.Key{}, errKeyID
+	}
+	keys, err := v.keys.Lookup(ctx, h.kid)
+	if err != nil {
+		return jwks.Key{}, keyError(err)
+	}
+	for _, k := range keys {
+		if k.Fits(h.alg) {
+			return k, nil
+		}
+	}
+	return jwks.Key{}, errAlg
+}
+
+// onlyKey returns the one key of the issuer's set that fits alg, for a
+// token without kid, and the set it came from. When none fits, the set is
+// fetched again under the unknown-kid gate (the issuer may have rotated to
+// another key type); several candidates refuse the token without trying
+// any of them.
+func (v *JWTVerifier) onlyKey(ctx context.Context, alg string) (*jwks.Set, jwks.Key, error) {
+	set, err := v.keys.Current(ctx)
+	if err != nil {
+		return nil, jwks.Key{}, keyError(err)
+	}
+	if n, _ := set.Fitting(alg); n == 0 {
+		if newer := v.keys.Refetch(ctx, set); newer != nil {
+			set = newer
+		}
+	}
+	key, err := onlyFitting(set, alg)
+	return set, key, err
+}
+
+// onlyFitting returns the one key of set that fits alg, or the refusal
+// naming how many fit.
+func onlyFitting(set *jwks.Set, alg string) (jwks.Key, error) {
+	n, key := set.Fitting(alg)
+	if n != 1 {
+		return jwks.Key{}, &kidlessError{n: n, alg: alg}
+	}
+	return key, nil
 }
 
 // keyError is the verifier's error for a key lookup's: an unknown kid

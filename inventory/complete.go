@@ -64,7 +64,7 @@ func (inv *Inventory) Complete(ctx context.Context, caller *principal.Principal,
 	}
 	c, err := call(ctx, inv, caller, f, req)
 	if err != nil {
-		return Completion{}, inv.fail(ctx, methodComplete, rt.tmpl.Name, err)
+		return Completion{}, inv.failCallback(ctx, methodComplete, rt.tmpl.Name, caller, err)
 	}
 	return normalizeCompletion(c), nil
 }

@@ -394,11 +394,33 @@
 //   - [principal.ErrUnauthenticated]: HTTP 401 with a Bearer challenge (resources/list
 //     with list sources, or a protected resource or template, and no caller).
 //   - [*principal.ScopeError]: HTTP 403 insufficient_scope naming Required (all
-//     the scopes of the resource, template or closest list source).
+//     the scopes of the resource, template or closest list source, or those
+//     a callback named: see Scopes per record).
 //   - [*CursorError]: -32602 with data.reason "invalid" or "expired".
 //   - [*ParamsError]: -32602; Problems name variables, never values.
 //   - [ErrInternal] (anything else): -32603 with a generic message; the
 //     cause is in the operator log.
+//
+// # Scopes per record
+//
+// RequiredScopes is static: every record of a template needs the same
+// scopes. When one record needs more (project 7 needs proj:7), any
+// callback — ReadFunc, ListFunc, SearchFunc, CompleteFunc, and a tool
+// handler of mcphttp/tools — may return a [*principal.ScopeError] naming
+// the scopes it needs, and the caller gets exactly the challenge of a
+// static miss: HTTP 403, WWW-Authenticate: Bearer error="insufficient_scope",
+// scope="<Required>", resource_metadata, error_description, in both
+// protocol eras (never a JSON-RPC error or a tool result: a client steps
+// up only on the HTTP challenge). Required is copied, sorted and
+// de-duplicated. The whole request gets the challenge (for List and
+// Search: the page or the answer, not only that source's part). A
+// ScopeError naming no scope, a scope that is not an RFC 6749 scope-token,
+// or only scopes the caller holds (a step-up could not help, and clients
+// would loop) is a failed callback: logged, [ErrInternal]. For an
+// anonymous caller (a public resource) it is [principal.ErrUnauthenticated]:
+// the 401 challenge, sign in first. Name only scopes the authorization
+// server can grant this client; "not found" stays the answer for a record
+// the caller may never see (a ScopeError tells that the record exists).
 //
 // # Registry rules
 //

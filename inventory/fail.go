@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 
 	"github.com/mcpkit/mcpkit/internal/callback"
@@ -119,6 +120,48 @@ func (inv *Inventory) fail(ctx context.Context, method, source string, err error
 type urlElicitation interface {
 	error
 	URLElicitation() (id, url, message string)
+}
+
+// errBadScopeError is the operator log's text for a callback's
+// *principal.ScopeError the kit does not pass on.
+var errBadScopeError = errors.New("inventory: the callback answered a *principal.ScopeError naming no valid scope, or only scopes the caller holds (a step-up could not help)")
+
+// failCallback answers the error of an application callback (Read, List,
+// Search, Complete) for caller. A *principal.ScopeError — the record needs
+// a scope the caller lacks (proj:7) — is passed on, as a copy with its
+// scopes sorted and de-duplicated, for the transport's 403
+// insufficient_scope challenge, as a static RequiredScopes miss is; for an
+// anonymous caller it is principal.ErrUnauthenticated (sign in first). One
+// naming no scope, a scope that breaks RFC 6749 §3.3, or only scopes the
+// caller holds (a step-up would loop), or one after the request ended, is
+// a failed callback like any other error: logged, ErrInternal.
+func (inv *Inventory) failCallback(ctx context.Context, method, source string, caller *principal.Principal, err error) error {
+	var se *principal.ScopeError
+	isScope := errors.As(err, &se)
+	if isScope && se == nil { // a typed nil: its Error would panic, so err is never logged
+		return inv.fail(ctx, method, source, errBadScopeError)
+	}
+	if !isScope || ctx.Err() != nil {
+		return inv.fail(ctx, method, source, err)
+	}
+	if len(se.Required) == 0 {
+		return inv.fail(ctx, method, source, errBadScopeError)
+	}
+	required := slices.Clone(se.Required)
+	slices.Sort(required)
+	required = slices.Compact(required)
+	for _, s := range required {
+		if !principal.ValidScope(s) {
+			return inv.fail(ctx, method, source, errBadScopeError)
+		}
+	}
+	if caller == nil {
+		return principal.ErrUnauthenticated
+	}
+	if caller.HasScopes(required...) {
+		return inv.fail(ctx, method, source, errBadScopeError)
+	}
+	return &principal.ScopeError{Required: required}
 }
 
 // failAssembly logs a cursor that could not be sealed (never expected).

@@ -197,7 +197,7 @@ func (inv *Inventory) fillSource(ctx context.Context, sc *scratch, f *filler[Ite
 		req := ListRequest{After: after, Limit: f.room(), Principal: *caller}
 		res, err := call(ctx, inv, caller, src.tmpl.List, req)
 		if err != nil {
-			return position{}, false, inv.fail(ctx, purposeList, name, err)
+			return position{}, false, inv.failCallback(ctx, purposeList, name, caller, err)
 		}
 		chk := &sc.check
 		chk.escape = true

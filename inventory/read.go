@@ -134,7 +134,7 @@ func (inv *Inventory) runRead(ctx context.Context, source string, read ReadFunc,
 		if errors.Is(err, ErrNotFound) && ctx.Err() == nil {
 			return nil, ErrNotFound
 		}
-		return nil, inv.fail(ctx, methodRead, source, err)
+		return nil, inv.failCallback(ctx, methodRead, source, req.Principal, err)
 	}
 	if i, ok := inv.checkContents(contents); !ok {
 		return nil, inv.failRule(ctx, methodRead, source, RuleContentsInvalid, i)

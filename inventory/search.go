@@ -36,6 +36,13 @@ type SearchRequest struct {
 
 // SearchFunc returns at most Limit records of the caller that match the
 // query, best first.
+//
+// Returning a [*principal.ScopeError] says this one record needs a scope
+// the caller lacks (proj:7 of a template whose RequiredScopes cannot name
+// every project): the caller gets the 403 insufficient_scope challenge
+// naming its Required scopes, as for a static RequiredScopes miss, so a
+// client can step up (see "Scopes per record" in the package
+// documentation).
 type SearchFunc func(ctx context.Context, req SearchRequest) ([]SearchHit, error)
 
 // SearchHit is one record a SearchFunc found. It is checked like a listed
@@ -90,7 +97,7 @@ func (inv *Inventory) Search(ctx context.Context, caller *principal.Principal, q
 		req := SearchRequest{Query: query, Limit: room, Principal: *caller}
 		res, err := call(ctx, inv, caller, rt.tmpl.Search, req)
 		if err != nil {
-			return nil, inv.fail(ctx, methodSearch, rt.tmpl.Name, err)
+			return nil, inv.failCallback(ctx, methodSearch, rt.tmpl.Name, caller, err)
 		}
 		if len(res) > room {
 			return nil, inv.failRule(ctx, methodSearch, rt.tmpl.Name, RuleTooManyEntries, -1)

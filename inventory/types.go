@@ -174,6 +174,13 @@ type ReadRequest struct {
 // ReadFunc returns the contents of a resource. Returning [ErrNotFound] (or
 // an error wrapping it) makes the client see "resource not found"; any other
 // error is logged and the client sees a generic internal error.
+//
+// Returning a [*principal.ScopeError] says this one record needs a scope
+// the caller lacks (proj:7 of a template whose RequiredScopes cannot name
+// every project): the caller gets the 403 insufficient_scope challenge
+// naming its Required scopes, as for a static RequiredScopes miss, so a
+// client can step up (see "Scopes per record" in the package
+// documentation).
 type ReadFunc func(ctx context.Context, req ReadRequest) ([]Contents, error)
 
 // Contents is one item of a resources/read result: text when Blob is nil,
@@ -205,6 +212,13 @@ type ListRequest struct {
 // ListFunc returns the next at most Limit records of the caller, in
 // strictly increasing key order, strictly after After. See the package
 // documentation for the complete contract.
+//
+// Returning a [*principal.ScopeError] says this one record needs a scope
+// the caller lacks (proj:7 of a template whose RequiredScopes cannot name
+// every project): the caller gets the 403 insufficient_scope challenge
+// naming its Required scopes, as for a static RequiredScopes miss, so a
+// client can step up (see "Scopes per record" in the package
+// documentation).
 type ListFunc func(ctx context.Context, req ListRequest) (Page, error)
 
 // Page is one answer of a ListFunc.
@@ -241,6 +255,13 @@ type CompleteRequest struct {
 }
 
 // CompleteFunc suggests values for one variable of a template.
+//
+// Returning a [*principal.ScopeError] says this one record needs a scope
+// the caller lacks (proj:7 of a template whose RequiredScopes cannot name
+// every project): the caller gets the 403 insufficient_scope challenge
+// naming its Required scopes, as for a static RequiredScopes miss, so a
+// client can step up (see "Scopes per record" in the package
+// documentation).
 type CompleteFunc func(ctx context.Context, req CompleteRequest) (Completion, error)
 
 // Completion is a completion result. The kit keeps at most 100 values

@@ -50,6 +50,17 @@ type Options struct {
 	// resource_metadata URL.
 	Authenticator Authenticator
 
+	// RequireSignIn answers every request without credentials — initialize,
+	// ping and server/discover included, and the GET and DELETE of parts —
+	// with the Authenticator's 401 challenge, before its body is read, so
+	// that clients which start OAuth only when a connection is refused
+	// (the first request of a session) sign in at connect. Use it when
+	// nothing is public: no public resource, template or tool. Leave it off
+	// (the default) when anonymous callers have something to see: they are
+	// then served what is public, and a protected method answers 401 when
+	// it is called. CORS preflights are never refused.
+	RequireSignIn bool
+
 	// Origins decides which requests may reach the endpoint at all (see
 	// [origin.Guard]: cross-origin browsers, DNS rebinding) and speaks
 	// CORS for the origins it allows. Give the endpoint the same guard
@@ -88,6 +99,7 @@ type Options struct {
 type Endpoint struct {
 	inv      *inventory.Inventory
 	auth     Authenticator
+	signIn   bool // Options.RequireSignIn
 	origins  *origin.Guard
 	limits   jsonrpc.Limits
 	maxBytes int
@@ -149,7 +161,7 @@ func newEndpoint(inv *inventory.Inventory, opts Options) (*Endpoint, error) {
 		return nil, errors.New("mcphttp: MaxResultBytes must not be negative")
 	}
 	e := &Endpoint{
-		inv: inv, auth: opts.Authenticator, origins: opts.Origins, limits: opts.Limits,
+		inv: inv, auth: opts.Authenticator, signIn: opts.RequireSignIn, origins: opts.Origins, limits: opts.Limits,
 		maxBytes: opts.MaxResultBytes, log: opts.Logger,
 		methods: map[string]method{}, verbs: map[string]verb{},
 	}

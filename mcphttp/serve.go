@@ -125,7 +125,8 @@ func (w *startedWriter) Flush() {
 func (w *startedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // authenticate returns the caller, nil for an anonymous request, or the
-// error of credentials that do not prove one.
+// error of credentials that do not prove one; with RequireSignIn, an
+// anonymous request is principal.ErrUnauthenticated.
 func (e *Endpoint) authenticate(r *http.Request) (*principal.Principal, error) {
 	if err := mcpwire.AuthRefusal(r.Context()); err != nil {
 		return nil, err // refused by this Authenticator in front of the endpoint (intercept): counted once
@@ -135,6 +136,9 @@ func (e *Endpoint) authenticate(r *http.Request) (*principal.Principal, error) {
 	case err == nil:
 		return &p, nil
 	case errors.Is(err, principal.ErrUnauthenticated):
+		if e.signIn {
+			return nil, principal.ErrUnauthenticated
+		}
 		return nil, nil
 	}
 	return nil, err

@@ -115,6 +115,22 @@
 // playwright-core), Chromium, and for the second oidc-provider, and skip
 // without them (fail under CI=true).
 //
+// TestSignInWithHydra runs Ory Hydra v2.3.0 (built from the Go module
+// proxy by .ci/hydra.sh, in-memory database) with the minimal login and
+// consent app of the hydra package: a client registered dynamically signs
+// alice in (authorization code, PKCE, the resource parameter), Hydra's JWT
+// access tokens are verified by authn.JWTVerifier and its opaque ones by
+// authn.IntrospectionVerifier, the refresh token works once, and a record
+// that needs a wider scope is read after signing in again for it. It
+// skips without MCPKIT_HYDRA (fails under CI=true):
+//
+//	eval "$(bash .ci/hydra.sh)"   # export MCPKIT_HYDRA=…
+//	go test -run Hydra -v ./examples/interop/
+//
+// TestSignInAtConnect runs the TypeScript SDK v2 client against the
+// documents server with -require-sign-in: initialize itself gets 401, and
+// the client signs in at connect.
+//
 // # Intercept in front of real SDK servers
 //
 // The package also tests intercept.New wrapping real servers of the

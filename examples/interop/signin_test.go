@@ -100,6 +100,12 @@ type signInSummary struct {
 			Error  string `json:"error"`
 		} `json:"nextAfterReuse"`
 	} `json:"refresh"`
+	Requests []struct {
+		Method    string `json:"method"`
+		URL       string `json:"url"`
+		RPCMethod string `json:"rpcMethod"`
+		Status    int    `json:"status"`
+	} `json:"requests"`
 	Problems []string `json:"problems"`
 	OK       bool     `json:"ok"`
 }

@@ -79,6 +79,12 @@
 //	anything else (logged; inventory errors are          tool error "The server could not
 //	logged where they happen)                            complete this call."
 //
+// A *principal.ScopeError — from the handler, or from an inventory
+// callback the built-in tools call (a record that needs a scope of its
+// own) — is the HTTP 403 insufficient_scope challenge in both eras, never
+// a tool result: clients step up on the challenge and retry, while a
+// tool error would only reach the model.
+//
 // A result over the endpoint's byte limit is that last tool error too,
 // logged. In 2026-07-28, tools/call needs Mcp-Name equal to params.name.
 // Protocol 2025-06-18 and later get titles, output schemas and

@@ -34,15 +34,37 @@ const (
 	MaxKeyIDBytes = 256
 )
 
-// Set maps key ids to the usable keys with that id.
+// Set maps key ids to the usable keys with that id. Keys published
+// without a kid are held under "": only a token without kid can use them
+// (see Fitting).
 type Set map[string][]Key
+
+// Fitting returns how many keys of the set, whatever their kid, fit alg,
+// and the first of them: a token without kid is verified only when
+// exactly one key fits (RFC 7515 §4.1.4 makes kid optional; with several
+// candidates the token is refused without trying any).
+func (s Set) Fitting(alg string) (int, Key) {
+	n, first := 0, Key{}
+	for _, keys := range s {
+		for _, k := range keys {
+			if k.Fits(alg) {
+				if n == 0 {
+					first = k
+				}
+				n++
+			}
+		}
+	}
+	return n, first
+}
 
 // Parse decodes a JWK Set and keeps only the keys this verifier may use:
 // public signature keys (use absent or "sig", key_ops absent or containing
 // "verify") of type RSA (2048–8192 bits), EC P-256/384/521 or OKP Ed25519,
-// with a non-empty kid, and with an "alg" that is allowed and fits the key
+// with a kid of at most 256 bytes (or none), and with an "alg" that is allowed and fits the key
 // when one is given; a key with no alg must fit at least one allowed
-// algorithm. Symmetric ("oct") keys, encryption keys and private keys are
+// algorithm. A key without kid is kept under "" (only a token without kid
+// can select it). Symmetric ("oct") keys, encryption keys and private keys are
 // dropped. It returns the number of entries dropped.
 func Parse(body []byte, allowed []string) (Set, int, error) {
 	var doc struct {
@@ -73,7 +95,7 @@ func usableKey(raw []byte, allowed []string) (string, Key, bool) {
 		return "", Key{}, false
 	}
 	kid := k.KeyID()
-	if kid == "" || len(kid) > MaxKeyIDBytes {
+	if len(kid) > MaxKeyIDBytes {
 		return "", Key{}, false
 	}
 	pk, ok := publicOf(k)

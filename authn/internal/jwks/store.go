@@ -319,6 +319,49 @@ func (ks *Store) Lookup(ctx context.Context, kid string) ([]Key, error) {
 	return nil, ErrUnknownKey
 }
 
+// Current returns the current set for a token without kid. With no set
+// yet it triggers (or shares) a gated fetch and waits for it until ctx is
+// done; errors as Lookup's.
+func (ks *Store) Current(ctx context.Context) (*Set, error) {
+	if set := ks.keys.Load(); set != nil {
+		return set, nil
+	}
+	if c := ks.begin(fetchRequest); c != nil {
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			return nil, ks.unavailable()
+		}
+	}
+	if set := ks.keys.Load(); set != nil {
+		return set, nil
+	}
+	return nil, ks.unavailable()
+}
+
+// Refetch is Lookup's reaction to an unknown kid for a token without kid
+// whose keys did not do (none fitted, or the one that fitted did not
+// verify: the issuer may have rotated): it triggers a fetch under the same
+// gate (at most one per cooldown, or per failure backoff) and waits for it
+// until ctx is done. It returns the set after it when that is another set
+// than old, else nil: a forged token without kid costs what a random kid
+// costs, and nothing more.
+func (ks *Store) Refetch(ctx context.Context, old *Set) *Set {
+	c := ks.begin(fetchRequest)
+	if c == nil {
+		return nil
+	}
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		return nil
+	}
+	if set := ks.keys.Load(); set != nil && set != old {
+		return set
+	}
+	return nil
+}
+
 // unavailable returns the error of a key that cannot be checked now. Its
 // RetryAfter is the time until a request-triggered fetch may start again
 // (the failure backoff's remainder), and at least a second: a client

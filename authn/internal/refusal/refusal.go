@@ -130,6 +130,14 @@ func NewLog(log *slog.Logger, interval time.Duration, hint func(reason string) s
 
 // Refused records one refusal answered with status.
 func (l *Log) Refused(ctx context.Context, reason string, status int) {
+	l.RefusedHint(ctx, reason, status, "")
+}
+
+// RefusedHint is Refused with the hint of this refusal, when it says more
+// than the reason's fixed one (a count, an algorithm: never token bytes or
+// key ids); "" means the fixed one. The aggregated line of an interval
+// carries the fixed hint.
+func (l *Log) RefusedHint(ctx context.Context, reason string, status int, hint string) {
 	if !l.log.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
@@ -146,8 +154,11 @@ func (l *Log) Refused(ctx context.Context, reason string, status int) {
 	}
 	l.groups[reason] = &refusalGroup{start: now}
 	l.mu.Unlock()
+	if hint == "" {
+		hint = l.hint(reason)
+	}
 	l.log.LogAttrs(ctx, slog.LevelInfo, "authn: credentials refused",
-		slog.String("reason", reason), slog.Int("status", status), slog.String("hint", l.hint(reason)))
+		slog.String("reason", reason), slog.Int("status", status), slog.String("hint", hint))
 }
 
 // flush logs the count of g's further refusals and ends its interval.
@@ -175,6 +186,7 @@ var hints = map[string]string{
 	"alg":                  "the token's alg is not in JWTOptions.Algorithms, or does not fit the key",
 	"typ":                  "typ is not at+jwt (RFC 9068); for a provider that types access tokens JWT see JWTOptions.AllowPlainJWTType",
 	"kid":                  "no key with the token's kid in the issuer's JWK Set (JWTOptions.JWKSURL; a rotation is fetched within UnknownKeyCooldown)",
+	"kid_absent":           "the token has no kid and the JWK Set does not hold exactly one key for its alg (a token without kid is verified only when one key fits)",
 	"signature":            "the signature does not verify with the issuer's key (a forged token, or another issuer's)",
 	"claims":               "a claim of the wrong type, duplicated, or invalid UTF-8",
 	"iss":                  "iss is not JWTOptions.Issuer (compared exactly: mind a trailing slash)",

@@ -471,6 +471,7 @@ func (a *App) newEndpoint(inv *inventory.Inventory, auth *authn.Authenticator, o
 		ServerInfo:    mcphttp.Implementation{Name: "mcpkit-documents", Title: "mcpkit documents", Version: Version},
 		Instructions:  instructions,
 		Authenticator: auth,
+		RequireSignIn: a.cfg.RequireSignIn,
 		Origins:       origins,
 		Limits:        limits,
 		Logger:        a.log,

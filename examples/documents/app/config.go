@@ -109,6 +109,11 @@ type Config struct {
 	// AllowPlainJWTType admits JWTs typed "JWT" or untyped
 	// (-allow-plain-jwt-type); see authn.JWTOptions.AllowPlainJWTType.
 	AllowPlainJWTType bool
+	// RequireSignIn answers every request without credentials, initialize
+	// included, with the 401 challenge (-require-sign-in), so clients that
+	// start OAuth only at connect sign in; the public about resource is
+	// then for signed-in callers only. See mcphttp.Options.RequireSignIn.
+	RequireSignIn bool
 
 	// Resource is the canonical resource URI (-resource): the audience
 	// tokens must carry and the "resource" of the metadata. Required with

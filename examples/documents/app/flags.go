@@ -125,6 +125,7 @@ func defineAuthFlags(fs flagSet, c *Config, multi *issuerFlags) {
 	fs.str(&c.IntrospectionClientID, "introspection-client-id", "", "client id for the introspection endpoint")
 	fs.str(&c.Resource, "resource", "", "canonical resource URI of the MCP endpoint, the tokens' audience (default in development mode: http://ADDR/mcp)")
 	fs.str(&c.AuthorizationServer, "authorization-server", "", "authorization server published in the resource metadata (default: -issuer)")
+	fs.BoolVar(&c.RequireSignIn, "require-sign-in", false, "answer every request without credentials, initialize included, with the 401 challenge, for clients that start OAuth only at connect; the public about resource then needs sign-in too (env "+EnvName("require-sign-in")+")")
 	fs.BoolVar(&c.AllowPlainJWTType, "allow-plain-jwt-type", false, `also accept JWTs typed "JWT" or untyped, for issuers that cannot type access tokens at+jwt: weaker (env `+EnvName("allow-plain-jwt-type")+")")
 }
 

@@ -22,6 +22,8 @@
 // ("mcpkit" for the documents server's development page, "oidc-provider"
 // for provider.mjs's form), foreign (URIs of another user's documents),
 // stepUp (a URI that needs more scope), checkRefresh, checkFraming,
+// signInAtConnect (the server refuses initialize without a token: sign in
+// at connect and connect again),
 // callbackPort (0: any), chromium (the binary), userDataDir (a fresh
 // profile), screenshotDir.
 //
@@ -232,7 +234,8 @@ async function browserSignIn(label) {
   return cb;
 }
 
-const transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider, fetch: recordingFetch });
+const newTransport = () => new StreamableHTTPClientTransport(new URL(url), { authProvider: provider, fetch: recordingFetch });
+let transport = newTransport();
 const client = new Client({ name: 'mcpkit-signin', version: '1.0.0' });
 
 // withSignIn runs fn; when the SDK needs the person (UnauthorizedError,
@@ -252,12 +255,31 @@ async function withSignIn(label, fn) {
 
 client.onerror = (err) => { if (err instanceof UnauthorizedError || /nauthorized/.test(String(err))) streamSettled(); };
 try {
-  await client.connect(transport); // initialize needs no token
-  // Wait for the GET stream's attempt, and leave the authorization it
-  // started unanswered, as a person closes a second tab: the sign-in goes
-  // through the POST's 401 and its scope.
-  await Promise.race([streamAttempt, new Promise((resolve) => setTimeout(resolve, 60_000))]); // a hang guard
-  summary.streamAuthorizations = provider.authorizationURLs.length;
+  if (cfg.signInAtConnect) {
+    // The server refuses initialize itself without a token
+    // (mcphttp.Options.RequireSignIn): the SDK reports the 401 of connect,
+    // the person signs in, and the client connects again with a new
+    // transport (a started one cannot start again).
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await client.connect(transport);
+        break;
+      } catch (err) {
+        if (!(err instanceof UnauthorizedError) || attempt >= 1) throw err;
+        const cb = await browserSignIn(`connect-${attempt + 1}`);
+        await transport.finishAuth(cb.code, cb.iss);
+        transport = newTransport();
+      }
+    }
+    summary.streamAuthorizations = 0;
+  } else {
+    await client.connect(transport); // initialize needs no token
+    // Wait for the GET stream's attempt, and leave the authorization it
+    // started unanswered, as a person closes a second tab: the sign-in goes
+    // through the POST's 401 and its scope.
+    await Promise.race([streamAttempt, new Promise((resolve) => setTimeout(resolve, 60_000))]); // a hang guard
+    summary.streamAuthorizations = provider.authorizationURLs.length;
+  }
   provider.authorizationURLs = [];
   summary.listed = [];
   summary.pages = 0;
