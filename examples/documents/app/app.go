@@ -56,6 +56,9 @@ type App struct {
 	// The users' skills (the MCP Skills extension), in the same database.
 	skills store.SkillStore
 
+	// searches bounds the full-text searches of the MCP callbacks.
+	searches *searchGate
+
 	// Change notifications: the hub, and with a PostgreSQL database the
 	// broker that carries events between instances, over its own pool.
 	hub        *notify.Hub
