@@ -299,3 +299,40 @@ func TestBodyBudgetAddressCrowdLeavesTheReserve(t *testing.T) {
 		})
 	}
 }
+
+// ReadRawFor reads a body under the caller's share, undecoded: the
+// bytes as sent, charged until released; over the limit a
+// *TooLargeError, with no room ErrBusy.
+func TestReadRawFor(t *testing.T) {
+	budget := jsonrpc.NewBodyBudget(1<<20, jsonrpc.BudgetOptions{PerPrincipal: 64 << 10, Log: slog.New(slog.DiscardHandler)})
+	l := jsonrpc.Limits{Budget: budget}
+	alice := &principal.Principal{Issuer: "https://issuer.example", Subject: "alice"}
+	body := `{"body":"` + strings.Repeat("z", 10<<10) + `"}`
+	raw, release, err := l.ReadRawFor(httptest.NewRecorder(), post(body, "text/plain"), alice, 32<<10)
+	require.NoError(t, err)
+	assert.Equal(t, body, string(raw))
+	assert.Positive(t, budget.InUse())
+	release()
+	release()
+	assert.Zero(t, budget.InUse(), "released once, however often called")
+
+	_, _, err = l.ReadRawFor(httptest.NewRecorder(), post(body, "text/plain"), alice, 1<<10)
+	var tl *jsonrpc.TooLargeError
+	require.ErrorAs(t, err, &tl)
+	assert.Equal(t, int64(1<<10), tl.Limit)
+
+	var held []func()
+	for {
+		_, release, err := l.ReadRawFor(httptest.NewRecorder(), post(body, "text/plain"), alice, 32<<10)
+		if err != nil {
+			assert.ErrorIs(t, err, jsonrpc.ErrBusy)
+			break
+		}
+		held = append(held, release)
+	}
+	assert.NotEmpty(t, held)
+	for _, r := range held {
+		r()
+	}
+	assert.Zero(t, budget.InUse())
+}
