@@ -119,7 +119,8 @@ func TestAbandonedCallbacksBoundedInTotalAcrossCallers(t *testing.T) {
 	callers := inventory.MaxAbandonedCallbacks + 2
 	for i := range callers {
 		p := &principal.Principal{Subject: fmt.Sprintf("user%d", i), Scopes: []string{"docs:read"}}
-		before := inv.AbandonedCallbacks() // counted when abandoned (the callback may start later)
+		// Counted when abandoned: the callback itself may start later.
+		before := inv.AbandonedCallbacks()
 		for range inventory.MaxAbandonedPerCaller + 3 { // sequential: each one's share exactly
 			_, err := listWire(context.Background(), inv, p, "", testEnv)
 			require.Same(t, inventory.ErrInternal, err)
