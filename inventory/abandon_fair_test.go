@@ -92,9 +92,13 @@ func TestStuckCallbacksOfOneCallerDoNotRefuseOthers(t *testing.T) {
 	assert.True(t, strings.Contains(log.String(), "abandoned callbacks of this caller"), "the refusal is logged")
 }
 
-// The total stays bounded: many callers, each with stuck callbacks up to
-// its share, fill the inventory's bound, and then every caller is refused
-// (the process is protected) until some return.
+// The total stays bounded: callers each with stuck callbacks up to
+// their share fill the part of the bound that callers holding some share
+// (3/4 of MaxAbandonedCallbacks), a share shrinking as more callers hold
+// some; each further caller holding none gets one more, until
+// MaxAbandonedCallbacks callers hold some; then every caller is refused
+// (the process is protected) until some return. Issue 35: before, the
+// sixth caller found the whole inventory full after 8 callers' shares.
 func TestAbandonedCallbacksBoundedInTotalAcrossCallers(t *testing.T) {
 	s := newStuck()
 	released := false
@@ -107,19 +111,34 @@ func TestAbandonedCallbacksBoundedInTotalAcrossCallers(t *testing.T) {
 		s.wait()
 		return inventory.Page{Entries: []inventory.Entry{docEntry(1)}}, nil
 	}
+	log := &logBuffer{}
 	inv, err := inventory.New(nil, []inventory.Template{docsTemplate(list)},
-		inventory.Options{CallbackTimeout: 5 * time.Millisecond, Logger: (&logBuffer{}).logger()})
+		inventory.Options{CallbackTimeout: 5 * time.Millisecond, Logger: log.logger()})
 	require.NoError(t, err)
-	callers := inventory.MaxAbandonedCallbacks/inventory.MaxAbandonedPerCaller + 2
+	const shared = inventory.MaxAbandonedCallbacks * 3 / 4
+	callers := inventory.MaxAbandonedCallbacks + 2
 	for i := range callers {
 		p := &principal.Principal{Subject: fmt.Sprintf("user%d", i), Scopes: []string{"docs:read"}}
+		// Counted when abandoned: the callback itself may start later.
+		before := inv.AbandonedCallbacks()
 		for range inventory.MaxAbandonedPerCaller + 3 { // sequential: each one's share exactly
 			_, err := listWire(context.Background(), inv, p, "", testEnv)
 			require.Same(t, inventory.ErrInternal, err)
 		}
+		got := inv.AbandonedCallbacks() - before
+		switch {
+		case i < shared/inventory.MaxAbandonedPerCaller:
+			assert.EqualValues(t, inventory.MaxAbandonedPerCaller, got, "caller %d: its whole share", i)
+		case i < inventory.MaxAbandonedCallbacks:
+			assert.EqualValues(t, 1, got, "caller %d holds nothing: one", i)
+		default:
+			assert.Zero(t, got, "caller %d: %d callers hold some", i, inventory.MaxAbandonedCallbacks)
+		}
 	}
-	assert.LessOrEqual(t, s.calls.Load(), int64(inventory.MaxAbandonedCallbacks), "callbacks called at most the total bound")
-	assert.Equal(t, inventory.MaxAbandonedCallbacks, inv.AbandonedCallbacks())
+	want := shared + inventory.MaxAbandonedCallbacks - shared/inventory.MaxAbandonedPerCaller
+	assert.Equal(t, want, inv.AbandonedCallbacks())
+	require.Eventually(t, func() bool { return s.calls.Load() == int64(want) }, 5*time.Second, time.Millisecond, "callbacks called")
+	assert.Equal(t, 1, strings.Count(log.String(), "abandoned callbacks refuse calls"), "one WARN line, rate-limited")
 	close(s.release)
 	released = true
 	require.Eventually(t, func() bool { return inv.AbandonedCallbacks() == 0 }, 5*time.Second, time.Millisecond)

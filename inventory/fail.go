@@ -48,17 +48,22 @@ func call[Req, Res any](ctx context.Context, inv *Inventory, caller *principal.P
 // Bounds of the abandoned callbacks: those still running after their call
 // gave up on them because their deadline passed or the request ended (a
 // callback that ignores its context, a lock wait, a blocking client
-// library). Each caller has a share: while one signed-in caller (one
-// subject; a caller without one, by its client) has MaxAbandonedPerCaller
-// abandoned callbacks, every new callback call for it fails at once with
-// [ErrInternal] and an operator record (rule "deadline"), until some
-// return; anonymous callers share MaxAbandonedAnonymous. Other callers are
-// served meanwhile. MaxAbandonedCallbacks bounds the whole inventory, each
-// caller counted up to its share: when that many are abandoned, every call
-// fails until some return. A caller's calls already running when its share
-// is used up may still be abandoned, so its count can pass its share by
-// the number of its calls in flight then, but only its share counts toward
-// MaxAbandonedCallbacks.
+// library). Each caller (one subject; a caller without one, by its
+// client; anonymous callers together) has a share: while it holds that
+// many abandoned callbacks, every new callback call for it fails at once
+// with [ErrInternal] and an operator record (rule "deadline"), until some
+// return. The share is MaxAbandonedPerCaller (MaxAbandonedAnonymous for
+// anonymous callers), less when more callers hold some: 3/4 of
+// MaxAbandonedCallbacks (48) divided by their number, at least one; and
+// callers holding some stop once the inventory holds 48 in all. The last
+// quarter is kept for callers holding none, so that no crowd denies
+// another: a caller holding no abandoned callback is served while fewer
+// than MaxAbandonedCallbacks callers hold some (with 8, 16 or 32 stuck
+// subjects, everyone else is served). Refusals are also logged at WARN,
+// at most once per 10 s, with how many callbacks and callers are held
+// (never who). A caller's calls already running when its share is used up
+// may still be abandoned, so its count can pass its share by the number
+// of its calls in flight then.
 const (
 	MaxAbandonedCallbacks = callback.MaxAbandoned
 	MaxAbandonedPerCaller = callback.MaxAbandonedPerCaller

@@ -2,6 +2,7 @@ package jsonrpc_test
 
 import (
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -209,7 +210,7 @@ func TestNewBodyBudgetCutsShares(t *testing.T) {
 	for hold(t, l, "alice", 10, &held) == 0 {
 		n++
 	}
-	assert.Equal(t, 8, n, "a share is at most the rest")
+	assert.Equal(t, 7, n, "a share is at most the rest less its reserve (1/8)")
 }
 
 // Limits.ClientAddr names the address an anonymous body is charged to
@@ -229,4 +230,109 @@ func TestReadBodyClientAddr(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, hold(t, l, "@127.0.0.1", 10, &held), "the client's share is full")
 	from = "203.0.113.8"
 	assert.Zero(t, hold(t, l, "@127.0.0.1", 10, &held), "another client behind the same proxy is served")
+}
+
+// A crowd of principals, each filling all the share it can get, takes
+// the unreserved part of the signed-in pool, never the reserve: a
+// principal holding nothing is still served, and so is one holding a
+// little. The shares shrink as more principals hold them. The refusals
+// are logged once (rate-limited), at WARN, naming the pool and no
+// caller. Fails before issue 35: the eighth principal took the last of
+// the pool.
+func TestBodyBudgetCrowdLeavesTheReserve(t *testing.T) {
+	for _, n := range []int{8, 16, 32} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			var log strings.Builder
+			budget := jsonrpc.NewBodyBudget(8<<20, jsonrpc.BudgetOptions{Log: slog.New(slog.NewTextHandler(&log, nil))})
+			l := jsonrpc.Limits{Budget: budget}
+			var held []*jsonrpc.Body
+			defer func() {
+				for _, b := range held {
+					b.Release()
+				}
+				assert.Zero(t, budget.InUse(), "everything returned")
+			}()
+			got := make([]int64, n)
+			for i := range n {
+				before := budget.InUse()
+				for hold(t, l, "mallory"+strconv.Itoa(i), 100, &held) == 0 {
+				}
+				got[i] = budget.InUse() - before
+			}
+			// The reserve: 1/8 of the signed-in pool, 15 KiB light for each.
+			signedPool := int64(8<<20 - 8<<20/16)
+			assert.LessOrEqual(t, budget.InUse(), signedPool-signedPool/8+int64(n)*(signedPool/8/64), "the crowd holds at most the unreserved part and a light amount each")
+			assert.LessOrEqual(t, got[n-1], got[0], "shares shrink as more principals hold them")
+			for _, who := range []string{"alice", "bob", "carol"} {
+				require.Zero(t, hold(t, l, who, 100, &held), "%s holds nothing and is served", who)
+			}
+			require.Zero(t, hold(t, l, "alice", 100, &held), "alice holds little and is served again")
+			assert.Equal(t, 1, strings.Count(log.String(), "\n"), "one line however many refusals: %s", log.String())
+			assert.Contains(t, log.String(), "level=WARN")
+			assert.Contains(t, log.String(), "pool=signed-in")
+			assert.NotContains(t, log.String(), "mallory")
+		})
+	}
+}
+
+// A crowd of addresses (IPv6 /64s) likewise leaves the anonymous
+// pool's reserve: a new client at another address is served.
+func TestBodyBudgetAddressCrowdLeavesTheReserve(t *testing.T) {
+	for _, n := range []int{8, 16, 32} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			budget := jsonrpc.NewBodyBudget(0, jsonrpc.BudgetOptions{Log: slog.New(slog.DiscardHandler)})
+			l := jsonrpc.Limits{Budget: budget}
+			var held []*jsonrpc.Body
+			defer func() {
+				for _, b := range held {
+					b.Release()
+				}
+			}()
+			for i := range n {
+				for j := 0; hold(t, l, "@[2001:db8:0:"+strconv.FormatInt(int64(i), 16)+"::"+strconv.Itoa(j+1)+"]", 100, &held) == 0; j++ {
+				}
+			}
+			pool := int64(jsonrpc.DefaultBodyBudget / 16)
+			assert.LessOrEqual(t, budget.InUse(), pool-pool/4+int64(n)*8<<10, "the crowd holds at most the unreserved part and 8 KiB each")
+			require.Zero(t, hold(t, l, "@198.51.100.7", 100, &held), "a new client is served")
+			require.Zero(t, hold(t, l, "@[2001:db8:1::1]", 100, &held), "and another")
+		})
+	}
+}
+
+// ReadRawFor reads a body under the caller's share, undecoded: the
+// bytes as sent, charged until released; over the limit a
+// *TooLargeError, with no room ErrBusy.
+func TestReadRawFor(t *testing.T) {
+	budget := jsonrpc.NewBodyBudget(1<<20, jsonrpc.BudgetOptions{PerPrincipal: 64 << 10, Log: slog.New(slog.DiscardHandler)})
+	l := jsonrpc.Limits{Budget: budget}
+	alice := &principal.Principal{Issuer: "https://issuer.example", Subject: "alice"}
+	body := `{"body":"` + strings.Repeat("z", 10<<10) + `"}`
+	raw, release, err := l.ReadRawFor(httptest.NewRecorder(), post(body, "text/plain"), alice, 32<<10)
+	require.NoError(t, err)
+	assert.Equal(t, body, string(raw))
+	assert.Positive(t, budget.InUse())
+	release()
+	release()
+	assert.Zero(t, budget.InUse(), "released once, however often called")
+
+	_, _, err = l.ReadRawFor(httptest.NewRecorder(), post(body, "text/plain"), alice, 1<<10)
+	var tl *jsonrpc.TooLargeError
+	require.ErrorAs(t, err, &tl)
+	assert.Equal(t, int64(1<<10), tl.Limit)
+
+	var held []func()
+	for {
+		_, release, err := l.ReadRawFor(httptest.NewRecorder(), post(body, "text/plain"), alice, 32<<10)
+		if err != nil {
+			assert.ErrorIs(t, err, jsonrpc.ErrBusy)
+			break
+		}
+		held = append(held, release)
+	}
+	assert.NotEmpty(t, held)
+	for _, r := range held {
+		r()
+	}
+	assert.Zero(t, budget.InUse())
 }

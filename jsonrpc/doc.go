@@ -73,6 +73,23 @@
 // [DecodeBatch], which applies the same rules to each element (at most
 // [MaxBatch]) and returns one [BatchItem] per element.
 //
+// # Body memory
+//
+// [Decoder], [Limits.ReadBody] and [Limits.ReadBodyFor] (and
+// [Limits.ReadRawFor], for a server's other routes) read a body into
+// storage that grows with the bytes received, charged to the caller's
+// account in a [BodyBudget]: a client address's in the anonymous pool, a
+// principal's in the signed-in pool. No crowd takes a whole pool: each
+// keeps a reserve for accounts holding little (a caller holding nothing
+// is admitted whoever holds the rest), and the rest is shared max-min,
+// each account's share shrinking as more accounts hold some. Its limits:
+// memory held is not taken back (a newcomer's large body may wait while
+// a crowd holds the unreserved part), and a crowd of more accounts than
+// the reserve has light amounts (about 120 identities, or 128 addresses,
+// with the default budget) fills the reserve too. A refusal is 503 with
+// Retry-After and a rate-limited WARN line naming the pool, never the
+// caller. See [BodyBudget].
+//
 // # Error codes
 //
 //	CodeParseError                 -32700  the body is not JSON

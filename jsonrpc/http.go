@@ -154,14 +154,56 @@ func (l Limits) ReadBodyFor(w http.ResponseWriter, r *http.Request, caller *prin
 	return b, true
 }
 
+// ErrBusy is the error of [Limits.ReadRawFor] for a body that finds no
+// room in its caller's share of the budget: answer 503 with Retry-After.
+var ErrBusy = errBusy
+
+// ReadRawFor reads r's body as [Limits.ReadBodyFor] does, without
+// decoding it: at most max bytes (zero or negative: the caller's limit,
+// MaxBytes or AnonymousMaxBytes), into storage that grows with the bytes
+// received and is charged to caller's share of l's budget (for a nil
+// caller, its client address's share of the anonymous pool), within the
+// read timeout. It is for the other routes of a server that read request
+// bodies, a REST API beside the MCP endpoint, so that their bodies count
+// in the same memory accounting. It writes nothing to w but the
+// connection's read deadline.
+//
+// Call release once nothing uses raw; raw must not be used afterwards.
+// err is a *[TooLargeError] for a body over max, [ErrBusy] when the
+// caller's share has no room (answer 503 with Retry-After), else the
+// read's own error (answer 400).
+func (l Limits) ReadRawFor(w http.ResponseWriter, r *http.Request, caller *principal.Principal, max int64) (raw []byte, release func(), err error) {
+	if max <= 0 {
+		max = l.maxBytesFor(caller == nil)
+	}
+	rb, err := l.readMax(w, r, caller, max)
+	switch {
+	case errors.Is(err, errTooLarge):
+		return nil, nil, &TooLargeError{Limit: max}
+	case err != nil:
+		return nil, nil, err
+	}
+	return rb.b, func() {
+		if rb != nil {
+			putRaw(rb)
+			rb = nil
+		}
+	}, nil
+}
+
 // read reads r's body under the caller's byte limit and share of the
 // budget, and l's read timeout.
 func (l Limits) read(w http.ResponseWriter, r *http.Request, caller *principal.Principal) (*rawBuf, error) {
+	return l.readMax(w, r, caller, l.maxBytesFor(caller == nil))
+}
+
+// readMax is read with a byte limit of max.
+func (l Limits) readMax(w http.ResponseWriter, r *http.Request, caller *principal.Principal, max int64) (*rawBuf, error) {
 	var addr netip.Addr
 	if caller == nil {
 		addr = l.clientAddr(r)
 	}
-	max, acct := l.maxBytesFor(caller == nil), l.budget().accountOf(caller, addr)
+	acct := l.budget().accountOf(caller, addr)
 	timeout := l.readTimeout()
 	if timeout <= 0 {
 		return readLimited(r, max, acct)

@@ -263,7 +263,8 @@ func TestReadBodyLongerThanDeclared(t *testing.T) {
 // With the budget taken, a new request gets 503 and Retry-After instead
 // of memory; once bodies are released, requests are served again.
 func TestReadBodyBudgetExhausted(t *testing.T) {
-	budget := jsonrpc.NewBodyBudget(16<<10, jsonrpc.BudgetOptions{Anonymous: 4 << 10, PerPrincipal: 12 << 10})
+	// 16 KiB for alice: a reserve of 2 KiB, 14 KiB shared, 12 KiB her ceiling.
+	budget := jsonrpc.NewBodyBudget(20<<10, jsonrpc.BudgetOptions{Anonymous: 4 << 10, PerPrincipal: 12 << 10})
 	post := func(body, ct string) *http.Request { return signedIn(t, post(body, ct), "alice") }
 	var held []*jsonrpc.Body
 	for range 3 {

@@ -28,15 +28,16 @@ import (
 // caller is answered meanwhile. Since issue 27 the largest body of an
 // anonymous caller is jsonrpc.DefaultAnonymousMaxBytes (one declaring
 // more is refused at once, checked here too), and the thousand bodies
-// fit the anonymous pool (4 MiB, 4 KiB each).
+// fit the anonymous pool (4 KiB each).
 func TestSlowBodiesDeclaringTheMaximumHoldLittleMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opens 1,000 connections")
 	}
 	// Every connection comes from one address: its share of the
-	// anonymous pool is the whole pool here, to read them all.
+	// anonymous pool is the whole unreserved part here (6 MiB of an
+	// 8 MiB pool), to read them all.
 	f := mcptest.New(t, mcptest.Options{Endpoint: func(o *mcphttp.Options) {
-		o.Limits.Budget = jsonrpc.NewBodyBudget(0, jsonrpc.BudgetOptions{AnonymousPerAddress: jsonrpc.DefaultBodyBudget / 16})
+		o.Limits.Budget = jsonrpc.NewBodyBudget(0, jsonrpc.BudgetOptions{Anonymous: jsonrpc.DefaultBodyBudget / 8, AnonymousPerAddress: jsonrpc.DefaultBodyBudget / 8})
 	}})
 	srv := httptest.NewServer(f.EP)
 	defer srv.Close()

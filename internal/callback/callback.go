@@ -19,16 +19,26 @@ import (
 
 // Bounds of the abandoned callbacks of one Runner (see Runner).
 const (
-	// MaxAbandoned bounds the abandoned callbacks of a Runner, each caller
-	// counted up to its share.
+	// MaxAbandoned bounds the callers that hold abandoned callbacks of a
+	// Runner; three quarters of it bound the abandoned callbacks of the
+	// callers that hold some (see Call), the last quarter is kept for
+	// callers holding none.
 	MaxAbandoned = 64
-	// MaxAbandonedPerCaller is the share of one signed-in caller (one
-	// subject, or one client for a caller without a subject).
+	// MaxAbandonedPerCaller is the largest share of one signed-in caller
+	// (one subject, or one client for a caller without a subject); a
+	// share shrinks as more callers hold abandoned callbacks.
 	MaxAbandonedPerCaller = 8
-	// MaxAbandonedAnonymous is the share that anonymous callers (and
-	// principals naming neither subject nor client) have together.
+	// MaxAbandonedAnonymous is the largest share that anonymous callers
+	// (and principals naming neither subject nor client) have together.
 	MaxAbandonedAnonymous = 4
 )
+
+// shared is the part of MaxAbandoned that callers already holding
+// abandoned callbacks share.
+const shared = MaxAbandoned * 3 / 4
+
+// refusalLogEvery is the least time between two log lines of refusals.
+const refusalLogEvery = 10 * time.Second
 
 // Runner runs callbacks with one timeout and counts those it abandoned.
 // Its methods are safe for concurrent use. A nil *Runner must not be used.
@@ -59,17 +69,26 @@ func (rn *Runner) Abandoned() int { return int(rn.ab.total.Load()) }
 // its deadline or the request's end, whichever comes first, so a callback
 // that ignores its context does not hold the request past the deadline.
 // One that has not returned by then is abandoned (its context is done, its
-// result is dropped when it comes) and counted against its caller's share.
-// While who's share is used up, or the runner has MaxAbandoned abandoned
-// callbacks (each caller counted up to its share), Call refuses at once
-// with an error matching context.DeadlineExceeded. Calls already running
-// when a share is used up may still be abandoned: a caller's count can
-// pass its share by at most the number of its calls in flight then, but
-// only its share counts toward MaxAbandoned, so that never refuses
-// another caller.
+// result is dropped when it comes) and counted against its caller.
+//
+// No crowd of callers denies another: a caller holding no abandoned
+// callback is admitted while fewer than MaxAbandoned callers hold some. A
+// caller holding some is admitted only while it holds fewer than its
+// share, MaxAbandonedPerCaller (MaxAbandonedAnonymous for anonymous
+// callers together) or, when more callers hold some, 48 (3/4 of
+// MaxAbandoned) divided by their number, at least one; and only while the
+// runner holds fewer than 48 in all. Otherwise Call refuses at once with
+// an error matching context.DeadlineExceeded, and the runner logs, at
+// WARN and at most once per 10 s, how many callbacks and callers it holds
+// and how many calls it refused (never a caller). Calls already running
+// may still be abandoned, so a caller's count can pass its share by the
+// number of its calls in flight when it reached it; the runner holds at
+// most 48 abandoned callbacks of callers that went on calling, one of
+// each of at most 64 callers, and those in flight.
 func Call[Req, Res any](ctx context.Context, rn *Runner, who *principal.Principal, f func(context.Context, Req) (Res, error), req Req) (Res, error) {
 	var zero Res
 	if err := rn.ab.admit(who); err != nil {
+		rn.refused(err)
 		return zero, err
 	}
 	r := &callRun[Req, Res]{rn: rn, f: f, req: req, ctx: ctx, done: make(chan struct{})}
@@ -179,6 +198,22 @@ func (rn *Runner) returnedLate(who string, err error, late time.Duration, ownDea
 	rn.log.LogAttrs(context.Background(), slog.LevelWarn, "inventory: an abandoned callback returned; its result was dropped", attrs...)
 }
 
+// refused logs, at most once per refusalLogEvery, that the runner
+// refuses calls: how full it is, never whose calls.
+func (rn *Runner) refused(err error) {
+	n, now := rn.ab.refusal()
+	if !now || rn.log == nil {
+		return
+	}
+	full := "runner"
+	if err == errCallerFull {
+		full = "caller"
+	}
+	rn.log.LogAttrs(context.Background(), slog.LevelWarn, "inventory: abandoned callbacks refuse calls",
+		slog.String("full", full), slog.Int("abandoned", rn.Abandoned()), slog.Int("callers", rn.ab.holders()),
+		slog.Int("max_callers", MaxAbandoned), slog.Int64("refused", n))
+}
+
 // PanicError carries a recovered callback panic to the logger.
 type PanicError struct {
 	Value any
@@ -204,9 +239,9 @@ type LimitError struct{ caller bool }
 
 func (e *LimitError) Error() string {
 	if e.caller {
-		return fmt.Sprintf("inventory: the abandoned callbacks of this caller (at most %d) are still running; its calls fail until some return", MaxAbandonedPerCaller)
+		return "inventory: the abandoned callbacks of this caller are still running (its share is used up); its calls fail until some return"
 	}
-	return fmt.Sprintf("inventory: %d abandoned callbacks of this inventory are still running; calls fail until some return", MaxAbandoned)
+	return fmt.Sprintf("inventory: %d callers hold abandoned callbacks of this inventory; calls fail until some return", MaxAbandoned)
 }
 
 func (*LimitError) Unwrap() error { return context.DeadlineExceeded }
@@ -231,12 +266,14 @@ func callerKey(who *principal.Principal) string {
 	return ""
 }
 
-// share is the most abandoned callbacks the caller of key may have.
-func share(key string) int {
+// share is the most abandoned callbacks the caller of key may hold and
+// still call while holders callers hold some.
+func share(key string, holders int) int {
+	most := MaxAbandonedPerCaller
 	if key == "" {
-		return MaxAbandonedAnonymous
+		most = MaxAbandonedAnonymous
 	}
-	return MaxAbandonedPerCaller
+	return min(most, max(1, shared/max(holders, 1)))
 }
 
 // abandonment counts the abandoned callbacks of a runner by caller. The
@@ -244,10 +281,11 @@ func share(key string) int {
 // (fewer than the smallest share in the whole runner) admit a call
 // without the lock and without computing the caller's key.
 type abandonment struct {
-	total  atomic.Int64
-	mu     sync.Mutex
-	by     map[string]int
-	shares int // the sum over callers of min(by[k], share(k))
+	total   atomic.Int64
+	mu      sync.Mutex
+	by      map[string]int
+	refused atomic.Int64 // refusals since the last log line
+	logged  atomic.Int64 // unix nanoseconds of the last log line
 }
 
 // admit returns nil if who may start a callback.
@@ -258,13 +296,37 @@ func (a *abandonment) admit(who *principal.Principal) error {
 	key := callerKey(who)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	switch {
-	case a.by[key] >= share(key):
+	holders := len(a.by)
+	switch h := a.by[key]; {
+	case h == 0 && holders >= MaxAbandoned:
+		return errRunnerFull
+	case h == 0:
+		return nil
+	case h >= share(key, holders):
 		return errCallerFull
-	case a.shares >= MaxAbandoned:
+	case a.total.Load() >= shared:
 		return errRunnerFull
 	}
 	return nil
+}
+
+// refusal counts a refused call and tells whether to log the refusals now
+// (at most once per refusalLogEvery), and how many there were.
+func (a *abandonment) refusal() (int64, bool) {
+	a.refused.Add(1)
+	now := time.Now().UnixNano()
+	last := a.logged.Load()
+	if now-last < int64(refusalLogEvery) || !a.logged.CompareAndSwap(last, now) {
+		return 0, false
+	}
+	return a.refused.Swap(0), true
+}
+
+// holders returns how many callers hold abandoned callbacks.
+func (a *abandonment) holders() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.by)
 }
 
 func (a *abandonment) add(key string) {
@@ -272,9 +334,6 @@ func (a *abandonment) add(key string) {
 	defer a.mu.Unlock()
 	if a.by == nil {
 		a.by = make(map[string]int)
-	}
-	if a.by[key] < share(key) {
-		a.shares++
 	}
 	a.by[key]++
 	a.total.Add(1)
@@ -285,11 +344,7 @@ func (a *abandonment) add(key string) {
 func (a *abandonment) remove(key string) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	n := a.by[key] - 1
-	if n < share(key) {
-		a.shares--
-	}
-	if n <= 0 {
+	if n := a.by[key] - 1; n <= 0 {
 		delete(a.by, key)
 	} else {
 		a.by[key] = n

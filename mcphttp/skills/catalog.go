@@ -83,11 +83,12 @@ type Options struct {
 	// deadline applies when earlier). The callbacks run as inventory's
 	// do: each on a goroutine of its own, abandoned at its deadline if it
 	// ignores its context (the request is answered with an internal
-	// error meanwhile), and counted per caller: while one caller has
-	// inventory.MaxAbandonedPerCaller abandoned skills callbacks, its
-	// further calls fail at once, other callers are served, and the
-	// Catalog holds at most inventory.MaxAbandonedCallbacks of them (see
-	// there). Zero means 10 seconds.
+	// error meanwhile), and counted per caller: while one caller holds its
+	// share of abandoned skills callbacks (inventory.MaxAbandonedPerCaller,
+	// less while many callers hold some), its further calls fail at once;
+	// a caller holding none is served while fewer than
+	// inventory.MaxAbandonedCallbacks callers hold some (see there).
+	// Zero means 10 seconds.
 	CallbackTimeout time.Duration
 	// Logger receives the operator records of callback failures and
 	// contract violations. Nil means the logger of the mcphttp endpoint

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/examples/documents/store"
+	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
 // Request body limits of the REST API.
@@ -46,6 +48,7 @@ var (
 	errBadJSON        = apiError{"invalid_request", "the body must be one JSON object with the documented members"}
 	errBadMediaType   = apiError{"unsupported_media_type", "Content-Type must be application/json"}
 	errTooLarge       = apiError{"too_large", "request body too large"}
+	errBusy           = apiError{"busy", "server busy, retry later"}
 	errBadGrantee     = apiError{"invalid_request", `"with" must name a user (1-256 bytes of printable UTF-8)`}
 	errShareOwner     = apiError{"invalid_request", "the owner always has access: nothing to share or unshare"}
 	errBadUser        = apiError{"invalid_request", "the user in the path is not a valid user name"}
@@ -170,7 +173,7 @@ func (a *App) apiUpdate(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Body *string `json:"body"`
 	}
-	if !decodeJSON(w, r, maxUpdateRequestBytes, &in) {
+	if !a.decodeJSONBudgeted(w, r, maxUpdateRequestBytes, &in) {
 		return
 	}
 	switch {
@@ -283,6 +286,51 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) bool
 		writeJSON(w, http.StatusRequestEntityTooLarge, errTooLarge)
 		return false
 	case err != nil:
+		writeJSON(w, http.StatusBadRequest, errBadJSON)
+		return false
+	}
+	return true
+}
+
+// decodeJSONBudgeted is decodeJSON for a large body: read first under the
+// caller's share of the body memory budget that the MCP endpoint's
+// bodies count in too (storage growing with the bytes received, never
+// sized by Content-Length), answering 503 with Retry-After when the share
+// has no room, and decoded from there.
+func (a *App) decodeJSONBudgeted(w http.ResponseWriter, r *http.Request, limit int64, v any) bool {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		writeJSON(w, http.StatusUnsupportedMediaType, errBadMediaType)
+		return false
+	}
+	p, ok := principal.FromContext(r.Context())
+	if !ok { // authentication runs in front: never
+		writeJSON(w, http.StatusUnauthorized, errBadJSON)
+		return false
+	}
+	raw, release, err := jsonrpc.Limits{Budget: a.bodyBudget()}.ReadRawFor(w, r, &p, limit)
+	var tooLarge *jsonrpc.TooLargeError
+	switch {
+	case errors.As(err, &tooLarge):
+		writeJSON(w, http.StatusRequestEntityTooLarge, errTooLarge)
+		return false
+	case errors.Is(err, jsonrpc.ErrBusy):
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, errBusy)
+		return false
+	case err != nil:
+		writeJSON(w, http.StatusBadRequest, errBadJSON)
+		return false
+	}
+	defer release()
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	err = dec.Decode(v)
+	if err == nil {
+		if _, extra := dec.Token(); extra != io.EOF {
+			err = errors.New("trailing data")
+		}
+	}
+	if err != nil {
 		writeJSON(w, http.StatusBadRequest, errBadJSON)
 		return false
 	}

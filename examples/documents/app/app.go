@@ -30,6 +30,7 @@ import (
 	"github.com/mcpkit/mcpkit/examples/devissuer"
 	"github.com/mcpkit/mcpkit/examples/documents/pgnotify"
 	"github.com/mcpkit/mcpkit/examples/documents/store"
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/notify"
 	"github.com/mcpkit/mcpkit/sealedcursor"
@@ -55,6 +56,12 @@ type App struct {
 
 	// The users' skills (the MCP Skills extension), in the same database.
 	skills store.SkillStore
+
+	// searches bounds the full-text searches of the MCP callbacks.
+	searches *searchGate
+	// bodies is the memory budget of request bodies, the MCP endpoint's
+	// and the REST API's together.
+	bodies *jsonrpc.BodyBudget
 
 	// Change notifications: the hub, and with a PostgreSQL database the
 	// broker that carries events between instances, over its own pool.

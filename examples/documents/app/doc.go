@@ -128,6 +128,11 @@
 // JSON lines on standard output by default (Config.Stdout), a file, or
 // off. Per-caller rate limits (ratelimit.Limiter, -rate-list, -rate-read,
 // -rate-search, -rate-other) answer 429 with Retry-After past the burst.
+// Full-text searches (the search tool, the filtered listing) run one per
+// principal at a time and at most GOMAXPROCS/2 at once in all, each
+// within SearchTimeout (5 s, its wait included), so that a user with a
+// huge corpus of their own cannot keep the database connections and CPUs
+// that other callers' lists and reads need.
 // With -otel (or OTEL_EXPORTER_OTLP_ENDPOINT) traces and metrics go to an
 // OTLP/HTTP collector through the otelmcp adapter, and the store queries
 // of the MCP callbacks are spans of their own under the MCP span; with

@@ -104,7 +104,17 @@ func (a *App) clientAddr() (func(*http.Request) netip.Addr, error) {
 // vouches for.
 func (a *App) bodyLimits() (jsonrpc.Limits, error) {
 	addr, err := a.clientAddr()
-	return jsonrpc.Limits{ClientAddr: addr}, err
+	return jsonrpc.Limits{ClientAddr: addr, Budget: a.bodyBudget()}, err
+}
+
+// bodyBudget is the memory budget of request bodies: the MCP endpoint's
+// and the REST API's count together. It is made with the endpoint (New),
+// before anything is served.
+func (a *App) bodyBudget() *jsonrpc.BodyBudget {
+	if a.bodies == nil {
+		a.bodies = jsonrpc.NewBodyBudget(0, jsonrpc.BudgetOptions{Log: a.log})
+	}
+	return a.bodies
 }
 
 // newRateLimiter returns the per-caller rate limiter, or nil when no

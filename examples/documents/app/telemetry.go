@@ -188,11 +188,15 @@ func (s tracedStore) Search(ctx context.Context, subject, query string, limit in
 	return rows, err
 }
 
-// mcpStore is the store the MCP callbacks use: traced when traces are
-// exported.
+// mcpStore is the store the MCP callbacks use: its searches bounded per
+// caller and in all (searchGate), traced when traces are exported.
 func (a *App) mcpStore() store.Store {
-	if a.tel == nil || a.tel.tp == nil {
-		return a.db
+	if a.searches == nil {
+		a.searches = newSearchGate(a.log)
 	}
-	return tracedStore{Store: a.db, tracer: a.tel.tp.Tracer("github.com/mcpkit/mcpkit/examples/documents/store")}
+	var st store.Store = a.db
+	if a.tel != nil && a.tel.tp != nil {
+		st = tracedStore{Store: a.db, tracer: a.tel.tp.Tracer("github.com/mcpkit/mcpkit/examples/documents/store")}
+	}
+	return gatedStore{Store: st, gate: a.searches}
 }
