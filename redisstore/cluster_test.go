@@ -2,9 +2,12 @@ package redisstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +18,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/authn/dpop"
 	"github.com/mcpkit/mcpkit/mcphttp/ratelimit"
+	"github.com/mcpkit/mcpkit/mcphttp/sessions"
 	"github.com/mcpkit/mcpkit/notify"
 	"github.com/mcpkit/mcpkit/principal"
 	"github.com/mcpkit/mcpkit/redisstore"
@@ -57,6 +61,7 @@ func TestOnCluster(t *testing.T) {
 	t.Run("stall", func(t *testing.T) { testStall(t, c) })
 	t.Run("migration", func(t *testing.T) { testMigration(t, c) })
 	t.Run("failover", func(t *testing.T) { testFailover(t, c) })
+	t.Run("older snapshot", func(t *testing.T) { testOlderSnapshot(t, c) })
 }
 
 // keysPerMaster returns the number of keys each master holds, in the
@@ -343,10 +348,11 @@ func testFailover(t *testing.T, c *redistest.Cluster) {
 		events  []string
 		proofs  []string
 		deadKey map[string]bool
+		reset   int // the index of the first event the promoted replica logged (-1: none yet)
 	}
 	var ws []*who
 	for i := range 60 {
-		w := &who{p: &principal.Principal{Subject: "p" + strconv.Itoa(i)}, id: newID(),
+		w := &who{p: &principal.Principal{Subject: "p" + strconv.Itoa(i)}, id: newID(), reset: -1,
 			bucket: ratelimit.Bucket{Key: "b" + strconv.Itoa(i), PerSecond: 1e-6, Burst: 20}}
 		_, err := sets[0].st.Create(ctx, w.id, w.p)
 		require.NoError(t, err)
@@ -403,18 +409,28 @@ func testFailover(t *testing.T, c *redistest.Cluster) {
 	}
 	var mu sync.Mutex // guards ws and the counts
 	healthyFailures, proof := 0, 0
+	var healthyErrs []string
 	var wg sync.WaitGroup
 	for n, in := range sets {
 		other := sets[(n+1)%2] // a shipped instance: the other's calls must not slow this one's loop
 		wg.Go(func() {
 			down := map[string]bool{"replay": true, "rate": true, "session": true, "events": true}
 			fail := func(deadKey bool, err error, store string) {
+				// An answer: the promoted replica is another Redis
+				// process, which may lack the last writes: the replay
+				// store's quarantine and a session not found are what
+				// it answers (see the package documentation, Faults).
+				var ue *dpop.UnavailableError
+				answered := err == nil || errors.As(err, &ue) || errors.Is(err, sessions.ErrNotFound)
 				switch {
-				case err == nil && deadKey:
+				case answered && deadKey:
 					delete(down, store)
 				case err != nil && !deadKey:
 					mu.Lock()
 					healthyFailures++
+					if len(healthyErrs) < 5 {
+						healthyErrs = append(healthyErrs, store+": "+err.Error())
+					}
 					mu.Unlock()
 				}
 			}
@@ -442,12 +458,23 @@ func testFailover(t *testing.T, c *redistest.Cluster) {
 					}
 					_, err = in.st.Find(ctx, w.id, w.p)
 					fail(w.dead, err, "session")
-					id, err := in.elog.Append(ctx, w.p.Subject, notify.Event{Kind: notify.ListChanged})
-					fail(onVictim(in.elog.Key(w.p.Subject)), err, "events")
-					if err == nil {
-						mu.Lock()
-						w.events = append(w.events, id)
-						mu.Unlock()
+					// Events up to a bound (below the log's 64), so that
+					// the log never trims the first (the test's own load
+					// made it flake); on the dead shard until it answers.
+					mu.Lock()
+					more := len(w.events) < 40
+					mu.Unlock()
+					if more || down["events"] && onVictim(in.elog.Key(w.p.Subject)) {
+						id, err := in.elog.Append(ctx, w.p.Subject, notify.Event{Kind: notify.ListChanged})
+						fail(onVictim(in.elog.Key(w.p.Subject)), err, "events")
+						if err == nil {
+							mu.Lock()
+							if onVictim(in.elog.Key(w.p.Subject)) && w.reset < 0 {
+								w.reset = len(w.events) // the promoted replica's first
+							}
+							w.events = append(w.events, id)
+							mu.Unlock()
+						}
 					}
 				}
 				time.Sleep(5 * time.Millisecond)
@@ -457,35 +484,83 @@ func testFailover(t *testing.T, c *redistest.Cluster) {
 		})
 	}
 	wg.Wait()
+	for _, w := range ws { // the promoted replica's first event, where the loop logged none
+		if onVictim(sets[0].elog.Key(w.p.Subject)) && w.reset < 0 {
+			id, err := sets[0].elog.Append(ctx, w.p.Subject, notify.Event{Kind: notify.ListChanged})
+			require.NoError(t, err)
+			w.reset = len(w.events)
+			w.events = append(w.events, id)
+		}
+	}
 	prom := <-promoted
 	for _, in := range sets {
 		t.Logf("%s: every store answered on the dead shard's keys %.1f s after the kill, %.1f s after the replica's promotion (%.1f s; cluster-node-timeout %v)",
 			in.name, in.recover.Seconds(), (in.recover - prom).Seconds(), prom.Seconds(), c.NodeTimeout)
 	}
-	assert.Zero(t, healthyFailures, "calls to healthy masters never fail")
+	assert.Zero(t, healthyFailures, "calls to healthy masters never fail: %q", healthyErrs)
 	for _, u := range []string{"x", "y", "z"} {
 		assert.Equal(t, updated(subject, "docs://documents/"+u), next(t, heard), "caught up from the log")
 	}
 
-	// After: every session is there, for every instance; no bucket gave
-	// more than its burst; every event recorded is in the log; every
-	// accepted proof is a replay.
+	// After: every session of a healthy master is there, for every
+	// instance, and every one of the promoted replica's is gone (it may
+	// lack their End); no bucket gave more than its burst; every event
+	// recorded is in the log (on the promoted replica, from its first:
+	// what the dead master logged may be lost, and a client holding such
+	// an id starts over); every accepted proof is a replay, and the dead
+	// shard's families are in quarantine.
 	for _, w := range ws {
 		assert.LessOrEqual(t, w.taken, w.bucket.Burst, "bucket over its bound")
 		for _, in := range sets {
 			_, err := in.st.Find(ctx, w.id, w.p)
-			assert.NoError(t, err, "%s: session lost", in.name)
+			if w.dead {
+				assert.ErrorIs(t, err, sessions.ErrNotFound, "%s: a session of the failed master", in.name)
+			} else {
+				assert.NoError(t, err, "%s: session lost", in.name)
+			}
 			for _, pr := range w.proofs {
-				assert.ErrorIs(t, in.replay.Remember(ctx, pr, w.p.Subject, clk.Now().Add(time.Minute)), dpop.ErrReplayed)
+				err := in.replay.Remember(ctx, pr, w.p.Subject, clk.Now().Add(time.Minute))
+				if onVictim(in.replay.ProofKey(pr, w.p.Subject)) {
+					var ue *dpop.UnavailableError
+					assert.ErrorAs(t, err, &ue, "in quarantine")
+				} else {
+					assert.ErrorIs(t, err, dpop.ErrReplayed)
+				}
 			}
 		}
-		evs, ok, err := sets[0].elog.Since(ctx, w.p.Subject, w.events[0])
+		from, want := w.events[0], w.events[1:]
+		if onVictim(sets[0].elog.Key(w.p.Subject)) {
+			_, ok, err := sets[0].elog.Since(ctx, w.p.Subject, w.events[0])
+			require.NoError(t, err)
+			assert.False(t, ok, "an id of the failed master: start over")
+			require.GreaterOrEqual(t, w.reset, 0, "the promoted replica logged")
+			// From the promoted replica's first (the two instances'
+			// appends may be recorded here in another order).
+			post := append([]string(nil), w.events[w.reset:]...)
+			sort.Slice(post, func(i, j int) bool { return streamIDLess(post[i], post[j]) })
+			from, want = post[0], post[1:]
+		}
+		evs, ok, err := sets[0].elog.Since(ctx, w.p.Subject, from)
 		require.NoError(t, err)
-		require.True(t, ok)
+		require.True(t, ok, "victim %v, from %s of %d events", onVictim(sets[0].elog.Key(w.p.Subject)), from, len(w.events))
 		var got []string
 		for _, e := range evs {
 			got = append(got, e.ID)
 		}
-		assert.ElementsMatch(t, w.events[1:], got, "no event id missing")
+		assert.ElementsMatch(t, want, got, "no event id missing")
 	}
+}
+
+// streamIDLess reports whether stream id a ("ms-seq") comes before b.
+func streamIDLess(a, b string) bool {
+	am, as, _ := strings.Cut(a, "-")
+	bm, bs, _ := strings.Cut(b, "-")
+	x, _ := strconv.ParseUint(am, 10, 64)
+	y, _ := strconv.ParseUint(bm, 10, 64)
+	if x != y {
+		return x < y
+	}
+	x, _ = strconv.ParseUint(as, 10, 64)
+	y, _ = strconv.ParseUint(bs, 10, 64)
+	return x < y
 }

@@ -143,14 +143,22 @@ func (s *SessionStore) pointer(id string) string { return s.prefix + "{" + id + 
 // sessionLua is the part every session script shares: the state of a
 // session and whether it has ended, by the limits in ARGV[1..3] (now,
 // the idle timeout and the lifetime, in ms).
-const sessionLua = `
+//
+// Each family has an epoch, in its marker (fam "gen": "<epoch>:<ident>",
+// see runLua), and each session the epoch it was created in (field g). A
+// family whose marker is missing or was written by a Redis process the
+// script cannot vouch for (restarted, failed over) begins a new epoch:
+// its sessions are gone, as after an empty restart, since any of them
+// may have ended since (a snapshot older than its End, a replica that
+// never had it), and its index of sessions (all) starts again.
+const sessionLua = runLua + epochLua + `
 local now, idle, life = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local function num(n) return string.format('%.0f', n) end
 -- state returns the principal digest, start, credential expiry (0:
 -- unknown) and last use of the session hash key, or nil.
 local function state(key)
-  local f = redis.call('HMGET', key, 'p', 'c', 'e', 'l')
-  if not f[1] then return nil end
+  local f = redis.call('HMGET', key, 'p', 'c', 'e', 'l', 'g')
+  if not f[1] or f[5] ~= ep then return nil end
   return f[1], tonumber(f[2]), tonumber(f[3]), tonumber(f[4])
 end
 local function ended(c, e, l)
@@ -164,16 +172,38 @@ local function deadlines(c, e, l)
 end
 `
 
+// epochLua: epoch(gen, all) returns the family's epoch (see
+// sessionLua), beginning a new one when needed; ep holds it.
+const epochLua = `
+local ep
+local function epoch(gen, all)
+  local v = redis.call('GET', gen)
+  local e, w
+  if v then e, w = string.match(v, '^(%d+):(.*)$') end
+  if e and w == here then return e end
+  if e and trusted(w) then
+    redis.call('SET', gen, e .. ':' .. here)
+    return e
+  end
+  local t = redis.call('TIME')
+  e = t[1] .. string.format('%06d', tonumber(t[2]))
+  redis.call('SET', gen, e .. ':' .. here)
+  redis.call('UNLINK', all)
+  return e
+end
+`
+
 // createScript: KEYS: the new session's hash, its principal's sessions,
 // the family's sessions, then for each session the script may end (the
 // principal's, as read just before, and ended sessions of the family
 // when it is full): its hash, its subscriptions, its principal's
-// sessions. ARGV: now, idle, life, the principal's digest, the credential
-// expiry (0: unknown), the id, the cap per principal, the family's bound,
-// then the ids of those sessions. Returns {status, ended ids...}: 0
+// sessions; last, the family's marker. ARGV: now, idle, life, the
+// principal's digest, the credential expiry (0: unknown), the id, the cap
+// per principal, the family's bound, then the ids of those sessions. Returns {status, ended ids...}: 0
 // created, 2 full, 9 the principal has a session not declared (created
 // meanwhile): nothing done, read and run again.
 var createScript = newScript(sessionLua + `
+ep = epoch(KEYS[#KEYS], KEYS[3])
 local pk, exp, id = ARGV[4], tonumber(ARGV[5]), ARGV[6]
 local per, all = tonumber(ARGV[7]), tonumber(ARGV[8])
 local at = {}
@@ -217,7 +247,7 @@ if redis.call('ZCARD', KEYS[3]) >= all then
   if redis.call('ZCARD', KEYS[3]) >= all then out[1] = 2 return out end
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then out[1] = 2 return out end -- an id minted twice
-redis.call('HSET', KEYS[1], 'p', pk, 'c', num(now), 'e', num(exp), 'l', num(now))
+redis.call('HSET', KEYS[1], 'p', pk, 'c', num(now), 'e', num(exp), 'l', num(now), 'g', ep)
 local d, i = deadlines(now, exp, now)
 local stop = math.min(d, i)
 redis.call('PEXPIRE', KEYS[1], num(stop - now + 1000))
@@ -233,12 +263,14 @@ return out
 
 // useScript finds a session bound to the principal and records the use,
 // then subscribes or unsubscribes. KEYS: the session's hash, its
-// subscriptions, all the sessions. ARGV: now, idle, life, the principal's
-// digest, the credential expiry (0: unknown), the id, the operation
+// subscriptions, all the sessions, the family's marker. ARGV: now, idle,
+// life, the principal's digest, the credential expiry (0: unknown), the
+// id, the operation
 // ("f"ind, "s"ubscribe, "u"nsubscribe), the URI, the subscription bound.
 // Returns {status, deadline, idle deadline}: 0 found, 1 not found, 3 too
 // many subscriptions.
 var useScript = newScript(sessionLua + `
+ep = epoch(KEYS[4], KEYS[3])
 local p, c, e, l = state(KEYS[1])
 if not p or p ~= ARGV[4] or ended(c, e, l) then return {1, 0, 0} end
 local exp = tonumber(ARGV[5])
@@ -260,10 +292,11 @@ return {status, d, i}
 `)
 
 // endScript ends a session bound to the principal. KEYS: the session's
-// hash, its subscriptions, all the sessions, its principal's sessions.
-// ARGV: now, idle, life, the principal's digest, the id. Returns 0 ended,
+// hash, its subscriptions, all the sessions, its principal's sessions,
+// the family's marker. ARGV: now, idle, life, the principal's digest, the id. Returns 0 ended,
 // 1 not found (unknown, another's, or ended already: dropped then too).
 var endScript = newScript(sessionLua + `
+ep = epoch(KEYS[5], KEYS[3])
 local p, c, e, l = state(KEYS[1])
 if not p or p ~= ARGV[4] then return 1 end
 redis.call('DEL', KEYS[1], KEYS[2])
@@ -273,17 +306,19 @@ if ended(c, e, l) then return 1 end
 return 0
 `)
 
-// subscribedScript: KEYS: the session's hash, its subscriptions. ARGV:
+// subscribedScript: KEYS: the session's hash, its subscriptions, all the
+// sessions, the family's marker. ARGV:
 // the URI. Returns 1 when the session holds it.
-var subscribedScript = newScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+var subscribedScript = newScript(runLua + epochLua + `
+if redis.call('HGET', KEYS[1], 'g') ~= epoch(KEYS[4], KEYS[3]) then return 0 end
 return redis.call('SISMEMBER', KEYS[2], ARGV[1])
 `)
 
-// subscriptionsScript: KEYS: the session's hash, its subscriptions.
+// subscriptionsScript: KEYS: the session's hash, its subscriptions, all
+// the sessions, the family's marker.
 // Returns its URIs; none when the session is gone.
-var subscriptionsScript = newScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
+var subscriptionsScript = newScript(runLua + epochLua + `
+if redis.call('HGET', KEYS[1], 'g') ~= epoch(KEYS[4], KEYS[3]) then return {} end
 return redis.call('SMEMBERS', KEYS[2])
 `)
 
@@ -446,6 +481,7 @@ func (s *SessionStore) create(ctx context.Context, id, pk string, exp int64, bas
 			keys = append(keys, base+"s:"+sid, base+"u:"+sid, owners[i])
 			args = append(args, sid)
 		}
+		keys = append(keys, base+"gen")
 		res, err := createScript.run(ctx, s.client, keys, args...).Slice()
 		if err != nil {
 			return nil, err
@@ -469,7 +505,7 @@ func (s *SessionStore) use(ctx context.Context, id string, caller *principal.Pri
 	fi := s.familyOf(pk)
 	base := s.fam(fi)
 	args := append(s.args(s.now()), pk, expiresMS(caller), id, op, uri, s.lim.MaxSubscriptions)
-	res, err := s.run(ctx, useScript, []string{base + "s:" + id, base + "u:" + id, base + "all"}, args...).Int64Slice()
+	res, err := s.run(ctx, useScript, []string{base + "s:" + id, base + "u:" + id, base + "all", base + "gen"}, args...).Int64Slice()
 	if err != nil {
 		return sessions.Session{}, fmt.Errorf("redisstore: session: %w", err)
 	}
@@ -504,7 +540,7 @@ func (s *SessionStore) End(ctx context.Context, id string, caller *principal.Pri
 	pk := principalDigest(caller)
 	base := s.fam(s.familyOf(pk))
 	args := append(s.args(s.now()), pk, id)
-	n, err := s.run(ctx, endScript, []string{base + "s:" + id, base + "u:" + id, base + "all", base + "k:" + pk}, args...).Int64()
+	n, err := s.run(ctx, endScript, []string{base + "s:" + id, base + "u:" + id, base + "all", base + "k:" + pk, base + "gen"}, args...).Int64()
 	if err == nil {
 		s.ids.drop(id)
 	}
@@ -541,7 +577,7 @@ func (s *SessionStore) Subscribed(ctx context.Context, id, uri string) (bool, er
 	if !ok || err != nil {
 		return false, err
 	}
-	n, err := s.run(ctx, subscribedScript, []string{base + "s:" + id, base + "u:" + id}, uri).Int64()
+	n, err := s.run(ctx, subscribedScript, []string{base + "s:" + id, base + "u:" + id, base + "all", base + "gen"}, uri).Int64()
 	if err != nil {
 		return false, fmt.Errorf("redisstore: session: %w", err)
 	}
@@ -558,7 +594,7 @@ func (s *SessionStore) Subscriptions(ctx context.Context, id string) ([]string, 
 	if !ok || err != nil {
 		return nil, err
 	}
-	uris, err := s.run(ctx, subscriptionsScript, []string{base + "s:" + id, base + "u:" + id}).StringSlice()
+	uris, err := s.run(ctx, subscriptionsScript, []string{base + "s:" + id, base + "u:" + id, base + "all", base + "gen"}).StringSlice()
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: session: %w", err)
 	}
