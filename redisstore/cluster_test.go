@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,6 +49,7 @@ func TestOnCluster(t *testing.T) {
 			{"RedisSessionIdle", TestRedisSessionIdle}, {"RedisSessionBinding", TestRedisSessionBinding},
 			{"RedisSessionIDs", TestRedisSessionIDs}, {"RedisSessionEvictionAndSweep", TestRedisSessionEvictionAndSweep},
 			{"RedisSubscriptions", TestRedisSubscriptions}, {"RedisSessionsRaceAndKeys", TestRedisSessionsRaceAndKeys},
+			{"SessionPointerExpiresWithItsSession", TestSessionPointerExpiresWithItsSession},
 			{"EventLogSince", TestEventLogSince}, {"EventLogSharedID", TestEventLogSharedID}, {"EventLogTrims", TestEventLogTrims},
 			// The broker's tests count one channel's subscription; on a
 			// cluster it has eight (testClusterBroker).
@@ -261,6 +264,29 @@ func testStall(t *testing.T, c *redistest.Cluster) {
 		require.Error(t, err)
 		assert.NotErrorIs(t, err, dpop.ErrReplayed, "a fresh proof is never its own replay")
 		wake()
+	})
+
+	// A session Create against a stalled master fails after one
+	// ReadTimeout (500 ms): every call it makes is sent once (its reads
+	// were a pipeline, which go-redis retried up to MaxRedirects times:
+	// 3.6 s). Logged, not asserted (a timing); the calls are counted.
+	t.Run("session create", func(t *testing.T) {
+		clk := newClock()
+		st := newSessionStore(t, client, clk, sessions.Limits{})
+		p := &principal.Principal{Subject: "stalled"}
+		create(t, st, p) // the scripts are cached
+		node := masterOf(t, c, client, st.SessionKey("s", "x", p))
+		h := &countCalls{addr: node.Addr()}
+		client.AddHook(h)
+		defer h.off.Store(true)
+		wake := stall(t, c, node, 2*time.Second)
+		start := time.Now()
+		_, err := st.Create(ctx, newID(), p)
+		took := time.Since(start)
+		wake()
+		require.Error(t, err)
+		t.Logf("a session Create against a stalled master failed after %v", took.Round(10*time.Millisecond))
+		assert.LessOrEqual(t, h.n.Load(), int32(1), "no call sent again after its timeout")
 	})
 
 	// Past the node timeout for sure: the replica takes over, and the
@@ -563,4 +589,26 @@ func streamIDLess(a, b string) bool {
 	x, _ = strconv.ParseUint(as, 10, 64)
 	y, _ = strconv.ParseUint(bs, 10, 64)
 	return x < y
+}
+
+// countCalls counts the connections a cluster client dials to addr: a
+// call that timed out loses its connection, so each retry after a
+// timeout dials one more.
+type countCalls struct {
+	addr string
+	n    atomic.Int32
+	off  atomic.Bool
+}
+
+func (h *countCalls) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if addr == h.addr && !h.off.Load() {
+			h.n.Add(1)
+		}
+		return next(ctx, network, addr)
+	}
+}
+func (h *countCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *countCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
 }

@@ -266,9 +266,13 @@
 // eight shares); a proof is a replay for every caller of its family (the
 // Authenticator binds a proof to one token, so to one caller). Sessions
 // are spread likewise by principal (up to 16 families, each with its part
-// of MaxSessions); Subscribed and Subscriptions, which know no principal,
-// find a session's family in the instance's memory of the sessions it
-// saw, else in a pointer key of its own (one round trip more). Rate
+// of MaxSessions: on a cluster a family full refuses a session before the
+// store holds MaxSessions, as principals hash unevenly; on one Redis the
+// store keeps one family, bounded by MaxSessions exactly); Subscribed and
+// Subscriptions, which know no principal, find a session's family in the
+// instance's memory of the sessions it saw, else in a pointer key of its
+// own (one round trip more), which expires with its session (moved on by
+// a use, at most once a quarter of IdleTimeout) and goes with End. Rate
 // buckets and event logs are keyed by a hash already. The broker
 // publishes each subject's events on one of 8 channels (SPUBLISH), each
 // on a slot of its own, and listens on all of them (SSUBSCRIBE, one

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -54,8 +53,11 @@ type SessionOptions struct {
 // MaxSessionsPerPrincipal (a new session ends the oldest; sessions that
 // have ended on their own are dropped first), and the sessions of each
 // family of principals a sorted set by when each ends, which bounds them
-// by the family's part of MaxSessions (a full family first drops the
-// sessions that have ended, then refuses: sessions.ErrFull). A session ends at its lifetime, when the latest
+// by the family's part of MaxSessions (a full family first drops up to
+// 100 of the sessions that have ended, found by when they end, then
+// refuses: sessions.ErrFull). On one Redis there is one family, so
+// MaxSessions holds exactly; on a cluster each of the families (see the
+// package documentation, Redis Cluster) holds its part. A session ends at its lifetime, when the latest
 // credential seen on it expires, and when it is idle for IdleTimeout, as
 // in a MemoryStore. Keys hold session ids (which authenticate nothing)
 // and the SHA-256 of principals' session keys, never an identity. A
@@ -109,13 +111,15 @@ func NewSessionStore(client redis.UniversalClient, o SessionOptions) (*SessionSt
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	// Principals are spread over families of keys, each on a slot of its
-	// own (see the package documentation, Redis Cluster): up to 16, each
-	// bounded by its part of MaxSessions, which holds the sessions of
-	// eight principals at their cap at least; a prefix with a hash tag
-	// of its own keeps one family.
+	// On a cluster, principals are spread over families of keys, each on
+	// a slot of its own (see the package documentation, Redis Cluster):
+	// up to 16, each bounded by its part of MaxSessions, which holds the
+	// sessions of eight principals at their cap at least; a prefix with a
+	// hash tag of its own keeps one family, as does one Redis.
 	n := min(max(l.MaxSessions/(8*l.MaxSessionsPerPrincipal), 1), maxFamilies)
-	if strings.ContainsRune(o.Prefix, '{') {
+	if _, cluster := client.(*redis.ClusterClient); !cluster || strings.ContainsRune(o.Prefix, '{') {
+		// One Redis holds every key: one family, bounded by MaxSessions
+		// itself (families on one Redis would only split the bound).
 		n = 1
 	}
 	tags := familyTags(n)
@@ -261,6 +265,24 @@ redis.call('ZADD', KEYS[3], num(stop), id)
 return out
 `)
 
+// createReadScript reads what a Create declares. KEYS: the principal's
+// sessions, the family's sessions. ARGV: now, the family's bound, the
+// family's key prefix. Returns {the principal's session ids, {id,
+// principal digest, ...} of up to 100 of the family's sessions that
+// ended, read only when the family is full}: by their score (when each
+// ends), so never more than the ended ones, however many the family holds.
+var createReadScript = newScript(`
+local ids = redis.call('ZRANGE', KEYS[1], 0, -1)
+local swept = {}
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[2]) then
+  for _, sid in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, 100)) do
+    swept[#swept + 1] = sid
+    swept[#swept + 1] = redis.call('HGET', ARGV[3] .. 's:' .. sid, 'p') or ''
+  end
+end
+return {ids, swept}
+`)
+
 // useScript finds a session bound to the principal and records the use,
 // then subscribes or unsubscribes. KEYS: the session's hash, its
 // subscriptions, all the sessions, the family's marker. ARGV: now, idle,
@@ -379,10 +401,11 @@ const maxCreateRounds = 16
 
 // Create stores a new session id bound to caller; see
 // [sessions.SessionStore]. It reads the principal's sessions (and, when
-// its family is full, the family's ended ones) and then runs one script
-// declaring all their keys: two round trips, three when the family is
-// full, and one more before them in a store of several families (the
-// id's pointer).
+// its family is full, up to 100 of the family's ended ones) in one
+// script, and then runs one declaring all their keys: two round trips,
+// and one more before them in a store of several families (the id's
+// pointer). Each is sent once: against a stalled Redis, Create fails
+// after one ReadTimeout.
 func (s *SessionStore) Create(ctx context.Context, id string, caller *principal.Principal) ([]string, error) {
 	if caller == nil || !validID(id) {
 		return nil, errors.New("redisstore: session: no caller, or an id that is not 1–128 base64url characters")
@@ -399,7 +422,7 @@ func (s *SessionStore) Create(ctx context.Context, id string, caller *principal.
 		if !pg.allow() {
 			return nil, ErrUnavailable
 		}
-		err := do(ctx, s.client, "SET", s.pointer(id), fi, "PX", s.lim.Lifetime.Milliseconds()+1000).Err()
+		err := do(ctx, s.client, "SET", s.pointer(id), fi, "PX", s.pointerTTL(s.lim.IdleTimeout)).Err()
 		pg.done(ctx, err)
 		if err != nil {
 			return nil, fmt.Errorf("redisstore: session: %w", err)
@@ -409,12 +432,13 @@ func (s *SessionStore) Create(ctx context.Context, id string, caller *principal.
 	if !g.allow() {
 		return nil, ErrUnavailable
 	}
-	res, err := s.create(ctx, id, pk, expiresMS(caller), base, own, all)
+	now := s.now()
+	res, err := s.create(ctx, now, id, pk, expiresMS(caller), base, own, all)
 	g.done(ctx, err)
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: session: %w", err)
 	}
-	s.ids.put(id, fi)
+	s.ids.put(id, fi, now.Add(min(s.lim.IdleTimeout, s.lim.Lifetime)).UnixMilli())
 	var ended []string
 	for _, v := range res[1:] {
 		if sid, ok := v.(string); ok {
@@ -428,51 +452,39 @@ func (s *SessionStore) Create(ctx context.Context, id string, caller *principal.
 	return ended, nil
 }
 
-func (s *SessionStore) create(ctx context.Context, id, pk string, exp int64, base, own, all string) ([]any, error) {
-	now := s.now()
+func (s *SessionStore) create(ctx context.Context, now time.Time, id, pk string, exp int64, base, own, all string) ([]any, error) {
 	bound := s.bound()
 	for range maxCreateRounds {
-		var ids *redis.StringSliceCmd
-		var n *redis.IntCmd
-		var swept *redis.StringSliceCmd
-		if _, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-			ids = p.ZRange(ctx, own, 0, -1)
-			n = p.ZCard(ctx, all)
-			swept = p.ZRangeByScore(ctx, all, &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: 100})
-			return nil
-		}); err != nil {
+		// One call (a script that reads only: never retried after a
+		// timeout, as a pipeline would be up to MaxRedirects times).
+		r, err := createReadScript.run(ctx, s.client, []string{own, all}, now.UnixMilli(), bound, base).Slice()
+		if err != nil {
 			return nil, err
 		}
-		declared := ids.Val()
-		owners := make([]string, len(declared))
-		for i := range owners {
-			owners[i] = own
+		if len(r) != 2 {
+			return nil, errors.New("unexpected reply")
 		}
-		if n.Val() >= int64(bound) {
-			// The family's ended sessions: their principals, read from
-			// their hashes, name the indexes they leave.
-			var cand []string
-			for _, sid := range swept.Val() {
-				if validID(sid) {
-					cand = append(cand, sid)
-				}
+		ids, _ := r[0].([]any)
+		swept, _ := r[1].([]any)
+		declared := make([]string, 0, len(ids)+len(swept)/2)
+		owners := make([]string, 0, cap(declared))
+		for _, v := range ids {
+			if sid, ok := v.(string); ok {
+				declared, owners = append(declared, sid), append(owners, own)
 			}
-			ps := make([]*redis.StringCmd, len(cand))
-			if _, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-				for i, sid := range cand {
-					ps[i] = p.HGet(ctx, base+"s:"+sid, "p")
-				}
-				return nil
-			}); err != nil && !errors.Is(err, redis.Nil) {
-				return nil, err
+		}
+		// The family's ended sessions, when it is full: their principals,
+		// read from their hashes, name the indexes they leave.
+		for i := 0; i+1 < len(swept); i += 2 {
+			sid, _ := swept[i].(string)
+			if !validID(sid) {
+				continue
 			}
-			for i, sid := range cand {
-				o := own
-				if p := ps[i].Val(); p != "" && validID(p) {
-					o = base + "k:" + p
-				}
-				declared, owners = append(declared, sid), append(owners, o)
+			o := own
+			if p, _ := swept[i+1].(string); p != "" && validID(p) {
+				o = base + "k:" + p
 			}
+			declared, owners = append(declared, sid), append(owners, o)
 		}
 		keys := make([]string, 0, 3+3*len(declared))
 		keys = append(keys, base+"s:"+id, own, all)
@@ -504,7 +516,8 @@ func (s *SessionStore) use(ctx context.Context, id string, caller *principal.Pri
 	pk := principalDigest(caller)
 	fi := s.familyOf(pk)
 	base := s.fam(fi)
-	args := append(s.args(s.now()), pk, expiresMS(caller), id, op, uri, s.lim.MaxSubscriptions)
+	now := s.now()
+	args := append(s.args(now), pk, expiresMS(caller), id, op, uri, s.lim.MaxSubscriptions)
 	res, err := s.run(ctx, useScript, []string{base + "s:" + id, base + "u:" + id, base + "all", base + "gen"}, args...).Int64Slice()
 	if err != nil {
 		return sessions.Session{}, fmt.Errorf("redisstore: session: %w", err)
@@ -513,9 +526,11 @@ func (s *SessionStore) use(ctx context.Context, id string, caller *principal.Pri
 		return sessions.Session{}, errors.New("redisstore: session: unexpected reply")
 	}
 	info := sessions.Session{Deadline: time.UnixMilli(res[1]), IdleDeadline: time.UnixMilli(res[2])}
+	if res[0] == 0 || res[0] == 3 {
+		s.keepPointer(ctx, id, fi, now, min(res[1], res[2]))
+	}
 	switch res[0] {
 	case 0:
-		s.ids.put(id, fi)
 		return info, nil
 	case 1:
 		return sessions.Session{}, sessions.ErrNotFound
@@ -543,6 +558,13 @@ func (s *SessionStore) End(ctx context.Context, id string, caller *principal.Pri
 	n, err := s.run(ctx, endScript, []string{base + "s:" + id, base + "u:" + id, base + "all", base + "k:" + pk, base + "gen"}, args...).Int64()
 	if err == nil {
 		s.ids.drop(id)
+		if len(s.tags) > 1 && n == 0 {
+			// The pointer goes with its session (else it expires at the
+			// session's idle deadline): a failure here leaves only that.
+			if pg := s.gates.For(ctx, s.client, s.pointer(id)); pg.allow() {
+				pg.done(ctx, do(ctx, s.client, "DEL", s.pointer(id)).Err())
+			}
+		}
 	}
 	switch {
 	case err != nil:
@@ -626,7 +648,7 @@ func (s *SessionStore) base(ctx context.Context, id string) (string, bool, error
 	case v < 0 || v >= len(s.tags):
 		return "", false, nil
 	}
-	s.ids.put(id, v)
+	s.ids.put(id, v, 0)
 	return s.fam(v), true, nil
 }
 
@@ -655,12 +677,49 @@ func (s *SessionStore) Len(ctx context.Context) (int, error) {
 	return int(min(n, math.MaxInt32)), nil
 }
 
+// pointerTTL returns the TTL (ms) of a pointer whose session ends,
+// unless used, in d: it expires a second after it.
+func (s *SessionStore) pointerTTL(d time.Duration) int64 {
+	return min(d, s.lim.Lifetime).Milliseconds() + 1000
+}
+
+// keepPointer makes session id's pointer (in a store of several
+// families) expire with the session, whose use at now moved its end to
+// end (ms): one PEXPIRE when the end moved past the pointer's by more
+// than a quarter of the idle timeout (as far as this instance knows), so
+// that a session used often costs one every IdleTimeout/4, not every use.
+func (s *SessionStore) keepPointer(ctx context.Context, id string, fi int, now time.Time, end int64) {
+	if len(s.tags) == 1 {
+		return
+	}
+	known := s.ids.expiry(id)
+	if end <= known+s.lim.IdleTimeout.Milliseconds()/4 {
+		return
+	}
+	ptr := s.pointer(id)
+	pg := s.gates.For(ctx, s.client, ptr)
+	if !pg.allow() {
+		return // it expires early at worst: Subscribed then finds no session
+	}
+	err := do(ctx, s.client, "PEXPIRE", ptr, max(end-now.UnixMilli(), 0)+1000).Err()
+	pg.done(ctx, err)
+	if err == nil {
+		s.ids.put(id, fi, end)
+	}
+}
+
 // idCache remembers the family of the sessions an instance saw lately, so
 // that Subscribed (asked for every update a stream receives) costs one
-// round trip. It holds at most maxCachedIDs; when full it starts over.
+// round trip, and until when it made their pointers live. It holds at
+// most maxCachedIDs; when full it starts over.
 type idCache struct {
 	mu sync.Mutex
-	m  map[string]int
+	m  map[string]cachedID
+}
+
+type cachedID struct {
+	fi  int
+	exp int64 // the pointer's expiry this instance set (ms), 0: unknown
 }
 
 const maxCachedIDs = 1 << 14
@@ -669,16 +728,25 @@ func (c *idCache) get(id string) (int, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	v, ok := c.m[id]
-	return v, ok
+	return v.fi, ok
 }
 
-func (c *idCache) put(id string, fi int) {
+func (c *idCache) expiry(id string) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[id].exp
+}
+
+func (c *idCache) put(id string, fi int, exp int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= maxCachedIDs {
-		c.m = make(map[string]int)
+		c.m = make(map[string]cachedID)
 	}
-	c.m[id] = fi
+	if old, ok := c.m[id]; ok && old.fi == fi && exp == 0 {
+		exp = old.exp
+	}
+	c.m[id] = cachedID{fi: fi, exp: exp}
 }
 
 func (c *idCache) drop(id string) {
