@@ -240,7 +240,11 @@
 // a cluster); an operator who knows that nothing was lost may set the
 // replay markers to "0" (ReplayStore.Markers). Rate buckets are not
 // checked: a Redis that lost them starts them full. An ACL user of the
-// stores needs +info and +cluster (MYID, NODES) besides the keys' commands.
+// stores needs, besides the keys' commands and +eval +evalsha, +info, and
+// on a cluster +cluster|myid +cluster|nodes (and +command +cluster|slots
+// for go-redis's cluster client); [CheckClient] names the one missing, as
+// it names a wrong password ([ErrAuth]). Give the stores a prefix whose
+// '{', if any, opens a hash tag: the constructors refuse "app{}:".
 //
 // # Redis Cluster
 //

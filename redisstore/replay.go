@@ -103,6 +103,9 @@ func NewReplayStore(client redis.UniversalClient, o ReplayOptions) (*ReplayStore
 	if o.Prefix == "" {
 		o.Prefix = DefaultReplayPrefix
 	}
+	if err := checkPrefix(o.Prefix); err != nil {
+		return nil, err
+	}
 	switch {
 	case o.ProofWindow < 0 || o.ClockSkew < 0:
 		return nil, errors.New("redisstore: ReplayOptions.ProofWindow and ClockSkew must not be negative")

@@ -108,6 +108,9 @@ func NewSessionStore(client redis.UniversalClient, o SessionOptions) (*SessionSt
 	if o.Prefix == "" {
 		o.Prefix = DefaultSessionPrefix
 	}
+	if err := checkPrefix(o.Prefix); err != nil {
+		return nil, err
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -56,7 +57,7 @@ func startRedisCluster(t *testing.T, bin string) *redisCluster {
 	need(t, cli != "", "no redis-cli (Debian's redis-tools)")
 	c := &redisCluster{}
 	for i := range 6 {
-		addr := freeAddr(t)
+		addr := clusterAddr(t)
 		_, port, _ := net.SplitHostPort(addr)
 		c.addrs = append(c.addrs, addr)
 		c.procs = append(c.procs, startProc(t, "redis-"+strconv.Itoa(i), nil, bin, "--port", port, "--bind", "127.0.0.1",
@@ -196,4 +197,41 @@ func clusterFailover(t *testing.T, f *fleet, alice, bob string) {
 		assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "a proof accepted before the failover is still a replay")
 	}
 	_ = bob
+}
+
+// clusterAddr returns a loopback address for a cluster node whose port
+// and bus port (port + 10000) were free a moment ago and lie outside the
+// kernel's range of ports for outgoing connections, which any connection
+// the machine opens could take first (a flake under load).
+func clusterAddr(t *testing.T) string {
+	t.Helper()
+	lo, hi := 32768, 60999
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			l, err1 := strconv.Atoi(f[0])
+			h, err2 := strconv.Atoi(f[1])
+			if err1 == nil && err2 == nil {
+				lo, hi = l, h
+			}
+		}
+	}
+	free := func(p int) bool {
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err != nil {
+			return false
+		}
+		_ = l.Close()
+		return true
+	}
+	for range 500 {
+		p := 1024 + rand.IntN(65535-10000-1024)
+		if (p >= lo && p <= hi) || (p+10000 >= lo && p+10000 <= hi) {
+			continue
+		}
+		if free(p) && free(p+10000) {
+			return net.JoinHostPort("127.0.0.1", strconv.Itoa(p))
+		}
+	}
+	t.Fatal("no free port pair (port, port + 10000) outside the ephemeral range")
+	return ""
 }
