@@ -41,7 +41,8 @@ type EventLogOptions struct {
 // {k: kind, u: URI, r: the Redis run that wrote it}; an event's id is
 // its entry's id (ms-seq, see appendScript: never given twice, even
 // across a Redis restart). Append is one round trip (one script: XADD
-// with MAXLEN ~, and PEXPIRE); Since one script (XRANGE). A stream
+// with MAXLEN ~, and PEXPIRE); Since one pipeline (a script that checks
+// the stream, and XRANGE). A stream
 // written by another Redis process (restarted, failed over) may have
 // lost events: it is treated as gone (Since answers not found, and the
 // next Append starts it again). It is safe for concurrent use.
@@ -194,14 +195,15 @@ local function newest(key)
 end
 `
 
-// sinceScript reads a stream from an id. KEYS: the stream. ARGV: the
-// id, the most entries to return. Returns the entries, none when the
-// stream was written by a Redis process it cannot vouch for (see
-// appendScript).
+// sinceScript tells whether a stream may be read. KEYS: the stream.
+// Returns 1 when its newest entry was written by a Redis process the
+// script can vouch for (see appendScript), else 0. Since sends it and the
+// XRANGE in one pipeline, on one connection to the stream's node: nothing
+// can run between them that changes which process answers.
 var sinceScript = newScript(runLua + logLua + `
 local last = newest(KEYS[1])
-if not last or not trusted(last[2]) then return {} end
-return redis.call('XRANGE', KEYS[1], ARGV[1], '+', 'COUNT', ARGV[2])
+if last and trusted(last[2]) then return 1 end
+return 0
 `)
 
 // Since returns key's events after id (see [notify.EventLog]): ok only
@@ -222,16 +224,31 @@ func (l *EventLog) Since(ctx context.Context, key, id string) ([]notify.Event, b
 	// (a stream is trimmed from its oldest end). More than the stream
 	// can hold between trims: not an id of this log's bounds, start over.
 	limit := 2*l.events + 100
-	reply, err := sinceScript.run(ctx, l.client, []string{k}, id, limit).Slice()
+	var check *redis.Cmd
+	var rng *redis.XMessageSliceCmd
+	read := func(eval bool) error {
+		_, err := l.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			if eval {
+				check = p.Eval(ctx, sinceScript.src, []string{k})
+			} else {
+				check = p.EvalSha(ctx, sinceScript.hash, []string{k})
+			}
+			rng = p.XRangeN(ctx, k, id, "+", limit)
+			return nil
+		})
+		return err
+	}
+	err := read(false)
+	if check != nil && check.Err() != nil && strings.HasPrefix(check.Err().Error(), "NOSCRIPT") {
+		err = read(true) // reads only: sending it again is safe
+	}
 	g.done(ctx, err)
 	if err != nil {
 		return nil, false, fmt.Errorf("redisstore: event log: %w", err)
 	}
-	msgs, ok := xMessages(reply)
-	if !ok {
-		return nil, false, errors.New("redisstore: event log: unexpected reply")
-	}
-	if len(msgs) == 0 || msgs[0].ID != id || int64(len(msgs)) == limit {
+	trusted, _ := check.Int64()
+	msgs := rng.Val()
+	if trusted != 1 || len(msgs) == 0 || msgs[0].ID != id || int64(len(msgs)) == limit {
 		return nil, false, nil // unknown, too old (trimmed or expired), or Redis restarted empty
 	}
 	out := make([]notify.Event, 0, len(msgs)-1)
@@ -242,32 +259,6 @@ func (l *EventLog) Since(ctx context.Context, key, id string) ([]notify.Event, b
 		}
 	}
 	return out, true, nil
-}
-
-// xMessages reads the entries of an XRANGE reply returned by a script.
-func xMessages(reply []any) ([]redis.XMessage, bool) {
-	out := make([]redis.XMessage, 0, len(reply))
-	for _, r := range reply {
-		e, ok := r.([]any)
-		if !ok || len(e) != 2 {
-			return nil, false
-		}
-		id, ok := e[0].(string)
-		fields, ok2 := e[1].([]any)
-		if !ok || !ok2 || len(fields)%2 != 0 {
-			return nil, false
-		}
-		m := redis.XMessage{ID: id, Values: make(map[string]any, len(fields)/2)}
-		for i := 0; i < len(fields); i += 2 {
-			k, ok := fields[i].(string)
-			if !ok {
-				return nil, false
-			}
-			m.Values[k] = fields[i+1]
-		}
-		out = append(out, m)
-	}
-	return out, true
 }
 
 // decodeEntry reads a stream entry the log wrote; anything else is
