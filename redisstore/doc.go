@@ -126,8 +126,9 @@
 // MaxSessionsPerPrincipal (a new one ends its oldest), the store at most
 // MaxSessions (then initialize is answered without a session), a session
 // at most MaxSubscriptions URIs, and everything expires with its session.
-// About 630 bytes of Redis a session (measured with a principal of its
-// own each, the worst case), plus its URIs. A Redis that restarts empty,
+// About 520 bytes of one Redis a session (measured with a principal of
+// its own each, the worst case; 720 in the same run when one Redis held
+// 16 families and a pointer a session), plus its URIs. A Redis that restarts empty,
 // or that may have lost data (see below), forgets the sessions: their
 // clients get 404 and initialize again; an ended session never comes
 // back.
@@ -146,10 +147,11 @@
 // after it was trimmed; an id trimmed, expired, of a Redis that restarted
 // empty or may have lost data (see below), or of a form the log does not
 // give (checked before any round trip)
-// makes the stream start over. A stream costs about 4.8 KB of Redis
-// whether it holds 1 event or 64 (MEMORY USAGE, BenchmarkEventLogMemory:
-// Redis 7 allocates a stream's node whole), so count 4.8 KB for each
-// principal with an event in the last Age. Redis out of reach: Append
+// makes the stream start over. A stream costs about 4.8 KB of Redis with
+// 1 event and 9.9 KB with 64 (MEMORY USAGE, BenchmarkEventLogMemory:
+// Redis 7 allocates a stream's node whole; each entry carries the Redis
+// run that wrote it, which doubled the 64's 4.8 KB, measured in one run),
+// so count up to 10 KB for each principal with an event in the last Age. Redis out of reach: Append
 // fails (the hub logs it and delivers the event live, without an id) and
 // Since fails (the stream starts over: list_changed); both come back with
 // Redis.

@@ -61,8 +61,9 @@ type SessionOptions struct {
 // credential seen on it expires, and when it is idle for IdleTimeout, as
 // in a MemoryStore. Keys hold session ids (which authenticate nothing)
 // and the SHA-256 of principals' session keys, never an identity. A
-// session holds about 630 bytes of Redis (measured by
-// BenchmarkRedisMemory, each of a principal of its own), and its URIs.
+// session holds about 520 bytes of one Redis (measured by
+// BenchmarkRedisMemory, each of a principal of its own; on a cluster its
+// pointer adds some), and its URIs.
 // Sessions do not survive a Redis that restarts empty: clients then get
 // 404 and initialize again, as the protocol has them do.
 type SessionStore struct {
