@@ -96,6 +96,10 @@ func testCheckClientOnCluster(t *testing.T, c *redistest.Cluster) {
 	defer bare.Close()
 	limitedUser(t, m.Client(t)) // neither INFO nor CLUSTER
 	assert.ErrorIs(t, redisstore.CheckClient(ctx, bare), redisstore.ErrClusterNode, "told by HELLO")
+	limitedUser(t, m.Client(t), "-hello", "+info") // no HELLO, but INFO
+	noHello := userClient(m.Addr(), "kit", "pw")
+	defer noHello.Close()
+	assert.ErrorIs(t, redisstore.CheckClient(ctx, noHello), redisstore.ErrClusterNode, "told by INFO")
 
 	o := redisstore.ClusterOptions(c.Addrs()...)
 	o.Username, o.Password = "kit", "pw"

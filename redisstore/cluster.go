@@ -257,10 +257,17 @@ func CheckClient(ctx context.Context, client redis.UniversalClient) error {
 		return err
 	}
 	if !cluster {
-		if mode, err := helloMode(ctx, client); err == nil && mode == "cluster" {
-			return ErrClusterNode
-		} else if err != nil && !isPermissionError(err) {
+		mode, err := helloMode(ctx, client)
+		if err != nil && !isPermissionError(err) {
 			return err
+		}
+		if err != nil { // a user without +hello: INFO tells too
+			if info, err := client.Info(ctx, "cluster").Result(); err == nil && strings.Contains(info, "cluster_enabled:1") {
+				mode = "cluster"
+			}
+		}
+		if mode == "cluster" {
+			return ErrClusterNode
 		}
 		if err := checkPermissions(ctx, client, false); err != nil {
 			return err
