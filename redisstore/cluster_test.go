@@ -361,7 +361,7 @@ func testFailover(t *testing.T, c *redistest.Cluster) {
 	if os.Getenv("MCPKIT_CLUSTER_DEFAULTS") == "1" {
 		sets = append(sets, mk("go-redis defaults", &redis.ClusterOptions{Addrs: c.Addrs()}))
 	}
-	passQuarantine(t, sets[0].replay, clk)
+	require.NoError(t, setMarkers(sets[0].client, sets[0].replay)) // a Redis that lost nothing yet (arming can time out under load)
 	victim := c.Masters[0]
 	onVictim := func(key string) bool { return redisstore.Slot(key) < 16384/3 }
 
