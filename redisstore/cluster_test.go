@@ -361,7 +361,22 @@ func testFailover(t *testing.T, c *redistest.Cluster) {
 	if os.Getenv("MCPKIT_CLUSTER_DEFAULTS") == "1" {
 		sets = append(sets, mk("go-redis defaults", &redis.ClusterOptions{Addrs: c.Addrs()}))
 	}
-	require.NoError(t, setMarkers(sets[0].client, sets[0].replay)) // a Redis that lost nothing yet (arming can time out under load)
+	// A Redis that lost nothing yet (arming can time out under load), and
+	// a proof in every family before the kill, so that each marker names
+	// the victim (a marker "0" would be adopted by its replica).
+	require.NoError(t, setMarkers(sets[0].client, sets[0].replay))
+	warmed := map[string]bool{}
+	for i := 0; len(warmed) < sets[0].replay.Families(); i++ {
+		caller := "warm-" + strconv.Itoa(i)
+		if warmed[sets[0].replay.MarkerKey(caller)] {
+			continue
+		}
+		err := answered(t, func() error {
+			return sets[0].replay.Remember(ctx, "warm-proof-"+strconv.Itoa(i), caller, clk.Now().Add(time.Minute))
+		})
+		require.True(t, err == nil || errors.Is(err, dpop.ErrReplayed), "%v", err) // a replay: a try that timed out had landed
+		warmed[sets[0].replay.MarkerKey(caller)] = true
+	}
 	victim := c.Masters[0]
 	onVictim := func(key string) bool { return redisstore.Slot(key) < 16384/3 }
 

@@ -312,3 +312,20 @@ func testOlderSnapshot(t *testing.T, c *redistest.Cluster) {
 	assert.False(t, alive(st, ended, alice), "an ended session stays ended")
 	require.NoError(t, c.WaitHealthy(ctx))
 }
+
+// Markers set to "0" (a Redis known to have lost nothing) carry the
+// Redis process's ident after the store's first proof, in every family
+// (arming): a replica promoted later cannot adopt them.
+func TestReplayMarkersTakeTheIdent(t *testing.T) {
+	_, client := startRedis(t)
+	clk := newClock()
+	s := newReplayStore(t, client, clk, redisstore.ReplayOptions{Prefix: "t:"})
+	require.NoError(t, setMarkers(client, s))
+	require.Equal(t, 1, rememberAll(t, s, clk, "first", 1, false))
+	ident := runGen(t, client, s.Markers()[0])
+	for _, m := range s.Markers() {
+		v, err := client.Get(context.Background(), m).Result()
+		require.NoError(t, err)
+		assert.Equal(t, "0:"+ident, v, m)
+	}
+}

@@ -218,17 +218,20 @@ local function marker(key, now, q)
 end
 `
 
-// armScript sets a missing marker. KEYS: the marker. ARGV: now (ms), the
+// armScript checks a family's marker as a proof would (marker): sets a
+// missing one, writes the ident into one without (so that a replica
+// promoted later cannot adopt it: see Markers), begins the quarantine of
+// one another process wrote. KEYS: the marker. ARGV: now (ms), the
 // quarantine (ms).
 var armScript = newScript(runLua + markerLua + `
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 marker(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))
 return 1
 `)
 
-// arm sets the marker of every family that has none (armScript, one
-// round trip to each node), so that a new Redis's quarantine begins for all of
-// them at once rather than at each family's first proof. It is tried
+// arm checks the marker of every family (armScript, one round trip to
+// each node), so that the quarantine of a new or restarted Redis begins
+// for all of them at once rather than at each family's first proof, and
+// markers set to "0" carry the Redis process's ident from then on. It is tried
 // once, by the store's first proof: a family it could not reach (its
 // node down), like one whose marker goes later (its node restarted
 // empty), begins its own at its first proof, as the script sets a
@@ -252,7 +255,12 @@ func (s *ReplayStore) arm(ctx context.Context, now, quarantine int64) {
 // A family is refused too when its Redis is not the process that wrote
 // the marker (restarted, failed over). An operator who knows that the
 // Redis lost nothing (tests, a Redis that was never used, a restart with
-// every write persisted) may set them ("0") to skip that quarantine.
+// every write persisted) may set them ("0") to skip that quarantine: a
+// marker "0" is adopted by the first proof of a store (which checks every
+// family's marker) or of its family, which writes the Redis process into
+// it. Until then it is adopted by whichever
+// process holds it, a replica promoted too: set it when no failover is
+// under way.
 func (s *ReplayStore) Markers() []string {
 	out := make([]string, len(s.tags))
 	for i, t := range s.tags {
