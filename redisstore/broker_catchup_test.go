@@ -120,5 +120,10 @@ func TestBrokerCatchesUpNewStreams(t *testing.T) {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	assert.Equal(t, uint64(2), sub.broker.Stats().CaughtUp)
+	// What was published during the cut came from the log; what was
+	// published after may have too, when the catch-up read the log after
+	// it was appended (the test publishes as soon as the listener has
+	// subscribed, while its catch-up runs): once each either way.
+	caught := sub.broker.Stats().CaughtUp
+	assert.True(t, caught >= 2 && caught <= 4, "caught up %d", caught)
 }

@@ -222,26 +222,132 @@ var (
 	ErrClusterNode = errors.New("redisstore: the Redis is a node of a Redis Cluster, but the client is not a cluster client: use redis.NewClusterClient (see ClusterOptions)")
 	// ErrNotACluster: a cluster client of a Redis that is not a cluster.
 	ErrNotACluster = errors.New("redisstore: the client is a cluster client, but the Redis is not a Redis Cluster")
+	// ErrAuth: Redis refused the client's credentials (a wrong password,
+	// an unknown or disabled user, or none given where one is needed).
+	ErrAuth = errors.New("redisstore: Redis refused the client's credentials: wrong password or user, or none given")
 )
 
-// CheckClient asks Redis (one INFO cluster, or a cluster client's first
-// look at the cluster) whether client suits it: ErrClusterNode,
-// ErrNotACluster, or the client's error when Redis cannot be reached. Run
-// it at start-up.
+// PermissionError is what CheckClient answers when the client's ACL user
+// may not run a command the stores need.
+type PermissionError struct {
+	// Command is the command (or command|subcommand) refused.
+	Command string
+}
+
+func (e *PermissionError) Error() string {
+	return "redisstore: the Redis ACL user may not run " + e.Command + ", which the stores need (grant +" + e.Command + ")"
+}
+
+// CheckClient asks Redis whether client suits it and may run what the
+// stores need, in a few round trips: ErrAuth, ErrClusterNode (told by
+// HELLO's mode, which every user may run), ErrNotACluster, a
+// *PermissionError naming a command the ACL user may not run (scripts,
+// INFO, and on a cluster CLUSTER MYID and NODES: see the package
+// documentation, Redis that may have lost data), or the client's error
+// when Redis cannot be reached. Run it at start-up.
 func CheckClient(ctx context.Context, client redis.UniversalClient) error {
-	if _, ok := client.(*redis.ClusterClient); ok {
-		err := client.Ping(ctx).Err()
-		if err != nil && strings.Contains(err.Error(), "cluster support disabled") {
+	cc, cluster := client.(*redis.ClusterClient)
+	if err := client.Ping(ctx).Err(); err != nil {
+		switch {
+		case isAuthError(err):
+			return ErrAuth
+		case cluster && strings.Contains(err.Error(), "cluster support disabled"):
 			return ErrNotACluster
 		}
 		return err
 	}
-	info, err := client.Info(ctx, "cluster").Result()
-	if err != nil {
-		return err
+	if !cluster {
+		mode, err := helloMode(ctx, client)
+		if err != nil && !isPermissionError(err) {
+			return err
+		}
+		if err != nil { // a user without +hello: INFO tells too
+			if info, err := client.Info(ctx, "cluster").Result(); err == nil && strings.Contains(info, "cluster_enabled:1") {
+				mode = "cluster"
+			}
+		}
+		if mode == "cluster" {
+			return ErrClusterNode
+		}
+		if err := checkPermissions(ctx, client, false); err != nil {
+			return err
+		}
+		return nil
 	}
-	if strings.Contains(info, "cluster_enabled:1") {
-		return ErrClusterNode
+	return cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+		return checkPermissions(ctx, c, true)
+	})
+}
+
+// helloMode returns the mode HELLO reports ("standalone", "cluster",
+// "sentinel"), in the protocol the client speaks.
+func helloMode(ctx context.Context, client redis.UniversalClient) (string, error) {
+	proto := 3
+	if c, ok := client.(*redis.Client); ok && c.Options().Protocol == 2 {
+		proto = 2
+	}
+	v, err := client.Do(ctx, "HELLO", proto).Result()
+	if err != nil {
+		return "", err
+	}
+	switch r := v.(type) {
+	case map[any]any:
+		m, _ := r["mode"].(string)
+		return m, nil
+	case []any:
+		for i := 0; i+1 < len(r); i += 2 {
+			if k, _ := r[i].(string); k == "mode" {
+				m, _ := r[i+1].(string)
+				return m, nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// checkPermissions runs, once each, the commands the stores' scripts run
+// besides their keys' (see runLua): an ACL refusal names the command.
+func checkPermissions(ctx context.Context, c interface {
+	Do(context.Context, ...any) *redis.Cmd
+}, cluster bool) error {
+	probes := [][]any{{"EVAL", "return 1", 0}, {"EVALSHA", "0000000000000000000000000000000000000000", 0}, {"INFO", "server"}}
+	names := []string{"eval", "evalsha", "info"}
+	if cluster {
+		probes = append(probes, []any{"CLUSTER", "MYID"}, []any{"CLUSTER", "NODES"})
+		names = append(names, "cluster|myid", "cluster|nodes")
+	}
+	for i, args := range probes {
+		err := c.Do(ctx, args...).Err()
+		switch {
+		case err == nil, err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT"):
+		case isPermissionError(err):
+			return &PermissionError{Command: names[i]}
+		default:
+			return err
+		}
+	}
+	return nil
+}
+
+func isAuthError(err error) bool {
+	s := err.Error()
+	return strings.HasPrefix(s, "WRONGPASS") || strings.HasPrefix(s, "NOAUTH") ||
+		strings.Contains(s, "invalid username-password") || strings.Contains(s, "AUTH failed")
+}
+
+func isPermissionError(err error) bool { return strings.HasPrefix(err.Error(), "NOPERM") }
+
+// checkPrefix refuses a prefix whose '{' opens no hash tag (no '}' after
+// it, or nothing between: "app{}:"): Redis would then hash each whole key,
+// so the keys of one call would lie on several slots (CROSSSLOT on a
+// cluster), where the store counts on them sharing the prefix's tag.
+func checkPrefix(prefix string) error {
+	i := strings.IndexByte(prefix, '{')
+	if i < 0 {
+		return nil
+	}
+	if j := strings.IndexByte(prefix[i+1:], '}'); j <= 0 {
+		return errors.New("redisstore: the prefix has a '{' that opens no hash tag ('}' after it, something between): its keys would not share a slot; give a hash tag such as \"{app}:\", or no '{'")
 	}
 	return nil
 }

@@ -2,10 +2,15 @@ package redisstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +20,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/authn/dpop"
 	"github.com/mcpkit/mcpkit/mcphttp/ratelimit"
+	"github.com/mcpkit/mcpkit/mcphttp/sessions"
 	"github.com/mcpkit/mcpkit/notify"
 	"github.com/mcpkit/mcpkit/principal"
 	"github.com/mcpkit/mcpkit/redisstore"
@@ -43,6 +49,7 @@ func TestOnCluster(t *testing.T) {
 			{"RedisSessionIdle", TestRedisSessionIdle}, {"RedisSessionBinding", TestRedisSessionBinding},
 			{"RedisSessionIDs", TestRedisSessionIDs}, {"RedisSessionEvictionAndSweep", TestRedisSessionEvictionAndSweep},
 			{"RedisSubscriptions", TestRedisSubscriptions}, {"RedisSessionsRaceAndKeys", TestRedisSessionsRaceAndKeys},
+			{"SessionPointerExpiresWithItsSession", TestSessionPointerExpiresWithItsSession},
 			{"EventLogSince", TestEventLogSince}, {"EventLogSharedID", TestEventLogSharedID}, {"EventLogTrims", TestEventLogTrims},
 			// The broker's tests count one channel's subscription; on a
 			// cluster it has eight (testClusterBroker).
@@ -57,6 +64,8 @@ func TestOnCluster(t *testing.T) {
 	t.Run("stall", func(t *testing.T) { testStall(t, c) })
 	t.Run("migration", func(t *testing.T) { testMigration(t, c) })
 	t.Run("failover", func(t *testing.T) { testFailover(t, c) })
+	t.Run("older snapshot", func(t *testing.T) { testOlderSnapshot(t, c) })
+	t.Run("check client", func(t *testing.T) { testCheckClientOnCluster(t, c) })
 }
 
 // keysPerMaster returns the number of keys each master holds, in the
@@ -258,6 +267,29 @@ func testStall(t *testing.T, c *redistest.Cluster) {
 		wake()
 	})
 
+	// A session Create against a stalled master fails after one
+	// ReadTimeout (500 ms): every call it makes is sent once (its reads
+	// were a pipeline, which go-redis retried up to MaxRedirects times:
+	// 3.6 s). Logged, not asserted (a timing); the calls are counted.
+	t.Run("session create", func(t *testing.T) {
+		clk := newClock()
+		st := newSessionStore(t, client, clk, sessions.Limits{})
+		p := &principal.Principal{Subject: "stalled"}
+		create(t, st, p) // the scripts are cached
+		node := masterOf(t, c, client, st.SessionKey("s", "x", p))
+		h := &countCalls{addr: node.Addr()}
+		client.AddHook(h)
+		defer h.off.Store(true)
+		wake := stall(t, c, node, sleep)
+		start := time.Now()
+		_, err := st.Create(ctx, newID(), p)
+		took := time.Since(start)
+		wake()
+		require.Error(t, err)
+		t.Logf("a session Create against a stalled master failed after %v", took.Round(10*time.Millisecond))
+		assert.LessOrEqual(t, h.n.Load(), int32(1), "no call sent again after its timeout")
+	})
+
 	// Past the node timeout for sure: the replica takes over, and the
 	// stall's end fails back (the tests after this one need c.Masters
 	// masters).
@@ -329,7 +361,22 @@ func testFailover(t *testing.T, c *redistest.Cluster) {
 	if os.Getenv("MCPKIT_CLUSTER_DEFAULTS") == "1" {
 		sets = append(sets, mk("go-redis defaults", &redis.ClusterOptions{Addrs: c.Addrs()}))
 	}
-	passQuarantine(t, sets[0].replay, clk)
+	// A Redis that lost nothing yet (arming can time out under load), and
+	// a proof in every family before the kill, so that each marker names
+	// the victim (a marker "0" would be adopted by its replica).
+	require.NoError(t, setMarkers(sets[0].client, sets[0].replay))
+	warmed := map[string]bool{}
+	for i := 0; len(warmed) < sets[0].replay.Families(); i++ {
+		caller := "warm-" + strconv.Itoa(i)
+		if warmed[sets[0].replay.MarkerKey(caller)] {
+			continue
+		}
+		err := answered(t, func() error {
+			return sets[0].replay.Remember(ctx, "warm-proof-"+strconv.Itoa(i), caller, clk.Now().Add(time.Minute))
+		})
+		require.True(t, err == nil || errors.Is(err, dpop.ErrReplayed), "%v", err) // a replay: a try that timed out had landed
+		warmed[sets[0].replay.MarkerKey(caller)] = true
+	}
 	victim := c.Masters[0]
 	onVictim := func(key string) bool { return redisstore.Slot(key) < 16384/3 }
 
@@ -343,10 +390,11 @@ func testFailover(t *testing.T, c *redistest.Cluster) {
 		events  []string
 		proofs  []string
 		deadKey map[string]bool
+		reset   int // the index of the first event the promoted replica logged (-1: none yet)
 	}
 	var ws []*who
 	for i := range 60 {
-		w := &who{p: &principal.Principal{Subject: "p" + strconv.Itoa(i)}, id: newID(),
+		w := &who{p: &principal.Principal{Subject: "p" + strconv.Itoa(i)}, id: newID(), reset: -1,
 			bucket: ratelimit.Bucket{Key: "b" + strconv.Itoa(i), PerSecond: 1e-6, Burst: 20}}
 		_, err := sets[0].st.Create(ctx, w.id, w.p)
 		require.NoError(t, err)
@@ -403,18 +451,28 @@ func testFailover(t *testing.T, c *redistest.Cluster) {
 	}
 	var mu sync.Mutex // guards ws and the counts
 	healthyFailures, proof := 0, 0
+	var healthyErrs []string
 	var wg sync.WaitGroup
 	for n, in := range sets {
 		other := sets[(n+1)%2] // a shipped instance: the other's calls must not slow this one's loop
 		wg.Go(func() {
 			down := map[string]bool{"replay": true, "rate": true, "session": true, "events": true}
 			fail := func(deadKey bool, err error, store string) {
+				// An answer: the promoted replica is another Redis
+				// process, which may lack the last writes: the replay
+				// store's quarantine and a session not found are what
+				// it answers (see the package documentation, Faults).
+				var ue *dpop.UnavailableError
+				answered := err == nil || errors.As(err, &ue) || errors.Is(err, sessions.ErrNotFound)
 				switch {
-				case err == nil && deadKey:
+				case answered && deadKey:
 					delete(down, store)
 				case err != nil && !deadKey:
 					mu.Lock()
 					healthyFailures++
+					if len(healthyErrs) < 5 {
+						healthyErrs = append(healthyErrs, store+": "+err.Error())
+					}
 					mu.Unlock()
 				}
 			}
@@ -442,12 +500,23 @@ func testFailover(t *testing.T, c *redistest.Cluster) {
 					}
 					_, err = in.st.Find(ctx, w.id, w.p)
 					fail(w.dead, err, "session")
-					id, err := in.elog.Append(ctx, w.p.Subject, notify.Event{Kind: notify.ListChanged})
-					fail(onVictim(in.elog.Key(w.p.Subject)), err, "events")
-					if err == nil {
-						mu.Lock()
-						w.events = append(w.events, id)
-						mu.Unlock()
+					// Events up to a bound (below the log's 64), so that
+					// the log never trims the first (the test's own load
+					// made it flake); on the dead shard until it answers.
+					mu.Lock()
+					more := len(w.events) < 40
+					mu.Unlock()
+					if more || down["events"] && onVictim(in.elog.Key(w.p.Subject)) {
+						id, err := in.elog.Append(ctx, w.p.Subject, notify.Event{Kind: notify.ListChanged})
+						fail(onVictim(in.elog.Key(w.p.Subject)), err, "events")
+						if err == nil {
+							mu.Lock()
+							if onVictim(in.elog.Key(w.p.Subject)) && w.reset < 0 {
+								w.reset = len(w.events) // the promoted replica's first
+							}
+							w.events = append(w.events, id)
+							mu.Unlock()
+						}
 					}
 				}
 				time.Sleep(5 * time.Millisecond)
@@ -457,35 +526,122 @@ func testFailover(t *testing.T, c *redistest.Cluster) {
 		})
 	}
 	wg.Wait()
+	for _, w := range ws { // the promoted replica's first event, where the loop logged none
+		if onVictim(sets[0].elog.Key(w.p.Subject)) && w.reset < 0 {
+			id, err := sets[0].elog.Append(ctx, w.p.Subject, notify.Event{Kind: notify.ListChanged})
+			require.NoError(t, err)
+			w.reset = len(w.events)
+			w.events = append(w.events, id)
+		}
+	}
 	prom := <-promoted
 	for _, in := range sets {
 		t.Logf("%s: every store answered on the dead shard's keys %.1f s after the kill, %.1f s after the replica's promotion (%.1f s; cluster-node-timeout %v)",
 			in.name, in.recover.Seconds(), (in.recover - prom).Seconds(), prom.Seconds(), c.NodeTimeout)
 	}
-	assert.Zero(t, healthyFailures, "calls to healthy masters never fail")
+	assert.Zero(t, healthyFailures, "calls to healthy masters never fail: %q", healthyErrs)
 	for _, u := range []string{"x", "y", "z"} {
 		assert.Equal(t, updated(subject, "docs://documents/"+u), next(t, heard), "caught up from the log")
 	}
 
-	// After: every session is there, for every instance; no bucket gave
-	// more than its burst; every event recorded is in the log; every
-	// accepted proof is a replay.
+	// After: every session of a healthy master is there, for every
+	// instance, and every one of the promoted replica's is gone (it may
+	// lack their End); no bucket gave more than its burst; every event
+	// recorded is in the log (on the promoted replica, from its first:
+	// what the dead master logged may be lost, and a client holding such
+	// an id starts over); every accepted proof is a replay, and the dead
+	// shard's families are in quarantine.
 	for _, w := range ws {
 		assert.LessOrEqual(t, w.taken, w.bucket.Burst, "bucket over its bound")
 		for _, in := range sets {
-			_, err := in.st.Find(ctx, w.id, w.p)
-			assert.NoError(t, err, "%s: session lost", in.name)
+			err := answered(t, func() error { _, err := in.st.Find(ctx, w.id, w.p); return err })
+			if w.dead {
+				assert.ErrorIs(t, err, sessions.ErrNotFound, "%s: a session of the failed master", in.name)
+			} else {
+				assert.NoError(t, err, "%s: session lost", in.name)
+			}
 			for _, pr := range w.proofs {
-				assert.ErrorIs(t, in.replay.Remember(ctx, pr, w.p.Subject, clk.Now().Add(time.Minute)), dpop.ErrReplayed)
+				err := answered(t, func() error { return in.replay.Remember(ctx, pr, w.p.Subject, clk.Now().Add(time.Minute)) })
+				if onVictim(in.replay.ProofKey(pr, w.p.Subject)) {
+					var ue *dpop.UnavailableError
+					assert.ErrorAs(t, err, &ue, "in quarantine")
+				} else {
+					assert.ErrorIs(t, err, dpop.ErrReplayed)
+				}
 			}
 		}
-		evs, ok, err := sets[0].elog.Since(ctx, w.p.Subject, w.events[0])
+		from, want := w.events[0], w.events[1:]
+		if onVictim(sets[0].elog.Key(w.p.Subject)) {
+			_, ok, err := sets[0].elog.Since(ctx, w.p.Subject, w.events[0])
+			require.NoError(t, err)
+			assert.False(t, ok, "an id of the failed master: start over")
+			require.GreaterOrEqual(t, w.reset, 0, "the promoted replica logged")
+			// From the promoted replica's first (the two instances'
+			// appends may be recorded here in another order).
+			post := append([]string(nil), w.events[w.reset:]...)
+			sort.Slice(post, func(i, j int) bool { return streamIDLess(post[i], post[j]) })
+			from, want = post[0], post[1:]
+		}
+		evs, ok, err := sets[0].elog.Since(ctx, w.p.Subject, from)
 		require.NoError(t, err)
-		require.True(t, ok)
+		require.True(t, ok, "victim %v, from %s of %d events", onVictim(sets[0].elog.Key(w.p.Subject)), from, len(w.events))
 		var got []string
 		for _, e := range evs {
 			got = append(got, e.ID)
 		}
-		assert.ElementsMatch(t, w.events[1:], got, "no event id missing")
+		assert.ElementsMatch(t, want, got, "no event id missing")
+	}
+}
+
+// streamIDLess reports whether stream id a ("ms-seq") comes before b.
+func streamIDLess(a, b string) bool {
+	am, as, _ := strings.Cut(a, "-")
+	bm, bs, _ := strings.Cut(b, "-")
+	x, _ := strconv.ParseUint(am, 10, 64)
+	y, _ := strconv.ParseUint(bm, 10, 64)
+	if x != y {
+		return x < y
+	}
+	x, _ = strconv.ParseUint(as, 10, 64)
+	y, _ = strconv.ParseUint(bs, 10, 64)
+	return x < y
+}
+
+// countCalls counts the connections a cluster client dials to addr: a
+// call that timed out loses its connection, so each retry after a
+// timeout dials one more.
+type countCalls struct {
+	addr string
+	n    atomic.Int32
+	off  atomic.Bool
+}
+
+func (h *countCalls) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if addr == h.addr && !h.off.Load() {
+			h.n.Add(1)
+		}
+		return next(ctx, network, addr)
+	}
+}
+func (h *countCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *countCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// answered runs call until Redis answers it (nil, or an error that is a
+// store's answer), for up to 10 s: a call that timed out on a loaded
+// machine, and the gate it shut, are not what a check is about.
+func answered(t *testing.T, call func() error) error {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := call()
+		var ue *dpop.UnavailableError
+		if err == nil || errors.Is(err, dpop.ErrReplayed) || errors.As(err, &ue) ||
+			errors.Is(err, sessions.ErrNotFound) || errors.Is(err, sessions.ErrFull) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

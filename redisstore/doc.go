@@ -94,16 +94,17 @@
 //
 // Redis without persistence forgets everything when it restarts; a
 // forgotten proof could then be replayed within its window. The store
-// keeps a marker key: a Redis found without it (new, restarted empty,
-// flushed, or the marker evicted) refuses every proof for one period (two
-// proof windows, the skew and a second: 126 s by default) with
+// keeps a marker key in each family, naming the Redis process that wrote
+// it (see Redis that may have lost data, below): a Redis found without it
+// (new, restarted empty, flushed, or the marker evicted), or one that is
+// not the process that wrote it (restarted, even from a snapshot holding
+// the marker; a replica promoted), refuses every proof for one period
+// (two proof windows, the skew and a second: 126 s by default) with
 // Retry-After, after which every proof it may have forgotten is too old
 // to be accepted. A new deployment starts so too. Give the store a Redis
 // with maxmemory-policy noeviction (the default): an eviction policy could
 // drop live proofs without the marker, and a full Redis then answers
-// errors instead, which refuse proofs. With asynchronous replication, a
-// failover can lose the last writes; a proof remembered in the moment
-// before it could be accepted once more.
+// errors instead, which refuse proofs.
 //
 // # Rate limits
 //
@@ -129,9 +130,12 @@
 // MaxSessionsPerPrincipal (a new one ends its oldest), the store at most
 // MaxSessions (then initialize is answered without a session), a session
 // at most MaxSubscriptions URIs, and everything expires with its session.
-// About 630 bytes of Redis a session (measured with a principal of its
-// own each, the worst case), plus its URIs. A Redis that restarts empty
-// forgets the sessions: their clients get 404 and initialize again.
+// About 520 bytes of one Redis a session (measured with a principal of
+// its own each, the worst case; 720 in the same run when one Redis held
+// 16 families and a pointer a session), plus its URIs. A Redis that restarts empty,
+// or that may have lost data (see below), forgets the sessions: their
+// clients get 404 and initialize again; an ended session never comes
+// back.
 //
 // # The event log
 //
@@ -140,14 +144,18 @@
 // the prefix and the SHA-256 of the key, trimmed with MAXLEN ~ Events
 // (64 by default; between trims up to some 100 more) and expiring Age (30
 // minutes by default) after its last event. An event's id is the entry's
-// id that Redis gives (ms-seq), unique per key; Since(key, id) reads from
+// id (ms-seq), unique per key and never given twice, even across a Redis
+// restart (the sequence of each Redis run begins at a base of its own);
+// Since(key, id) reads from
 // id on and answers ok only when id is still there, which proves nothing
 // after it was trimmed; an id trimmed, expired, of a Redis that restarted
-// empty, or of a form Redis does not give (checked before any round trip)
-// makes the stream start over. A stream costs about 4.8 KB of Redis
-// whether it holds 1 event or 64 (MEMORY USAGE, BenchmarkEventLogMemory:
-// Redis 7 allocates a stream's node whole), so count 4.8 KB for each
-// principal with an event in the last Age. Redis out of reach: Append
+// empty or may have lost data (see below), or of a form the log does not
+// give (checked before any round trip)
+// makes the stream start over. A stream costs about 4.8 KB of Redis with
+// 1 event and 9.9 KB with 64 (MEMORY USAGE, BenchmarkEventLogMemory:
+// Redis 7 allocates a stream's node whole; each entry carries the Redis
+// run that wrote it, which doubled the 64's 4.8 KB, measured in one run),
+// so count up to 10 KB for each principal with an event in the last Age. Redis out of reach: Append
 // fails (the hub logs it and delivers the event live, without an id) and
 // Since fails (the stream starts over: list_changed); both come back with
 // Redis.
@@ -211,6 +219,39 @@
 // TestOnCluster/stall stalls a node past ReadTimeout: the bucket is
 // charged once, where go-redis's own Script.Run ran twice).
 //
+// # Redis that may have lost data
+//
+// A Redis restarted from a snapshot older than its last writes (its
+// default save points after a crash; the dump.rdb that a node that was
+// ever a replica keeps from its last full resync, even with an empty save setting),
+// restarted empty, flushed, or a replica promoted before it had every
+// write of its master, has forgotten writes without knowing it. Every
+// store's script therefore names the Redis process that runs it — its
+// run id (INFO server), drawn anew at each start, and on a cluster its
+// node id (CLUSTER MYID) — and marks what it writes with it: the replay
+// families' markers, each session family's epoch (a session carries the
+// epoch it was created in), each event-log entry. Data found marked by
+// another process is not trusted, and the store does what it does for a
+// Redis found empty: the replay store refuses its family's proofs for a
+// period (TestReplayAfterAnOlderSnapshot: SAVE, 200 more proofs, kill -9,
+// restart from the dump: 200 of 200 were accepted twice before, none
+// now; TestOnCluster/older_snapshot, a master restarted faster than
+// cluster-node-timeout: 92 of 92 before, none now), the session store
+// begins a new epoch (the family's sessions are gone, so none that ended
+// comes back), the event log drops the stream (a client's id is then
+// unknown: it starts over). Data moved with its slot from another master
+// in good health (a reshard) is trusted. So a planned restart or a
+// failover, even one that lost nothing, costs a quarantine of DPoP
+// proofs, the sessions and the event logs of the Redis (of the master, on
+// a cluster); an operator who knows that nothing was lost may set the
+// replay markers to "0" (ReplayStore.Markers). Rate buckets are not
+// checked: a Redis that lost them starts them full. An ACL user of the
+// stores needs, besides the keys' commands and +eval +evalsha, +info, and
+// on a cluster +cluster|myid +cluster|nodes (and +command +cluster|slots
+// for go-redis's cluster client); [CheckClient] names the one missing, as
+// it names a wrong password ([ErrAuth]). Give the stores a prefix whose
+// '{', if any, opens a hash tag: the constructors refuse "app{}:".
+//
 // # Redis Cluster
 //
 // Give the stores a cluster client built with [ClusterOptions] (or
@@ -235,9 +276,13 @@
 // eight shares); a proof is a replay for every caller of its family (the
 // Authenticator binds a proof to one token, so to one caller). Sessions
 // are spread likewise by principal (up to 16 families, each with its part
-// of MaxSessions); Subscribed and Subscriptions, which know no principal,
-// find a session's family in the instance's memory of the sessions it
-// saw, else in a pointer key of its own (one round trip more). Rate
+// of MaxSessions: on a cluster a family full refuses a session before the
+// store holds MaxSessions, as principals hash unevenly; on one Redis the
+// store keeps one family, bounded by MaxSessions exactly); Subscribed and
+// Subscriptions, which know no principal, find a session's family in the
+// instance's memory of the sessions it saw, else in a pointer key of its
+// own (one round trip more), which expires with its session (moved on by
+// a use, at most once a quarter of IdleTimeout) and goes with End. Rate
 // buckets and event logs are keyed by a hash already. The broker
 // publishes each subject's events on one of 8 channels (SPUBLISH), each
 // on a slot of its own, and listens on all of them (SSUBSCRIBE, one
@@ -264,9 +309,11 @@
 // lost.
 //
 // A master's failure costs the calls on its slots' keys until its
-// replica is promoted and seen; what it had replicated stays (sessions,
-// proofs, buckets, event ids: TestOnCluster/failover). Replication is
-// asynchronous: the writes of its last moment may be lost with it. A
+// replica is promoted and seen (TestOnCluster/failover). Replication is
+// asynchronous: the writes of its last moment may be lost with it, so the
+// promoted replica is a Redis that may have lost data (see above): the
+// replay store quarantines its families, its sessions are gone, its event
+// logs start over; buckets stay as replicated. A
 // broker listener on its channels subscribes again where they moved, and
 // with BrokerOptions.Log catches up from the event log.
 package redisstore

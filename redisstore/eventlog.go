@@ -38,10 +38,14 @@ type EventLogOptions struct {
 // fleet, so that a legacy stream that reconnects to any of them is given
 // what it missed. Each key's events are a Redis stream (named by the
 // prefix and the SHA-256 of the key, never an identity) of entries
-// {k: kind, u: URI}; an event's id is its entry's id (ms-seq), which
-// Redis assigns. Append is one round trip (XADD with MAXLEN ~, and
-// PEXPIRE, in one MULTI); Since one XRANGE. It is safe for concurrent
-// use.
+// {k: kind, u: URI, r: the Redis run that wrote it}; an event's id is
+// its entry's id (ms-seq, see appendScript: never given twice, even
+// across a Redis restart). Append is one round trip (one script: XADD
+// with MAXLEN ~, and PEXPIRE); Since one pipeline (a script that checks
+// the stream, and XRANGE). A stream
+// written by another Redis process (restarted, failed over) may have
+// lost events: it is treated as gone (Since answers not found, and the
+// next Append starts it again). It is safe for concurrent use.
 type EventLog struct {
 	client redis.UniversalClient
 	prefix string
@@ -147,15 +151,65 @@ func (l *EventLog) Append(ctx context.Context, key string, e notify.Event) (stri
 // appendScript adds an entry to a stream and sets its expiry. KEYS: the
 // stream. ARGV: about how many entries to keep, the expiry (ms), the
 // kind, the URI ("" for none). Returns the entry's id.
-var appendScript = newScript(`
-local id
+//
+// Each entry carries the ident (field r, see runLua) of the Redis
+// process that wrote it. A stream whose newest entry a process it cannot
+// vouch for wrote may have lost what followed (a restart from an older snapshot, a
+// replica promoted before it synced): it is dropped, as a Redis found
+// empty holds none, so that an id a client holds is never resumed from
+// over a gap (Since answers not found). And ids never repeat across
+// runs: an entry's id is "ms-seq" with ms the time (or the stream's
+// newest ms, when the clock is behind it) and seq, within the ms, counted
+// from the run's base (its run id's first 32 bits times 2^20), so that an
+// id given before a restart, lost with it, is not given again to another
+// event even when the clock of the Redis that follows is behind.
+var appendScript = newScript(runLua + logLua + `
+local last = newest(KEYS[1])
+local t = redis.call('TIME')
+local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local seq = tonumber(string.sub(string.match(here, ':(%x*)$') .. '0', 1, 8), 16) * 1048576
+if last then
+  if not trusted(last[2]) then
+    redis.call('DEL', KEYS[1])
+  else
+    local lms, lseq = string.match(last[1], '^(%d+)-(%d+)$')
+    lms, lseq = tonumber(lms), tonumber(lseq)
+    if lms >= ms then ms, seq = lms, lseq + 1 end
+  end
+end
+local id = string.format('%.0f-%.0f', ms, seq)
 if ARGV[4] == '' then
-  id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'k', ARGV[3])
+  id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], id, 'k', ARGV[3], 'r', here)
 else
-  id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'k', ARGV[3], 'u', ARGV[4])
+  id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], id, 'k', ARGV[3], 'u', ARGV[4], 'r', here)
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return id
+`)
+
+// logLua: newest(stream) returns the id of the stream's newest entry and
+// the run id it carries, or nil.
+const logLua = `
+local function newest(key)
+  local e = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)[1]
+  if not e then return nil end
+  local r = ''
+  for i = 1, #e[2], 2 do
+    if e[2][i] == 'r' then r = e[2][i + 1] end
+  end
+  return {e[1], r}
+end
+`
+
+// sinceScript tells whether a stream may be read. KEYS: the stream.
+// Returns 1 when its newest entry was written by a Redis process the
+// script can vouch for (see appendScript), else 0. Since sends it and the
+// XRANGE in one pipeline, on one connection to the stream's node: nothing
+// can run between them that changes which process answers.
+var sinceScript = newScript(runLua + logLua + `
+local last = newest(KEYS[1])
+if last and trusted(last[2]) then return 1 end
+return 0
 `)
 
 // Since returns key's events after id (see [notify.EventLog]): ok only
@@ -179,12 +233,31 @@ func (l *EventLog) Since(ctx context.Context, key, id string) ([]notify.Event, b
 	// (a stream is trimmed from its oldest end). More than the stream
 	// can hold between trims: not an id of this log's bounds, start over.
 	limit := 2*l.events + 100
-	msgs, err := l.client.XRangeN(ctx, k, id, "+", limit).Result()
+	var check *redis.Cmd
+	var rng *redis.XMessageSliceCmd
+	read := func(eval bool) error {
+		_, err := l.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			if eval {
+				check = p.Eval(ctx, sinceScript.src, []string{k})
+			} else {
+				check = p.EvalSha(ctx, sinceScript.hash, []string{k})
+			}
+			rng = p.XRangeN(ctx, k, id, "+", limit)
+			return nil
+		})
+		return err
+	}
+	err := read(false)
+	if check != nil && check.Err() != nil && strings.HasPrefix(check.Err().Error(), "NOSCRIPT") {
+		err = read(true) // reads only: sending it again is safe
+	}
 	g.done(ctx, err)
 	if err != nil {
 		return nil, false, fmt.Errorf("redisstore: event log: %w", err)
 	}
-	if len(msgs) == 0 || msgs[0].ID != id || int64(len(msgs)) == limit {
+	trusted, _ := check.Int64()
+	msgs := rng.Val()
+	if trusted != 1 || len(msgs) == 0 || msgs[0].ID != id || int64(len(msgs)) == limit {
 		return nil, false, nil // unknown, too old (trimmed or expired), or Redis restarted empty
 	}
 	out := make([]notify.Event, 0, len(msgs)-1)

@@ -109,7 +109,7 @@ func TestEventLogSharedID(t *testing.T) {
 	shared := appendOK(t, l, "carol", notify.Event{Kind: notify.ListChanged})
 	// bob's entry of the same id, as Redis gives when both are appended
 	// in one millisecond.
-	require.NoError(t, client.XAdd(ctx, &redis.XAddArgs{Stream: logKey("bob"), ID: shared, Values: []string{"k", "l"}}).Err())
+	require.NoError(t, client.XAdd(ctx, &redis.XAddArgs{Stream: logKey("bob"), ID: shared, Values: []string{"k", "l", "r", runGen(t, client, logKey("bob"))}}).Err())
 	b := appendOK(t, l, "bob", notify.Event{Kind: notify.ResourceUpdated, URI: "docs://documents/b"})
 	c := appendOK(t, l, "carol", notify.Event{Kind: notify.ResourceUpdated, URI: "docs://documents/c"})
 

@@ -48,3 +48,6 @@ const BrokerShards = brokerShards
 // NoTryAgain turns do's TRYAGAIN waits off (true) or on; it returns the
 // previous setting.
 func NoTryAgain(off bool) bool { return noTryAgain.Swap(off) }
+
+// PointerKey returns the key naming the family of session id.
+func (s *SessionStore) PointerKey(id string) string { return s.pointer(id) }

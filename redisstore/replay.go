@@ -103,6 +103,9 @@ func NewReplayStore(client redis.UniversalClient, o ReplayOptions) (*ReplayStore
 	if o.Prefix == "" {
 		o.Prefix = DefaultReplayPrefix
 	}
+	if err := checkPrefix(o.Prefix); err != nil {
+		return nil, err
+	}
 	switch {
 	case o.ProofWindow < 0 || o.ClockSkew < 0:
 		return nil, errors.New("redisstore: ReplayOptions.ProofWindow and ClockSkew must not be negative")
@@ -165,16 +168,18 @@ const maxFamilies = 16
 // counted against it); 4 the store is in quarantine (n: the ms left).
 //
 // The marker holds the end of the quarantine that began when the script
-// found no marker: a Redis without it may have lost proofs that are still
-// within their window (a restart without persistence, a flush, an
-// eviction), so nothing is accepted until they all would have expired.
-var replayScript = newScript(`
+// found no marker, and the Redis process that wrote it ("<ms>:<ident>",
+// see runLua): a Redis without it may have lost proofs that are
+// still within their window (a restart without persistence, a flush, an
+// eviction), and one that is not the process that wrote it may have too
+// (a restart from a snapshot older than the last proof, a replica
+// promoted before it had every write of its master), so nothing is
+// accepted until they all would have expired. A marker moved here with
+// its slot (trusted) and one without an ident (set by hand to "0", see
+// Markers, or by an older version) are adopted.
+var replayScript = newScript(runLua + markerLua + `
 local now = tonumber(ARGV[1])
-local m = tonumber(redis.call('GET', KEYS[6]))
-if not m then
-  m = now + tonumber(ARGV[6])
-  redis.call('SET', KEYS[6], string.format('%.0f', m))
-end
+local m = marker(KEYS[6], now, tonumber(ARGV[6]))
 if now < m then return {4, m - now} end
 if redis.call('EXISTS', KEYS[1]) == 1 then return {1, 0} end
 local held = tonumber(redis.call('GET', KEYS[2]) or '0')
@@ -189,22 +194,56 @@ if redis.call('INCR', KEYS[4]) == 1 then redis.call('PEXPIRE', KEYS[4], ARGV[5])
 return {0, 0}
 `)
 
-// arm sets the marker of every family that has none (SET NX, one round
-// trip to each node), so that a new Redis's quarantine begins for all of
-// them at once rather than at each family's first proof. It is tried
+// markerLua: marker(key, now, q) returns the end of the family's
+// quarantine (ms), beginning one of q ms when the marker is missing, not
+// readable, or written by a Redis process it cannot vouch for (see
+// runLua).
+const markerLua = `
+local function marker(key, now, q)
+  local v = redis.call('GET', key)
+  local m, w
+  if v then
+    local a, b = string.match(v, '^(%d+):?(.*)$')
+    m, w = tonumber(a), b
+  end
+  if not m then
+    m = now + q
+  elseif w == here then
+    return m
+  elseif w ~= '' and not trusted(w) then
+    m = math.max(m, now + q)
+  end
+  redis.call('SET', key, string.format('%.0f', m) .. ':' .. here)
+  return m
+end
+`
+
+// armScript checks a family's marker as a proof would (marker): sets a
+// missing one, writes the ident into one without (so that a replica
+// promoted later cannot adopt it: see Markers), begins the quarantine of
+// one another process wrote. KEYS: the marker. ARGV: now (ms), the
+// quarantine (ms).
+var armScript = newScript(runLua + markerLua + `
+marker(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))
+return 1
+`)
+
+// arm checks the marker of every family (armScript, one round trip to
+// each node), so that the quarantine of a new or restarted Redis begins
+// for all of them at once rather than at each family's first proof, and
+// markers set to "0" carry the Redis process's ident from then on. It is tried
 // once, by the store's first proof: a family it could not reach (its
 // node down), like one whose marker goes later (its node restarted
 // empty), begins its own at its first proof, as the script sets a
 // missing marker. Trying again on every proof would make every shard's
 // proofs wait for a dead one.
-func (s *ReplayStore) arm(ctx context.Context, until int64) {
+func (s *ReplayStore) arm(ctx context.Context, now, quarantine int64) {
 	if len(s.tags) == 1 {
 		return // the script sets the only marker
 	}
-	v := strconv.FormatInt(until, 10)
 	_, _ = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, t := range s.tags {
-			p.SetNX(ctx, s.prefix+t+"marker", v, 0)
+			p.Eval(ctx, armScript.src, []string{s.prefix + t + "marker"}, now, quarantine)
 		}
 		return nil
 	})
@@ -213,8 +252,15 @@ func (s *ReplayStore) arm(ctx context.Context, until int64) {
 // Markers returns the keys of the store's markers, one for each family
 // of its keys (see the package documentation: a Redis, or a node of a
 // cluster, found without one refuses the family's proofs for a period).
-// An operator who knows that a new Redis lost nothing (tests, a Redis
-// that was never used) may set them ("0") to skip that quarantine.
+// A family is refused too when its Redis is not the process that wrote
+// the marker (restarted, failed over). An operator who knows that the
+// Redis lost nothing (tests, a Redis that was never used, a restart with
+// every write persisted) may set them ("0") to skip that quarantine: a
+// marker "0" is adopted by the first proof of a store (which checks every
+// family's marker) or of its family, which writes the Redis process into
+// it. Until then it is adopted by whichever
+// process holds it, a replica promoted too: set it when no failover is
+// under way.
 func (s *ReplayStore) Markers() []string {
 	out := make([]string, len(s.tags))
 	for i, t := range s.tags {
@@ -255,7 +301,7 @@ func (s *ReplayStore) Remember(ctx context.Context, proof, caller string, expire
 		return ErrUnavailable
 	}
 	if !s.armed.Load() && s.armed.CompareAndSwap(false, true) {
-		s.arm(ctx, nowMS+periodMS)
+		s.arm(ctx, nowMS, periodMS)
 	}
 	res, err := replayScript.run(ctx, s.client, keys,
 		nowMS, max(ttl.Milliseconds(), 1), s.share, s.perFamily, 2*periodMS+s.skew.Milliseconds(), periodMS).Int64Slice()
@@ -290,7 +336,7 @@ func (s *ReplayStore) Remember(ctx context.Context, proof, caller string, expire
 	case 4:
 		left := time.Duration(res[1]) * time.Millisecond
 		if end := nowMS + res[1]; s.quarantineUntil.Swap(end) != end {
-			s.log.Warn("redisstore: redis holds no DPoP replay memory (new, restarted empty or flushed); refusing DPoP proofs until every proof it may have forgotten has expired",
+			s.log.Warn("redisstore: redis holds no DPoP replay memory it can vouch for (new, flushed, restarted or failed over); refusing DPoP proofs until every proof it may have forgotten has expired",
 				"retry_in", left.Round(time.Second))
 		}
 		return &dpop.UnavailableError{RetryAfter: max(left, time.Second)}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -54,13 +53,17 @@ type SessionOptions struct {
 // MaxSessionsPerPrincipal (a new session ends the oldest; sessions that
 // have ended on their own are dropped first), and the sessions of each
 // family of principals a sorted set by when each ends, which bounds them
-// by the family's part of MaxSessions (a full family first drops the
-// sessions that have ended, then refuses: sessions.ErrFull). A session ends at its lifetime, when the latest
+// by the family's part of MaxSessions (a full family first drops up to
+// 100 of the sessions that have ended, found by when they end, then
+// refuses: sessions.ErrFull). On one Redis there is one family, so
+// MaxSessions holds exactly; on a cluster each of the families (see the
+// package documentation, Redis Cluster) holds its part. A session ends at its lifetime, when the latest
 // credential seen on it expires, and when it is idle for IdleTimeout, as
 // in a MemoryStore. Keys hold session ids (which authenticate nothing)
 // and the SHA-256 of principals' session keys, never an identity. A
-// session holds about 630 bytes of Redis (measured by
-// BenchmarkRedisMemory, each of a principal of its own), and its URIs.
+// session holds about 520 bytes of one Redis (measured by
+// BenchmarkRedisMemory, each of a principal of its own; on a cluster its
+// pointer adds some), and its URIs.
 // Sessions do not survive a Redis that restarts empty: clients then get
 // 404 and initialize again, as the protocol has them do.
 type SessionStore struct {
@@ -106,16 +109,21 @@ func NewSessionStore(client redis.UniversalClient, o SessionOptions) (*SessionSt
 	if o.Prefix == "" {
 		o.Prefix = DefaultSessionPrefix
 	}
+	if err := checkPrefix(o.Prefix); err != nil {
+		return nil, err
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	// Principals are spread over families of keys, each on a slot of its
-	// own (see the package documentation, Redis Cluster): up to 16, each
-	// bounded by its part of MaxSessions, which holds the sessions of
-	// eight principals at their cap at least; a prefix with a hash tag
-	// of its own keeps one family.
+	// On a cluster, principals are spread over families of keys, each on
+	// a slot of its own (see the package documentation, Redis Cluster):
+	// up to 16, each bounded by its part of MaxSessions, which holds the
+	// sessions of eight principals at their cap at least; a prefix with a
+	// hash tag of its own keeps one family, as does one Redis.
 	n := min(max(l.MaxSessions/(8*l.MaxSessionsPerPrincipal), 1), maxFamilies)
-	if strings.ContainsRune(o.Prefix, '{') {
+	if _, cluster := client.(*redis.ClusterClient); !cluster || strings.ContainsRune(o.Prefix, '{') {
+		// One Redis holds every key: one family, bounded by MaxSessions
+		// itself (families on one Redis would only split the bound).
 		n = 1
 	}
 	tags := familyTags(n)
@@ -143,14 +151,22 @@ func (s *SessionStore) pointer(id string) string { return s.prefix + "{" + id + 
 // sessionLua is the part every session script shares: the state of a
 // session and whether it has ended, by the limits in ARGV[1..3] (now,
 // the idle timeout and the lifetime, in ms).
-const sessionLua = `
+//
+// Each family has an epoch, in its marker (fam "gen": "<epoch>:<ident>",
+// see runLua), and each session the epoch it was created in (field g). A
+// family whose marker is missing or was written by a Redis process the
+// script cannot vouch for (restarted, failed over) begins a new epoch:
+// its sessions are gone, as after an empty restart, since any of them
+// may have ended since (a snapshot older than its End, a replica that
+// never had it), and its index of sessions (all) starts again.
+const sessionLua = runLua + epochLua + `
 local now, idle, life = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local function num(n) return string.format('%.0f', n) end
 -- state returns the principal digest, start, credential expiry (0:
 -- unknown) and last use of the session hash key, or nil.
 local function state(key)
-  local f = redis.call('HMGET', key, 'p', 'c', 'e', 'l')
-  if not f[1] then return nil end
+  local f = redis.call('HMGET', key, 'p', 'c', 'e', 'l', 'g')
+  if not f[1] or f[5] ~= ep then return nil end
   return f[1], tonumber(f[2]), tonumber(f[3]), tonumber(f[4])
 end
 local function ended(c, e, l)
@@ -164,16 +180,38 @@ local function deadlines(c, e, l)
 end
 `
 
+// epochLua: epoch(gen, all) returns the family's epoch (see
+// sessionLua), beginning a new one when needed; ep holds it.
+const epochLua = `
+local ep
+local function epoch(gen, all)
+  local v = redis.call('GET', gen)
+  local e, w
+  if v then e, w = string.match(v, '^(%d+):(.*)$') end
+  if e and w == here then return e end
+  if e and trusted(w) then
+    redis.call('SET', gen, e .. ':' .. here)
+    return e
+  end
+  local t = redis.call('TIME')
+  e = t[1] .. string.format('%06d', tonumber(t[2]))
+  redis.call('SET', gen, e .. ':' .. here)
+  redis.call('UNLINK', all)
+  return e
+end
+`
+
 // createScript: KEYS: the new session's hash, its principal's sessions,
 // the family's sessions, then for each session the script may end (the
 // principal's, as read just before, and ended sessions of the family
 // when it is full): its hash, its subscriptions, its principal's
-// sessions. ARGV: now, idle, life, the principal's digest, the credential
-// expiry (0: unknown), the id, the cap per principal, the family's bound,
-// then the ids of those sessions. Returns {status, ended ids...}: 0
+// sessions; last, the family's marker. ARGV: now, idle, life, the
+// principal's digest, the credential expiry (0: unknown), the id, the cap
+// per principal, the family's bound, then the ids of those sessions. Returns {status, ended ids...}: 0
 // created, 2 full, 9 the principal has a session not declared (created
 // meanwhile): nothing done, read and run again.
 var createScript = newScript(sessionLua + `
+ep = epoch(KEYS[#KEYS], KEYS[3])
 local pk, exp, id = ARGV[4], tonumber(ARGV[5]), ARGV[6]
 local per, all = tonumber(ARGV[7]), tonumber(ARGV[8])
 local at = {}
@@ -217,7 +255,7 @@ if redis.call('ZCARD', KEYS[3]) >= all then
   if redis.call('ZCARD', KEYS[3]) >= all then out[1] = 2 return out end
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then out[1] = 2 return out end -- an id minted twice
-redis.call('HSET', KEYS[1], 'p', pk, 'c', num(now), 'e', num(exp), 'l', num(now))
+redis.call('HSET', KEYS[1], 'p', pk, 'c', num(now), 'e', num(exp), 'l', num(now), 'g', ep)
 local d, i = deadlines(now, exp, now)
 local stop = math.min(d, i)
 redis.call('PEXPIRE', KEYS[1], num(stop - now + 1000))
@@ -231,14 +269,34 @@ redis.call('ZADD', KEYS[3], num(stop), id)
 return out
 `)
 
+// createReadScript reads what a Create declares. KEYS: the principal's
+// sessions, the family's sessions. ARGV: now, the family's bound, the
+// family's key prefix. Returns {the principal's session ids, {id,
+// principal digest, ...} of up to 100 of the family's sessions that
+// ended, read only when the family is full}: by their score (when each
+// ends), so never more than the ended ones, however many the family holds.
+var createReadScript = newScript(`
+local ids = redis.call('ZRANGE', KEYS[1], 0, -1)
+local swept = {}
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[2]) then
+  for _, sid in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, 100)) do
+    swept[#swept + 1] = sid
+    swept[#swept + 1] = redis.call('HGET', ARGV[3] .. 's:' .. sid, 'p') or ''
+  end
+end
+return {ids, swept}
+`)
+
 // useScript finds a session bound to the principal and records the use,
 // then subscribes or unsubscribes. KEYS: the session's hash, its
-// subscriptions, all the sessions. ARGV: now, idle, life, the principal's
-// digest, the credential expiry (0: unknown), the id, the operation
+// subscriptions, all the sessions, the family's marker. ARGV: now, idle,
+// life, the principal's digest, the credential expiry (0: unknown), the
+// id, the operation
 // ("f"ind, "s"ubscribe, "u"nsubscribe), the URI, the subscription bound.
 // Returns {status, deadline, idle deadline}: 0 found, 1 not found, 3 too
 // many subscriptions.
 var useScript = newScript(sessionLua + `
+ep = epoch(KEYS[4], KEYS[3])
 local p, c, e, l = state(KEYS[1])
 if not p or p ~= ARGV[4] or ended(c, e, l) then return {1, 0, 0} end
 local exp = tonumber(ARGV[5])
@@ -260,10 +318,11 @@ return {status, d, i}
 `)
 
 // endScript ends a session bound to the principal. KEYS: the session's
-// hash, its subscriptions, all the sessions, its principal's sessions.
-// ARGV: now, idle, life, the principal's digest, the id. Returns 0 ended,
+// hash, its subscriptions, all the sessions, its principal's sessions,
+// the family's marker. ARGV: now, idle, life, the principal's digest, the id. Returns 0 ended,
 // 1 not found (unknown, another's, or ended already: dropped then too).
 var endScript = newScript(sessionLua + `
+ep = epoch(KEYS[5], KEYS[3])
 local p, c, e, l = state(KEYS[1])
 if not p or p ~= ARGV[4] then return 1 end
 redis.call('DEL', KEYS[1], KEYS[2])
@@ -273,17 +332,19 @@ if ended(c, e, l) then return 1 end
 return 0
 `)
 
-// subscribedScript: KEYS: the session's hash, its subscriptions. ARGV:
+// subscribedScript: KEYS: the session's hash, its subscriptions, all the
+// sessions, the family's marker. ARGV:
 // the URI. Returns 1 when the session holds it.
-var subscribedScript = newScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+var subscribedScript = newScript(runLua + epochLua + `
+if redis.call('HGET', KEYS[1], 'g') ~= epoch(KEYS[4], KEYS[3]) then return 0 end
 return redis.call('SISMEMBER', KEYS[2], ARGV[1])
 `)
 
-// subscriptionsScript: KEYS: the session's hash, its subscriptions.
+// subscriptionsScript: KEYS: the session's hash, its subscriptions, all
+// the sessions, the family's marker.
 // Returns its URIs; none when the session is gone.
-var subscriptionsScript = newScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
+var subscriptionsScript = newScript(runLua + epochLua + `
+if redis.call('HGET', KEYS[1], 'g') ~= epoch(KEYS[4], KEYS[3]) then return {} end
 return redis.call('SMEMBERS', KEYS[2])
 `)
 
@@ -344,10 +405,11 @@ const maxCreateRounds = 16
 
 // Create stores a new session id bound to caller; see
 // [sessions.SessionStore]. It reads the principal's sessions (and, when
-// its family is full, the family's ended ones) and then runs one script
-// declaring all their keys: two round trips, three when the family is
-// full, and one more before them in a store of several families (the
-// id's pointer).
+// its family is full, up to 100 of the family's ended ones) in one
+// script, and then runs one declaring all their keys: two round trips,
+// and one more before them in a store of several families (the id's
+// pointer). Each is sent once: against a stalled Redis, Create fails
+// after one ReadTimeout.
 func (s *SessionStore) Create(ctx context.Context, id string, caller *principal.Principal) ([]string, error) {
 	if s == nil || s.client == nil {
 		return nil, errStoreNotMade
@@ -367,7 +429,7 @@ func (s *SessionStore) Create(ctx context.Context, id string, caller *principal.
 		if !pg.allow() {
 			return nil, ErrUnavailable
 		}
-		err := do(ctx, s.client, "SET", s.pointer(id), fi, "PX", s.lim.Lifetime.Milliseconds()+1000).Err()
+		err := do(ctx, s.client, "SET", s.pointer(id), fi, "PX", s.pointerTTL(s.lim.IdleTimeout)).Err()
 		pg.done(ctx, err)
 		if err != nil {
 			return nil, fmt.Errorf("redisstore: session: %w", err)
@@ -377,12 +439,13 @@ func (s *SessionStore) Create(ctx context.Context, id string, caller *principal.
 	if !g.allow() {
 		return nil, ErrUnavailable
 	}
-	res, err := s.create(ctx, id, pk, expiresMS(caller), base, own, all)
+	now := s.now()
+	res, err := s.create(ctx, now, id, pk, expiresMS(caller), base, own, all)
 	g.done(ctx, err)
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: session: %w", err)
 	}
-	s.ids.put(id, fi)
+	s.ids.put(id, fi, now.Add(min(s.lim.IdleTimeout, s.lim.Lifetime)).UnixMilli())
 	var ended []string
 	for _, v := range res[1:] {
 		if sid, ok := v.(string); ok {
@@ -396,51 +459,39 @@ func (s *SessionStore) Create(ctx context.Context, id string, caller *principal.
 	return ended, nil
 }
 
-func (s *SessionStore) create(ctx context.Context, id, pk string, exp int64, base, own, all string) ([]any, error) {
-	now := s.now()
+func (s *SessionStore) create(ctx context.Context, now time.Time, id, pk string, exp int64, base, own, all string) ([]any, error) {
 	bound := s.bound()
 	for range maxCreateRounds {
-		var ids *redis.StringSliceCmd
-		var n *redis.IntCmd
-		var swept *redis.StringSliceCmd
-		if _, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-			ids = p.ZRange(ctx, own, 0, -1)
-			n = p.ZCard(ctx, all)
-			swept = p.ZRangeByScore(ctx, all, &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: 100})
-			return nil
-		}); err != nil {
+		// One call (a script that reads only: never retried after a
+		// timeout, as a pipeline would be up to MaxRedirects times).
+		r, err := createReadScript.run(ctx, s.client, []string{own, all}, now.UnixMilli(), bound, base).Slice()
+		if err != nil {
 			return nil, err
 		}
-		declared := ids.Val()
-		owners := make([]string, len(declared))
-		for i := range owners {
-			owners[i] = own
+		if len(r) != 2 {
+			return nil, errors.New("unexpected reply")
 		}
-		if n.Val() >= int64(bound) {
-			// The family's ended sessions: their principals, read from
-			// their hashes, name the indexes they leave.
-			var cand []string
-			for _, sid := range swept.Val() {
-				if validID(sid) {
-					cand = append(cand, sid)
-				}
+		ids, _ := r[0].([]any)
+		swept, _ := r[1].([]any)
+		declared := make([]string, 0, len(ids)+len(swept)/2)
+		owners := make([]string, 0, cap(declared))
+		for _, v := range ids {
+			if sid, ok := v.(string); ok {
+				declared, owners = append(declared, sid), append(owners, own)
 			}
-			ps := make([]*redis.StringCmd, len(cand))
-			if _, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-				for i, sid := range cand {
-					ps[i] = p.HGet(ctx, base+"s:"+sid, "p")
-				}
-				return nil
-			}); err != nil && !errors.Is(err, redis.Nil) {
-				return nil, err
+		}
+		// The family's ended sessions, when it is full: their principals,
+		// read from their hashes, name the indexes they leave.
+		for i := 0; i+1 < len(swept); i += 2 {
+			sid, _ := swept[i].(string)
+			if !validID(sid) {
+				continue
 			}
-			for i, sid := range cand {
-				o := own
-				if p := ps[i].Val(); p != "" && validID(p) {
-					o = base + "k:" + p
-				}
-				declared, owners = append(declared, sid), append(owners, o)
+			o := own
+			if p, _ := swept[i+1].(string); p != "" && validID(p) {
+				o = base + "k:" + p
 			}
+			declared, owners = append(declared, sid), append(owners, o)
 		}
 		keys := make([]string, 0, 3+3*len(declared))
 		keys = append(keys, base+"s:"+id, own, all)
@@ -449,6 +500,7 @@ func (s *SessionStore) create(ctx context.Context, id, pk string, exp int64, bas
 			keys = append(keys, base+"s:"+sid, base+"u:"+sid, owners[i])
 			args = append(args, sid)
 		}
+		keys = append(keys, base+"gen")
 		res, err := createScript.run(ctx, s.client, keys, args...).Slice()
 		if err != nil {
 			return nil, err
@@ -474,8 +526,9 @@ func (s *SessionStore) use(ctx context.Context, id string, caller *principal.Pri
 	pk := principalDigest(caller)
 	fi := s.familyOf(pk)
 	base := s.fam(fi)
-	args := append(s.args(s.now()), pk, expiresMS(caller), id, op, uri, s.lim.MaxSubscriptions)
-	res, err := s.run(ctx, useScript, []string{base + "s:" + id, base + "u:" + id, base + "all"}, args...).Int64Slice()
+	now := s.now()
+	args := append(s.args(now), pk, expiresMS(caller), id, op, uri, s.lim.MaxSubscriptions)
+	res, err := s.run(ctx, useScript, []string{base + "s:" + id, base + "u:" + id, base + "all", base + "gen"}, args...).Int64Slice()
 	if err != nil {
 		return sessions.Session{}, fmt.Errorf("redisstore: session: %w", err)
 	}
@@ -483,9 +536,11 @@ func (s *SessionStore) use(ctx context.Context, id string, caller *principal.Pri
 		return sessions.Session{}, errors.New("redisstore: session: unexpected reply")
 	}
 	info := sessions.Session{Deadline: time.UnixMilli(res[1]), IdleDeadline: time.UnixMilli(res[2])}
+	if res[0] == 0 || res[0] == 3 {
+		s.keepPointer(ctx, id, fi, now, min(res[1], res[2]))
+	}
 	switch res[0] {
 	case 0:
-		s.ids.put(id, fi)
 		return info, nil
 	case 1:
 		return sessions.Session{}, sessions.ErrNotFound
@@ -513,9 +568,16 @@ func (s *SessionStore) End(ctx context.Context, id string, caller *principal.Pri
 	pk := principalDigest(caller)
 	base := s.fam(s.familyOf(pk))
 	args := append(s.args(s.now()), pk, id)
-	n, err := s.run(ctx, endScript, []string{base + "s:" + id, base + "u:" + id, base + "all", base + "k:" + pk}, args...).Int64()
+	n, err := s.run(ctx, endScript, []string{base + "s:" + id, base + "u:" + id, base + "all", base + "k:" + pk, base + "gen"}, args...).Int64()
 	if err == nil {
 		s.ids.drop(id)
+		if len(s.tags) > 1 && n == 0 {
+			// The pointer goes with its session (else it expires at the
+			// session's idle deadline): a failure here leaves only that.
+			if pg := s.gates.For(ctx, s.client, s.pointer(id)); pg.allow() {
+				pg.done(ctx, do(ctx, s.client, "DEL", s.pointer(id)).Err())
+			}
+		}
 	}
 	switch {
 	case err != nil:
@@ -553,7 +615,7 @@ func (s *SessionStore) Subscribed(ctx context.Context, id, uri string) (bool, er
 	if !ok || err != nil {
 		return false, err
 	}
-	n, err := s.run(ctx, subscribedScript, []string{base + "s:" + id, base + "u:" + id}, uri).Int64()
+	n, err := s.run(ctx, subscribedScript, []string{base + "s:" + id, base + "u:" + id, base + "all", base + "gen"}, uri).Int64()
 	if err != nil {
 		return false, fmt.Errorf("redisstore: session: %w", err)
 	}
@@ -573,7 +635,7 @@ func (s *SessionStore) Subscriptions(ctx context.Context, id string) ([]string, 
 	if !ok || err != nil {
 		return nil, err
 	}
-	uris, err := s.run(ctx, subscriptionsScript, []string{base + "s:" + id, base + "u:" + id}).StringSlice()
+	uris, err := s.run(ctx, subscriptionsScript, []string{base + "s:" + id, base + "u:" + id, base + "all", base + "gen"}).StringSlice()
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: session: %w", err)
 	}
@@ -605,7 +667,7 @@ func (s *SessionStore) base(ctx context.Context, id string) (string, bool, error
 	case v < 0 || v >= len(s.tags):
 		return "", false, nil
 	}
-	s.ids.put(id, v)
+	s.ids.put(id, v, 0)
 	return s.fam(v), true, nil
 }
 
@@ -637,12 +699,49 @@ func (s *SessionStore) Len(ctx context.Context) (int, error) {
 	return int(min(n, math.MaxInt32)), nil
 }
 
+// pointerTTL returns the TTL (ms) of a pointer whose session ends,
+// unless used, in d: it expires a second after it.
+func (s *SessionStore) pointerTTL(d time.Duration) int64 {
+	return min(d, s.lim.Lifetime).Milliseconds() + 1000
+}
+
+// keepPointer makes session id's pointer (in a store of several
+// families) expire with the session, whose use at now moved its end to
+// end (ms): one PEXPIRE when the end moved past the pointer's by more
+// than a quarter of the idle timeout (as far as this instance knows), so
+// that a session used often costs one every IdleTimeout/4, not every use.
+func (s *SessionStore) keepPointer(ctx context.Context, id string, fi int, now time.Time, end int64) {
+	if len(s.tags) == 1 {
+		return
+	}
+	known := s.ids.expiry(id)
+	if end <= known+s.lim.IdleTimeout.Milliseconds()/4 {
+		return
+	}
+	ptr := s.pointer(id)
+	pg := s.gates.For(ctx, s.client, ptr)
+	if !pg.allow() {
+		return // it expires early at worst: Subscribed then finds no session
+	}
+	err := do(ctx, s.client, "PEXPIRE", ptr, max(end-now.UnixMilli(), 0)+1000).Err()
+	pg.done(ctx, err)
+	if err == nil {
+		s.ids.put(id, fi, end)
+	}
+}
+
 // idCache remembers the family of the sessions an instance saw lately, so
 // that Subscribed (asked for every update a stream receives) costs one
-// round trip. It holds at most maxCachedIDs; when full it starts over.
+// round trip, and until when it made their pointers live. It holds at
+// most maxCachedIDs; when full it starts over.
 type idCache struct {
 	mu sync.Mutex
-	m  map[string]int
+	m  map[string]cachedID
+}
+
+type cachedID struct {
+	fi  int
+	exp int64 // the pointer's expiry this instance set (ms), 0: unknown
 }
 
 const maxCachedIDs = 1 << 14
@@ -651,16 +750,25 @@ func (c *idCache) get(id string) (int, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	v, ok := c.m[id]
-	return v, ok
+	return v.fi, ok
 }
 
-func (c *idCache) put(id string, fi int) {
+func (c *idCache) expiry(id string) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[id].exp
+}
+
+func (c *idCache) put(id string, fi int, exp int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= maxCachedIDs {
-		c.m = make(map[string]int)
+		c.m = make(map[string]cachedID)
 	}
-	c.m[id] = fi
+	if old, ok := c.m[id]; ok && old.fi == fi && exp == 0 {
+		exp = old.exp
+	}
+	c.m[id] = cachedID{fi: fi, exp: exp}
 }
 
 func (c *idCache) drop(id string) {

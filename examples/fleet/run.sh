@@ -46,22 +46,46 @@ single) redis_ports=("$redis_port") ;;
 cluster) redis_ports=("$redis_port" $((redis_port + 1)) $((redis_port + 2)) $((redis_port + 3)) $((redis_port + 4)) $((redis_port + 5))) ;;
 *) echo "run.sh: FLEET_REDIS is single or cluster" >&2; exit 2 ;;
 esac
-for p in "$port" "${iports[@]}" "$issuer_port" "${redis_ports[@]}"; do
+check_ports=("$port" "${iports[@]}" "$issuer_port" "${redis_ports[@]}")
+if [[ $redis_mode == cluster ]]; then
+  # A cluster node also listens on its bus port, port + 10000: it must be
+  # free, and outside the kernel's range of ports for outgoing
+  # connections, which any connection the machine opens could take first.
+  read -r eph_lo eph_hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || { eph_lo=32768; eph_hi=60999; }
+  for p in "${redis_ports[@]}"; do
+    for q in "$p" $((p + 10000)); do
+      if ((q >= eph_lo && q <= eph_hi)); then
+        log "port $q (a Redis port or its cluster-bus port, port + 10000) is in the kernel's ephemeral range $eph_lo-$eph_hi: choose a FLEET_REDIS_PORT whose ports and ports + 10000 are outside it (the default 6390 is)"
+        exit 2
+      fi
+    done
+    check_ports+=($((p + 10000)))
+  done
+fi
+for p in "${check_ports[@]}"; do
   if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-    log "port $p is taken on 127.0.0.1: choose others (FLEET_PORT, FLEET_INSTANCE_PORTS, FLEET_ISSUER_PORT, FLEET_REDIS_PORT)"
+    log "port $p is taken on 127.0.0.1: choose others (FLEET_PORT, FLEET_INSTANCE_PORTS, FLEET_ISSUER_PORT, FLEET_REDIS_PORT; a cluster also needs FLEET_REDIS_PORT's ports + 10000)"
     exit 2
   fi
 done
 dir=$(mktemp -d /tmp/mcpkit-fleet.XXXXXX)
 pids=()
 cleanup() {
+  local rc=$?
   trap - EXIT INT TERM
   log "stopping"
   local p
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   pg_stop 2>/dev/null || true
-  rm -rf "$dir"
+  if ((rc != 0 && rc != 130)); then
+    # A failure: keep the logs (the Redis nodes', the instances') that
+    # say why; only the binaries go.
+    rm -f "$dir/documents" "$dir/issuer"
+    log "failed (status $rc): logs kept in $dir"
+  else
+    rm -rf "$dir"
+  fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

@@ -96,7 +96,7 @@ func defineStorageFlags(fs flagSet, c *Config) {
 	fs.str(&c.DataDir, "data-dir", DefaultDataDir, "directory for the SQLite database and the development signing key")
 	fs.str(&c.DB, "db", "", `database: "sqlite:PATH" or "postgres://…" (default "sqlite:<data-dir>/documents.db")`)
 	fs.str(&c.NotifyChannel, "notify-channel", "", `PostgreSQL LISTEN/NOTIFY channel carrying change notifications between the instances sharing a postgres:// database (default "mcpkit_notify")`)
-	fs.str(&c.Redis, "redis", "", "redis:// URL of a Redis shared by several instances: sessions, DPoP replay memory, rate limits, the event log (Last-Event-ID), notifications (without postgres://); prefer the env var when it has a password")
+	fs.str(&c.Redis, "redis", "", "URL of a Redis shared by several instances: sessions, DPoP replay memory, rate limits, the event log (Last-Event-ID), notifications (without postgres://): "+redisURLForms+"; prefer the env var when it has a password")
 	fs.BoolVar(&c.RateFailClosed, "rate-fail-closed", false, "with -redis: refuse calls (503) while Redis cannot answer, instead of not limiting them (env "+EnvName("rate-fail-closed")+")")
 }
 

@@ -37,6 +37,12 @@ type sharedState struct {
 	sessions *redisstore.SessionStore
 	broker   *redisstore.Broker // nil when PostgreSQL carries notifications
 	events   *redisstore.EventLog
+
+	// The start-up check run again while Redis was out of reach at
+	// start (recheckRedis): stopCheck ends it, checked is closed when it
+	// has returned. Both nil when the check passed at start.
+	stopCheck context.CancelFunc
+	checked   chan struct{}
 }
 
 // checkRedisURL returns what is wrong with a -redis value, or "".
@@ -108,11 +114,13 @@ func describeRedis(raw string) string {
 // instance with Last-Event-ID is given what it missed) go there; change
 // notifications too unless the database is PostgreSQL, whose
 // LISTEN/NOTIFY carries them then, with their event ids (see
-// openNotifications). A Redis out of
-// reach at start is logged, not fatal: the server starts as it runs
-// during an outage (see Config.Redis) and the stores come back by
-// themselves when Redis answers, so the instances of a fleet do not
-// depend on the order they and Redis start in.
+// openNotifications). A misconfiguration the start-up check finds (a node
+// of a cluster named as one Redis, a wrong password, an ACL permission
+// missing) is a *ConfigError naming it. A Redis out of reach at start is
+// logged, not fatal: the server starts as it runs during an outage (see
+// Config.Redis), the stores come back by themselves when Redis answers,
+// and the check runs again until it does (recheckRedis), so the instances
+// of a fleet do not depend on the order they and Redis start in.
 func (a *App) openRedis(ctx context.Context) error {
 	if a.cfg.Redis == "" {
 		return nil
@@ -143,17 +151,82 @@ func (a *App) openRedis(ctx context.Context) error {
 	}
 	pctx, cancel := context.WithTimeout(ctx, redisPingTimeout)
 	defer cancel()
-	if err := redisstore.CheckClient(pctx, s.client); errors.Is(err, redisstore.ErrClusterNode) {
+	err = redisstore.CheckClient(pctx, s.client)
+	if ce := redisMisconfigured(err); ce != nil {
+		return ce
+	}
+	if err != nil {
+		a.log.Warn("redis: not reachable at start; serving as during an outage (DPoP proofs refused, rate limits not applied, initialize without a session) and checking again until it answers",
+			"redis", s.addr)
+		rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		s.stopCheck = stop
+		s.checked = make(chan struct{})
+		go a.recheckRedis(rctx, s)
+	}
+	return nil
+}
+
+// redisMisconfigured returns the configuration error that err of
+// redisstore.CheckClient names, or nil (none, or Redis out of reach).
+func redisMisconfigured(err error) *ConfigError {
+	var pe *redisstore.PermissionError
+	switch {
+	case errors.Is(err, redisstore.ErrClusterNode):
 		// A single-node client of a cluster's node would serve a third of
 		// the keys: refuse to start rather than run degraded.
 		return &ConfigError{Flag: "redis", Problem: "names one node of a Redis Cluster; give the cluster's URL form: " + redisURLForms}
-	} else if errors.Is(err, redisstore.ErrNotACluster) {
+	case errors.Is(err, redisstore.ErrNotACluster):
 		return &ConfigError{Flag: "redis", Problem: "has addr parameters (Redis Cluster), but the Redis is not a cluster: give one Redis as redis://HOST:PORT"}
-	} else if err != nil {
-		a.log.Warn("redis: not reachable at start; serving as during an outage until it answers (DPoP proofs refused, rate limits not applied, initialize without a session)",
-			"redis", s.addr)
+	case errors.Is(err, redisstore.ErrAuth):
+		return &ConfigError{Flag: "redis", Problem: "Redis refused the credentials: wrong password or user (redis://USER:PASSWORD@HOST:PORT), or none given where Redis requires one"}
+	case errors.As(err, &pe):
+		return &ConfigError{Flag: "redis", Problem: "the Redis ACL user may not run " + pe.Command + ", which the stores need: grant +" + pe.Command}
 	}
 	return nil
+}
+
+// Backoff of recheckRedis.
+const (
+	minRedisRecheck = time.Second
+	maxRedisRecheck = 30 * time.Second
+)
+
+// recheckRedis runs the start-up check again, with capped exponential
+// backoff, until Redis answers it (logged), so that a Redis out of
+// reach at start never leaves the server degraded for good without a
+// word: a misconfiguration it then finds (a node of a cluster, a wrong
+// password, a missing permission) is logged as an error every
+// maxRedisRecheck until the server is restarted with a working -redis.
+func (a *App) recheckRedis(ctx context.Context, s *sharedState) {
+	defer close(s.checked)
+	wait := minRedisRecheck
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		cctx, cancel := context.WithTimeout(ctx, redisPingTimeout)
+		err := redisstore.CheckClient(cctx, s.client)
+		cancel()
+		if ce := redisMisconfigured(err); ce != nil {
+			a.log.Error("redis: misconfigured, found once it answered; the shared stores cannot work until the server is restarted with a working -redis",
+				"redis", s.addr, "problem", ce.Problem)
+			wait = maxRedisRecheck
+			continue
+		}
+		if err == nil {
+			a.log.Info("redis: reachable; the start-up check passed", "redis", s.addr)
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		wait = min(2*wait, maxRedisRecheck)
+		a.log.Warn("redis: still not reachable; checking again", "redis", s.addr, "retry_in", wait)
+	}
 }
 
 // newSharedState returns the client of the -redis URL raw, with the
@@ -187,6 +260,10 @@ func newSharedState(raw string) (*sharedState, error) {
 func (s *sharedState) close() error {
 	if s == nil {
 		return nil
+	}
+	if s.stopCheck != nil {
+		s.stopCheck()
+		<-s.checked
 	}
 	return s.client.Close()
 }

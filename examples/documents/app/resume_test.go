@@ -282,7 +282,15 @@ func TestRedisResumeSharedID(t *testing.T) {
 	carolW := watch(t, s, s, carol, "carol")
 	carolGET, shared := carolW.stream, carolW.logID
 	rc := rs.client(t)
-	require.NoError(t, rc.XAdd(ctx, &redis.XAddArgs{Stream: eventLogKey("bob"), ID: shared, Values: []string{"k", "l"}}).Err())
+	// The entry carries the Redis run that wrote it, as the log's do
+	// (redisstore: ":" and the run id's first 12 digits outside a
+	// cluster); without, the log would take the stream for one a
+	// restarted Redis may have lost entries of, and start it over.
+	info, err := rc.Info(ctx, "server").Result()
+	require.NoError(t, err)
+	_, run, _ := strings.Cut(info, "run_id:")
+	require.GreaterOrEqual(t, len(run), 12)
+	require.NoError(t, rc.XAdd(ctx, &redis.XAddArgs{Stream: eventLogKey("bob"), ID: shared, Values: []string{"k", "l", "r", ":" + run[:12]}}).Err())
 
 	// After it: an update of bob's, and a change of carol's.
 	s.app.hub.ResourceUpdated(ctx, "bob", AboutURI)

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -81,7 +82,12 @@ func newServer(bin, dir string, extra []string) (*Server, error) {
 	s := &Server{bin: bin, dir: dir, extra: extra}
 	var err error
 	for range 5 { // another process may take the free port first
-		if s.port, err = freePort(); err != nil {
+		if extra != nil {
+			s.port, err = clusterPort()
+		} else {
+			s.port, err = freePort()
+		}
+		if err != nil {
 			return nil, err
 		}
 		if err = s.start(); err == nil {
@@ -99,6 +105,54 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// clusterPort returns a loopback port that was free a moment ago, with
+// port+10000 (a cluster node's bus port) free too, both outside the
+// kernel's range of ports for outgoing connections: a bus port in it can
+// be taken by any connection the machine opens meanwhile (a node's
+// restart then fails, a flake under load).
+func clusterPort() (int, error) {
+	lo, hi := ephemeralRange()
+	outside := func(p int) bool { return p < lo || p > hi }
+	for range 500 {
+		p := 1024 + rand.IntN(65535-10000-1024)
+		if !outside(p) || !outside(p+10000) {
+			continue
+		}
+		if portFree(p) && portFree(p+10000) {
+			return p, nil
+		}
+	}
+	return 0, errors.New("no free port pair (port, port+10000) outside the ephemeral range")
+}
+
+// ephemeralRange returns the kernel's range of local ports for outgoing
+// connections (Linux's ip_local_port_range; its default elsewhere).
+func ephemeralRange() (lo, hi int) {
+	lo, hi = 32768, 60999
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return lo, hi
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 2 {
+		l, err1 := strconv.Atoi(f[0])
+		h, err2 := strconv.Atoi(f[1])
+		if err1 == nil && err2 == nil && l <= h {
+			return l, h
+		}
+	}
+	return lo, hi
+}
+
+func portFree(p int) bool {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+	if err != nil {
+		return false
+	}
+	_ = l.Close()
+	return true
 }
 
 // Addr returns the server's host:port.
