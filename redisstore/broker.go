@@ -46,15 +46,17 @@ type BrokerOptions struct {
 	// restart, a failover, a slot moved) first delivers what the log
 	// holds after the last event it delivered of each subject it
 	// delivered one of lately, and after the start of each stream that
-	// started on this instance (notify.Hub.Mark, which a legacy stream
-	// calls as it opens: give the instance's Hub this same EventLog as
-	// its Log), so that the events published while it was not listening
-	// are not lost for them (a subject whose events the log trimmed or
-	// expired meanwhile gets a list_changed); an event delivered so is
-	// not delivered again when its message arrives. Subscriptions opened
-	// without a mark (the 2026-07-28 era's listen streams) whose subject
-	// had no event delivered are not caught up. Nil: what was published
-	// meanwhile is lost for this instance.
+	// started on this instance (notify.Hub.Mark, which legacy GET and
+	// subscriptions/listen streams call as they open: give the
+	// instance's Hub this same EventLog as its Log), so that the events
+	// published while it was not listening are not lost for them; an
+	// event delivered so is not delivered again when its message
+	// arrives. A subject whose events the log cannot tell (trimmed or
+	// expired meanwhile, Redis restarted empty, the log unreachable) gets
+	// a notify.Missed: its legacy streams end with an SSE retry field and
+	// resume with Last-Event-ID, its listen streams are told to list and
+	// read again. Nil: every stream of the instance gets a notify.Missed
+	// each time a listener subscribes again.
 	Log *EventLog
 
 	// HealthCheck is how long the listener waits for a message before it
@@ -257,8 +259,46 @@ var errShardMoved = errors.New("redisstore: broker: the channel's shard moved")
 // errNoPong: the connection did not answer a ping within HealthCheck.
 var errNoPong = errors.New("redisstore: broker: no answer to a ping")
 
+// probeWait is how long a listener that subscribed again to a sharded
+// channel waits for its probe to come back before it sends another, and
+// probeTries how many it sends before it subscribes again.
+const (
+	probeWait  = 250 * time.Millisecond
+	probeTries = 8
+)
+
+// errNoEcho: a sharded subscription did not receive its own probes.
+var errNoEcho = errors.New("redisstore: broker: the subscription receives nothing published on the channel's master")
+
+// probeChannel returns the channel of a listener's probes: in channel's
+// slot, so that it lives on the same node, and its own.
+func probeChannel(channel string) string {
+	p := channel + ":probe:" + strconv.FormatUint(rand.Uint64(), 36)
+	if slot(p) != slot(channel) {
+		// No hash tag in channel: a name of the same slot is not at
+		// hand; the probe goes on the channel itself (listeners ignore
+		// probes, see received).
+		return channel
+	}
+	return p
+}
+
+// probePayload is a probe message's: not an event (listeners skip it
+// without counting it malformed), with a token of its listener.
+func probePayload(token string) string { return `{"probe":"` + token + `"}` }
+
 // listenOnce runs one subscription: subscribe, deliver until an error.
 // listened reports whether Redis confirmed the subscription.
+//
+// A sharded subscription made again (again) may land on a node that
+// does not yet receive what the slot's master publishes: after a manual
+// failover the client's slot map still names the old master, now a
+// replica whose link to the new one is not up. Before the catch-up, the
+// listener publishes a probe through the client (which follows MOVED to
+// the master) on a channel of the same slot and waits for it to come
+// back on its own subscription: from then on it receives every event,
+// so the catch-up misses none. Without its probe back (probeTries) it
+// subscribes again with a fresh slot map.
 func (b *Broker) listenOnce(ctx context.Context, channel string, sharded, again bool, deliver func(notify.Event)) (listened bool, err error) {
 	var ps *redis.PubSub
 	if sharded {
@@ -278,16 +318,63 @@ func (b *Broker) listenOnce(ctx context.Context, channel string, sharded, again 
 	if sharded {
 		subscribe, kind = ps.SSubscribe, "ssubscribe"
 	}
-	if err := subscribe(ctx, channel); err != nil {
+	channels := []string{channel}
+	probe, token, probes := "", "", 0 // probe: the probe's channel while one is awaited
+	if sharded && again {
+		probe, token = probeChannel(channel), strconv.FormatUint(rand.Uint64(), 36)
+		if probe != channel {
+			channels = append(channels, probe)
+		}
+	}
+	if err := subscribe(ctx, channels...); err != nil {
 		return false, err
+	}
+	confirmed := false
+	sendProbe := func() error {
+		probes++
+		if probes > probeTries {
+			if cc, ok := b.client.(*redis.ClusterClient); ok {
+				cc.ReloadState(ctx)
+			}
+			return errNoEcho
+		}
+		return b.client.SPublish(ctx, probe, probePayload(token)).Err()
+	}
+	// Messages that arrive before the probe wait for the catch-up (which
+	// starts from the last event delivered before the cut): delivered
+	// first, they would make it skip what was published before them.
+	var held []*redis.Message
+	// live: the subscription receives what the master publishes.
+	live := func() {
+		listened = true
+		if b.connects.Add(1) > 1 {
+			b.log.Info("redisstore: broker listening again", "channel", channel)
+		}
+		if again {
+			b.catchUp(ctx, channel, deliver)
+		}
+		for _, m := range held {
+			b.received(m, channel, deliver)
+		}
+		held = nil
 	}
 	pinged := false
 	for {
-		msg, err := ps.ReceiveTimeout(ctx, b.health)
+		wait := b.health
+		if probe != "" && confirmed {
+			wait = probeWait
+		}
+		msg, err := ps.ReceiveTimeout(ctx, wait)
 		if err != nil {
 			var ne net.Error
 			if !errors.As(err, &ne) || !ne.Timeout() {
 				return listened, err
+			}
+			if probe != "" && confirmed {
+				if err := sendProbe(); err != nil {
+					return listened, err
+				}
+				continue
 			}
 			if pinged {
 				return listened, errNoPong
@@ -302,30 +389,45 @@ func (b *Broker) listenOnce(ctx context.Context, channel string, sharded, again 
 		switch m := msg.(type) {
 		case *redis.Subscription:
 			switch {
-			case m.Kind == kind && m.Channel == channel && !listened:
-				listened = true
-				if b.connects.Add(1) > 1 {
-					b.log.Info("redisstore: broker listening again", "channel", channel)
+			case m.Kind == kind && m.Channel == channel && !confirmed:
+				confirmed = true
+				if probe == "" {
+					live()
+				} else if err := sendProbe(); err != nil {
+					return listened, err
 				}
-				if again {
-					b.catchUp(ctx, channel, deliver)
-				}
-			case m.Kind == "sunsubscribe" && m.Channel == channel:
+			case m.Kind == "sunsubscribe" && (m.Channel == channel || m.Channel == probe):
 				// The channel's slot moved (a failover, a resharding):
 				// subscribe again where it lives now.
+				if cc, ok := b.client.(*redis.ClusterClient); ok {
+					cc.ReloadState(ctx)
+				}
 				return listened, errShardMoved
 			}
 		case *redis.Message:
+			if probe != "" && m.Channel == probe && m.Payload == probePayload(token) {
+				probe = "" // back: the subscription is live
+				live()
+				continue
+			}
+			if probe != "" && len(held) < maxHeld {
+				held = append(held, m)
+				continue
+			}
 			b.received(m, channel, deliver)
 		}
 	}
 }
 
+// maxHeld bounds the messages a listener holds while it waits for its
+// probe.
+const maxHeld = 1 << 14
+
 // received delivers the event of a message on channel, unless it is of
 // another channel, malformed, or delivered already by a catch-up.
 func (b *Broker) received(m *redis.Message, channel string, deliver func(notify.Event)) {
-	if m.Channel != channel {
-		return
+	if m.Channel != channel || strings.HasPrefix(m.Payload, `{"probe":`) {
+		return // another channel's (a probe's), or another listener's probe
 	}
 	e, ok := decodePayload([]byte(m.Payload))
 	if !ok {
@@ -349,20 +451,33 @@ func (b *Broker) channelOf(subject string) string {
 }
 
 // catchUp delivers, for each subject of channel that the listener
-// delivered an event of lately, what the log holds after it.
+// delivered an event of lately (or that had a stream start here), what
+// the log holds after it; a subject whose events the log cannot tell
+// (trimmed, expired, Redis restarted empty, the log unreachable) gets a
+// notify.Missed, which ends or restarts its streams. Without a log every
+// stream of the instance gets one: what was published meanwhile is not
+// known.
 func (b *Broker) catchUp(ctx context.Context, channel string, deliver func(notify.Event)) {
 	if b.elog == nil {
+		b.caught.Add(1)
+		deliver(notify.Event{Kind: notify.Missed})
 		return
 	}
+	failed := false
 	for subject, id := range b.seen.of(func(s string) bool { return b.channelOf(s) == channel }) {
-		evs, ok, err := b.elog.Since(ctx, subject, id)
-		switch {
-		case err != nil:
-			b.log.Warn("redisstore: broker could not read the events missed; they are lost for this instance", "channel", channel)
-			return
-		case !ok: // trimmed or expired meanwhile: list again
+		var evs []notify.Event
+		ok, err := false, error(nil)
+		if !failed {
+			evs, ok, err = b.elog.Since(ctx, subject, id)
+		}
+		if err != nil && !failed {
+			failed = true
+			b.log.Warn("redisstore: broker could not read the events missed; the streams of the channel's subjects end so that their clients resume",
+				"channel", channel)
+		}
+		if !ok { // the log cannot tell what was missed
 			b.caught.Add(1)
-			deliver(notify.Event{Subject: subject, Kind: notify.ListChanged})
+			deliver(notify.Event{Subject: subject, Kind: notify.Missed})
 			continue
 		}
 		for _, e := range evs {

@@ -32,7 +32,10 @@ type node struct {
 	hub *notify.Hub
 }
 
-const welcome = "notes://welcome"
+const (
+	welcome = "notes://welcome"
+	second  = "notes://second"
+)
 
 // newNodes starts n instances on one redis-server, with one issuer.
 func newNodes(t *testing.T, redisSrv *redistest.Server, n int) (*testissuer.Issuer, []*node) {
@@ -48,7 +51,8 @@ func newNodes(t *testing.T, redisSrv *redistest.Server, n int) (*testissuer.Issu
 		auth, err := authn.NewAuthenticator(authn.NewCache(v, authn.CacheOptions{}), authn.Options{Resource: testResource, Logger: quiet})
 		require.NoError(t, err)
 		inv, err := inventory.New([]inventory.Resource{{URI: welcome, Name: "welcome", Access: inventory.Public,
-			Read: inventory.TextReader("text/plain", "Hello!")}}, nil, inventory.Options{})
+			Read: inventory.TextReader("text/plain", "Hello!")}, {URI: second, Name: "second", Access: inventory.Public,
+			Read: inventory.TextReader("text/plain", "Hi again")}}, nil, inventory.Options{})
 		require.NoError(t, err)
 		broker, err := redisstore.NewBroker(client, redisstore.BrokerOptions{Logger: quiet, MinBackoff: 5 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
 		require.NoError(t, err)
