@@ -283,6 +283,16 @@ func probeChannel(channel string) string {
 	return p
 }
 
+// probeScript publishes a probe (ARGV: the channel, the payload; KEYS:
+// the channel, for routing). A script that may write, so that only the
+// slot's master runs it: a replica answers MOVED, which the client
+// follows. A plain SPUBLISH is served by a replica of the slot too, and
+// there the probe would come back at once, from a node that may not yet
+// receive what the master publishes.
+var probeScript = newScript(`#!lua
+return redis.call('SPUBLISH', ARGV[1], ARGV[2])
+`)
+
 // probePayload is a probe message's: not an event (listeners skip it
 // without counting it malformed), with a token of its listener.
 func probePayload(token string) string { return `{"probe":"` + token + `"}` }
@@ -294,8 +304,8 @@ func probePayload(token string) string { return `{"probe":"` + token + `"}` }
 // does not yet receive what the slot's master publishes: after a manual
 // failover the client's slot map still names the old master, now a
 // replica whose link to the new one is not up. Before the catch-up, the
-// listener publishes a probe through the client (which follows MOVED to
-// the master) on a channel of the same slot and waits for it to come
+// listener publishes a probe on the slot's master (probeScript) on a
+// channel of the same slot and waits for it to come
 // back on its own subscription: from then on it receives every event,
 // so the catch-up misses none. Without its probe back (probeTries) it
 // subscribes again with a fresh slot map.
@@ -338,7 +348,7 @@ func (b *Broker) listenOnce(ctx context.Context, channel string, sharded, again 
 			}
 			return errNoEcho
 		}
-		return b.client.SPublish(ctx, probe, probePayload(token)).Err()
+		return probeScript.run(ctx, b.client, []string{probe}, probe, probePayload(token)).Err()
 	}
 	// Messages that arrive before the probe wait for the catch-up (which
 	// starts from the last event delivered before the cut): delivered

@@ -49,7 +49,11 @@ func TestBrokerCatchesUpFromTheLog(t *testing.T) {
 				assert.Equal(t, uint64(3), sub.broker.Stats().CaughtUp)
 			} else {
 				assert.Equal(t, missed("bob"), next(t, bob), "the three are lost, with a sign")
-				assert.Equal(t, updated("bob", "docs://documents/after"), next(t, bob))
+				e := next(t, bob)
+				for e == missed("bob") { // on a cluster, one per channel subscribed again
+					e = next(t, bob)
+				}
+				assert.Equal(t, updated("bob", "docs://documents/after"), e)
 			}
 			select {
 			case e := <-bob.Events():
