@@ -218,6 +218,10 @@ func (h *Hub) Publish(ctx context.Context, e Event) {
 	if err := h.broker.Publish(ctx, e); err != nil {
 		h.log.Error("notify: publishing an event failed; it is delivered here and sent again later", "kind", int(e.Kind), "err", err)
 		h.deliver(e) // this instance's streams need not wait
+		// Recorded again when it is sent, with a newer id: a listener
+		// that was cut off meanwhile catches up from the last id it
+		// delivered, and would skip an older one arriving late.
+		e.ID = ""
 		h.later(e, true)
 		return
 	}
@@ -347,7 +351,7 @@ func (h *Hub) resend(p *pending) bool {
 		if err != nil || !ValidID(id) {
 			return false
 		}
-		p.e.ID, p.publish = id, true // now with an id: every instance learns it
+		p.e.ID = id
 	}
 	if p.publish && h.broker != nil {
 		if err := h.broker.Publish(ctx, p.e); err != nil {

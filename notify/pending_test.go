@@ -30,11 +30,12 @@ func (l *switchLog) Append(ctx context.Context, key string, e Event) (string, er
 // switchBroker is a memBroker whose Publish fails while down is set.
 type switchBroker struct {
 	memBroker
-	down atomic.Bool
+	down   atomic.Bool
+	refuse atomic.Pointer[string] // a URI it fails to send, while set
 }
 
 func (b *switchBroker) Publish(ctx context.Context, e Event) error {
-	if b.down.Load() {
+	if r := b.refuse.Load(); b.down.Load() || r != nil && *r == e.URI {
 		return errors.New("down")
 	}
 	return b.memBroker.Publish(ctx, e)
@@ -111,7 +112,9 @@ func TestHubSendsAgainWhatFailed(t *testing.T) {
 }
 
 // An event the log recorded but the broker could not send (SPUBLISH
-// failing during a stall) is sent again with its id.
+// failing during a stall) is recorded and sent again, with an id newer
+// than those of the events sent meanwhile: a listener cut off then
+// catches up from the last id it delivered, and finds it after that.
 func TestHubPublishesAgainWhatTheBrokerRefused(t *testing.T) {
 	ctx := context.Background()
 	b := &switchBroker{memBroker: memBroker{ready: make(chan struct{}, 2)}}
@@ -122,14 +125,21 @@ func TestHubPublishesAgainWhatTheBrokerRefused(t *testing.T) {
 	<-b.ready
 	<-b.ready
 	there := two.Subscribe("bob")
-	b.down.Store(true)
-	one.ListChanged(ctx, "bob")
-	time.Sleep(50 * time.Millisecond) // a retry or two may fail meanwhile
+	first := "docs://first"
+	b.refuse.Store(&first) // a stall, for this event's attempts
+	one.ResourceUpdated(ctx, "bob", first)
 	assert.Empty(t, drain(there))
-	b.down.Store(false)
-	e := nextEvent(t, there)
-	assert.True(t, ValidID(e.ID))
-	assert.Equal(t, ListChanged, e.Kind)
+	one.ResourceUpdated(ctx, "bob", "docs://second")
+	second := nextEvent(t, there)
+	require.Equal(t, "docs://second", second.URI)
+	b.refuse.Store(nil)
+	again := nextEvent(t, there)
+	assert.Equal(t, first, again.URI, "sent again")
+	evs, ok, err := two.Since(ctx, "bob", second.ID)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Len(t, evs, 1)
+	assert.Equal(t, again, evs[0], "recorded again after what was sent meanwhile")
 }
 
 // A hub that closes with events still waiting logs them as lost; past the
@@ -164,4 +174,33 @@ func TestHubDeliversMissed(t *testing.T) {
 	h.deliver(Event{Kind: Missed, URI: "docs://x"})
 	h.Publish(context.Background(), Event{Subject: "bob", Kind: Missed})
 	assert.Empty(t, drain(bob))
+}
+
+// An event the log could not record but the broker sent is delivered
+// everywhere at once, without an id, and recorded when the log is back
+// (a stream resuming from before it is given it), not sent again.
+func TestHubRecordsLaterWhatTheLogRefused(t *testing.T) {
+	ctx := context.Background()
+	b := &switchBroker{memBroker: memBroker{ready: make(chan struct{}, 2)}}
+	elog := &switchLog{MemoryLog: NewMemoryLog(MemoryLogOptions{})}
+	one, two := New(Options{Broker: b, Log: elog}), New(Options{Broker: b, Log: elog})
+	defer one.Close()
+	defer two.Close()
+	<-b.ready
+	<-b.ready
+	there := two.Subscribe("bob")
+	mark, err := two.Mark(ctx, "bob")
+	require.NoError(t, err)
+	elog.down.Store(true)
+	one.ResourceUpdated(ctx, "bob", "docs://a")
+	assert.Equal(t, Event{Subject: "bob", Kind: ResourceUpdated, URI: "docs://a"}, nextEvent(t, there), "delivered at once, without an id")
+	elog.down.Store(false)
+	require.Eventually(t, func() bool {
+		evs, ok, err := two.Since(ctx, "bob", mark)
+		return err == nil && ok && len(evs) == 1 && evs[0].URI == "docs://a"
+	}, 10*time.Second, 5*time.Millisecond, "recorded later")
+	b.mu.Lock()
+	assert.Equal(t, 1, b.published, "not sent again")
+	b.mu.Unlock()
+	assert.Empty(t, drain(there))
 }

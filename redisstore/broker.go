@@ -69,7 +69,8 @@ type BrokerOptions struct {
 // BrokerStats counts what the listeners of a Broker did.
 type BrokerStats struct {
 	// Connects counts the subscriptions confirmed by Redis (the first one
-	// and every one after a lost connection).
+	// and every one after a lost connection), each once its catch-up is
+	// done.
 	Connects uint64
 	// Delivered counts the events handed to the hub.
 	Delivered uint64
@@ -357,11 +358,13 @@ func (b *Broker) listenOnce(ctx context.Context, channel string, sharded, again 
 	// live: the subscription receives what the master publishes.
 	live := func() {
 		listened = true
-		if b.connects.Add(1) > 1 {
-			b.log.Info("redisstore: broker listening again", "channel", channel)
-		}
 		if again {
 			b.catchUp(ctx, channel, deliver)
+		}
+		// Counted once caught up: what is published after the count is
+		// seen is delivered live.
+		if b.connects.Add(1) > 1 {
+			b.log.Info("redisstore: broker listening again", "channel", channel)
 		}
 		for _, m := range held {
 			b.received(m, channel, deliver)
@@ -502,23 +505,42 @@ func (b *Broker) catchUp(ctx context.Context, channel string, deliver func(notif
 	}
 }
 
-// seenIDs is the id of the latest event delivered of each subject, for
-// the log's Age: what a listener catches up from; and the ids a catch-up
+// seenIDs is, for each subject, where a listener catches up from — an
+// id it delivered at least recentWindow ago (or maxRecent deliveries
+// ago) — and the ids it delivered since, which the catch-up skips:
+// messages may arrive out of their ids' order (several publishers, a
+// publisher's slot map that lags during a failover), so the latest id
+// delivered is no safe place to start. Also the ids a catch-up
 // delivered, so that their messages, arriving after, are not delivered
 // again. At most maxSeen subjects (when full, those past the log's Age
 // go, then, if need be, all) and maxSeen caught ids (then forgotten).
 type seenIDs struct {
 	mu     sync.Mutex
-	m      map[string]string
+	m      map[string]*track
 	caught map[string]struct{} // subject + " " + id
 }
 
-const maxSeen = 1 << 16
+// track is one subject's place: floor, the latest id that left recent,
+// and recent, the ids delivered lately (oldest first) with when.
+type track struct {
+	floor  string
+	recent []recentID
+}
+
+type recentID struct {
+	id string
+	at int64 // unix ms
+}
+
+const (
+	maxSeen      = 1 << 16
+	maxRecent    = 32
+	recentWindow = 5 * time.Second
+)
 
 // live records the id of e, received as a message, and reports whether
-// to deliver it: not when a catch-up delivered it. Messages of several
-// publishers may arrive out of their ids' order: only ids a catch-up
-// delivered are skipped. Without a log nothing is recorded.
+// to deliver it: not when a catch-up delivered it. Without a log nothing
+// is recorded.
 func (s *seenIDs) live(e notify.Event, elog *EventLog) bool {
 	if elog == nil || e.ID == "" {
 		return true
@@ -535,11 +557,11 @@ func (s *seenIDs) live(e notify.Event, elog *EventLog) bool {
 }
 
 // caughtUp records e, read from the log, and reports whether to deliver
-// it: not when its message was delivered already.
+// it: not when its message was delivered lately.
 func (s *seenIDs) caughtUp(e notify.Event, elog *EventLog) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if last, ok := s.m[e.Subject]; ok && !streamIDAfter(e.ID, last) {
+	if t := s.m[e.Subject]; t != nil && (e.ID == t.floor || t.delivered(e.ID)) {
 		return false
 	}
 	if s.caught == nil || len(s.caught) >= maxSeen {
@@ -550,10 +572,20 @@ func (s *seenIDs) caughtUp(e notify.Event, elog *EventLog) bool {
 	return true
 }
 
-// started returns the hook that records, as its subject's latest id, the
-// start of a stream on this instance (notify.Hub.Mark, appended through
-// elog): a listener cut off later catches that subject up from there,
-// though it delivered none of its events yet.
+// delivered reports whether id is among t's recent ids.
+func (t *track) delivered(id string) bool {
+	for _, r := range t.recent {
+		if r.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+// started returns the hook that records the start of a stream on this
+// instance (notify.Hub.Mark, appended through elog) as if delivered: a
+// listener cut off later catches that subject up from there, though it
+// delivered none of its events yet.
 func (s *seenIDs) started(elog *EventLog) func(key, id string) {
 	return func(key, id string) {
 		s.mu.Lock()
@@ -562,27 +594,66 @@ func (s *seenIDs) started(elog *EventLog) func(key, id string) {
 	}
 }
 
-// record makes e's id its subject's latest if it is after it.
+// record adds e's id to its subject's recent ids, moving those past
+// recentWindow, or beyond maxRecent, to the floor.
 func (s *seenIDs) record(e notify.Event, elog *EventLog) {
-	if last, ok := s.m[e.Subject]; ok && !streamIDAfter(e.ID, last) {
+	t := s.m[e.Subject]
+	if t == nil {
+		if s.m == nil || len(s.m) >= maxSeen {
+			s.prune(elog.age)
+		}
+		t = &track{}
+		s.m[e.Subject] = t
+	}
+	if t.delivered(e.ID) {
 		return
 	}
-	if s.m == nil || len(s.m) >= maxSeen {
-		s.prune(elog.age)
+	now := time.Now().UnixMilli()
+	t.recent = append(t.recent, recentID{id: e.ID, at: now})
+	cut := now - recentWindow.Milliseconds()
+	n := 0
+	for n < len(t.recent) && (len(t.recent)-n > maxRecent || t.recent[n].at < cut) {
+		t.floor = t.recent[n].id
+		n++
 	}
-	s.m[e.Subject] = e.ID
+	if n > 0 {
+		t.recent = append(t.recent[:0], t.recent[n:]...)
+	}
+}
+
+// from returns where t's catch-up starts: the oldest of its floor and
+// recent ids.
+func (t *track) from() string {
+	id := t.floor
+	for _, r := range t.recent {
+		if id == "" || streamIDAfter(id, r.id) {
+			id = r.id
+		}
+	}
+	return id
+}
+
+// latest returns t's newest id.
+func (t *track) latest() string {
+	id := t.floor
+	for _, r := range t.recent {
+		if id == "" || streamIDAfter(r.id, id) {
+			id = r.id
+		}
+	}
+	return id
 }
 
 // prune drops the subjects whose last event is older than age (all of
 // them if that leaves the map full).
 func (s *seenIDs) prune(age time.Duration) {
 	if s.m == nil {
-		s.m = make(map[string]string)
+		s.m = make(map[string]*track)
 		return
 	}
 	cut := time.Now().Add(-age).UnixMilli()
-	for k, id := range s.m {
-		if ms, _, _ := strings.Cut(id, "-"); parseUint(ms) < uint64(max(cut, 0)) {
+	for k, t := range s.m {
+		if ms, _, _ := strings.Cut(t.latest(), "-"); parseUint(ms) < uint64(max(cut, 0)) {
 			delete(s.m, k)
 		}
 	}
@@ -591,14 +662,14 @@ func (s *seenIDs) prune(age time.Duration) {
 	}
 }
 
-// of returns a copy of the subjects that keep says to.
+// of returns where to catch up each subject that keep says to.
 func (s *seenIDs) of(keep func(string) bool) map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := map[string]string{}
-	for k, id := range s.m {
+	for k, t := range s.m {
 		if keep(k) {
-			out[k] = id
+			out[k] = t.from()
 		}
 	}
 	return out
