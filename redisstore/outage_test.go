@@ -4,15 +4,22 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/internal/testissuer"
+	"github.com/mcpkit/mcpkit/notify"
+	"github.com/mcpkit/mcpkit/redisstore"
+	"github.com/mcpkit/mcpkit/redisstore/internal/redistest"
 )
 
 // frame is one SSE event of a stream, or (end) the stream's end.
@@ -236,4 +243,103 @@ func TestStreamEndsWhenRedisLosesItsSession(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "the session is unknown: the client initializes again")
+}
+
+// cutProxy forwards loopback TCP connections to a Redis, and can cut an
+// instance off from it (existing connections closed, new ones refused)
+// and let it back.
+type cutProxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	down   bool
+	conns  []net.Conn
+}
+
+func newCutProxy(t *testing.T, target string) *cutProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &cutProxy{ln: ln, target: target}
+	t.Cleanup(func() { _ = ln.Close(); p.cut(true) })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			if p.down {
+				p.mu.Unlock()
+				_ = c.Close()
+				continue
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				p.mu.Unlock()
+				_ = c.Close()
+				continue
+			}
+			p.conns = append(p.conns, c, up)
+			p.mu.Unlock()
+			go func() { _, _ = io.Copy(up, c); _ = up.Close() }()
+			go func() { _, _ = io.Copy(c, up); _ = c.Close() }()
+		}
+	}()
+	return p
+}
+
+// cut closes every connection and refuses new ones while down.
+func (p *cutProxy) cut(down bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = down
+	if down {
+		for _, c := range p.conns {
+			_ = c.Close()
+		}
+		p.conns = nil
+	}
+}
+
+// One instance of a fleet cut off from Redis (its network, say) while the
+// others are fine: the edits made on it reach the streams open on
+// another instance, with their ids, once it reaches Redis again. Before
+// the change: 0 of 2.
+func TestAnInstanceThatCannotPublish(t *testing.T) {
+	srv, client := startRedis(t)
+	proxy := newCutProxy(t, srv.Addr())
+	ctx := context.Background()
+	aClient := redis.NewClient(redistest.ClientOptions(proxy.ln.Addr().String()))
+	t.Cleanup(func() { _ = aClient.Close() })
+	aLog, err := redisstore.NewEventLog(aClient, redisstore.EventLogOptions{})
+	require.NoError(t, err)
+	bLog, err := redisstore.NewEventLog(client, redisstore.EventLogOptions{})
+	require.NoError(t, err)
+	a := newInstance(t, aClient, redisstore.BrokerOptions{Log: aLog, MinBackoff: 20 * time.Millisecond, MaxBackoff: 100 * time.Millisecond})
+	b := newInstance(t, client, redisstore.BrokerOptions{Log: bLog})
+	_, err = b.hub.Mark(ctx, "bob") // as bob's stream opens on B
+	require.NoError(t, err)
+	bob := b.hub.Subscribe("bob")
+	defer bob.Close()
+
+	proxy.cut(true)
+	a.hub.ResourceUpdated(ctx, "bob", "docs://documents/one")
+	a.hub.ResourceUpdated(ctx, "bob", "docs://documents/two")
+	select {
+	case e := <-bob.Events():
+		t.Fatalf("delivered while A is cut off: %+v", e)
+	case <-time.After(100 * time.Millisecond):
+	}
+	proxy.cut(false)
+	for _, u := range []string{"one", "two"} {
+		select {
+		case e := <-bob.Events():
+			assert.True(t, notify.ValidID(e.ID), "with an id")
+			e.ID = ""
+			assert.Equal(t, updated("bob", "docs://documents/"+u), e)
+		case <-time.After(15 * time.Second):
+			t.Fatalf("%s: never delivered", u)
+		}
+	}
 }
