@@ -257,7 +257,11 @@ func TestSessionsAcrossARedisRestart(t *testing.T) {
 	srv.Restart(t)
 	var fresh string
 	require.Eventually(t, func() bool { fresh = a.initialize(t, alice); return fresh != "" }, 10*time.Second, 20*time.Millisecond, "sessions come back")
-	require.Eventually(t, func() bool { s, _, _ := b.call(t, alice, fresh, "ping", nil); return s == http.StatusOK }, 10*time.Second, 20*time.Millisecond)
-	status, _, _ = b.call(t, alice, session, "ping", nil)
-	assert.Equal(t, http.StatusNotFound, status, "the session Redis forgot is unknown: the client initializes again")
+	// B's store may still be in its outage gate for a moment (a request
+	// naming a session is then served without one: 200): the forgotten
+	// session answers 404 once B reaches Redis again.
+	require.Eventually(t, func() bool { s, _, _ := b.call(t, alice, session, "ping", nil); return s == http.StatusNotFound }, 10*time.Second, 20*time.Millisecond,
+		"the session Redis forgot is unknown: the client initializes again")
+	status, _, _ = b.call(t, alice, fresh, "ping", nil)
+	assert.Equal(t, http.StatusOK, status)
 }

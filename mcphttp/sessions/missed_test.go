@@ -14,17 +14,25 @@ import (
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcptest"
 	"github.com/mcpkit/mcpkit/mcphttp/sessions"
 	"github.com/mcpkit/mcpkit/notify"
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // newMissedInstance is one instance on an in-process broker that the test
 // holds, to deliver what a broker's listener does after a cut
 // (notify.Missed), and a shared log.
 func newMissedInstance(t *testing.T) (*instance, *broker) {
+	f, b, _ := newMissedInstanceStore(t)
+	return f, b
+}
+
+func newMissedInstanceStore(t *testing.T) (*instance, *broker, *sessions.MemoryStore) {
 	t.Helper()
 	base := mcptest.New(t, mcptest.Options{})
 	b := &broker{}
 	hub := notify.New(notify.Options{Broker: b})
-	part, err := sessions.New(hub, sessions.Options{KeepAlive: time.Hour})
+	store, err := sessions.NewMemoryStore(sessions.Limits{})
+	require.NoError(t, err)
+	part, err := sessions.New(hub, sessions.Options{Store: store, KeepAlive: time.Hour})
 	require.NoError(t, err)
 	ep, err := mcphttp.New(base.Inv, mcphttp.Options{Authenticator: base.Auth}, part)
 	require.NoError(t, err)
@@ -33,7 +41,7 @@ func newMissedInstance(t *testing.T) (*instance, *broker) {
 	fx := *base
 	fx.EP = ep
 	require.Eventually(t, func() bool { return b.len() == 1 }, 5*time.Second, time.Millisecond)
-	return &instance{fixture: &fixture{Server: &mcptest.Server{Fixture: &fx, Hub: hub, Srv: srv}, part: part}, ep: ep}, b
+	return &instance{fixture: &fixture{Server: &mcptest.Server{Fixture: &fx, Hub: hub, Srv: srv}, part: part}, ep: ep}, b, store
 }
 
 // missed delivers what a broker's listener does when it cannot tell what
@@ -110,4 +118,43 @@ func TestMissedRestartsAListenStream(t *testing.T) {
 	}
 	f.Hub.ResourceUpdated(context.Background(), "alice", uri)
 	assert.True(t, strings.Contains(s.Next(t), uri), "and goes on")
+}
+
+// Through a legacy handler in front (Part.Listen, mcphttp/intercept) the
+// stream is legacy's, without the part's ids: told that events may have
+// been lost, it is sent what makes the client list and read again —
+// list_changed and updated for the session's subscriptions — and goes on,
+// rather than ending (which would leave legacy's stream without the
+// endpoint's notifications).
+func TestMissedRestartsALegacyHandlersStream(t *testing.T) {
+	f, b, store := newMissedInstanceStore(t)
+	ctx := context.Background()
+	caller := principal.Principal{Subject: "alice", Scopes: []string{"docs:read"}}
+	require.True(t, f.part.Adopt(ctx, "legacy-session-1", caller, "2025-11-25"))
+	uri := "docs://documents/alice-0001"
+	require.NoError(t, store.Subscribe(ctx, "legacy-session-1", &caller, uri))
+	msgs := make(chan string, 16)
+	lctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = f.part.Listen(lctx, "legacy-session-1", caller, func(m []byte) error { msgs <- string(m); return nil })
+	}()
+	defer func() { cancel(); <-done }()
+	mcptest.WaitSubscribers(t, f.Hub, "alice", 1)
+	next := func() string {
+		t.Helper()
+		select {
+		case m := <-msgs:
+			return m
+		case <-time.After(10 * time.Second):
+			t.Fatal("nothing sent")
+		}
+		return ""
+	}
+	b.missed("alice")
+	assert.Contains(t, next(), "notifications/resources/list_changed")
+	assert.Contains(t, next(), `"uri":"`+uri+`"`)
+	f.Hub.ListChanged(ctx, "alice")
+	assert.Contains(t, next(), "notifications/resources/list_changed", "and goes on")
 }

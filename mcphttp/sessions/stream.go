@@ -188,9 +188,15 @@ func (st *stream) run(ctx context.Context) {
 			}
 		case ev := <-st.sub.Events():
 			switch {
-			case ev.Kind == notify.Missed && st.listen == nil:
+			case ev.Kind == notify.Missed && st.listen == nil && st.tag != "":
 				st.closing() // events may be lost: the client resumes with Last-Event-ID
 				return
+			case ev.Kind == notify.Missed && st.listen == nil:
+				// A legacy handler's stream (Part.Listen), which has no
+				// ids of the part's: start over in place.
+				st.listSubscriptions(ctx)
+				err = st.restart(ctx)
+				st.subs, st.hasSubs = nil, false
 			case ev.Kind == notify.Missed:
 				err = st.startOver(ctx)
 			case !st.duplicate(ev):
