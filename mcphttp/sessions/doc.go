@@ -148,7 +148,9 @@
 // published meanwhile — Redis back empty, the log out of reach) is ended
 // with a retry field: the client resumes with Last-Event-ID as above,
 // and gets 404 when its session went with the data (it initializes
-// again). A GET stream also checks its session at least every minute
+// again); a legacy handler's stream (Part.Listen), which has no ids of
+// the part's, is sent the restart's messages instead and goes on. A GET
+// stream also checks its session at least every minute
 // (a quarter of the idle time when shorter), so that a session ended
 // elsewhere or lost by the store ends it within that time.
 //
