@@ -534,8 +534,8 @@ type recentID struct {
 
 const (
 	maxSeen      = 1 << 16
-	maxRecent    = 32
-	recentWindow = 5 * time.Second
+	maxRecent    = 64
+	recentWindow = 10 * time.Second
 )
 
 // live records the id of e, received as a message, and reports whether

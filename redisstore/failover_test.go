@@ -167,6 +167,15 @@ func TestBrokerFollowsManualFailovers(t *testing.T) {
 			}
 		}
 		t.Logf("%s (channel %s, log slot %d): %d missing, %d of them in the log (%v); first %v ids %v", s, sub.broker.ChannelOf(s), redisstore.Slot(subLog.Key(s)), len(missing), logged, err, missing[:min(3, len(missing))], inLog[missing[0]])
+		for i, m := range msgs { // the log around the first missing event, and what was received
+			if u, _ := m.Values["u"].(string); u == missing[0] {
+				for _, n := range msgs[max(0, i-4):min(len(msgs), i+5)] {
+					u, _ := n.Values["u"].(string)
+					t.Logf("  %s %s received=%v", n.ID, u, got[s][u])
+				}
+				break
+			}
+		}
 	}
 	mu.Unlock()
 	st := sub.broker.Stats()
