@@ -53,8 +53,21 @@
 // false, and the stream starts over (the client lists again). The default
 // [MemoryLog] is the process's own: its ids mean nothing to another
 // instance or to this one after a restart. A fleet shares one
-// (redisstore.EventLog). A log that fails is logged, and the event is
-// delivered live without an id.
+// (redisstore.EventLog).
+//
+// # Nothing lost without a sign
+//
+// An event the log cannot record, or the broker cannot send (the Redis
+// behind them down or stalled), is delivered at once to this instance's
+// subscriptions (without an id if the log failed) and kept, at most 4,096
+// (identical ones as one), to be recorded and sent again with backoff:
+// the other instances then deliver it with its id, live or from the log
+// when their listener catches up. What is given up is logged as lost. A
+// broker's listener that cannot tell what a subject missed while it was
+// cut off delivers a [Missed] to its own hub: the subject's streams end so
+// that their clients resume (the legacy era's retry and Last-Event-ID),
+// or are told to list and read again (the 2026-07-28 era's listen, which
+// has no ids).
 //
 //	hub := notify.New(notify.Options{Broker: broker, Log: sharedLog})
 //	missed, ok, err := hub.Since(ctx, caller.Key(), lastID) // the caller's own key, whatever lastID holds

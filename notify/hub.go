@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpkit/mcpkit/internal/nilness"
 )
@@ -24,6 +25,16 @@ const (
 	// completed (notifications/elicitation/complete, on the subject's
 	// legacy sessions' streams).
 	ElicitationComplete
+	// Missed: events of Subject (of every subject, when Subject is empty)
+	// may have been lost on their way to this instance: a [Broker]'s
+	// listener lost its connection and the log cannot tell what was
+	// published meanwhile. Only a Broker's listener delivers it, to its
+	// own hub (it never crosses the wire, and Publish drops it). A stream
+	// that can resume ends so that its client resumes and the log tells
+	// it what it missed (the legacy GET streams: with an SSE retry field
+	// and Last-Event-ID); one that cannot is told that everything it
+	// follows may have changed (the subscriptions/listen streams).
+	Missed
 )
 
 // Event is one change, addressed to one principal.
@@ -59,6 +70,10 @@ func (e Event) valid() bool {
 
 // maxElicitationID bounds the id of an ElicitationComplete event.
 const maxElicitationID = 256
+
+// validMissed reports whether e is a Missed a broker may deliver: of one
+// subject, or of all (an empty Subject), never with a URI.
+func (e Event) validMissed() bool { return e.Kind == Missed && e.URI == "" }
 
 // markURI is the URI of the log entries [Hub.Mark] records: no
 // resource's (a URI holds no angle brackets or spaces), never delivered,
@@ -109,7 +124,17 @@ type Hub struct {
 
 	mu     sync.RWMutex
 	subs   map[string]map[*Subscription]struct{}
-	closed bool
+	closed atomic.Bool // written under mu
+
+	// Events to record or send again (see Publish), and the loop that
+	// does, which closing stops.
+	pmu      sync.Mutex
+	pending  []pending
+	retrying bool
+	closing  chan struct{}
+	ctx      context.Context // of the retries: cancelled by Close
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
 
 	stop     context.CancelFunc
 	listener chan struct{} // closed when the broker listener returned
@@ -130,7 +155,9 @@ type Hub struct {
 // delivery, a MemoryLog. Check Err after New where no such consumer
 // does.
 func New(opts Options) *Hub {
-	h := &Hub{broker: opts.Broker, elog: opts.Log, queue: opts.QueueSize, log: opts.Logger, subs: map[string]map[*Subscription]struct{}{}, made: true}
+	h := &Hub{broker: opts.Broker, elog: opts.Log, queue: opts.QueueSize, log: opts.Logger, subs: map[string]map[*Subscription]struct{}{},
+		made: true, closing: make(chan struct{})}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -178,11 +205,15 @@ func (h *Hub) Err() error {
 // Close ends every subscription and stops listening to the broker.
 func (h *Hub) Close() {
 	h.mu.Lock()
-	if h.closed {
+	if h.closed.Load() {
 		h.mu.Unlock()
 		return
 	}
-	h.closed = true
+	h.pmu.Lock()
+	h.closed.Store(true)
+	h.pmu.Unlock()
+	close(h.closing)
+	h.cancel()
 	all := h.subs
 	h.subs = nil
 	h.mu.Unlock()
@@ -195,6 +226,7 @@ func (h *Hub) Close() {
 		h.stop()
 		<-h.listener
 	}
+	h.wg.Wait()
 }
 
 // ListChanged tells subject's streams that their resource list changed.
@@ -217,35 +249,181 @@ func (h *Hub) ElicitationComplete(ctx context.Context, subject, id string) {
 // Publish records e in the hub's [EventLog], which gives it its ID, and
 // delivers it to its subject's subscriptions, on every instance when a
 // Broker is configured. Events without a subject (or a URI, for
-// ResourceUpdated) are dropped: nothing is ever broadcast. A failure of
-// the log or the broker is logged; an event the log could not record is
-// still delivered, without an id. Notifications are best-effort by nature
-// (a client that misses one lists again later).
+// ResourceUpdated), and Missed, are dropped: nothing is ever broadcast.
+//
+// Nothing is lost without a sign. When the log cannot record e or the
+// broker cannot send it (Redis down, the node holding its key stalled),
+// the failure is logged, e is delivered at once to this instance's
+// subscriptions (without an id if the log failed), and the hub tries
+// again in the background, with backoff, until the log records it and
+// the broker sends it: the other instances then deliver it with its id,
+// live or from the log when their listener catches up. At most
+// 4096 events wait so (identical ones wait as one); an event past
+// that, or still waiting when the hub closes, is logged as lost.
 func (h *Hub) Publish(ctx context.Context, e Event) {
 	if !e.valid() {
 		return
 	}
-	id, err := h.elog.Append(ctx, e.Subject, Event{Subject: e.Subject, Kind: e.Kind, URI: e.URI})
-	switch {
-	case err != nil:
-		h.log.Error("notify: recording an event failed; it goes out without an id", "kind", int(e.Kind), "err", err)
-		id = ""
-	case !ValidID(id):
-		h.log.Error("notify: the event log returned an invalid id; the event goes out without one", "kind", int(e.Kind))
-		id = ""
-	}
-	e.ID = id
+	e.ID = ""
+	logged := h.record(ctx, &e)
 	if h.broker == nil {
 		h.deliver(e)
 		return
 	}
 	if err := h.broker.Publish(ctx, e); err != nil {
-		h.log.Error("notify: publishing an event failed", "kind", int(e.Kind), "err", err)
+		h.log.Error("notify: publishing an event failed; it is delivered here and sent again later", "kind", int(e.Kind), "err", err)
+		h.deliver(e) // this instance's streams need not wait
+		// Recorded again when it is sent, with a newer id: a listener
+		// that was cut off meanwhile catches up from the last id it
+		// delivered, and would skip an older one arriving late.
+		e.ID = ""
+		h.later(e, true)
+		return
+	}
+	if !logged {
+		h.later(e, false) // delivered, but absent from the log a stream resumes from
 	}
 }
 
-// deliver hands e to this instance's subscriptions of e.Subject.
+// record appends e to the log and sets its ID; false when it failed.
+func (h *Hub) record(ctx context.Context, e *Event) bool {
+	id, err := h.elog.Append(ctx, e.Subject, Event{Subject: e.Subject, Kind: e.Kind, URI: e.URI})
+	switch {
+	case err != nil:
+		h.log.Error("notify: recording an event failed; it goes out without an id and is recorded later", "kind", int(e.Kind), "err", err)
+		return false
+	case !ValidID(id):
+		h.log.Error("notify: the event log returned an invalid id; the event goes out without one", "kind", int(e.Kind))
+		return false
+	}
+	e.ID = id
+	return true
+}
+
+// maxPending bounds the events a Hub keeps to record or send again
+// after its log or broker failed (see [Hub.Publish]).
+const maxPending = 4096
+
+// Backoff of the hub's retries of pending events.
+const (
+	pendingMinWait = 100 * time.Millisecond
+	pendingMaxWait = 5 * time.Second
+	pendingTimeout = 5 * time.Second // one attempt's
+)
+
+// pending is an event waiting to be recorded (ID "") and, if publish,
+// sent through the broker.
+type pending struct {
+	e       Event
+	publish bool
+}
+
+// later queues e for the retry loop, starting it if need be.
+func (h *Hub) later(e Event, publish bool) {
+	h.pmu.Lock()
+	defer h.pmu.Unlock()
+	if h.closed.Load() {
+		h.lost(1)
+		return
+	}
+	for i := range h.pending { // identical events wait as one
+		if p := &h.pending[i]; p.e.ID == "" && e.ID == "" && p.e.Subject == e.Subject && p.e.Kind == e.Kind && p.e.URI == e.URI {
+			p.publish = p.publish || publish
+			return
+		}
+	}
+	if len(h.pending) >= maxPending {
+		h.lost(1)
+		return
+	}
+	h.pending = append(h.pending, pending{e: e, publish: publish})
+	if !h.retrying {
+		h.retrying = true
+		h.wg.Add(1)
+		go h.retry()
+	}
+}
+
+// lost logs events that are given up: no instance delivers them.
+func (h *Hub) lost(n int) {
+	h.log.Error("notify: events could not be recorded or sent and are lost", "events", n)
+}
+
+// retry records and sends the pending events, oldest first, with backoff
+// while the log or the broker fails, until none is left or the hub
+// closes.
+func (h *Hub) retry() {
+	defer h.wg.Done()
+	wait := pendingMinWait
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-h.closing:
+			t.Stop()
+			h.pmu.Lock()
+			n := len(h.pending)
+			h.pending, h.retrying = nil, false
+			h.pmu.Unlock()
+			if n > 0 {
+				h.lost(n)
+			}
+			return
+		case <-t.C:
+		}
+		for {
+			h.pmu.Lock()
+			if len(h.pending) == 0 {
+				h.retrying = false
+				h.pmu.Unlock()
+				return
+			}
+			p := h.pending[0]
+			h.pmu.Unlock()
+			if !h.resend(&p) {
+				h.pmu.Lock()
+				if len(h.pending) > 0 {
+					h.pending[0] = p // recorded, maybe: keep its id
+				}
+				h.pmu.Unlock()
+				break
+			}
+			wait = pendingMinWait
+			h.pmu.Lock()
+			h.pending = h.pending[1:]
+			h.pmu.Unlock()
+		}
+		wait = min(wait*2, pendingMaxWait)
+	}
+}
+
+// resend records p's event if it has no id yet and sends it if it must;
+// false when either failed.
+func (h *Hub) resend(p *pending) bool {
+	ctx, cancel := context.WithTimeout(h.ctx, pendingTimeout)
+	defer cancel()
+	if p.e.ID == "" {
+		id, err := h.elog.Append(ctx, p.e.Subject, Event{Subject: p.e.Subject, Kind: p.e.Kind, URI: p.e.URI})
+		if err != nil || !ValidID(id) {
+			return false
+		}
+		p.e.ID = id
+	}
+	if p.publish && h.broker != nil {
+		if err := h.broker.Publish(ctx, p.e); err != nil {
+			return false
+		}
+	}
+	h.log.Info("notify: an event that had failed was recorded and sent", "kind", int(p.e.Kind))
+	return true
+}
+
+// deliver hands e to this instance's subscriptions of e.Subject; a
+// Missed, to those of its subject (of every subject, when it has none).
 func (h *Hub) deliver(e Event) {
+	if e.validMissed() {
+		h.deliverMissed(e.Subject)
+		return
+	}
 	if !e.valid() {
 		return
 	}
@@ -264,6 +442,29 @@ func (h *Hub) deliver(e Event) {
 	h.mu.RUnlock()
 	for _, s := range full {
 		s.end(true) // a slow consumer: end it rather than grow memory
+	}
+}
+
+// deliverMissed hands a Missed to the subscriptions of subject, or of
+// every subject when it is "".
+func (h *Hub) deliverMissed(subject string) {
+	h.mu.RLock()
+	var full []*Subscription
+	for key, set := range h.subs {
+		if subject != "" && key != subject {
+			continue
+		}
+		for s := range set {
+			select {
+			case s.ch <- Event{Subject: key, Kind: Missed}:
+			default:
+				full = append(full, s)
+			}
+		}
+	}
+	h.mu.RUnlock()
+	for _, s := range full {
+		s.end(true)
 	}
 }
 
@@ -321,7 +522,7 @@ func (h *Hub) Subscribe(subject string) *Subscription {
 	s := &Subscription{hub: h, subject: subject, ch: make(chan Event, h.queue), done: make(chan struct{})}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed {
+	if h.closed.Load() {
 		s.closeLocked()
 		return s
 	}

@@ -46,15 +46,17 @@ type BrokerOptions struct {
 	// restart, a failover, a slot moved) first delivers what the log
 	// holds after the last event it delivered of each subject it
 	// delivered one of lately, and after the start of each stream that
-	// started on this instance (notify.Hub.Mark, which a legacy stream
-	// calls as it opens: give the instance's Hub this same EventLog as
-	// its Log), so that the events published while it was not listening
-	// are not lost for them (a subject whose events the log trimmed or
-	// expired meanwhile gets a list_changed); an event delivered so is
-	// not delivered again when its message arrives. Subscriptions opened
-	// without a mark (the 2026-07-28 era's listen streams) whose subject
-	// had no event delivered are not caught up. Nil: what was published
-	// meanwhile is lost for this instance.
+	// started on this instance (notify.Hub.Mark, which legacy GET and
+	// subscriptions/listen streams call as they open: give the
+	// instance's Hub this same EventLog as its Log), so that the events
+	// published while it was not listening are not lost for them; an
+	// event delivered so is not delivered again when its message
+	// arrives. A subject whose events the log cannot tell (trimmed or
+	// expired meanwhile, Redis restarted empty, the log unreachable) gets
+	// a notify.Missed: its legacy streams end with an SSE retry field and
+	// resume with Last-Event-ID, its listen streams are told to list and
+	// read again. Nil: every stream of the instance gets a notify.Missed
+	// each time a listener subscribes again.
 	Log *EventLog
 
 	// HealthCheck is how long the listener waits for a message before it
@@ -67,7 +69,8 @@ type BrokerOptions struct {
 // BrokerStats counts what the listeners of a Broker did.
 type BrokerStats struct {
 	// Connects counts the subscriptions confirmed by Redis (the first one
-	// and every one after a lost connection).
+	// and every one after a lost connection), each once its catch-up is
+	// done.
 	Connects uint64
 	// Delivered counts the events handed to the hub.
 	Delivered uint64
@@ -267,8 +270,56 @@ var errShardMoved = errors.New("redisstore: broker: the channel's shard moved")
 // errNoPong: the connection did not answer a ping within HealthCheck.
 var errNoPong = errors.New("redisstore: broker: no answer to a ping")
 
+// probeWait is how long a listener that subscribed again to a sharded
+// channel waits for its probe to come back before it sends another, and
+// probeTries how many it sends before it subscribes again.
+const (
+	probeWait  = 250 * time.Millisecond
+	probeTries = 8
+)
+
+// errNoEcho: a sharded subscription did not receive its own probes.
+var errNoEcho = errors.New("redisstore: broker: the subscription receives nothing published on the channel's master")
+
+// probeChannel returns the channel of a listener's probes: in channel's
+// slot, so that it lives on the same node, and its own.
+func probeChannel(channel string) string {
+	p := channel + ":probe:" + strconv.FormatUint(rand.Uint64(), 36)
+	if slot(p) != slot(channel) {
+		// No hash tag in channel: a name of the same slot is not at
+		// hand; the probe goes on the channel itself (listeners ignore
+		// probes, see received).
+		return channel
+	}
+	return p
+}
+
+// probeScript publishes a probe (ARGV: the channel, the payload; KEYS:
+// the channel, for routing). A script that may write, so that only the
+// slot's master runs it: a replica answers MOVED, which the client
+// follows. A plain SPUBLISH is served by a replica of the slot too, and
+// there the probe would come back at once, from a node that may not yet
+// receive what the master publishes.
+var probeScript = newScript(`#!lua
+return redis.call('SPUBLISH', ARGV[1], ARGV[2])
+`)
+
+// probePayload is a probe message's: not an event (listeners skip it
+// without counting it malformed), with a token of its listener.
+func probePayload(token string) string { return `{"probe":"` + token + `"}` }
+
 // listenOnce runs one subscription: subscribe, deliver until an error.
 // listened reports whether Redis confirmed the subscription.
+//
+// A sharded subscription made again (again) may land on a node that
+// does not yet receive what the slot's master publishes: after a manual
+// failover the client's slot map still names the old master, now a
+// replica whose link to the new one is not up. Before the catch-up, the
+// listener publishes a probe on the slot's master (probeScript) on a
+// channel of the same slot and waits for it to come
+// back on its own subscription: from then on it receives every event,
+// so the catch-up misses none. Without its probe back (probeTries) it
+// subscribes again with a fresh slot map.
 func (b *Broker) listenOnce(ctx context.Context, channel string, sharded, again bool, deliver func(notify.Event)) (listened bool, err error) {
 	var ps *redis.PubSub
 	if sharded {
@@ -288,16 +339,65 @@ func (b *Broker) listenOnce(ctx context.Context, channel string, sharded, again 
 	if sharded {
 		subscribe, kind = ps.SSubscribe, "ssubscribe"
 	}
-	if err := subscribe(ctx, channel); err != nil {
+	channels := []string{channel}
+	probe, token, probes := "", "", 0 // probe: the probe's channel while one is awaited
+	if sharded && again {
+		probe, token = probeChannel(channel), strconv.FormatUint(rand.Uint64(), 36)
+		if probe != channel {
+			channels = append(channels, probe)
+		}
+	}
+	if err := subscribe(ctx, channels...); err != nil {
 		return false, err
+	}
+	confirmed := false
+	sendProbe := func() error {
+		probes++
+		if probes > probeTries {
+			if cc, ok := b.client.(*redis.ClusterClient); ok {
+				cc.ReloadState(ctx)
+			}
+			return errNoEcho
+		}
+		return probeScript.run(ctx, b.client, []string{probe}, probe, probePayload(token)).Err()
+	}
+	// Messages that arrive before the probe wait for the catch-up (which
+	// starts from the last event delivered before the cut): delivered
+	// first, they would make it skip what was published before them.
+	var held []*redis.Message
+	// live: the subscription receives what the master publishes.
+	live := func() {
+		listened = true
+		if again {
+			b.catchUp(ctx, channel, deliver)
+		}
+		// Counted once caught up: what is published after the count is
+		// seen is delivered live.
+		if b.connects.Add(1) > 1 {
+			b.log.Info("redisstore: broker listening again", "channel", channel)
+		}
+		for _, m := range held {
+			b.received(m, channel, deliver)
+		}
+		held = nil
 	}
 	pinged := false
 	for {
-		msg, err := ps.ReceiveTimeout(ctx, b.health)
+		wait := b.health
+		if probe != "" && confirmed {
+			wait = probeWait
+		}
+		msg, err := ps.ReceiveTimeout(ctx, wait)
 		if err != nil {
 			var ne net.Error
 			if !errors.As(err, &ne) || !ne.Timeout() {
 				return listened, err
+			}
+			if probe != "" && confirmed {
+				if err := sendProbe(); err != nil {
+					return listened, err
+				}
+				continue
 			}
 			if pinged {
 				return listened, errNoPong
@@ -312,30 +412,45 @@ func (b *Broker) listenOnce(ctx context.Context, channel string, sharded, again 
 		switch m := msg.(type) {
 		case *redis.Subscription:
 			switch {
-			case m.Kind == kind && m.Channel == channel && !listened:
-				listened = true
-				if b.connects.Add(1) > 1 {
-					b.log.Info("redisstore: broker listening again", "channel", channel)
+			case m.Kind == kind && m.Channel == channel && !confirmed:
+				confirmed = true
+				if probe == "" {
+					live()
+				} else if err := sendProbe(); err != nil {
+					return listened, err
 				}
-				if again {
-					b.catchUp(ctx, channel, deliver)
-				}
-			case m.Kind == "sunsubscribe" && m.Channel == channel:
+			case m.Kind == "sunsubscribe" && (m.Channel == channel || m.Channel == probe):
 				// The channel's slot moved (a failover, a resharding):
 				// subscribe again where it lives now.
+				if cc, ok := b.client.(*redis.ClusterClient); ok {
+					cc.ReloadState(ctx)
+				}
 				return listened, errShardMoved
 			}
 		case *redis.Message:
+			if probe != "" && m.Channel == probe && m.Payload == probePayload(token) {
+				probe = "" // back: the subscription is live
+				live()
+				continue
+			}
+			if probe != "" && len(held) < maxHeld {
+				held = append(held, m)
+				continue
+			}
 			b.received(m, channel, deliver)
 		}
 	}
 }
 
+// maxHeld bounds the messages a listener holds while it waits for its
+// probe.
+const maxHeld = 1 << 14
+
 // received delivers the event of a message on channel, unless it is of
 // another channel, malformed, or delivered already by a catch-up.
 func (b *Broker) received(m *redis.Message, channel string, deliver func(notify.Event)) {
-	if m.Channel != channel {
-		return
+	if m.Channel != channel || strings.HasPrefix(m.Payload, `{"probe":`) {
+		return // another channel's (a probe's), or another listener's probe
 	}
 	e, ok := decodePayload([]byte(m.Payload))
 	if !ok {
@@ -359,20 +474,33 @@ func (b *Broker) channelOf(subject string) string {
 }
 
 // catchUp delivers, for each subject of channel that the listener
-// delivered an event of lately, what the log holds after it.
+// delivered an event of lately (or that had a stream start here), what
+// the log holds after it; a subject whose events the log cannot tell
+// (trimmed, expired, Redis restarted empty, the log unreachable) gets a
+// notify.Missed, which ends or restarts its streams. Without a log every
+// stream of the instance gets one: what was published meanwhile is not
+// known.
 func (b *Broker) catchUp(ctx context.Context, channel string, deliver func(notify.Event)) {
 	if b.elog == nil {
+		b.caught.Add(1)
+		deliver(notify.Event{Kind: notify.Missed})
 		return
 	}
+	failed := false
 	for subject, id := range b.seen.of(func(s string) bool { return b.channelOf(s) == channel }) {
-		evs, ok, err := b.elog.Since(ctx, subject, id)
-		switch {
-		case err != nil:
-			b.log.Warn("redisstore: broker could not read the events missed; they are lost for this instance", "channel", channel)
-			return
-		case !ok: // trimmed or expired meanwhile: list again
+		var evs []notify.Event
+		ok, err := false, error(nil)
+		if !failed {
+			evs, ok, err = b.elog.Since(ctx, subject, id)
+		}
+		if err != nil && !failed {
+			failed = true
+			b.log.Warn("redisstore: broker could not read the events missed; the streams of the channel's subjects end so that their clients resume",
+				"channel", channel)
+		}
+		if !ok { // the log cannot tell what was missed
 			b.caught.Add(1)
-			deliver(notify.Event{Subject: subject, Kind: notify.ListChanged})
+			deliver(notify.Event{Subject: subject, Kind: notify.Missed})
 			continue
 		}
 		for _, e := range evs {
@@ -387,23 +515,42 @@ func (b *Broker) catchUp(ctx context.Context, channel string, deliver func(notif
 	}
 }
 
-// seenIDs is the id of the latest event delivered of each subject, for
-// the log's Age: what a listener catches up from; and the ids a catch-up
+// seenIDs is, for each subject, where a listener catches up from — an
+// id it delivered at least recentWindow ago (or maxRecent deliveries
+// ago) — and the ids it delivered since, which the catch-up skips:
+// messages may arrive out of their ids' order (several publishers, a
+// publisher's slot map that lags during a failover), so the latest id
+// delivered is no safe place to start. Also the ids a catch-up
 // delivered, so that their messages, arriving after, are not delivered
 // again. At most maxSeen subjects (when full, those past the log's Age
 // go, then, if need be, all) and maxSeen caught ids (then forgotten).
 type seenIDs struct {
 	mu     sync.Mutex
-	m      map[string]string
+	m      map[string]*track
 	caught map[string]struct{} // subject + " " + id
 }
 
-const maxSeen = 1 << 16
+// track is one subject's place: floor, the latest id that left recent,
+// and recent, the ids delivered lately (oldest first) with when.
+type track struct {
+	floor  string
+	recent []recentID
+}
+
+type recentID struct {
+	id string
+	at int64 // unix ms
+}
+
+const (
+	maxSeen      = 1 << 16
+	maxRecent    = 64
+	recentWindow = 10 * time.Second
+)
 
 // live records the id of e, received as a message, and reports whether
-// to deliver it: not when a catch-up delivered it. Messages of several
-// publishers may arrive out of their ids' order: only ids a catch-up
-// delivered are skipped. Without a log nothing is recorded.
+// to deliver it: not when a catch-up delivered it. Without a log nothing
+// is recorded.
 func (s *seenIDs) live(e notify.Event, elog *EventLog) bool {
 	if elog == nil || e.ID == "" {
 		return true
@@ -420,11 +567,11 @@ func (s *seenIDs) live(e notify.Event, elog *EventLog) bool {
 }
 
 // caughtUp records e, read from the log, and reports whether to deliver
-// it: not when its message was delivered already.
+// it: not when its message was delivered lately.
 func (s *seenIDs) caughtUp(e notify.Event, elog *EventLog) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if last, ok := s.m[e.Subject]; ok && !streamIDAfter(e.ID, last) {
+	if t := s.m[e.Subject]; t != nil && (e.ID == t.floor || t.delivered(e.ID)) {
 		return false
 	}
 	if s.caught == nil || len(s.caught) >= maxSeen {
@@ -435,10 +582,20 @@ func (s *seenIDs) caughtUp(e notify.Event, elog *EventLog) bool {
 	return true
 }
 
-// started returns the hook that records, as its subject's latest id, the
-// start of a stream on this instance (notify.Hub.Mark, appended through
-// elog): a listener cut off later catches that subject up from there,
-// though it delivered none of its events yet.
+// delivered reports whether id is among t's recent ids.
+func (t *track) delivered(id string) bool {
+	for _, r := range t.recent {
+		if r.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+// started returns the hook that records the start of a stream on this
+// instance (notify.Hub.Mark, appended through elog) as if delivered: a
+// listener cut off later catches that subject up from there, though it
+// delivered none of its events yet.
 func (s *seenIDs) started(elog *EventLog) func(key, id string) {
 	return func(key, id string) {
 		s.mu.Lock()
@@ -447,27 +604,66 @@ func (s *seenIDs) started(elog *EventLog) func(key, id string) {
 	}
 }
 
-// record makes e's id its subject's latest if it is after it.
+// record adds e's id to its subject's recent ids, moving those past
+// recentWindow, or beyond maxRecent, to the floor.
 func (s *seenIDs) record(e notify.Event, elog *EventLog) {
-	if last, ok := s.m[e.Subject]; ok && !streamIDAfter(e.ID, last) {
+	t := s.m[e.Subject]
+	if t == nil {
+		if s.m == nil || len(s.m) >= maxSeen {
+			s.prune(elog.age)
+		}
+		t = &track{}
+		s.m[e.Subject] = t
+	}
+	if t.delivered(e.ID) {
 		return
 	}
-	if s.m == nil || len(s.m) >= maxSeen {
-		s.prune(elog.age)
+	now := time.Now().UnixMilli()
+	t.recent = append(t.recent, recentID{id: e.ID, at: now})
+	cut := now - recentWindow.Milliseconds()
+	n := 0
+	for n < len(t.recent) && (len(t.recent)-n > maxRecent || t.recent[n].at < cut) {
+		t.floor = t.recent[n].id
+		n++
 	}
-	s.m[e.Subject] = e.ID
+	if n > 0 {
+		t.recent = append(t.recent[:0], t.recent[n:]...)
+	}
+}
+
+// from returns where t's catch-up starts: the oldest of its floor and
+// recent ids.
+func (t *track) from() string {
+	id := t.floor
+	for _, r := range t.recent {
+		if id == "" || streamIDAfter(id, r.id) {
+			id = r.id
+		}
+	}
+	return id
+}
+
+// latest returns t's newest id.
+func (t *track) latest() string {
+	id := t.floor
+	for _, r := range t.recent {
+		if id == "" || streamIDAfter(r.id, id) {
+			id = r.id
+		}
+	}
+	return id
 }
 
 // prune drops the subjects whose last event is older than age (all of
 // them if that leaves the map full).
 func (s *seenIDs) prune(age time.Duration) {
 	if s.m == nil {
-		s.m = make(map[string]string)
+		s.m = make(map[string]*track)
 		return
 	}
 	cut := time.Now().Add(-age).UnixMilli()
-	for k, id := range s.m {
-		if ms, _, _ := strings.Cut(id, "-"); parseUint(ms) < uint64(max(cut, 0)) {
+	for k, t := range s.m {
+		if ms, _, _ := strings.Cut(t.latest(), "-"); parseUint(ms) < uint64(max(cut, 0)) {
 			delete(s.m, k)
 		}
 	}
@@ -476,14 +672,14 @@ func (s *seenIDs) prune(age time.Duration) {
 	}
 }
 
-// of returns a copy of the subjects that keep says to.
+// of returns where to catch up each subject that keep says to.
 func (s *seenIDs) of(keep func(string) bool) map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := map[string]string{}
-	for k, id := range s.m {
+	for k, t := range s.m {
 		if keep(k) {
-			out[k] = id
+			out[k] = t.from()
 		}
 	}
 	return out

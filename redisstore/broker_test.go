@@ -43,6 +43,7 @@ func newInstance(t testing.TB, client redis.UniversalClient, o redisstore.Broker
 }
 
 func listChanged(s string) notify.Event { return notify.Event{Subject: s, Kind: notify.ListChanged} }
+func missed(s string) notify.Event      { return notify.Event{Subject: s, Kind: notify.Missed} }
 func updated(s, uri string) notify.Event {
 	return notify.Event{Subject: s, Kind: notify.ResourceUpdated, URI: uri}
 }

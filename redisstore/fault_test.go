@@ -151,6 +151,7 @@ func TestBrokerAcrossARedisRestart(t *testing.T) {
 			require.True(t, time.Now().Before(deadline))
 			time.Sleep(20 * time.Millisecond)
 		}
+		assert.Equal(t, missed("bob"), next(t, bob), "round %d: what was published meanwhile is not known", round)
 		assert.Equal(t, updated("bob", uri), next(t, bob), "round %d", round)
 	}
 	assert.Contains(t, logs.String(), "broker connection lost")
@@ -170,6 +171,7 @@ func TestBrokerHealthCheck(t *testing.T) {
 	require.NoError(t, client.Do(ctx, "CLIENT", "PAUSE", "800", "ALL").Err())
 	waitStats(t, in.broker, func(s redisstore.BrokerStats) bool { return s.Connects >= 2 }, "never replaced the silent connection")
 	assert.Contains(t, logs.String(), "no answer to a ping")
+	assert.Equal(t, missed("bob"), next(t, bob), "no log: the stream is told it may have missed events")
 	in.hub.ListChanged(ctx, "bob")
 	assert.Equal(t, listChanged("bob"), next(t, bob))
 }

@@ -32,7 +32,10 @@ type node struct {
 	hub *notify.Hub
 }
 
-const welcome = "notes://welcome"
+const (
+	welcome = "notes://welcome"
+	second  = "notes://second"
+)
 
 // newNodes starts n instances on one redis-server, with one issuer.
 func newNodes(t *testing.T, redisSrv *redistest.Server, n int) (*testissuer.Issuer, []*node) {
@@ -48,7 +51,8 @@ func newNodes(t *testing.T, redisSrv *redistest.Server, n int) (*testissuer.Issu
 		auth, err := authn.NewAuthenticator(authn.NewCache(v, authn.CacheOptions{}), authn.Options{Resource: testResource, Logger: quiet})
 		require.NoError(t, err)
 		inv, err := inventory.New([]inventory.Resource{{URI: welcome, Name: "welcome", Access: inventory.Public,
-			Read: inventory.TextReader("text/plain", "Hello!")}}, nil, inventory.Options{})
+			Read: inventory.TextReader("text/plain", "Hello!")}, {URI: second, Name: "second", Access: inventory.Public,
+			Read: inventory.TextReader("text/plain", "Hi again")}}, nil, inventory.Options{})
 		require.NoError(t, err)
 		broker, err := redisstore.NewBroker(client, redisstore.BrokerOptions{Logger: quiet, MinBackoff: 5 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
 		require.NoError(t, err)
@@ -253,7 +257,11 @@ func TestSessionsAcrossARedisRestart(t *testing.T) {
 	srv.Restart(t)
 	var fresh string
 	require.Eventually(t, func() bool { fresh = a.initialize(t, alice); return fresh != "" }, 10*time.Second, 20*time.Millisecond, "sessions come back")
-	require.Eventually(t, func() bool { s, _, _ := b.call(t, alice, fresh, "ping", nil); return s == http.StatusOK }, 10*time.Second, 20*time.Millisecond)
-	status, _, _ = b.call(t, alice, session, "ping", nil)
-	assert.Equal(t, http.StatusNotFound, status, "the session Redis forgot is unknown: the client initializes again")
+	// B's store may still be in its outage gate for a moment (a request
+	// naming a session is then served without one: 200): the forgotten
+	// session answers 404 once B reaches Redis again.
+	require.Eventually(t, func() bool { s, _, _ := b.call(t, alice, session, "ping", nil); return s == http.StatusNotFound }, 10*time.Second, 20*time.Millisecond,
+		"the session Redis forgot is unknown: the client initializes again")
+	status, _, _ = b.call(t, alice, fresh, "ping", nil)
+	assert.Equal(t, http.StatusOK, status)
 }

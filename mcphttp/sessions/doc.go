@@ -143,10 +143,28 @@
 // the gap. Through mcphttp/intercept, the legacy handler owns the GET
 // stream and its ids; the endpoint's notifications go into it without.
 //
+// A stream whose events may have been lost (a [notify.Missed]: its
+// instance's broker listener was cut off and the log cannot tell what was
+// published meanwhile — Redis back empty, the log out of reach) is ended
+// with a retry field: the client resumes with Last-Event-ID as above,
+// and gets 404 when its session went with the data (it initializes
+// again); a legacy handler's stream (Part.Listen), which has no ids of
+// the part's, is sent the restart's messages instead and goes on. A GET
+// stream also checks its session at least every minute
+// (a quarter of the idle time when shorter), so that a session ended
+// elsewhere or lost by the store ends it within that time.
+//
 // 2026-07-28 era: there are no event ids (SEP-2575). A broken
 // subscriptions/listen is issued again, on any instance, and receives
 // from its acknowledgement on; what changed while no stream was open
-// shows on the client's next list. The part does not send list_changed
+// shows on the client's next list. Resuming, for an open listen stream
+// that may have missed events (a [notify.Missed]), is starting over in
+// place: it is sent list_changed (when its filter asks for it), the
+// watchers' notifications of its filter and updated for each URI of its
+// filter the caller may read, and stays open. A listen stream takes a
+// mark in the event log as it opens (as a GET stream's priming id, never
+// sent), so that a fleet's broker listener that is cut off later catches
+// its subject up. The part does not send list_changed
 // first on a new listen: telling whether the caller's view changed since
 // its last listen would need a per-caller record shared by the fleet (a
 // store write per listen and per event), which is not cheap; a client

@@ -87,11 +87,17 @@ func (ep *endpoint) get(w http.ResponseWriter, r *http.Request, caller *principa
 
 // refreshInterval is how often a GET stream tells the store that it is
 // open: a quarter of the idle time the session has, so that a session
-// with an open stream never idles out, and a session ended through
-// another instance ends the stream here within that time.
+// with an open stream never idles out, and at least every maxRefresh, so
+// that a session ended through another instance, or lost by the store (a
+// replica promoted before it had synced), ends the stream here within
+// that time.
 func refreshInterval(s Session) time.Duration {
-	return max(time.Until(s.IdleDeadline)/4, 10*time.Millisecond)
+	return min(max(time.Until(s.IdleDeadline)/4, 10*time.Millisecond), maxRefresh)
 }
+
+// maxRefresh bounds a GET stream's refresh interval: one store operation
+// a minute per open stream at most.
+const maxRefresh = time.Minute
 
 // delete ends a legacy session (DELETE with Mcp-Session-Id) and its
 // stream.

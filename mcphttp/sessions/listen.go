@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -204,6 +205,13 @@ func (st *stream) serveListen(w http.ResponseWriter, r *http.Request, key string
 		return
 	}
 	st.watch = ep.watch(r.Context(), &st.caller, func(i int) bool { return st.listen.lists[i] })
+	// A mark in the event log, as a legacy stream's priming id but never
+	// sent: a fleet's broker listener that is cut off later catches this
+	// subject up from there (or tells the stream, notify.Missed).
+	if _, err := ep.hub.Mark(r.Context(), st.caller.Key()); err != nil {
+		ep.log.LogAttrs(context.WithoutCancel(r.Context()), slog.LevelError,
+			"sessions: the event log failed; the listen stream starts without a mark", slog.String("err", err.Error()))
+	}
 	st.sub = ep.hub.Subscribe(st.caller.Key())
 	end := func() {
 		st.sub.Close()

@@ -311,3 +311,20 @@ func TestMemoryStoreSubscriptions(t *testing.T) {
 	uris, _ = st.Subscriptions(ctx, "unknown")
 	assert.Empty(t, uris)
 }
+
+// A GET stream refreshes its session a quarter of the idle time, and at
+// least every minute: a session the store lost (a replica promoted before
+// it synced) or ended elsewhere ends the stream within a minute, not a
+// quarter of the idle time (7.5 minutes by default). Before the change:
+// 7.5 minutes.
+func TestRefreshInterval(t *testing.T) {
+	now := time.Now()
+	for idle, want := range map[time.Duration]time.Duration{
+		DefaultIdleTimeout: time.Minute,
+		2 * time.Minute:    30 * time.Second,
+		time.Millisecond:   10 * time.Millisecond,
+	} {
+		got := refreshInterval(Session{IdleDeadline: now.Add(idle)})
+		assert.InDelta(t, float64(want), float64(got), float64(want)/10, "idle %v", idle)
+	}
+}

@@ -197,7 +197,19 @@ func (st *stream) run(ctx context.Context) {
 				return
 			}
 		case ev := <-st.sub.Events():
-			if !st.duplicate(ev) {
+			switch {
+			case ev.Kind == notify.Missed && st.listen == nil && st.tag != "":
+				st.closing() // events may be lost: the client resumes with Last-Event-ID
+				return
+			case ev.Kind == notify.Missed && st.listen == nil:
+				// A legacy handler's stream (Part.Listen), which has no
+				// ids of the part's: start over in place.
+				st.listSubscriptions(ctx)
+				err = st.restart(ctx)
+				st.subs, st.hasSubs = nil, false
+			case ev.Kind == notify.Missed:
+				err = st.startOver(ctx)
+			case !st.duplicate(ev):
 				err = st.deliver(ctx, ev)
 			}
 		}
@@ -282,6 +294,31 @@ func (st *stream) listChanged() []byte {
 		return msgListChanged
 	}
 	return st.message("notifications/resources/list_changed", "")
+}
+
+// startOver tells a listen stream that events it follows may have been
+// lost (a notify.Missed): whatever it asked for may have changed, so the
+// client lists and reads again — list_changed, the watchers'
+// notifications, and updated for each URI of its filter the caller may
+// read. The modern era has no event ids to resume from: this is its
+// resumption, and the stream stays open.
+func (st *stream) startOver(ctx context.Context) error {
+	var msgs [][]byte
+	if st.listen.resources {
+		msgs = append(msgs, st.listChanged())
+	}
+	for i := range st.watch {
+		if now, ok := st.watch[i].w.Sig(ctx, &st.caller); ok {
+			st.watch[i].seen = now
+		}
+		msgs = append(msgs, st.message(st.watch[i].w.Notification, ""))
+	}
+	for _, uri := range st.listen.uris {
+		if st.ep.canRead(ctx, &st.caller, uri) {
+			msgs = append(msgs, st.message("notifications/resources/updated", uri))
+		}
+	}
+	return st.send("", msgs)
 }
 
 // subscribed reports whether the stream asked for updates of uri: the

@@ -144,7 +144,9 @@ func (b *Broker) Publish(ctx context.Context, e notify.Event) error {
 // Listen delivers every valid event received on the channel until ctx
 // ends, then returns ctx's error. It holds one dedicated connection and
 // replaces it, with capped exponential backoff, whenever it is lost;
-// events sent meanwhile are lost (see the package documentation).
+// events sent meanwhile are not delivered, and once it listens again it
+// delivers a notify.Missed for every subject (see the package
+// documentation).
 func (b *Broker) Listen(ctx context.Context, deliver func(notify.Event)) error {
 	wait := b.min
 	for {
@@ -191,6 +193,11 @@ func (b *Broker) listenOnce(ctx context.Context, deliver func(notify.Event)) (li
 	n := b.connects.Add(1)
 	if n > 1 {
 		b.log.Info("pgnotify: listening again", "channel", b.channel)
+		// What was sent while it was not listening is not known: every
+		// stream of the instance is told (legacy streams end with retry
+		// and resume from the hub's event log, listen streams are told
+		// to list and read again).
+		deliver(notify.Event{Kind: notify.Missed})
 	}
 	for {
 		msg, err := conn.WaitForNotification(ctx)

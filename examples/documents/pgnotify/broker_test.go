@@ -133,6 +133,7 @@ func TestReconnectAfterTerminate(t *testing.T) {
 	for round := uint64(1); round <= 2; round++ {
 		require.Equal(t, 1, terminateListeners(t, in.broker), "exactly one listener connection")
 		waitStats(t, in.broker, func(s Stats) bool { return s.Connects == round+1 }, "the listener never came back")
+		assert.Equal(t, notify.Event{Subject: "bob", Kind: notify.Missed}, next(t, bob), "round %d: told it may have missed events", round)
 		uri := "docs://documents/after-reconnect"
 		in.hub.ResourceUpdated(ctx, "bob", uri)
 		assert.Equal(t, updated("bob", uri), next(t, bob), "round %d", round)

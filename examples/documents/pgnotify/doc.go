@@ -54,9 +54,11 @@
 // stream that reconnects with Last-Event-ID is given, from the log, what
 // was published after its last event (on any instance when the log is
 // shared, as redisstore's is; with each hub's own in-memory log, on the
-// instance that published it). If a missed event matters to a stream that
-// stays open, close the affected streams on reconnection so that clients
-// reconnect and list again ([Stats] counts reconnections).
+// instance that published it). So that nothing is lost without a sign,
+// a listener that listens again delivers a notify.Missed of every subject:
+// the instance's legacy streams end with an SSE retry field and resume
+// from the log with Last-Event-ID, its subscriptions/listen streams are
+// told to list and read again ([Stats] counts reconnections).
 //
 // # Trust
 //
