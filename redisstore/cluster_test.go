@@ -343,6 +343,11 @@ type instanceSet struct {
 //gocyclo:ignore
 func testFailover(t *testing.T, c *redistest.Cluster) {
 	ctx := context.Background()
+	// The victim is c.Masters[0], the master of the first third of the
+	// slots: a stall of an earlier test may have failed it over (a stall
+	// longer than the node timeout).
+	_, err := c.RestoreMasters(ctx)
+	require.NoError(t, err)
 	require.NoError(t, c.FlushAll(ctx))
 	clk := newClock()
 	mk := func(name string, o *redis.ClusterOptions) *instanceSet {
