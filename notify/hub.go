@@ -202,8 +202,16 @@ func (h *Hub) Err() error {
 	return h.err
 }
 
+// usable reports whether h was made by New: the methods of a nil or zero
+// Hub (misuse, reported by Err) do nothing, and its subscriptions have
+// ended, rather than panic.
+func (h *Hub) usable() bool { return h != nil && h.made }
+
 // Close ends every subscription and stops listening to the broker.
 func (h *Hub) Close() {
+	if !h.usable() {
+		return
+	}
 	h.mu.Lock()
 	if h.closed.Load() {
 		h.mu.Unlock()
@@ -261,6 +269,9 @@ func (h *Hub) ElicitationComplete(ctx context.Context, subject, id string) {
 // 4096 events wait so (identical ones wait as one); an event past
 // that, or still waiting when the hub closes, is logged as lost.
 func (h *Hub) Publish(ctx context.Context, e Event) {
+	if !h.usable() {
+		return // a nil or zero Hub (see Err): nowhere to deliver
+	}
 	if !e.valid() {
 		return
 	}
@@ -475,6 +486,9 @@ func (h *Hub) deliverMissed(subject string) {
 // that a forged id yields nothing of anyone else's. Every event returned
 // is key's and valid.
 func (h *Hub) Since(ctx context.Context, key, id string) ([]Event, bool, error) {
+	if !h.usable() {
+		return nil, false, errNotMade
+	}
 	if key == "" || !ValidID(id) {
 		return nil, false, nil
 	}
@@ -500,6 +514,9 @@ func (h *Hub) Since(ctx context.Context, key, id string) ([]Event, bool, error) 
 // one of key's places in the log (its bound in events). An error means
 // nothing was recorded.
 func (h *Hub) Mark(ctx context.Context, key string) (string, error) {
+	if !h.usable() {
+		return "", errNotMade
+	}
 	if key == "" {
 		return "", errNoKey
 	}
@@ -519,6 +536,11 @@ var errInvalidLogID = errors.New("notify: the event log returned an invalid id")
 // it. Subscribing to the empty subject (an anonymous caller) yields a
 // subscription that never receives anything.
 func (h *Hub) Subscribe(subject string) *Subscription {
+	if !h.usable() { // a nil or zero Hub (see Err): a subscription that has ended
+		s := &Subscription{hub: nil, subject: subject, ch: make(chan Event), done: make(chan struct{})}
+		s.once.Do(func() { close(s.done) })
+		return s
+	}
 	s := &Subscription{hub: h, subject: subject, ch: make(chan Event, h.queue), done: make(chan struct{})}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -538,6 +560,9 @@ func (h *Hub) Subscribe(subject string) *Subscription {
 // Subscribers returns the number of open subscriptions of subject on this
 // instance.
 func (h *Hub) Subscribers(subject string) int {
+	if !h.usable() {
+		return 0
+	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	return len(h.subs[subject])
