@@ -227,13 +227,16 @@ func (metaCarrier) Set(string, string) {}
 func (metaCarrier) Keys() []string { return []string{"traceparent", "tracestate", "baggage"} }
 
 // typedNil reports whether v is an interface holding a nil pointer, map,
-// slice, function or channel.
+// function or channel.
 func typedNil(v any) bool {
 	if v == nil {
 		return false
 	}
+	// A nil slice is an empty list, which works (the composite
+	// propagator of none, propagation.NewCompositeTextMapPropagator(), is
+	// one); a nil pointer, map, function or channel is not.
 	switch rv := reflect.ValueOf(v); rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Chan, reflect.Interface:
 		return rv.IsNil()
 	}
 	return false
