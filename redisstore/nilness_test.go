@@ -44,7 +44,7 @@ func TestEveryOptionStructOfTheModule(t *testing.T) {
 			return nil
 		}},
 		{Options: redisstore.EventLogOptions{}}, {Options: redisstore.RateOptions{}}, {Options: redisstore.ReplayOptions{}},
-		{Options: redisstore.SessionOptions{}},
+		{Options: redisstore.SessionOptions{}}, {Options: redisstore.UpstreamOptions{}},
 		{Options: notify.Options{}, Build: func(t *testing.T, o any) error {
 			h := notify.New(o.(notify.Options))
 			defer h.Close()
@@ -89,6 +89,10 @@ func TestEveryOptionStructOfTheModule(t *testing.T) {
 			"NewRateStore":    func() error { _, err := redisstore.NewRateStore(client, redisstore.RateOptions{}); return err },
 			"NewReplayStore":  func() error { _, err := redisstore.NewReplayStore(client, redisstore.ReplayOptions{}); return err },
 			"NewSessionStore": func() error { _, err := redisstore.NewSessionStore(client, redisstore.SessionOptions{}); return err },
+			"NewUpstreamStore": func() error {
+				_, err := redisstore.NewUpstreamStore(client, redisstore.UpstreamOptions{})
+				return err
+			},
 		} {
 			var err error
 			require.NotPanics(t, func() { err = build() }, "%s(%T)", name, client)

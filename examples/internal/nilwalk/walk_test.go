@@ -27,7 +27,27 @@ import (
 // case that builds it.
 func TestEveryOptionStructOfTheModule(t *testing.T) {
 	cases := []nilnesstest.Case{
-		{Options: devissuer.Options{}}, {Options: devissuer.ServerOptions{}},
+		{Options: devissuer.Options{}},
+		{Options: devissuer.ServerOptions{Scopes: []devissuer.Scope{{Name: "docs:read", Description: "Read"}},
+			Exchange: &devissuer.ExchangeOptions{ClientID: "mcp", ClientSecret: strings.Repeat("s", 32),
+				Audiences: map[string][]string{"https://api.example": {"photos:read"}}}},
+			Build: func(t *testing.T, o any) error {
+				is, err := devissuer.New("https://as.example", "https://mcp.example/mcp", devissuer.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, err := is.NewServer(o.(devissuer.ServerOptions))
+				if err != nil {
+					return err
+				}
+				r := httptest.NewRequest(http.MethodPost, "https://as.example/token", strings.NewReader(
+					"grant_type=urn:ietf:params:oauth:grant-type:token-exchange&subject_token=x&subject_token_type=urn:ietf:params:oauth:token-type:access_token&audience=https://api.example"))
+				r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				r.SetBasicAuth("mcp", strings.Repeat("s", 32))
+				s.ServeHTTP(httptest.NewRecorder(), r)
+				return nil
+			}},
+		{Options: devissuer.ExchangeOptions{}},
 		{Options: app.Config{Addr: "127.0.0.1:0", AuditLog: app.AuditStdout}, Build: func(t *testing.T, o any) error {
 			cfg := o.(app.Config)
 			cfg.DataDir = t.TempDir()
