@@ -70,8 +70,11 @@
 // with PKCE (login and consent are automatic) and a DPoP proof in its
 // token request, gets a token bound to its key (token_type DPoP,
 // cnf.jkt), and walks and reads alice's documents with a fresh proof on
-// every request (ES256; EdDSA with server nonces). The token as Bearer, a
-// replayed proof, a proof of another key and no proof are refused.
+// every request (ES256; EdDSA with server nonces). The SDK starts an
+// authorization for each 401 (the GET stream's, then the POST's, each with
+// its own PKCE verifier); the script follows the first, so the code must be
+// exchanged with that URL's verifier, not the one saved last. The token as
+// Bearer, a replayed proof, a proof of another key and no proof are refused.
 // oidc-provider 9 asks for Node.js 22 and warns on Node.js 20, where it
 // works for this test. Install it as the SDK:
 //

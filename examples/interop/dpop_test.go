@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -124,15 +125,20 @@ func tryOIDCProvider(t *testing.T, node, dir, resource, redirectURI string, env 
 	return ready.Issuer, ready.JWKSURI, "", true
 }
 
-// freePort returns a loopback port that was free a moment ago: the
-// resource URI (the tokens' audience, the proofs' htu) names the port
-// before the server listens.
-func freePort(t *testing.T) int {
+// reservePort holds a free loopback port until release is called (at the
+// latest when the test ends): the resource URI (the tokens' audience, the
+// proofs' htu) names the port before the server listens, and the
+// authorization server, a node process that binds ports of its own, starts
+// in between: released just before the server listens, the port is not
+// handed to another bind(0) meanwhile.
+func reservePort(t *testing.T) (port int, release func()) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	var once sync.Once
+	release = func() { once.Do(func() { _ = ln.Close() }) }
+	t.Cleanup(release)
+	return ln.Addr().(*net.TCPAddr).Port, release
 }
 
 // startApp runs the documents server with cfg until the test ends.
@@ -159,6 +165,7 @@ type dpopSummary struct {
 	SDKVersion            string `json:"sdkVersion"`
 	Alg                   string `json:"alg"`
 	AuthorizationResource string `json:"authorizationResource"`
+	AuthorizationsStarted int    `json:"authorizationsStarted"`
 	TokenType             string `json:"tokenType"`
 	Token                 struct {
 		Typ   string `json:"typ"`
@@ -219,7 +226,7 @@ func TestDPoPWithOIDCProviderAndTypeScriptSDK(t *testing.T) {
 		{"EdDSA with nonces", true, "EdDSA"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			port := freePort(t)
+			port, releasePort := reservePort(t)
 			resource := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 			const redirectURI = "http://127.0.0.1/callback"
 			issuer, jwksURL := startOIDCProvider(t, node, providerDir, resource, redirectURI)
@@ -245,6 +252,7 @@ func TestDPoPWithOIDCProviderAndTypeScriptSDK(t *testing.T) {
 			require.NoError(t, db.Close())
 
 			logs := &syncBuffer{}
+			releasePort()
 			a := startApp(t, app.Config{
 				Addr: fmt.Sprintf("127.0.0.1:%d", port), DataDir: dir, DB: dsn, Seed: app.SeedNever, PageSize: 5,
 				Issuer: issuer, JWKSURL: jwksURL, Resource: resource,
@@ -266,8 +274,8 @@ func TestDPoPWithOIDCProviderAndTypeScriptSDK(t *testing.T) {
 			}
 			var s dpopSummary
 			require.NoError(t, json.Unmarshal(stdout.Bytes(), &s), "summary:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
-			t.Logf("TypeScript SDK %s (%s proofs): %d requests, %d with DPoP (%d with a nonce), %d nonce challenges; %d resources in %d list requests",
-				s.SDKVersion, s.Alg, s.Requests, s.DPoPRequests, s.NoncedProofs, s.NonceChallenges, len(s.Listed), s.ListRequests)
+			t.Logf("TypeScript SDK %s (%s proofs): %d authorizations started (the first followed), %d requests, %d with DPoP (%d with a nonce), %d nonce challenges; %d resources in %d list requests",
+				s.SDKVersion, s.Alg, s.AuthorizationsStarted, s.Requests, s.DPoPRequests, s.NoncedProofs, s.NonceChallenges, len(s.Listed), s.ListRequests)
 			assert.Empty(t, s.Problems)
 			assert.True(t, s.OK)
 			assert.NoError(t, runErr, "exit status 1 means a check failed")

@@ -386,7 +386,7 @@ func TestSignInWithOIDCProvider(t *testing.T) {
 	playwright(t, sdkDir)
 	providerDir := oidcProviderDir(t)
 	browser := chromium(t)
-	port := freePort(t)
+	port, releasePort := reservePort(t)
 	resource := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 	issuer, jwksURL := startOIDCProvider(t, node, providerDir, resource, "http://127.0.0.1/callback", "MCPKIT_LOGIN=form")
 
@@ -407,6 +407,7 @@ func TestSignInWithOIDCProvider(t *testing.T) {
 	}
 	alices, bobs := ids("alice"), ids("bob")
 	require.NoError(t, db.Close())
+	releasePort()
 	a := startApp(t, app.Config{
 		Addr: fmt.Sprintf("127.0.0.1:%d", port), DataDir: dir, DB: dsn, Seed: app.SeedNever,
 		Issuer: issuer, JWKSURL: jwksURL, Resource: resource, Logger: slog.New(slog.DiscardHandler),

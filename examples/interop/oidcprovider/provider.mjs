@@ -130,6 +130,12 @@ provider.use(async (ctx, next) => {
   ctx.respond = false;
   await provider.interactionFinished(ctx.req, ctx.res, result, { mergeWithLastSubmission: false });
 });
+// Why a request was refused (err.error_detail, which oidc-provider keeps
+// out of its responses) goes to standard error, which the tests show when
+// they fail.
+for (const ev of ['authorization.error', 'grant.error']) {
+  provider.on(ev, (ctx, err) => process.stderr.write(`provider.mjs: ${ev}: ${err?.error ?? err?.name}: ${err?.error_description ?? ''} (${err?.error_detail ?? 'no detail'})\n`));
+}
 provider.on('server_error', (ctx, err) => process.stderr.write(`provider.mjs: server_error: ${err?.stack ?? err}\n`));
 
 server.on('request', provider.callback());

@@ -14,7 +14,12 @@
 // metadata, as every MCP client does. Its login and consent are automatic
 // (see oidcprovider/provider.mjs): redirectToAuthorization follows the
 // redirects with a cookie jar, like a browser would, up to the redirect URI,
-// and the callback's code and iss go to transport.finishAuth. Then a new
+// and the callback's code and iss go to transport.finishAuth. The SDK
+// starts an authorization for each 401: the GET stream's (opened after
+// initialize) and the POST's, each with its own PKCE verifier. The script
+// waits for the stream's, then follows the first of the two authorization
+// URLs, so that the code is exchanged with the verifier of the URL followed
+// (kept under its S256 challenge), not with the one saved last. Then a new
 // client walks resources/list through every nextCursor and reads every
 // listed resource, and tries to read FOREIGN_URI (another user's).
 // Finally, outside the SDK, it checks that the server refuses the same
@@ -23,6 +28,7 @@
 //
 // Exit status: 0 when every check passed, 1 when one failed (the summary
 // lists the problems), 2 when the script could not run.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -75,15 +81,26 @@ const recordingFetch = async (input, init = {}) => {
   ex.status = res.status;
   ex.challenge = res.headers.get('www-authenticate');
   if (target.href.startsWith(url)) sent.push(ex);
+  if (ex.method === 'GET' && target.origin + target.pathname === new URL(url).origin + new URL(url).pathname && ex.status !== 401) streamSettled();
   return res;
 };
 
+// The SDKs open a GET stream after initialize; without a token it gets 401,
+// and the SDK starts an authorization of its own for it, racing the POST's.
+// streamSettled resolves when that attempt is over: the GET got something
+// else, or the SDK reported the UnauthorizedError of its authorization.
+let streamSettled;
+const streamAttempt = new Promise((resolve) => { streamSettled = resolve; });
+
 const session = await DpopSession.create({ alg });
+// pkceChallenge is the S256 code_challenge of a verifier (RFC 7636).
+const pkceChallenge = (v) => createHash('sha256').update(v).digest('base64url');
 class Provider {
   constructor() {
     this.saved = undefined;
-    this.verifier = undefined;
-    this.authorizationURL = undefined;
+    this.verifiers = new Map(); // code_challenge → code_verifier, one per authorization started
+    this.verifier = undefined; // the verifier of the authorization followed
+    this.authorizationURLs = [];
   }
   get redirectUrl() { return redirectURI; }
   get clientMetadata() {
@@ -92,9 +109,19 @@ class Provider {
   clientInformation() { return { client_id: 'mcp-interop' }; }
   tokens() { return this.saved; }
   saveTokens(t) { this.saved = t; }
-  redirectToAuthorization(u) { this.authorizationURL = u; }
-  saveCodeVerifier(v) { this.verifier = v; }
-  codeVerifier() { return this.verifier; }
+  redirectToAuthorization(u) { this.authorizationURLs.push(new URL(u)); }
+  saveCodeVerifier(v) { this.verifiers.set(pkceChallenge(v), v); }
+  // follow picks the authorization whose callback comes: its verifier is
+  // the one codeVerifier gives finishAuth, whatever authorization the SDK
+  // started after it.
+  follow(u) {
+    this.verifier = this.verifiers.get(u.searchParams.get('code_challenge'));
+    if (!this.verifier) throw new Error('no saved code verifier matches the authorization URL');
+  }
+  codeVerifier() {
+    if (!this.verifier) throw new Error('the SDK asked for a code verifier before an authorization was followed');
+    return this.verifier;
+  }
   dpop() { return session; }
 }
 const provider = new Provider();
@@ -123,7 +150,9 @@ async function browse(start) {
 }
 
 // 1. Connect (initialize needs no token), list: 401, discovery,
-// authorization with PKCE, the DPoP-bound token.
+// authorization with PKCE, the DPoP-bound token. The GET stream's
+// authorization is started first (the script waits for it), the POST's
+// second; the first is followed, as a person may finish either tab.
 const mkClient = () => {
   const client = new Client({ name: 'mcpkit-dpop-interop', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider, fetch: recordingFetch });
@@ -131,16 +160,23 @@ const mkClient = () => {
 };
 {
   const { client, transport } = mkClient();
+  client.onerror = (err) => { if (err instanceof UnauthorizedError || /nauthorized/.test(String(err))) streamSettled(); };
   try {
     await client.connect(transport);
+    const guard = setTimeout(streamSettled, 60_000); // a hang guard, not a timing assertion
+    await streamAttempt;
+    clearTimeout(guard);
     await client.listResources({});
     problem('listed without authorization');
   } catch (err) {
     if (!(err instanceof UnauthorizedError)) throw err;
   }
-  if (!provider.authorizationURL) throw new Error('the SDK did not start the authorization');
-  const callback = await browse(provider.authorizationURL);
-  summary.authorizationResource = new URL(provider.authorizationURL).searchParams.get('resource');
+  const [authorizationURL] = provider.authorizationURLs;
+  if (!authorizationURL) throw new Error('the SDK did not start the authorization');
+  summary.authorizationsStarted = provider.authorizationURLs.length;
+  provider.follow(authorizationURL);
+  const callback = await browse(authorizationURL);
+  summary.authorizationResource = authorizationURL.searchParams.get('resource');
   await transport.finishAuth(callback);
   await client.close().catch(() => {});
 }
