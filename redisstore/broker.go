@@ -373,7 +373,8 @@ func (b *Broker) listenOnce(ctx context.Context, channel string, sharded, again 
 		}
 		// Counted once caught up: what is published after the count is
 		// seen is delivered live.
-		if b.connects.Add(1) > 1 {
+		b.connects.Add(1)
+		if again { // this channel's own first subscription is no "again" (a cluster listens on several)
 			b.log.Info("redisstore: broker listening again", "channel", channel)
 		}
 		for _, m := range held {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"sort"
@@ -19,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/authn/dpop"
+	"github.com/mcpkit/mcpkit/internal/logbuf"
 	"github.com/mcpkit/mcpkit/mcphttp/ratelimit"
 	"github.com/mcpkit/mcpkit/mcphttp/sessions"
 	"github.com/mcpkit/mcpkit/notify"
@@ -150,7 +152,9 @@ func testSpread(t *testing.T, c *redistest.Cluster) {
 func testClusterBroker(t *testing.T, c *redistest.Cluster) {
 	b := clusterBackend{c}
 	require.NoError(t, c.FlushAll(context.Background()))
-	o := redisstore.BrokerOptions{MinBackoff: 5 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}
+	var logs logbuf.Buffer
+	o := redisstore.BrokerOptions{MinBackoff: 5 * time.Millisecond, MaxBackoff: 50 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	x, y := newInstance(t, b.Client(t), o), newInstance(t, b.Client(t), o) // each listening on the 8 shards
 	ctx := context.Background()
 	var subs []*notify.Subscription
@@ -172,6 +176,9 @@ func testClusterBroker(t *testing.T, c *redistest.Cluster) {
 	}
 	assert.Len(t, owners, 3, "every master carries some channels")
 	assert.Equal(t, uint64(40), y.broker.Stats().Delivered)
+	// Eight first subscriptions are no reconnection: nothing says
+	// "listening again" at start (each channel after the first did).
+	assert.NotContains(t, logs.String(), "listening again")
 }
 
 // masterOf returns the running master that holds key's slot.
