@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -17,7 +18,6 @@ import (
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/authn/dpop"
 	"github.com/mcpkit/mcpkit/examples/documents/pgnotify"
-	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/mcphttp/ratelimit"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
@@ -277,10 +277,10 @@ func (c Config) Validate() error {
 	}
 	// Writers holding a nil pointer (a nil *bytes.Buffer) are refused
 	// here rather than panicking at the first record.
-	if nilness.Is(c.AuditWriter) && c.AuditWriter != nil {
+	if typedNil(c.AuditWriter) {
 		bad("audit-log", "Config.AuditWriter is a nil %T: give a writer, or leave the field nil", c.AuditWriter)
 	}
-	if nilness.Is(c.Stdout) && c.Stdout != nil {
+	if typedNil(c.Stdout) {
 		errs = append(errs, fmt.Errorf("app: Config.Stdout is a nil %T: give a writer, or leave the field nil", c.Stdout))
 	}
 	return errors.Join(errs...)
@@ -575,4 +575,15 @@ func isOrigin(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
 		u.User == nil && u.Path == "" && u.RawQuery == "" && u.Fragment == "" && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, "#")
+}
+
+// typedNil reports whether w is an interface holding a nil pointer (a nil
+// *os.File, say), which would panic on the first write. (The example
+// imports only the kit's public packages, so it has its own check.)
+func typedNil(w io.Writer) bool {
+	if w == nil {
+		return false
+	}
+	v := reflect.ValueOf(w)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
