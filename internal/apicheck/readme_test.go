@@ -55,9 +55,10 @@ var (
 )
 `
 
-// block is one fenced Go code block of README.md.
+// block is one fenced Go code block of a README.
 type block struct {
-	line int // README line of the block's first code line
+	file string // the README's path from the repository root
+	line int    // README line of the block's first code line
 	code string
 	skip string // the reason of an <!-- apicheck: skip REASON --> marker
 }
@@ -97,42 +98,78 @@ func readREADME(t *testing.T, w *world) string {
 	return string(b)
 }
 
-// TestREADMECodeBlocks compiles every Go block of README.md (see the
+// readme is one README.md of the repository: its path from the root and
+// its text.
+type readme struct{ path, text string }
+
+// readmes returns every README.md of the repository (the root's first),
+// outside .git, node_modules and testdata.
+func readmes(t *testing.T, w *world) []readme {
+	t.Helper()
+	out := []readme{{"README.md", readREADME(t, w)}}
+	err := filepath.WalkDir(w.root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && path != w.root) {
+			return filepath.SkipDir
+		}
+		if d.Name() != "README.md" || filepath.Dir(path) == w.root {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(w.root, path)
+		out = append(out, readme{filepath.ToSlash(rel), string(b)})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestREADMECodeBlocks compiles every Go block of every README (see the
 // package documentation for the scheme).
 func TestREADMECodeBlocks(t *testing.T) {
 	w := load(t)
-	blocks := readmeBlocks(readREADME(t, w))
-	compiled, skipped := 0, 0
-	var wrapped []block
-	for _, b := range blocks {
-		switch {
-		case b.skip != "":
-			skipped++
-			t.Logf("README.md:%d: not compiled: %s", b.line, b.skip)
-		case regexp.MustCompile(`(?m)^package \w+`).MatchString(b.code):
-			compiled++
-			if err := w.compile("readme", []string{fmt.Sprintf("//line README.md:%d\n%s", b.line, b.code)}); err != nil {
+	for _, r := range readmes(t, w) {
+		blocks := readmeBlocks(r.text)
+		compiled, skipped := 0, 0
+		var wrapped []block
+		for _, b := range blocks {
+			b.file = r.path
+			switch {
+			case b.skip != "":
+				skipped++
+				t.Logf("%s:%d: not compiled: %s", r.path, b.line, b.skip)
+			case regexp.MustCompile(`(?m)^package \w+`).MatchString(b.code):
+				compiled++
+				if err := w.compile("readme", []string{fmt.Sprintf("//line %s:%d\n%s", r.path, b.line, b.code)}); err != nil {
+					t.Errorf("%v", err)
+				}
+			default:
+				compiled++
+				wrapped = append(wrapped, b)
+			}
+		}
+		// The wrapped blocks are compiled one by one, each with the
+		// environment, so that an error names its own block.
+		for _, b := range wrapped {
+			src, err := w.wrap(b)
+			if err == nil {
+				err = w.compile("readme", []string{readmeEnv, src})
+			}
+			if err != nil {
 				t.Errorf("%v", err)
 			}
-		default:
-			compiled++
-			wrapped = append(wrapped, b)
 		}
-	}
-	// The wrapped blocks are compiled one by one, each with the
-	// environment, so that an error names its own block.
-	for _, b := range wrapped {
-		src, err := w.wrap(b)
-		if err == nil {
-			err = w.compile("readme", []string{readmeEnv, src})
+		t.Logf("%s: %d Go blocks, %d compiled (%d as function bodies), %d skipped", r.path, len(blocks), compiled, len(wrapped), skipped)
+		if r.path == "README.md" && compiled == 0 {
+			t.Error("no Go block found in README.md: the scan is broken")
 		}
-		if err != nil {
-			t.Errorf("%v", err)
-		}
-	}
-	t.Logf("README.md: %d Go blocks, %d compiled (%d as function bodies), %d skipped", len(blocks), compiled, len(wrapped), skipped)
-	if compiled == 0 {
-		t.Error("no Go block found in README.md: the scan is broken")
 	}
 }
 
@@ -163,7 +200,11 @@ func (w *world) wrap(b block) (string, error) {
 		src.WriteString("\t" + imp + "\n")
 	}
 	src.WriteString(")\n\nfunc _() {\n")
-	fmt.Fprintf(&src, "//line README.md:%d\n", b.line)
+	file := b.file
+	if file == "" {
+		file = "README.md"
+	}
+	fmt.Fprintf(&src, "//line %s:%d\n", file, b.line)
 	src.WriteString(b.code)
 	src.WriteString("}\n")
 	return src.String(), nil
@@ -229,19 +270,20 @@ func (w *world) compile(pkgName string, sources []string) error {
 }
 
 // TestREADMENames checks that every pkg.Name (and pkg.Name.Selector) of
-// one of this repository's packages that README.md mentions resolves.
+// one of this repository's packages that a README mentions resolves.
 func TestREADMENames(t *testing.T) {
 	w := load(t)
-	text := readREADME(t, w)
-	ms := w.readmeMentions(text)
-	for _, m := range ms {
-		if err := w.resolveMention(m); err != nil {
-			line := 1 + strings.Count(text[:strings.Index(text, m.text)], "\n")
-			t.Errorf("README.md:%d: %s: %v", line, m.text, err)
+	for _, r := range readmes(t, w) {
+		ms := w.readmeMentions(r.text)
+		for _, m := range ms {
+			if err := w.resolveMention(m); err != nil {
+				line := 1 + strings.Count(r.text[:strings.Index(r.text, m.text)], "\n")
+				t.Errorf("%s:%d: %s: %v", r.path, line, m.text, err)
+			}
 		}
-	}
-	t.Logf("README.md: %d distinct names of the repository's packages checked", len(ms))
-	if len(ms) == 0 {
-		t.Error("no name found in README.md: the scan is broken")
+		t.Logf("%s: %d distinct names of the repository's packages checked", r.path, len(ms))
+		if r.path == "README.md" && len(ms) == 0 {
+			t.Error("no name found in README.md: the scan is broken")
+		}
 	}
 }
