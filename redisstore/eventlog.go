@@ -235,12 +235,13 @@ func (l *EventLog) Since(ctx context.Context, key, id string) ([]notify.Event, b
 	limit := 2*l.events + 100
 	var check *redis.Cmd
 	var rng *redis.XMessageSliceCmd
+	vouch := "" // see runLua
 	read := func(eval bool) error {
 		_, err := l.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 			if eval {
-				check = p.Eval(ctx, sinceScript.src, []string{k})
+				check = p.Eval(ctx, sinceScript.src, []string{k}, vouch)
 			} else {
-				check = p.EvalSha(ctx, sinceScript.hash, []string{k})
+				check = p.EvalSha(ctx, sinceScript.hash, []string{k}, vouch)
 			}
 			rng = p.XRangeN(ctx, k, id, "+", limit)
 			return nil
@@ -248,8 +249,26 @@ func (l *EventLog) Since(ctx context.Context, key, id string) ([]notify.Event, b
 		return err
 	}
 	err := read(false)
+	// Reads only: sending them again is safe. A slot moved (a failover)
+	// further than the client's redirects followed: its map read again.
+	for try := 0; err != nil && try < 3 && (strings.HasPrefix(err.Error(), "MOVED") || strings.HasPrefix(err.Error(), "ASK")); try++ {
+		if cc, ok := l.client.(*redis.ClusterClient); ok {
+			cc.ReloadState(ctx)
+		}
+		t := time.NewTimer(time.Duration(try+1) * 20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+		err = read(false)
+	}
 	if check != nil && check.Err() != nil && strings.HasPrefix(check.Err().Error(), "NOSCRIPT") {
-		err = read(true) // reads only: sending it again is safe
+		err = read(true)
+	}
+	if q, ok := continued(check.Err()); ok {
+		vouch = vouchFor(ctx, l.client, q)
+		err = read(false) // reads only
 	}
 	g.done(ctx, err)
 	if err != nil {

@@ -234,8 +234,8 @@ func TestEventLogIDsOfTwoRunsDiffer(t *testing.T) {
 }
 
 // runGen returns the ident the stores write for the Redis process
-// holding key (see runLua): its cluster node id's and run id's first 12
-// digits.
+// holding key (see runLua): its cluster node id's and replication id's
+// first 12 digits.
 func runGen(t testing.TB, client redis.UniversalClient, key string) string {
 	t.Helper()
 	ctx := context.Background()
@@ -249,9 +249,9 @@ func runGen(t testing.TB, client redis.UniversalClient, key string) string {
 		require.NoError(t, err)
 		node = node[:12]
 	}
-	info, err := c.Info(ctx, "server").Result()
+	info, err := c.Info(ctx, "replication").Result()
 	require.NoError(t, err)
-	_, rest, ok := strings.Cut(info, "run_id:")
+	_, rest, ok := strings.Cut(info, "master_replid:")
 	require.True(t, ok)
 	return node + ":" + rest[:12]
 }
@@ -328,4 +328,66 @@ func TestReplayMarkersTakeTheIdent(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "0:"+ident, v, m)
 	}
+}
+
+// A manual failover (CLUSTER FAILOVER on a replica in sync, as an
+// operator moves a master) loses nothing: the promoted replica's history
+// continues its master's, which the old master proves by following it
+// without a full resync (see runLua). So the stores trust what it holds:
+// the proofs remembered before are still replays, new proofs are
+// accepted (no quarantine), a session lives on; and again after failing
+// back (two links of history). Before the stores could vouch for such a
+// replica, every family of the shard began a quarantine (new proofs
+// refused for 126 s) and its sessions were forgotten.
+func testManualFailover(t *testing.T, c *redistest.Cluster) {
+	ctx := context.Background()
+	require.NoError(t, c.FlushAll(ctx))
+	client := redis.NewClusterClient(redisstore.ClusterOptions(c.Addrs()...))
+	t.Cleanup(func() { _ = client.Close() })
+	clk := newClock()
+	s := newReplayStore(t, client, clk, redisstore.ReplayOptions{Prefix: "t:"})
+	require.NoError(t, setMarkers(client, s))
+	st := newSessionStore(t, client, clk, sessions.Limits{})
+	require.Equal(t, 300, rememberAll(t, s, clk, "before", 300, false))
+	victim := masterOf(t, c, client, s.ProofKey("x", "caller-0"))
+	var alice *principal.Principal
+	for i := 0; alice == nil; i++ {
+		p := &principal.Principal{Subject: "p" + strconv.Itoa(i)}
+		if masterOf(t, c, client, st.SessionKey("s", "x", p)) == victim {
+			alice = p
+		}
+	}
+	session := create(t, st, alice)
+	var replica *redistest.Server
+	require.Eventually(t, func() bool {
+		for _, n := range c.Nodes() {
+			info, err := c.Do(ctx, n, "INFO", "replication")
+			if err == nil && strings.Contains(info, "master_port:"+strconv.Itoa(victim.Port())+"\r") &&
+				strings.Contains(info, "master_link_status:up") {
+				replica = n
+				return true
+			}
+		}
+		return false
+	}, 20*time.Second, 10*time.Millisecond, "no replica of the victim in sync")
+	_, err := c.Do(ctx, replica, "CLUSTER", "FAILOVER")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		info, err := c.Do(ctx, replica, "INFO", "replication")
+		return err == nil && strings.Contains(info, "role:master")
+	}, 20*time.Second, 10*time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // the cluster client follows MOVED
+
+	check := func(round string) {
+		t.Helper()
+		assert.Zero(t, rememberAll(t, s, clk, "before", 300, true), "%s: remembered proofs are replays", round)
+		assert.Equal(t, 100, rememberAll(t, s, clk, round, 100, false), "%s: new proofs accepted", round)
+		assert.True(t, alive(st, session, alice), "%s: the session lives on", round)
+	}
+	check("failover")
+	n, err := c.RestoreMasters(ctx) // fails back to the victim
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	time.Sleep(200 * time.Millisecond)
+	check("failback")
 }
