@@ -12,12 +12,16 @@ import (
 // runLua is the part of the stores' scripts that tells whether data they
 // find was written in the replication history of the Redis that runs
 // them, or in one it can vouch for. ident() names the history: the
-// node's id on a cluster (CLUSTER MYID) and its replication id (INFO
-// replication master_replid), which a master draws anew at every start
-// of redis-server and at every promotion of a replica, each cut to 12 hex
-// digits ("node:replid"; ":replid" outside a cluster). So a restart
-// (empty, or from a snapshot older than the last write) and a replica
-// promoted in place of its master each answer another one.
+// node's id on a cluster (CLUSTER MYID), the process's run id (INFO
+// server) and its replication id (INFO replication master_replid), which
+// a master draws anew at every start of redis-server and at every
+// promotion of a replica, each cut to 12 hex digits ("node:run:replid";
+// ":run:replid" outside a cluster). So a restart (empty, or from a
+// snapshot older than the last write) and a replica promoted in place of
+// its master each answer another one. A master also draws a replication
+// id when it makes its backlog for a first replica, clearing its
+// master_replid2: data of the same process and a cleared master_replid2
+// is trusted (it was not a promotion).
 //
 // What a store writes is marked with the ident it was written under
 // (a marker of its family of keys, or each entry). Data marked with
@@ -44,8 +48,9 @@ import (
 //
 // The vouch travels as the script's last argument (popped off ARGV
 // here, so that the rest of the script sees its own arguments); "" asks
-// for none. The check costs INFO replication and CLUSTER MYID in every
-// script (about 3 µs of Redis), CLUSTER NODES only where the ident
+// for none. The check costs INFO server, INFO replication and CLUSTER
+// MYID in every
+// script (a few µs of Redis), CLUSTER NODES only where the ident
 // differs; an ACL user needs +info and +cluster|myid +cluster|nodes
 // (CheckClient says which is missing).
 const runLua = `
@@ -53,17 +58,23 @@ local vouch = table.remove(ARGV) or ''
 local function ident()
   local node = redis.pcall('CLUSTER', 'MYID')
   if type(node) ~= 'string' then node = '' end
+  local run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or ''
   local info = redis.call('INFO', 'replication')
   local repl = string.match(info, 'master_replid:(%x+)') or ''
-  return string.sub(node, 1, 12) .. ':' .. string.sub(repl, 1, 12), info
+  return string.sub(node, 1, 12) .. ':' .. string.sub(run, 1, 12) .. ':' .. string.sub(repl, 1, 12), info
 end
 local here, replinfo = ident()
 local function trusted(w)
   if w == here then return true end
-  local node, repl = string.match(w or '', '^(%x+):(%x*)$')
+  local node, run, repl = string.match(w or '', '^(%x*):(%x*):(%x*)$')
   if not node then return false end
+  local mynode, myrun = string.match(here, '^(%x*):(%x*):')
   local r2 = string.match(replinfo, 'master_replid2:(%x+)') or ''
-  if node ~= string.match(here, '^(%x*):') and repl ~= string.sub(r2, 1, 12) then
+  if node == mynode and run == myrun and run ~= '' and not string.find(r2, '[1-9a-f]') then
+    return true -- the same process, its history begun anew without a promotion (its first replica)
+  end
+  if node == '' then return false end
+  if node ~= mynode and repl ~= string.sub(r2, 1, 12) then
     local nodes = redis.pcall('CLUSTER', 'NODES')
     if type(nodes) ~= 'string' then return false end
     for line in string.gmatch(nodes, '[^\n]+') do
@@ -144,10 +155,11 @@ const (
 // that failed, restarted or resynced in full prove no link. The caller
 // waits up to vouchWait for the old master to follow.
 func vouchFor(ctx context.Context, client redis.UniversalClient, q []string) string {
-	node, repl, ok := strings.Cut(q[0], ":")
-	if !ok || node == "" || repl == "" {
+	f := strings.Split(q[0], ":")
+	if len(f) != 3 || f[0] == "" || f[2] == "" {
 		return "-"
 	}
+	node, repl := f[0], f[2]
 	here, prev := q[1][:12], q[2][:12]
 	if repl == prev {
 		if cc, ok := client.(*redis.ClusterClient); ok {
