@@ -38,8 +38,8 @@ var _ upstream.Store = (*UpstreamStore)(nil)
 
 // NewUpstreamStore returns an UpstreamStore on client.
 func NewUpstreamStore(client redis.UniversalClient, o UpstreamOptions) (*UpstreamStore, error) {
-	if client == nil {
-		return nil, errors.New("redisstore: nil client")
+	if err := checkClient(client); err != nil {
+		return nil, err
 	}
 	if o.Prefix == "" {
 		o.Prefix = DefaultUpstreamPrefix
