@@ -111,14 +111,35 @@ func do(ctx context.Context, client redis.UniversalClient, args ...any) *redis.C
 }
 
 // script is a Lua script the stores run by its hash (EVALSHA), sending
-// its body (EVAL) only when Redis lost its script cache.
-type script struct{ src, hash string }
+// its body (EVAL) only when Redis lost its script cache. A script with
+// runLua (marked) takes one more argument, last: the vouch (see runLua
+// and vouchFor), "" until the script asks for one.
+type script struct {
+	src, hash string
+	marked    bool
+}
 
-func newScript(src string) *script { return &script{src: src, hash: redis.NewScript(src).Hash()} }
+func newScript(src string) *script {
+	return &script{src: src, hash: redis.NewScript(src).Hash(), marked: strings.HasPrefix(src, runLua)}
+}
 
 // run runs s on client without ever sending it twice: NOSCRIPT proves
-// that nothing ran, so the EVAL that follows it is safe.
+// that nothing ran, so the EVAL that follows it is safe, and so does a
+// script's question for a vouch (it asks before it writes), answered
+// by running it again with one.
 func (s *script) run(ctx context.Context, client redis.UniversalClient, keys []string, args ...any) *redis.Cmd {
+	if s.marked {
+		args = append(args[:len(args):len(args)], "")
+	}
+	cmd := s.once(ctx, client, keys, args)
+	if q, ok := continued(cmd.Err()); ok && s.marked {
+		args[len(args)-1] = vouchFor(ctx, client, q)
+		cmd = s.once(ctx, client, keys, args)
+	}
+	return cmd
+}
+
+func (s *script) once(ctx context.Context, client redis.UniversalClient, keys []string, args []any) *redis.Cmd {
 	cmd := do(ctx, client, evalArgs("evalsha", s.hash, keys, args)...)
 	if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
 		cmd = do(ctx, client, evalArgs("eval", s.src, keys, args)...)

@@ -67,6 +67,7 @@ func TestOnCluster(t *testing.T) {
 	t.Run("migration", func(t *testing.T) { testMigration(t, c) })
 	t.Run("failover", func(t *testing.T) { testFailover(t, c) })
 	t.Run("older snapshot", func(t *testing.T) { testOlderSnapshot(t, c) })
+	t.Run("manual failover", func(t *testing.T) { testManualFailover(t, c) })
 	t.Run("check client", func(t *testing.T) { testCheckClientOnCluster(t, c) })
 }
 

@@ -232,23 +232,45 @@
 // ever a replica keeps from its last full resync, even with an empty save setting),
 // restarted empty, flushed, or a replica promoted before it had every
 // write of its master, has forgotten writes without knowing it. Every
-// store's script therefore names the Redis process that runs it — its
-// run id (INFO server), drawn anew at each start, and on a cluster its
-// node id (CLUSTER MYID) — and marks what it writes with it: the replay
-// families' markers, each session family's epoch (a session carries the
-// epoch it was created in), each event-log entry. Data found marked by
-// another process is not trusted, and the store does what it does for a
-// Redis found empty: the replay store refuses its family's proofs for a
-// period (TestReplayAfterAnOlderSnapshot: SAVE, 200 more proofs, kill -9,
-// restart from the dump: 200 of 200 were accepted twice before, none
-// now; TestOnCluster/older_snapshot, a master restarted faster than
-// cluster-node-timeout: 92 of 92 before, none now), the session store
-// begins a new epoch (the family's sessions are gone, so none that ended
-// comes back), the event log drops the stream (a client's id is then
-// unknown: it starts over). Data moved with its slot from another master
-// in good health (a reshard) is trusted. So a planned restart or a
-// failover, even one that lost nothing, costs a quarantine of DPoP
-// proofs, the sessions and the event logs of the Redis (of the master, on
+// store's script therefore names the replication history of the Redis
+// that runs it — its run id (INFO server) and replication id (INFO
+// replication master_replid), drawn anew at each start and at each
+// promotion of a replica, and on a cluster its node id (CLUSTER MYID) —
+// and marks what it writes with it:
+// the replay families' markers, each session family's epoch (a session
+// carries the epoch it was created in), each event-log entry. Data found
+// marked with another history is not trusted, and the store does what it
+// does for a Redis found empty: the replay store refuses its family's
+// proofs for a period (TestReplayAfterAnOlderSnapshot: SAVE, 200 more
+// proofs, kill -9, restart from the dump: 200 of 200 were accepted twice
+// before, none now; TestOnCluster/older_snapshot, a master restarted
+// faster than cluster-node-timeout: 92 of 92 before, none now), the
+// session store begins a new epoch (the family's sessions are gone, so
+// none that ended comes back), the event log drops the stream (a client's
+// id is then unknown: it starts over). Two kinds of data of another
+// history are trusted. Data moved with its slot from another master in
+// good health (a reshard). And, on a cluster, data written in the history
+// that a promoted replica continued when the failover lost nothing: the
+// store asks the old master, named by the mark, and trusts the link only
+// when that node now follows the new master having continued its history
+// without a full resync at exactly the point where the new master's
+// began (its master_replid2 and second_repl_offset equal the new
+// master's), which Redis grants only when the old master held nothing the
+// new one lacked. A manual failover (CLUSTER FAILOVER without FORCE or
+// TAKEOVER) waits for the replica to catch up, so it proves its link
+// within moments (the first call of the shard's families waits for it,
+// up to 2 s) and costs nothing: TestBrokerFollowsManualFailovers (10
+// manual failovers under load: no event lost, no stream started over),
+// TestOnCluster/manual_failover (proofs still replays, sessions alive,
+// after a failover and after failing back). Proven links are kept by
+// each process and chained (a family idle over several failovers);
+// a process started after a failover whose old master has since moved on
+// cannot prove it, and treats that data as lost. A replica promoted
+// before it synced, a master that failed and came back resynced in full,
+// a restart, prove nothing. Outside a cluster no link is proven (the old
+// master is not named): a Sentinel failover, like a planned restart,
+// costs a quarantine of DPoP proofs, the sessions and the event logs of
+// the Redis (of the master, on
 // a cluster); an operator who knows that nothing was lost may set the
 // replay markers to "0" (ReplayStore.Markers). Rate buckets are not
 // checked: a Redis that lost them starts them full. An ACL user of the

@@ -43,7 +43,8 @@ type EventLogOptions struct {
 // across a Redis restart). Append is one round trip (one script: XADD
 // with MAXLEN ~, and PEXPIRE); Since one pipeline (a script that checks
 // the stream, and XRANGE). A stream
-// written by another Redis process (restarted, failed over) may have
+// written in another replication history (Redis restarted, failed over
+// without a proof that nothing was lost: see runLua) may have
 // lost events: it is treated as gone (Since answers not found, and the
 // next Append starts it again). It is safe for concurrent use.
 type EventLog struct {
@@ -152,16 +153,17 @@ func (l *EventLog) Append(ctx context.Context, key string, e notify.Event) (stri
 // stream. ARGV: about how many entries to keep, the expiry (ms), the
 // kind, the URI ("" for none). Returns the entry's id.
 //
-// Each entry carries the ident (field r, see runLua) of the Redis
-// process that wrote it. A stream whose newest entry a process it cannot
-// vouch for wrote may have lost what followed (a restart from an older snapshot, a
+// Each entry carries the ident (field r, see runLua) of the replication
+// history it was written in. A stream whose newest entry was written in a
+// history the script cannot vouch for may have lost what followed (a restart from an older snapshot, a
 // replica promoted before it synced): it is dropped, as a Redis found
 // empty holds none, so that an id a client holds is never resumed from
 // over a gap (Since answers not found). And ids never repeat across
 // runs: an entry's id is "ms-seq" with ms the time (or the stream's
 // newest ms, when the clock is behind it) and seq, within the ms, counted
-// from the run's base (its run id's first 32 bits times 2^20), so that an
-// id given before a restart, lost with it, is not given again to another
+// from the history's base (its replication id's first 32 bits times
+// 2^20, drawn anew at every start and promotion), so that an id given
+// before a restart, lost with it, is not given again to another
 // event even when the clock of the Redis that follows is behind.
 var appendScript = newScript(runLua + logLua + `
 local last = newest(KEYS[1])
@@ -188,7 +190,7 @@ return id
 `)
 
 // logLua: newest(stream) returns the id of the stream's newest entry and
-// the run id it carries, or nil.
+// the ident it carries, or nil.
 const logLua = `
 local function newest(key)
   local e = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)[1]
@@ -235,12 +237,13 @@ func (l *EventLog) Since(ctx context.Context, key, id string) ([]notify.Event, b
 	limit := 2*l.events + 100
 	var check *redis.Cmd
 	var rng *redis.XMessageSliceCmd
+	vouch := "" // see runLua
 	read := func(eval bool) error {
 		_, err := l.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 			if eval {
-				check = p.Eval(ctx, sinceScript.src, []string{k})
+				check = p.Eval(ctx, sinceScript.src, []string{k}, vouch)
 			} else {
-				check = p.EvalSha(ctx, sinceScript.hash, []string{k})
+				check = p.EvalSha(ctx, sinceScript.hash, []string{k}, vouch)
 			}
 			rng = p.XRangeN(ctx, k, id, "+", limit)
 			return nil
@@ -248,8 +251,26 @@ func (l *EventLog) Since(ctx context.Context, key, id string) ([]notify.Event, b
 		return err
 	}
 	err := read(false)
+	// Reads only: sending them again is safe. A slot moved (a failover)
+	// further than the client's redirects followed: its map read again.
+	for try := 0; err != nil && try < 3 && (strings.HasPrefix(err.Error(), "MOVED") || strings.HasPrefix(err.Error(), "ASK")); try++ {
+		if cc, ok := l.client.(*redis.ClusterClient); ok {
+			cc.ReloadState(ctx)
+		}
+		t := time.NewTimer(time.Duration(try+1) * 20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+		err = read(false)
+	}
 	if check != nil && check.Err() != nil && strings.HasPrefix(check.Err().Error(), "NOSCRIPT") {
-		err = read(true) // reads only: sending it again is safe
+		err = read(true)
+	}
+	if q, ok := continued(check.Err()); ok {
+		vouch = vouchFor(ctx, l.client, q)
+		err = read(false) // reads only
 	}
 	g.done(ctx, err)
 	if err != nil {

@@ -234,8 +234,8 @@ func TestEventLogIDsOfTwoRunsDiffer(t *testing.T) {
 }
 
 // runGen returns the ident the stores write for the Redis process
-// holding key (see runLua): its cluster node id's and run id's first 12
-// digits.
+// holding key (see runLua): its cluster node id's, run id's and
+// replication id's first 12 digits.
 func runGen(t testing.TB, client redis.UniversalClient, key string) string {
 	t.Helper()
 	ctx := context.Background()
@@ -251,9 +251,13 @@ func runGen(t testing.TB, client redis.UniversalClient, key string) string {
 	}
 	info, err := c.Info(ctx, "server").Result()
 	require.NoError(t, err)
-	_, rest, ok := strings.Cut(info, "run_id:")
+	_, run, ok := strings.Cut(info, "run_id:")
 	require.True(t, ok)
-	return node + ":" + rest[:12]
+	info, err = c.Info(ctx, "replication").Result()
+	require.NoError(t, err)
+	_, repl, ok := strings.Cut(info, "master_replid:")
+	require.True(t, ok)
+	return node + ":" + run[:12] + ":" + repl[:12]
 }
 
 // A master of a cluster restarted from a snapshot older than its last
@@ -328,4 +332,80 @@ func TestReplayMarkersTakeTheIdent(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "0:"+ident, v, m)
 	}
+}
+
+// A manual failover (CLUSTER FAILOVER on a replica in sync, as an
+// operator moves a master) loses nothing: the promoted replica's history
+// continues its master's, which the old master proves by following it
+// without a full resync (see runLua). So the stores trust what it holds:
+// the proofs remembered before are still replays, new proofs are
+// accepted (no quarantine), a session lives on; and again after failing
+// back (two links of history). Before the stores could vouch for such a
+// replica, every family of the shard began a quarantine (new proofs
+// refused for 126 s) and its sessions were forgotten.
+func testManualFailover(t *testing.T, c *redistest.Cluster) {
+	ctx := context.Background()
+	require.NoError(t, c.FlushAll(ctx))
+	client := redis.NewClusterClient(redisstore.ClusterOptions(c.Addrs()...))
+	t.Cleanup(func() { _ = client.Close() })
+	clk := newClock()
+	s := newReplayStore(t, client, clk, redisstore.ReplayOptions{Prefix: "t:"})
+	require.NoError(t, setMarkers(client, s))
+	st := newSessionStore(t, client, clk, sessions.Limits{})
+	require.Equal(t, 300, rememberAll(t, s, clk, "before", 300, false))
+	victim := masterOf(t, c, client, s.ProofKey("x", "caller-0"))
+	var alice *principal.Principal
+	for i := 0; alice == nil; i++ {
+		p := &principal.Principal{Subject: "p" + strconv.Itoa(i)}
+		if masterOf(t, c, client, st.SessionKey("s", "x", p)) == victim {
+			alice = p
+		}
+	}
+	session := create(t, st, alice)
+	failover := func(from *redistest.Server) *redistest.Server {
+		t.Helper()
+		var replica *redistest.Server
+		require.Eventually(t, func() bool {
+			for _, n := range c.Nodes() {
+				if !n.Running() {
+					continue
+				}
+				info, err := c.Do(ctx, n, "INFO", "replication")
+				if err == nil && strings.Contains(info, "master_port:"+strconv.Itoa(from.Port())+"\r") &&
+					strings.Contains(info, "master_link_status:up") {
+					replica = n
+					return true
+				}
+			}
+			return false
+		}, 20*time.Second, 10*time.Millisecond, "no replica in sync")
+		// A manual failover that times out (a master just demoted may not
+		// answer it at once) is not retried by Redis: asked again.
+		var asked time.Time
+		require.Eventually(t, func() bool {
+			info, err := c.Do(ctx, replica, "INFO", "replication")
+			if err == nil && strings.Contains(info, "role:master") {
+				return true
+			}
+			if time.Since(asked) > 3*time.Second {
+				asked = time.Now()
+				_, err := c.Do(ctx, replica, "CLUSTER", "FAILOVER")
+				require.NoError(t, err)
+			}
+			return false
+		}, 30*time.Second, 10*time.Millisecond, "not promoted")
+		time.Sleep(200 * time.Millisecond) // the cluster client follows MOVED
+		return replica
+	}
+	promoted := failover(victim)
+
+	check := func(round string) {
+		t.Helper()
+		assert.Zero(t, rememberAll(t, s, clk, "before", 300, true), "%s: remembered proofs are replays", round)
+		assert.Equal(t, 100, rememberAll(t, s, clk, round, 100, false), "%s: new proofs accepted", round)
+		assert.True(t, alive(st, session, alice), "%s: the session lives on", round)
+	}
+	check("failover")
+	require.Equal(t, victim, failover(promoted)) // fails back to the victim
+	check("failback")
 }

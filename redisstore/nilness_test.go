@@ -35,6 +35,10 @@ func TestEveryOptionStructOfTheModule(t *testing.T) {
 	ctx := context.Background()
 	alice := &principal.Principal{Subject: "alice", ClientID: "app"}
 	cases := []nilnesstest.Case{
+		{Options: redisstore.UpstreamOptions{}, Build: func(t *testing.T, o any) error {
+			_, err := redisstore.NewUpstreamStore(unreachable(t), o.(redisstore.UpstreamOptions))
+			return err
+		}},
 		{Options: redisstore.BrokerOptions{}, Build: func(t *testing.T, o any) error {
 			b, err := redisstore.NewBroker(unreachable(t), o.(redisstore.BrokerOptions))
 			if err != nil {
@@ -79,7 +83,7 @@ func TestEveryOptionStructOfTheModule(t *testing.T) {
 	}
 	nilnesstest.Covers(t, nilnesstest.OptionStructs(t, "."), cases)
 	pool := []any{(*redisstore.Broker)(nil), (*redisstore.EventLog)(nil), (*redisstore.RateStore)(nil),
-		(*redisstore.ReplayStore)(nil), (*redisstore.SessionStore)(nil)}
+		(*redisstore.ReplayStore)(nil), (*redisstore.SessionStore)(nil), (*redisstore.UpstreamStore)(nil)}
 	nilnesstest.Walk(t, "github.com/mcpkit/mcpkit/redisstore", pool, cases)
 
 	for _, client := range []redis.UniversalClient{nil, (*redis.Client)(nil), (*redis.ClusterClient)(nil), (*redis.Ring)(nil)} {

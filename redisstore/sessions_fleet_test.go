@@ -22,6 +22,7 @@ import (
 	"github.com/mcpkit/mcpkit/notify"
 	"github.com/mcpkit/mcpkit/redisstore"
 	"github.com/mcpkit/mcpkit/redisstore/internal/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // node is one instance of a fleet: an endpoint with the sessions part,
@@ -40,11 +41,19 @@ const (
 // newNodes starts n instances on one redis-server, with one issuer.
 func newNodes(t *testing.T, redisSrv *redistest.Server, n int) (*testissuer.Issuer, []*node) {
 	t.Helper()
+	return newNodesAt(t, redisSrv.Addr(), n)
+}
+
+// newNodesAt starts n instances on the redis-server at addr (a cutProxy's,
+// say), with one issuer.
+func newNodesAt(t *testing.T, addr string, n int) (*testissuer.Issuer, []*node) {
+	t.Helper()
 	is := testissuer.Start(t, testissuer.Options{Audience: testResource})
 	quiet := slog.New(slog.DiscardHandler)
 	var out []*node
 	for range n {
-		client := redisSrv.Client(t)
+		client := redis.NewClient(redistest.ClientOptions(addr))
+		t.Cleanup(func() { _ = client.Close() })
 		v, err := authn.NewJWTVerifier(context.Background(), authn.JWTOptions{Issuer: is.ID(), Resource: testResource, JWKSURL: is.JWKSURL()})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = v.Close() })
