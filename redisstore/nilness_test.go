@@ -48,7 +48,7 @@ func TestEveryOptionStructOfTheModule(t *testing.T) {
 			return nil
 		}},
 		{Options: redisstore.EventLogOptions{}}, {Options: redisstore.RateOptions{}}, {Options: redisstore.ReplayOptions{}},
-		{Options: redisstore.SessionOptions{}}, {Options: redisstore.UpstreamOptions{}},
+		{Options: redisstore.SessionOptions{}},
 		{Options: notify.Options{}, Build: func(t *testing.T, o any) error {
 			h := notify.New(o.(notify.Options))
 			defer h.Close()
