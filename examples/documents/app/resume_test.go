@@ -282,15 +282,18 @@ func TestRedisResumeSharedID(t *testing.T) {
 	carolW := watch(t, s, s, carol, "carol")
 	carolGET, shared := carolW.stream, carolW.logID
 	rc := rs.client(t)
-	// The entry carries the Redis run that wrote it, as the log's do
-	// (redisstore: ":" and the run id's first 12 digits outside a
-	// cluster); without, the log would take the stream for one a
-	// restarted Redis may have lost entries of, and start it over.
-	info, err := rc.Info(ctx, "server").Result()
+	// The entry carries the Redis history that wrote it, as the log's do
+	// (redisstore: ":run:replid", the first 12 digits of the run id and
+	// of the replication id, outside a cluster); without, the log would
+	// take the stream for one a restarted Redis may have lost entries of,
+	// and start it over.
+	info, err := rc.Info(ctx, "server", "replication").Result()
 	require.NoError(t, err)
 	_, run, _ := strings.Cut(info, "run_id:")
+	_, repl, _ := strings.Cut(info, "master_replid:")
 	require.GreaterOrEqual(t, len(run), 12)
-	require.NoError(t, rc.XAdd(ctx, &redis.XAddArgs{Stream: eventLogKey("bob"), ID: shared, Values: []string{"k", "l", "r", ":" + run[:12]}}).Err())
+	require.GreaterOrEqual(t, len(repl), 12)
+	require.NoError(t, rc.XAdd(ctx, &redis.XAddArgs{Stream: eventLogKey("bob"), ID: shared, Values: []string{"k", "l", "r", ":" + run[:12] + ":" + repl[:12]}}).Err())
 
 	// After it: an update of bob's, and a change of carol's.
 	s.app.hub.ResourceUpdated(ctx, "bob", AboutURI)
