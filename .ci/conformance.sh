@@ -132,7 +132,9 @@ conformance_compare() {
     _conf_start "$mode" || return 1
     out=$(CONFORMANCE_VERSION=$version _conf_suite server --url "$_conf_url" --suite all 2>&1)
     _conf_stop
-    out=$(sed 's/\x1b\[[0-9;]*m//g' <<<"$out" | sed -n 's/^[✓✗] \([^:]*\): \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2 \3/p')
+    # The marks are matched as byte sequences (an alternation, not a
+    # bracket expression), so that the parse holds in any locale, C too.
+    out=$(sed 's/\x1b\[[0-9;]*m//g' <<<"$out" | sed -n 's/^\(✓\|✗\) \([^:]*\): \([0-9]*\) passed, \([0-9]*\) failed$/\2 \3 \4/p')
     if [[ -z $out ]]; then
       _conf_log "the suite did not run against -mode $mode"
       return 1
