@@ -319,7 +319,9 @@ func probePayload(token string) string { return `{"probe":"` + token + `"}` }
 // channel of the same slot and waits for it to come
 // back on its own subscription: from then on it receives every event,
 // so the catch-up misses none. Without its probe back (probeTries) it
-// subscribes again with a fresh slot map.
+// subscribes again with a fresh slot map. It catches up a second time
+// recheckAfter later: an event sent during the move to a node that did
+// not pass it on is in the log by then.
 func (b *Broker) listenOnce(ctx context.Context, channel string, sharded, again bool, deliver func(notify.Event)) (listened bool, err error) {
 	var ps *redis.PubSub
 	if sharded {
@@ -361,6 +363,7 @@ func (b *Broker) listenOnce(ctx context.Context, channel string, sharded, again 
 		}
 		return probeScript.run(ctx, b.client, []string{probe}, probe, probePayload(token)).Err()
 	}
+	var recheck time.Time // when to catch up a second time (zero: no)
 	// Messages that arrive before the probe wait for the catch-up (which
 	// starts from the last event delivered before the cut): delivered
 	// first, they would make it skip what was published before them.
@@ -370,6 +373,7 @@ func (b *Broker) listenOnce(ctx context.Context, channel string, sharded, again 
 		listened = true
 		if again {
 			b.catchUp(ctx, channel, deliver)
+			recheck = time.Now().Add(recheckAfter)
 		}
 		// Counted once caught up: what is published after the count is
 		// seen is delivered live.
@@ -388,8 +392,26 @@ func (b *Broker) listenOnce(ctx context.Context, channel string, sharded, again 
 		if probe != "" && confirmed {
 			wait = probeWait
 		}
+		if !recheck.IsZero() {
+			if d := time.Until(recheck); d <= 0 {
+				// A second catch-up, once the shard's nodes have
+				// settled: what was sent during the move to a node that
+				// did not pass it on is in the log.
+				recheck = time.Time{}
+				b.catchUp(ctx, channel, deliver)
+				continue
+			} else if d < wait {
+				wait = d
+			}
+		}
 		msg, err := ps.ReceiveTimeout(ctx, wait)
 		if err != nil {
+			if !recheck.IsZero() && time.Until(recheck) <= 0 {
+				var ne net.Error
+				if errors.As(err, &ne) && ne.Timeout() {
+					continue
+				}
+			}
 			var ne net.Error
 			if !errors.As(err, &ne) || !ne.Timeout() {
 				return listened, err
@@ -442,6 +464,10 @@ func (b *Broker) listenOnce(ctx context.Context, channel string, sharded, again 
 		}
 	}
 }
+
+// recheckAfter is when a listener that subscribed again catches up a
+// second time (see listenOnce).
+const recheckAfter = 3 * time.Second
 
 // maxHeld bounds the messages a listener holds while it waits for its
 // probe.

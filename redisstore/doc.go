@@ -349,8 +349,9 @@
 // publishes: a listener that subscribed again on a sharded channel sends
 // itself a probe through the slot's master (a script that may write, so
 // a replica answers MOVED) and catches up only when the probe comes back,
-// holding what arrives before; without it back within about 2 s it
-// reloads the slot map and subscribes again
+// holding what arrives before, and catches up once more 3 s later;
+// without its probe back within about 2 s it reloads the slot map and
+// subscribes again
 // (TestBrokerFollowsManualFailovers: 0 events lost over 10 manual
 // failovers under load).
 package redisstore
