@@ -131,21 +131,30 @@ func shareRequest(w http.ResponseWriter, r *http.Request, notFound apiError) (id
 	return id, *in.With, principal.SubjectKey(issuerOf(r), *in.With), true
 }
 
-// apiUnshare takes a share away again; the former grantee is told that
-// their list changed.
-func (a *App) apiUnshare(w http.ResponseWriter, r *http.Request) {
-	caller := callerOf(r)
-	id, ok := pathParam(r, "id")
-	if !ok {
-		writeJSON(w, http.StatusNotFound, errDocNotFound)
-		return
+// unshareParams reads an unshare route's record id and user (a user of
+// the caller's own issuer) and the caller; it answers a bad id with
+// notFound (404) and a bad user with 400, and then reports false.
+func unshareParams(w http.ResponseWriter, r *http.Request, notFound any) (caller, id, user string, ok bool) {
+	caller = callerOf(r)
+	if id, ok = pathParam(r, "id"); !ok {
+		writeJSON(w, http.StatusNotFound, notFound)
+		return "", "", "", false
 	}
 	name, ok := pathParam(r, "user")
 	if !ok {
 		writeJSON(w, http.StatusBadRequest, errBadUser)
+		return "", "", "", false
+	}
+	return caller, id, principal.SubjectKey(issuerOf(r), name), true
+}
+
+// apiUnshare takes a share away again; the former grantee is told that
+// their list changed.
+func (a *App) apiUnshare(w http.ResponseWriter, r *http.Request) {
+	caller, id, user, ok := unshareParams(w, r, errDocNotFound)
+	if !ok {
 		return
 	}
-	user := principal.SubjectKey(issuerOf(r), name) // a user of the caller's own issuer
 	if user == caller {
 		a.refuseSelf(w, r, id)
 		return

@@ -6,7 +6,6 @@ import (
 
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/examples/documents/store"
-	"github.com/mcpkit/mcpkit/principal"
 )
 
 var errSkillNotFound = apiError{"not_found", "skill not found"}
@@ -50,18 +49,10 @@ func (a *App) apiShareSkill(w http.ResponseWriter, r *http.Request) {
 // instance of a fleet. A skill that is not the caller's answers as one
 // that does not exist; unsharing one that was not shared is no error.
 func (a *App) apiUnshareSkill(w http.ResponseWriter, r *http.Request) {
-	caller := callerOf(r)
-	id, ok := pathParam(r, "id")
+	caller, id, user, ok := unshareParams(w, r, errSkillNotFound)
 	if !ok {
-		writeJSON(w, http.StatusNotFound, errSkillNotFound)
 		return
 	}
-	name, ok := pathParam(r, "user")
-	if !ok {
-		writeJSON(w, http.StatusBadRequest, errBadUser)
-		return
-	}
-	user := principal.SubjectKey(issuerOf(r), name) // a user of the caller's own issuer
 	switch err := a.skills.UnshareSkill(r.Context(), caller, id, user); {
 	case errors.Is(err, store.ErrNotFound):
 		writeJSON(w, http.StatusNotFound, errSkillNotFound)
