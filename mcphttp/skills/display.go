@@ -39,6 +39,9 @@ func appendFrontmatter(dst, fm []byte) []byte {
 				dst = append(dst, `\ufffd`...)
 			}
 			i += n
+		case c == 0x7f: // DEL, the one control JSON lets a string hold raw
+			dst = append(dst, `\ufffd`...)
+			i++
 		case c < utf8.RuneSelf:
 			dst = append(dst, c)
 			i++

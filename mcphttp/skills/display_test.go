@@ -24,6 +24,7 @@ func TestFrontmatterIsDefused(t *testing.T) {
 		`{"name":"a","description":"tag\udb40\udc41 bell\b"}`:     `{"name":"a","description":"tag\ufffd bell\ufffd"}`,
 		`{"name":"a","description":"ok\u00e9 \u2028 \"q\""}`:      `{"name":"a","description":"ok\u00e9 \u2028 \"q\""}`,
 		"{\"name\":\"a\",\"description\":\"soft\u00ADhy\u034F\"}": "{\"name\":\"a\",\"description\":\"soft\uFFFDhy\uFFFD\"}",
+		"{\"\x7f\":[\"de\x7fl\"]}":                                `{"\ufffd":["de\ufffdl"]}`,
 	} {
 		got := string(appendFrontmatter(nil, []byte(in)))
 		assert.Equal(t, want, got, in)
