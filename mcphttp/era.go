@@ -1,11 +1,9 @@
 package mcphttp
 
 import (
-	"encoding/base64"
 	"net/http"
-	"strings"
-	"unicode/utf8"
 
+	"github.com/mcpkit/mcpkit/internal/httpheader"
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -109,7 +107,7 @@ func (e *Endpoint) modernChecks(r *http.Request, msg jsonrpc.Message, c *Call, v
 		if len(vs) != 1 {
 			return errHeader(headerName)
 		}
-		name, ok := decodeHeaderName(vs[0])
+		name, ok := httpheader.DecodeValue(vs[0])
 		value, present, err := mcpwire.StringParam(msg.Params, m.opts.NameMember)
 		if !ok || err != nil || !present || name != value {
 			return errHeader(headerName)
@@ -126,41 +124,4 @@ func negotiate(requested string) string {
 		return requested
 	}
 	return mcpwire.NewestLegacy
-}
-
-// decodeHeaderName returns the value of an Mcp-Name header: either the
-// header value itself, or for the =?base64?…?= form the decoded UTF-8 text.
-// ok is false for a value that is not valid in either form.
-func decodeHeaderName(v string) (string, bool) {
-	if inner, found := strings.CutPrefix(v, "=?base64?"); found {
-		inner, found = strings.CutSuffix(inner, "?=")
-		// Strict decoding still skips CR and LF, which no header value
-		// in this form holds.
-		if !found || strings.ContainsAny(inner, "\r\n") {
-			return "", false
-		}
-		b, err := base64.StdEncoding.Strict().DecodeString(inner)
-		if err != nil {
-			b, err = base64.RawStdEncoding.Strict().DecodeString(inner)
-		}
-		if err != nil || !utf8.Valid(b) {
-			return "", false
-		}
-		return string(b), true
-	}
-	return v, validHeaderValue(v)
-}
-
-// validHeaderValue reports whether v holds only visible ASCII and spaces,
-// without leading or trailing space: what a client sends unencoded.
-func validHeaderValue(v string) bool {
-	if v == "" || v[0] == ' ' || v[len(v)-1] == ' ' {
-		return v == ""
-	}
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c < 0x20 || c > 0x7e {
-			return false
-		}
-	}
-	return true
 }

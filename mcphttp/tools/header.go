@@ -1,10 +1,7 @@
 package tools
 
 import (
-	"encoding/base64"
 	"net/http"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/mcpkit/mcpkit/internal/httpheader"
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
@@ -90,7 +87,7 @@ func checkHeaders(h http.Header, args []byte, params []headerParam) error {
 		if len(vs) != 1 {
 			return errParamHeader(p.header)
 		}
-		got, ok := decodeParamHeader(vs[0])
+		got, ok := httpheader.DecodeValue(vs[0])
 		if !ok {
 			return errParamHeader(p.header)
 		}
@@ -108,33 +105,6 @@ func checkHeaders(h http.Header, args []byte, params []headerParam) error {
 		}
 	}
 	return nil
-}
-
-// decodeParamHeader returns the value an Mcp-Param header carries: the
-// padded standard Base64 of UTF-8 text between =?base64? and ?=, or else
-// the value itself, which must then be visible ASCII (and spaces inside).
-func decodeParamHeader(v string) (string, bool) {
-	if inner, ok := strings.CutPrefix(v, "=?base64?"); ok {
-		if inner, ok = strings.CutSuffix(inner, "?="); ok {
-			// Strict decoding still skips CR and LF; the header form has
-			// no line breaks, so a value holding one is not the padded
-			// Base64 of anything.
-			if strings.ContainsAny(inner, "\r\n") {
-				return "", false
-			}
-			b, err := base64.StdEncoding.Strict().DecodeString(inner)
-			if err != nil || !utf8.Valid(b) {
-				return "", false
-			}
-			return string(b), true
-		}
-	}
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c < 0x20 || c > 0x7e {
-			return "", false
-		}
-	}
-	return v, true
 }
 
 // errParamHeader refuses a call whose header does not repeat its
