@@ -10,7 +10,14 @@
 #   - an examples package (programs and the packages they import, tests
 #     aside) that depends on an internal/ package of this repository or on
 #     inventory/inventorytest: examples must build from public packages
-#     only, so that users can copy them into their own module.
+#     only, so that users can copy them into their own module;
+#   - an import that runs back up a floor (internal/ by owner): a package
+#     of the root internal/ imports only root internal/ packages and
+#     principal (the kit's floor); a package under D/internal/ imports only
+#     D/internal/ and root internal/ packages and what D itself imports,
+#     never D or D's other packages. Test kits (internal/testkit/...,
+#     mcphttp/internal/mcptest, internal/nilness/nilnesstest) are fixtures
+#     for _test.go files and are left out.
 #
 # Run from anywhere in the checkout: bash .ci/hygiene.sh
 set -euo pipefail
@@ -67,7 +74,35 @@ while read -r pkg deps; do
   done
 done < <(go list -f '{{.ImportPath}} {{join .Imports " "}}' ./examples/...)
 
+# Floors: the core module's internal packages, each with its direct
+# imports inside the module, checked against the rule above.
+declare -A imports_of
+while read -r pkg deps; do
+  imports_of[$pkg]=$deps
+done < <(go list -f '{{.ImportPath}} {{join .Imports " "}}' ./...)
+floors=0
+for pkg in "${!imports_of[@]}"; do
+  [[ $pkg == */internal/* || $pkg == */internal ]] || continue
+  [[ $pkg == "$repo"/internal/testkit/* || $pkg == */internal/mcptest || $pkg == */nilnesstest || $pkg == "$repo"/internal/apicheck ]] && continue
+  owner=${pkg%%/internal/*}
+  floors=$((floors + 1))
+  for d in ${imports_of[$pkg]}; do
+    [[ $d == "$repo" || $d == "$repo"/* ]] || continue
+    [[ $d == "$repo"/internal/* ]] && continue
+    if [[ $owner == "$repo" ]]; then
+      [[ $d == "$repo"/principal ]] && continue
+      fail "$pkg imports $d (a root internal/ package imports only root internal/ packages and principal)"
+    elif [[ $d == "$owner"/internal/* ]]; then
+      continue
+    elif [[ $d == "$owner" || $d == "$owner"/* ]]; then
+      fail "$pkg imports $d (an import back up to its owner $owner)"
+    elif [[ " ${imports_of[$owner]:-} " != *" $d "* ]]; then
+      fail "$pkg imports $d, which its owner $owner does not import (an internal package serves its owner's floor)"
+    fi
+  done
+done
+
 if ((status == 0)); then
-  echo "hygiene: ok ($(git ls-files | wc -l) tracked files; $(go list ./examples/... | wc -l) examples packages import public packages only)"
+  echo "hygiene: ok ($(git ls-files | wc -l) tracked files; $(go list ./examples/... | wc -l) examples packages import public packages only; $floors internal packages import no floor above them)"
 fi
 exit $status

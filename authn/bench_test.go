@@ -9,8 +9,8 @@ import (
 
 	"github.com/lestrrat-go/jwx/v2/jwk"
 	"github.com/lestrrat-go/jwx/v2/jwt"
-	"github.com/mcpkit/mcpkit/internal/benchpair"
-	"github.com/mcpkit/mcpkit/internal/testissuer"
+	"github.com/mcpkit/mcpkit/internal/testkit/benchpair"
+	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 )
 
 // Benchmarks beside their baselines (run together):

@@ -11,7 +11,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/principal"
 
-	"github.com/mcpkit/mcpkit/internal/testissuer"
+	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 	"github.com/stretchr/testify/require"
 )
 

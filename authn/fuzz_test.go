@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpkit/mcpkit/internal/testissuer"
+	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 )
 
 // FuzzVerifyToken: Verify never panics, returns only ErrInvalidToken for

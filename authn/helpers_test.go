@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,33 +18,19 @@ import (
 	"github.com/mcpkit/mcpkit/principal"
 
 	"github.com/lestrrat-go/jwx/v2/jwk"
-	"github.com/mcpkit/mcpkit/internal/testissuer"
+	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/internal/logbuf"
+	"github.com/mcpkit/mcpkit/internal/testkit/fakeclock"
+	"github.com/mcpkit/mcpkit/internal/testkit/logbuf"
 )
 
 const testResource = "https://mcp.example.com/mcp"
 
 // fakeClock is an injected clock shared by the issuer and the verifier.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+type fakeClock = fakeclock.Clock
 
-func newClock() *fakeClock { return &fakeClock{t: time.Unix(1_800_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func newClock() *fakeClock { return fakeclock.New(time.Unix(1_800_000_000, 0)) }
 
 // syncBuffer is a goroutine-safe log sink.
 type syncBuffer = logbuf.Buffer

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/mcpkit/mcpkit/authn/dpop"
-	"github.com/mcpkit/mcpkit/internal/testissuer"
+	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 	"net/http"
 	"net/http/httptest"
 	"strings"

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpkit/mcpkit/internal/display"
-	"github.com/mcpkit/mcpkit/internal/uritemplate"
+	"github.com/mcpkit/mcpkit/inventory/internal/uritemplate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -3,7 +3,7 @@ package inventory
 import (
 	"fmt"
 
-	"github.com/mcpkit/mcpkit/internal/uritemplate"
+	"github.com/mcpkit/mcpkit/inventory/internal/uritemplate"
 )
 
 // Expand fills a URI template with string values and returns the URI, by

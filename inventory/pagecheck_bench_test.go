@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpkit/mcpkit/internal/uritemplate"
+	"github.com/mcpkit/mcpkit/inventory/internal/uritemplate"
 )
 
 // benchPage is a page of 50 listed entries as a List callback over a

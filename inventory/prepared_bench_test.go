@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpkit/mcpkit/internal/benchpair"
+	"github.com/mcpkit/mcpkit/internal/testkit/benchpair"
 	"github.com/mcpkit/mcpkit/inventory"
 )
 

@@ -15,8 +15,8 @@ import (
 	"github.com/mcpkit/mcpkit/internal/callback"
 	"github.com/mcpkit/mcpkit/internal/display"
 	"github.com/mcpkit/mcpkit/internal/nilness"
-	"github.com/mcpkit/mcpkit/internal/uritemplate"
 	"github.com/mcpkit/mcpkit/inventory/grants"
+	"github.com/mcpkit/mcpkit/inventory/internal/uritemplate"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/mcpkit/mcpkit/internal/ascii"
 	"github.com/mcpkit/mcpkit/internal/display"
 	"github.com/mcpkit/mcpkit/internal/httpheader"
-	"github.com/mcpkit/mcpkit/internal/uritemplate"
+	"github.com/mcpkit/mcpkit/inventory/internal/uritemplate"
 )
 
 // Limits of the list contract.

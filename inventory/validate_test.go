@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/internal/uritemplate"
+	"github.com/mcpkit/mcpkit/inventory/internal/uritemplate"
 )
 
 func docsTemplate() *Template {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/mcpkit/mcpkit/internal/evict"
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
-	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/mcpwire"
 )
 
 // URLElicitation is an error a callback (List, Read, Search, a tool's

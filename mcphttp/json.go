@@ -1,6 +1,6 @@
 package mcphttp
 
-import "github.com/mcpkit/mcpkit/internal/mcpwire"
+import "github.com/mcpkit/mcpkit/mcphttp/internal/mcpwire"
 
 // The kit's one JSON encoder and strict reader, for a service's own wire
 // formats (a broker's messages, a page of its own filled under the byte

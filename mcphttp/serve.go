@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/httpheader"
-	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/principal"
 )
 

@@ -4,9 +4,9 @@ import (
 	"sync"
 
 	"github.com/mcpkit/mcpkit/budget"
-	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/mcpwire"
 )
 
 // The wire: the one encoder of the kit's results. The inventory decides

@@ -4,30 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/internal/testkit/fakeclock"
 )
 
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+type fakeClock = fakeclock.Clock
 
 func mustAppend(t *testing.T, l EventLog, key string, e Event) string {
 	t.Helper()
@@ -39,7 +25,7 @@ func mustAppend(t *testing.T, l EventLog, key string, e Event) string {
 
 func TestMemoryLogSince(t *testing.T) {
 	ctx := context.Background()
-	clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	clk := fakeclock.New(time.Unix(1_800_000_000, 0))
 	l := NewMemoryLog(MemoryLogOptions{Events: 3, Age: time.Minute, Now: clk.Now})
 	a1 := mustAppend(t, l, "alice", Event{Kind: ListChanged})
 	b1 := mustAppend(t, l, "bob", Event{Kind: ListChanged})
@@ -87,7 +73,7 @@ func TestMemoryLogSince(t *testing.T) {
 }
 
 func TestMemoryLogKeysBound(t *testing.T) {
-	clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	clk := fakeclock.New(time.Unix(1_800_000_000, 0))
 	l := NewMemoryLog(MemoryLogOptions{Keys: 2, Age: time.Minute, Now: clk.Now})
 	a := mustAppend(t, l, "alice", Event{Kind: ListChanged})
 	b := mustAppend(t, l, "bob", Event{Kind: ListChanged})

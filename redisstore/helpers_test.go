@@ -15,8 +15,8 @@ import (
 
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/authn/dpop"
-	"github.com/mcpkit/mcpkit/internal/logbuf"
-	"github.com/mcpkit/mcpkit/internal/testissuer"
+	"github.com/mcpkit/mcpkit/internal/testkit/logbuf"
+	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 	"github.com/mcpkit/mcpkit/principal"
 	"github.com/mcpkit/mcpkit/redisstore"
 	"github.com/mcpkit/mcpkit/redisstore/internal/redistest"

@@ -3,12 +3,14 @@ package sealedcursor
 import (
 	"testing"
 	"time"
+
+	"github.com/mcpkit/mcpkit/internal/testkit/fakeclock"
 )
 
 // FuzzOpen feeds arbitrary strings to Open. It must never panic and never
 // accept anything Seal did not produce for that binding (A17).
 func FuzzOpen(f *testing.F) {
-	clk := &fakeClock{t: t0}
+	clk := fakeclock.New(t0)
 	s, err := New(Options{Now: clk.Now})
 	if err != nil {
 		f.Fatal(err)

@@ -9,13 +9,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/internal/testkit/fakeclock"
 )
 
 // fakeClock is an injectable clock for expiry tests.
-type fakeClock struct{ t time.Time }
-
-func (c *fakeClock) Now() time.Time          { return c.t }
-func (c *fakeClock) Advance(d time.Duration) { c.t = c.t.Add(d) }
+type fakeClock = fakeclock.Clock
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
@@ -27,7 +26,7 @@ func newTestSealer(t testing.TB, clk *fakeClock, keys *KeyRing) *Sealer {
 }
 
 func TestRoundTrip(t *testing.T) {
-	clk := &fakeClock{t: t0}
+	clk := fakeclock.New(t0)
 	s := newTestSealer(t, clk, nil)
 	binding := []byte("client\x00alice\x00docs:read\x00https://mcp.example.com/mcp\x00fp")
 	for _, payload := range [][]byte{nil, {}, []byte("k"), []byte(strings.Repeat("x", MaxPayload))} {
@@ -42,7 +41,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestSealIsRandomized(t *testing.T) {
-	s := newTestSealer(t, &fakeClock{t: t0}, nil)
+	s := newTestSealer(t, fakeclock.New(t0), nil)
 	a, err := s.Seal([]byte("b"), []byte("same"), t0)
 	require.NoError(t, err)
 	b, err := s.Seal([]byte("b"), []byte("same"), t0)
@@ -52,7 +51,7 @@ func TestSealIsRandomized(t *testing.T) {
 }
 
 func TestSealRejectsBadInput(t *testing.T) {
-	s := newTestSealer(t, &fakeClock{t: t0}, nil)
+	s := newTestSealer(t, fakeclock.New(t0), nil)
 	_, err := s.Seal(nil, make([]byte, MaxPayload+1), t0)
 	assert.ErrorIs(t, err, ErrPayloadTooLarge)
 	_, err = s.Seal(nil, nil, time.Time{})
@@ -62,7 +61,7 @@ func TestSealRejectsBadInput(t *testing.T) {
 // A17: every single-bit flip of the decoded bytes of at least 200 cursors,
 // and of every character of the cursor string, is rejected.
 func TestBitFlipsRejected(t *testing.T) {
-	s := newTestSealer(t, &fakeClock{t: t0}, nil)
+	s := newTestSealer(t, fakeclock.New(t0), nil)
 	binding := []byte("binding")
 	flips := 0
 	for i := range 200 {
@@ -93,7 +92,7 @@ func TestBitFlipsRejected(t *testing.T) {
 
 // A17: truncation at every length and extension are rejected.
 func TestTruncationAndExtensionRejected(t *testing.T) {
-	s := newTestSealer(t, &fakeClock{t: t0}, nil)
+	s := newTestSealer(t, fakeclock.New(t0), nil)
 	c, err := s.Seal([]byte("b"), []byte("position"), t0)
 	require.NoError(t, err)
 	for n := range len(c) {
@@ -108,7 +107,7 @@ func TestTruncationAndExtensionRejected(t *testing.T) {
 
 // A17: non-canonical encodings of a valid cursor are rejected.
 func TestNonCanonicalEncodingsRejected(t *testing.T) {
-	s := newTestSealer(t, &fakeClock{t: t0}, nil)
+	s := newTestSealer(t, fakeclock.New(t0), nil)
 	c, err := s.Seal([]byte("b"), []byte("position"), t0)
 	require.NoError(t, err)
 	raw, err := base64.RawURLEncoding.DecodeString(c)
@@ -146,7 +145,7 @@ func TestNonCanonicalEncodingsRejected(t *testing.T) {
 // in any part of the binding (another subject, client, scope set, audience,
 // registry fingerprint) is rejected.
 func TestBindingChangesRejected(t *testing.T) {
-	s := newTestSealer(t, &fakeClock{t: t0}, nil)
+	s := newTestSealer(t, fakeclock.New(t0), nil)
 	parts := []string{"client-1", "alice", "docs:read notes:read", "https://mcp.example.com/mcp", "fp-1234"}
 	join := func(p []string) []byte { return []byte(strings.Join(p, "\x00")) }
 	c, err := s.Seal(join(parts), []byte("pos"), t0)
@@ -168,7 +167,7 @@ func TestBindingChangesRejected(t *testing.T) {
 // A20: a traversal expires TTL after its first page; pages sealed later carry
 // the first page's time, so they do not extend it. Future times are invalid.
 func TestExpiry(t *testing.T) {
-	clk := &fakeClock{t: t0}
+	clk := fakeclock.New(t0)
 	s := newTestSealer(t, clk, nil)
 	b := []byte("b")
 	first, err := s.Seal(b, []byte("p1"), t0)
@@ -188,7 +187,7 @@ func TestExpiry(t *testing.T) {
 	assert.ErrorIs(t, err, ErrExpired, "later pages must not extend the traversal")
 
 	// A forged-looking but authentic cursor from the future is invalid, not expired.
-	clk.t = t0
+	clk.Set(t0)
 	future, err := s.Seal(b, []byte("p"), t0.Add(DefaultSkew+time.Second))
 	require.NoError(t, err)
 	_, _, err = s.Open(b, future)
@@ -205,7 +204,7 @@ func TestExpiry(t *testing.T) {
 }
 
 func TestCustomTTL(t *testing.T) {
-	clk := &fakeClock{t: t0}
+	clk := fakeclock.New(t0)
 	s, err := New(Options{TTL: time.Minute, Now: clk.Now})
 	require.NoError(t, err)
 	c, err := s.Seal(nil, nil, t0)
@@ -223,7 +222,7 @@ func TestCustomTTL(t *testing.T) {
 
 // A21: a new process key (a restart, another replica) rejects old cursors.
 func TestProcessKeyIsPerSealer(t *testing.T) {
-	clk := &fakeClock{t: t0}
+	clk := fakeclock.New(t0)
 	a := newTestSealer(t, clk, nil)
 	b := newTestSealer(t, clk, nil)
 	c, err := a.Seal([]byte("x"), []byte("p"), t0)
@@ -235,7 +234,7 @@ func TestProcessKeyIsPerSealer(t *testing.T) {
 // A21: rotation — the old key still opens while it is in the ring, a removed
 // key does not, and sealing always uses the first (active) key.
 func TestKeyRotation(t *testing.T) {
-	clk := &fakeClock{t: t0}
+	clk := fakeclock.New(t0)
 	k1, err := GenerateKey(1)
 	require.NoError(t, err)
 	k2, err := GenerateKey(2)
@@ -312,7 +311,7 @@ func TestParseKeyRingErrors(t *testing.T) {
 }
 
 func TestAppendSeal(t *testing.T) {
-	s := newTestSealer(t, &fakeClock{t: t0}, nil)
+	s := newTestSealer(t, fakeclock.New(t0), nil)
 	prefix := []byte(`,"nextCursor":"`)
 	out, err := s.AppendSeal(prefix, []byte("b"), []byte("position"), t0)
 	require.NoError(t, err)

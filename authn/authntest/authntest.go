@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/authn"
-	"github.com/mcpkit/mcpkit/internal/testissuer"
+	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 )
 
 // Options configures an [Issuer]. Resource is required.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpkit/mcpkit/internal/benchpair"
+	"github.com/mcpkit/mcpkit/internal/testkit/benchpair"
 )
 
 // staticTransport is the baseline: the same upstream call with a token

@@ -13,32 +13,17 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/authn"
+	"github.com/mcpkit/mcpkit/internal/testkit/fakeclock"
 )
 
 // clock is a settable time source.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+type clock = fakeclock.Clock
 
 // harness is an authorization server on a real loopback listener, the
 // issuer of http://ADDR/dev for the resource http://ADDR/mcp.
@@ -57,7 +42,7 @@ var testScopes = []Scope{{"documents:read", "list and read your documents"}, {"d
 func newHarness(t *testing.T, mutate func(*ServerOptions)) *harness {
 	t.Helper()
 	var h harness
-	h.t, h.clock = t, &clock{t: time.Now()}
+	h.t, h.clock = t, fakeclock.New(time.Now())
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.s.ServeHTTP(w, r) }))
 	h.url = "http://" + srv.Listener.Addr().String()
 	is, err := New(h.url+"/dev", h.url+"/mcp", Options{Now: h.clock.Now})

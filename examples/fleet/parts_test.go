@@ -23,7 +23,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/internal/logbuf"
+	"github.com/mcpkit/mcpkit/internal/testkit/logbuf"
 )
 
 // The parts of the fleet test: processes of their own (redis-server,

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/mcpwire"
 )
 
 // Tools on both sides: tools/call is routed by what the endpoint claims

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/principal"
 )
 

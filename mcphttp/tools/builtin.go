@@ -8,9 +8,9 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/principal"
 )
 

@@ -10,8 +10,8 @@ import (
 	"sync"
 
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
-	"github.com/mcpkit/mcpkit/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/mcpwire"
 )
 
 // Tool results on the wire:

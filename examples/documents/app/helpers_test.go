@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/internal/logbuf"
+	"github.com/mcpkit/mcpkit/internal/testkit/logbuf"
 )
 
 // syncBuffer is a bytes.Buffer safe for concurrent writers (loggers).

@@ -4,11 +4,11 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/mcpkit/mcpkit/internal/testissuer"
+	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 )
 
 // identityProvider is the production identity provider of a test: the
-// kit's test issuer (internal/testissuer) over real HTTP on loopback, with
+// kit's test issuer (internal/testkit/testissuer) over real HTTP on loopback, with
 // keys of its own (so that two providers do not verify each other's
 // tokens), its JWK Set (replaceable, to take it down) and an RFC 7662
 // introspection endpoint that authenticates its client with HTTP Basic.

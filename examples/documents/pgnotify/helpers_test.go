@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/internal/logbuf"
+	"github.com/mcpkit/mcpkit/internal/testkit/logbuf"
 	"github.com/mcpkit/mcpkit/notify"
 )
 

@@ -8,12 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/internal/testkit/fakeclock"
 )
 
 // postgresEnv names the DSN of a PostgreSQL server the tests may use; each
@@ -96,25 +97,10 @@ func openTestPostgres(t testing.TB, opts Options) DB {
 }
 
 // fakeClock is an Options.Now that moves only when told.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+type fakeClock = fakeclock.Clock
 
 func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 3, 14, 15, 9, 26, 535897000, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+	return fakeclock.New(time.Date(2026, 3, 14, 15, 9, 26, 535897000, time.UTC))
 }
 
 // walk lists everything subject can see, limit entries at a time, and
