@@ -79,7 +79,7 @@ func (h *handler) bind(r *http.Request, id string, caller *principal.Principal, 
 		owner, store = caller, h.bound.signed
 		// An id legacy gave before (anonymously) is the caller's now.
 		_ = h.bound.anon.End(ctx, id, &nobody)
-		if h.sessions != nil && mcpwire.IsLegacyVersion(version) && h.sessions.Adopt(ctx, id, *caller, version) {
+		if h.sessions != nil && mcpwire.IsLegacyVersion(version) && h.sessions.Adopt(ctx, id, *caller) {
 			return true, nil
 		}
 	}

@@ -34,14 +34,14 @@ import (
 //
 // Implementations must be safe for concurrent use.
 type Sessions interface {
-	// Adopt is told that legacy began session id for caller, in protocol
-	// version: its answer to caller's initialize carried Mcp-Session-Id
+	// Adopt is told that legacy began session id for caller in a legacy
+	// protocol version (every legacy session is served alike): its answer to caller's initialize carried Mcp-Session-Id
 	// id. It reports whether the endpoint will deliver notifications on
 	// the session; the initialize answer then announces the endpoint's
 	// capabilities with event streams (resources subscribe and
 	// listChanged). Anonymous callers, and legacy handlers without
 	// sessions (stateless), are never adopted.
-	Adopt(ctx context.Context, id string, caller principal.Principal, version string) bool
+	Adopt(ctx context.Context, id string, caller principal.Principal) bool
 	// Listen delivers the endpoint's notifications for session id to
 	// caller, each with one call of send (a JSON-RPC notification
 	// message), until ctx is done or send fails. It returns at once, with

@@ -30,25 +30,24 @@ type fakeSessions struct {
 	sent   chan error    // the outcome of each send
 	listen chan struct{} // a Listen began
 
-	mu       sync.Mutex
-	adopted  map[string]principal.Principal
-	versions map[string]string
-	ended    []string
-	active   int // Listen calls that have not returned
+	mu      sync.Mutex
+	adopted map[string]principal.Principal
+	ended   []string
+	active  int // Listen calls that have not returned
 }
 
 func newFakeSessions() *fakeSessions {
 	return &fakeSessions{notes: make(chan []byte), sent: make(chan error, 10), listen: make(chan struct{}, 10),
-		adopted: map[string]principal.Principal{}, versions: map[string]string{}}
+		adopted: map[string]principal.Principal{}}
 }
 
-func (s *fakeSessions) Adopt(_ context.Context, id string, caller principal.Principal, version string) bool {
+func (s *fakeSessions) Adopt(_ context.Context, id string, caller principal.Principal) bool {
 	if s.refuse {
 		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.adopted[id], s.versions[id] = caller, version
+	s.adopted[id] = caller
 	return true
 }
 
@@ -228,7 +227,6 @@ func TestSessionsAdoptLegacySessions(t *testing.T) {
 	caps := capsOf(t, w, w.Body.Bytes())
 	assert.JSONEq(t, `{"subscribe":true,"listChanged":true}`, string(caps["resources"]))
 	assert.Equal(t, "alice", sessions.adopted["legacy-session"].Subject)
-	assert.Equal(t, "2025-06-18", sessions.versions["legacy-session"])
 	p, ok := legacy.auth.get()
 	require.True(t, ok, "legacy gets the caller in the context: authenticated once")
 	assert.Equal(t, "alice", p.Subject)

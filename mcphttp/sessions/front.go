@@ -43,9 +43,8 @@ func (p *Part) endpointOf() (*endpoint, error) {
 // or several, the store is full or already holds id, or it fails
 // (logged). A caller at its cap of sessions has its oldest adopted one
 // ended to make room (legacy's session goes on, without the endpoint's
-// notifications), as initialize does. The protocol version is a legacy
-// one; every legacy session is served alike.
-func (p *Part) Adopt(ctx context.Context, id string, caller principal.Principal, _ string) bool {
+// notifications), as initialize does.
+func (p *Part) Adopt(ctx context.Context, id string, caller principal.Principal) bool {
 	ep, err := p.endpointOf()
 	if err != nil {
 		return false

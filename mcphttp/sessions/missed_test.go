@@ -130,7 +130,7 @@ func TestMissedRestartsALegacyHandlersStream(t *testing.T) {
 	f, b, store := newMissedInstanceStore(t)
 	ctx := context.Background()
 	caller := principal.Principal{Subject: "alice", Scopes: []string{"docs:read"}}
-	require.True(t, f.part.Adopt(ctx, "legacy-session-1", caller, "2025-11-25"))
+	require.True(t, f.part.Adopt(ctx, "legacy-session-1", caller))
 	uri := "docs://documents/alice-0001"
 	require.NoError(t, store.Subscribe(ctx, "legacy-session-1", &caller, uri))
 	msgs := make(chan string, 16)

@@ -104,6 +104,6 @@
 // tools/call claims (mcphttp.MethodOptions.Claims) only calls that name
 // one of the part's tools, or whose name cannot be read: a handler in
 // front of a legacy MCP server (mcphttp/intercept) forwards the others,
-// and merges [Part.AppendList] into the other server's tools/list,
-// dropping its tools whose names [Part.Has].
+// and merges the endpoint's first tools/list page into the other
+// server's (intercept does both).
 package tools

@@ -90,16 +90,16 @@ func (p *Part) Names() []string {
 	return out
 }
 
-// Has reports whether the part has a tool named name (compared exactly).
-func (p *Part) Has(name string) bool { return p.byName[name] != nil }
+// has reports whether the part has a tool named name (compared exactly).
+func (p *Part) has(name string) bool { return p.byName[name] != nil }
 
-// AppendList appends to dst the Tool objects of the tools caller (nil:
+// appendList appends to dst the Tool objects of the tools caller (nil:
 // anonymous) may see, comma-separated, in tools/list order, as protocol
 // version encodes them (titles and output schemas from 2025-06-18 on),
 // and returns the extended slice: the items of a tools/list result, for a
 // handler that merges them with another server's. Errors:
 // inventory.ErrInternal (the grant store or a gate policy failed; logged).
-func (p *Part) AppendList(ctx context.Context, dst []byte, caller *principal.Principal, version string) ([]byte, error) {
+func (p *Part) appendList(ctx context.Context, dst []byte, caller *principal.Principal, version string) ([]byte, error) {
 	if p.inv == nil {
 		return dst, errNotSetUp
 	}
@@ -137,7 +137,7 @@ func (p *Part) list(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error
 		return mcphttp.Result{}, &inventory.CursorError{Reason: inventory.ReasonInvalid} // one page: no cursor was issued
 	}
 	b := append(make([]byte, 0, 2048), `"tools":[`...)
-	if b, err = p.AppendList(ctx, b, c.Principal, c.ProtocolVersion); err != nil {
+	if b, err = p.appendList(ctx, b, c.Principal, c.ProtocolVersion); err != nil {
 		return mcphttp.Result{}, err
 	}
 	b = append(b, ']')
