@@ -44,6 +44,12 @@
 //     A block right after the line <!-- apicheck: skip REASON --> is not
 //     compiled; the test logs how many were compiled and skipped.
 //
+//   - TestREADMELinks: every relative link of every Markdown file of the
+//     repository ([text](path) and [text](path#heading), outside code)
+//     names a file or directory that exists and, with a #fragment into a
+//     Markdown file, one of its headings (GitHub's anchors: lower case,
+//     spaces made '-', punctuation dropped).
+//
 //   - TestPackageDocCodeBlocks: every code block (an indented block) of
 //     the package doc comment of every package the workspace holds
 //     (found by go list over each module, internal/ and main packages
