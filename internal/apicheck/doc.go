@@ -51,7 +51,8 @@
 //     spaces made '-', punctuation dropped).
 //
 //   - TestPackageDocCodeBlocks: every code block (an indented block) of
-//     the package doc comment of every package the workspace holds
+//     every doc comment — package docs and the docs of declarations — of
+//     every package the workspace holds
 //     (found by go list over each module, internal/ and main packages
 //     included, so a package that moves is still checked) compiles, unless
 //     it is not Go. The rule, by what the block parses as: a block with a
@@ -60,7 +61,8 @@
 //     declares replacing docEnv's; a block that parses as a function body
 //     is the body of func _() beside docEnv. A block that parses as none
 //     of these (a shell command, a route or error table, SQL, a format),
-//     or only as expressions that are not calls (a path list), is not Go
+//     or only as expressions that are not calls and labels (a path list,
+//     a URL list), is not Go
 //     and is not compiled, unless it holds what only Go holds here (:=,
 //     func, err, a call pkg.Name(): then it is a Go fragment that does not
 //     parse — ... or … as a placeholder — and fails the test). A block's

@@ -109,23 +109,21 @@ type docBlock struct {
 	pkg *checked
 }
 
-// packageDocBlocks returns the code blocks of the package doc comments of
-// every file of every package the world holds.
+// packageDocBlocks returns the code blocks of the doc comments of every
+// package the world holds: each file's package doc, and the docs of its
+// declarations (types, functions, methods, fields, vars, consts).
 func (w *world) packageDocBlocks() []docBlock {
 	var out []docBlock
 	for _, c := range w.repo {
-		for _, f := range c.files {
-			if f.Doc == nil {
-				continue
-			}
+		for _, g := range docComments(c.files) {
 			var p comment.Parser
 			from := 0 // comment line to search from, so repeated lines keep their order
-			for _, b := range p.Parse(f.Doc.Text()).Content {
+			for _, b := range p.Parse(g.Text()).Content {
 				code, ok := b.(*comment.Code)
 				if !ok {
 					continue
 				}
-				file, line, next := w.codeLine(f.Doc, code.Text, from)
+				file, line, next := w.codeLine(g, code.Text, from)
 				from = next
 				out = append(out, docBlock{block: block{file: file, line: line, code: code.Text}, pkg: c})
 			}
@@ -177,28 +175,40 @@ func classify(code string) string {
 		return "text"
 	}
 	// Statements that are all expressions but no call (a path list like
-	// DIR/alice/SKILL.md parses as divisions) are not Go either: Go
-	// refuses an unused expression.
-	for _, s := range f.Decls[0].(*ast.FuncDecl).Body.List {
-		e, ok := s.(*ast.ExprStmt)
-		if !ok {
+	// DIR/alice/SKILL.md parses as divisions) or labels (a URL list:
+	// https://... is a label and a comment) are not Go either: Go refuses
+	// an unused expression and a label without use.
+	for _, st := range f.Decls[0].(*ast.FuncDecl).Body.List {
+		if !notGoStmt(st) {
 			return "body"
-		}
-		switch x := e.X.(type) {
-		case *ast.CallExpr:
-			return "body"
-		case *ast.UnaryExpr:
-			if x.Op == token.ARROW {
-				return "body"
-			}
 		}
 	}
 	return "text"
 }
 
-// TestPackageDocCodeBlocks compiles the code blocks of every package doc
-// comment of every package of every module (see the package
-// documentation for the scheme).
+// notGoStmt reports whether st is what text parsed as Go gives: an
+// expression statement that is no call or receive, a label, or nothing.
+func notGoStmt(st ast.Stmt) bool {
+	switch st := st.(type) {
+	case *ast.EmptyStmt:
+		return true
+	case *ast.LabeledStmt:
+		return notGoStmt(st.Stmt)
+	case *ast.ExprStmt:
+		switch x := st.X.(type) {
+		case *ast.CallExpr:
+			return false
+		case *ast.UnaryExpr:
+			return x.Op != token.ARROW
+		}
+		return true
+	}
+	return false
+}
+
+// TestPackageDocCodeBlocks compiles the code blocks of every doc comment
+// (package docs and declarations' docs) of every package of every module
+// (see the package documentation for the scheme).
 func TestPackageDocCodeBlocks(t *testing.T) {
 	w := load(t)
 	blocks := w.packageDocBlocks()
@@ -219,7 +229,7 @@ func TestPackageDocCodeBlocks(t *testing.T) {
 			t.Errorf("%v", err)
 		}
 	}
-	t.Logf("%d packages, %d package doc code blocks: %d compiled as files, %d as declarations, %d as function bodies, %d not Go",
+	t.Logf("%d packages, %d code blocks of doc comments: %d compiled as files, %d as declarations, %d as function bodies, %d not Go",
 		len(w.repo), len(blocks), count["file"], count["decls"], count["body"], count["text"])
 	if count["body"] == 0 || count["decls"] == 0 || count["text"] == 0 {
 		t.Error("a kind of package doc block was not found: the scan is broken")
@@ -320,6 +330,8 @@ func TestClassifyDocBlocks(t *testing.T) {
 		{"go run ./examples/documents -h\n", "text"},
 		{"POST /mcp   the MCP endpoint\n", "text"},
 		{"DIR/alice/pdf-processing/SKILL.md\n", "text"},
+		{"https://api.example.com/mcp    → /.well-known/oauth-protected-resource/mcp\n", "text"},
+		{"otel.SetErrorHandler(otelmcp.ErrorHandler(logger))\n", "body"},
 		{"SELECT id FROM documents\nWHERE owner = $1\n", "text"},
 		{"{\"subject\":\"bob\",\"kind\":\"list_changed\"}\n", "text"},
 		{"x, err := f()\nif err != nil { ... }\n", "text"}, // caught by looksGo below
