@@ -67,7 +67,8 @@
 //     func, err, a call pkg.Name(): then it is a Go fragment that does not
 //     parse — ... or … as a placeholder — and fails the test). A block's
 //     imports are the packages whose names it uses: its own package, the
-//     packages its package imports, then as for the READMEs. docEnv
+//     packages its package imports, then as for the READMEs, then a
+//     repository package (internal ones too) of that unique name. docEnv
 //     declares what the docs' prose introduces (ctx, mux, inv, auth,
 //     legacy, hub, caller, ...); write if err != nil { log.Fatal(err) }
 //     where a snippet checks an error.

@@ -240,7 +240,8 @@ func TestPackageDocCodeBlocks(t *testing.T) {
 // package clause alone; declarations as a file beside docEnv; statements
 // as the body of func _() beside docEnv. The block's imports are the
 // packages whose names it uses: its own package, then the packages its
-// package imports, then as for README blocks.
+// package imports, then as for README blocks, then any of the
+// repository's packages (internal ones included) whose name is unique.
 func (w *world) compileDocBlock(b docBlock, kind string) error {
 	directive := fmt.Sprintf("//line %s:%d\n", b.file, b.line)
 	if kind == "file" {
@@ -299,6 +300,9 @@ func (w *world) compileDocBlock(b docBlock, kind string) error {
 			path = b.pkg.imports[name]
 		default:
 			path = w.importFor(name)
+			if path == "" && w.byName[name] != nil {
+				path = w.byName[name].ImportPath // an internal package of the repository's, named uniquely
+			}
 		}
 		if path != "" {
 			imports = append(imports, fmt.Sprintf("%s %q", name, path))
