@@ -1,5 +1,5 @@
 // Package redisstore keeps the state that the instances of an mcpkit fleet
-// must share in Redis: the DPoP replay memory ([ReplayStore], an
+// must share in Redis: the DPoP replay memory ([ReplayStore], a
 // dpop.ReplayStore), the rate-limit buckets ([RateStore], a
 // ratelimit.Store), legacy sessions and their subscriptions
 // ([SessionStore], a sessions.Store), the change notifications between
@@ -12,7 +12,9 @@
 // uses github.com/redis/go-redis/v9.
 //
 //	opt, err := redis.ParseURL(os.Getenv("MCPKIT_REDIS_URL")) // redis://[:password@]host:6379/0, rediss:// for TLS
-//	if err != nil { … }
+//	if err != nil {
+//		log.Fatal(err)
+//	}
 //	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = time.Second, 500*time.Millisecond, 500*time.Millisecond
 //	opt.MaxRetries = -1  // never run a store's call twice (see Faults)
 //	opt.DialerRetries = 1
@@ -20,7 +22,7 @@
 //	defer client.Close()
 //
 //	replay, err := redisstore.NewReplayStore(client, redisstore.ReplayOptions{})
-//	auth, err := authn.NewAuthenticator(cache, authn.Options{…,
+//	auth, err := authn.NewAuthenticator(cache, authn.Options{Resource: "https://mcp.example.com/mcp",
 //		DPoP: dpop.Options{Mode: dpop.Allowed, ReplayStore: replay}})
 //
 //	rates, err := redisstore.NewRateStore(client, redisstore.RateOptions{})
@@ -36,7 +38,8 @@
 //	ep, err := mcphttp.New(inv, mcphttp.Options{Authenticator: auth}, part, limiter.Part())
 //
 //	grantStore, err := redisstore.NewUpstreamStore(client, redisstore.UpstreamOptions{})
-//	photos, err := upstream.NewGrants(upstream.GrantOptions{…, Store: grantStore})
+//	photosOpts.Store = grantStore // photosOpts: the upstream's endpoints and keys
+//	photos, err := upstream.NewGrants(photosOpts)
 //
 // One client serves all three; each store names its keys (or channel) by
 // a prefix of its own, which applications sharing a Redis must set apart.

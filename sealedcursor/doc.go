@@ -12,7 +12,9 @@
 // pages are fetched or replayed.
 //
 //	s, err := sealedcursor.New(sealedcursor.Options{}) // random per-process key, 15-minute TTL
-//	if err != nil { ... }
+//	if err != nil {
+//		log.Fatal(err)
+//	}
 //	c, err := s.Seal(binding, position, first)          // put c in the response
 //	position, first, err = s.Open(binding, c)           // read it back from the next request
 //	switch {

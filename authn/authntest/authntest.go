@@ -6,7 +6,7 @@
 //
 //	is := authntest.Start(t, authntest.Options{Resource: "https://mcp.example.com/mcp"})
 //	v, err := authn.NewJWTVerifier(ctx, is.JWTOptions()) // as in production
-//	...
+//	req := httptest.NewRequest("POST", "/mcp", nil) // to the endpoint built on v
 //	req.Header.Set("Authorization", "Bearer "+is.Token("alice", "docs:read"))
 //
 // Never use it outside tests: its keys live in memory and its JWK Set is

@@ -44,6 +44,35 @@
 //     A block right after the line <!-- apicheck: skip REASON --> is not
 //     compiled; the test logs how many were compiled and skipped.
 //
+//   - TestREADMELinks: every relative link of every Markdown file of the
+//     repository ([text](path) and [text](path#heading), outside code)
+//     names a file or directory that exists and, with a #fragment into a
+//     Markdown file, one of its headings (GitHub's anchors: lower case,
+//     spaces made '-', punctuation dropped).
+//
+//   - TestPackageDocCodeBlocks: every code block (an indented block) of
+//     every doc comment — package docs and the docs of declarations — of
+//     every package the workspace holds
+//     (found by go list over each module, internal/ and main packages
+//     included, so a package that moves is still checked) compiles, unless
+//     it is not Go. The rule, by what the block parses as: a block with a
+//     package clause is a file of its own; a block of top-level
+//     declarations is a file beside docEnv (pkgdoc_test.go), the names it
+//     declares replacing docEnv's; a block that parses as a function body
+//     is the body of func _() beside docEnv. A block that parses as none
+//     of these (a shell command, a route or error table, SQL, a format),
+//     or only as expressions that are not calls and labels (a path list,
+//     a URL list), is not Go
+//     and is not compiled, unless it holds what only Go holds here (:=,
+//     func, err, a call pkg.Name(): then it is a Go fragment that does not
+//     parse — ... or … as a placeholder — and fails the test). A block's
+//     imports are the packages whose names it uses: its own package, the
+//     packages its package imports, then as for the READMEs, then a
+//     repository package (internal ones too) of that unique name. docEnv
+//     declares what the docs' prose introduces (ctx, mux, inv, auth,
+//     legacy, hub, caller, ...); write if err != nil { log.Fatal(err) }
+//     where a snippet checks an error.
+//
 // The tests need the workspace (go.work at the repository root): run them
 // from the repository, as CI does.
 package apicheck

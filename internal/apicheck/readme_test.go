@@ -23,6 +23,7 @@ const readmeEnv = `package readme
 import (
 	"context"
 	"database/sql"
+	"net/http"
 	"testing"
 
 	"github.com/mcpkit/mcpkit/authn"
@@ -37,6 +38,7 @@ var (
 	ctx        context.Context      // a request's context
 	db         *sql.DB              // the service's database
 	t          *testing.T           // a test of the service
+	handler    http.Handler         // the service's handler
 	issuer     string               // the authorization server's issuer URL
 	auth       *authn.Authenticator // the service's bearer verifier
 	inv        *inventory.Inventory // the service's inventory

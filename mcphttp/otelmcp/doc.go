@@ -5,7 +5,9 @@
 // is an [mcphttp.Observer]:
 //
 //	obs, err := otelmcp.New(otelmcp.Options{}) // the global providers
-//	if err != nil { ... }
+//	if err != nil {
+//		log.Fatal(err)
+//	}
 //	ep, err := mcphttp.New(inv, mcphttp.Options{Authenticator: auth}, mcphttp.Observe(obs))
 //
 // It is a module of its own, so that the kit's core never depends on

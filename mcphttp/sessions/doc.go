@@ -8,11 +8,16 @@
 //
 //	hub := notify.New(notify.Options{})
 //	part, err := sessions.New(hub, sessions.Options{})
-//	if err != nil { ... }                  // only invalid Options
+//	if err != nil {                        // only invalid Options
+//		log.Fatal(err)
+//	}
 //	ep, err := mcphttp.New(inv, mcphttp.Options{Authenticator: auth}, part)
 //	srv := mcphttp.NewServer(addr, ep)
 //	srv.RegisterOnShutdown(hub.Close)      // ends the streams, completes the modern ones
-//	... srv.Shutdown(ctx); part.Wait(ctx)  // detached streams end after Shutdown
+//	go srv.ListenAndServe()
+//	<-ctx.Done()                           // time to stop
+//	srv.Shutdown(context.Background())
+//	part.Wait(context.Background())        // detached streams end after Shutdown
 //
 // The endpoint's capabilities then say subscribe and listChanged in an
 // initialize answered with a session and in server/discover.

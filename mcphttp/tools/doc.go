@@ -29,7 +29,7 @@
 // recovered by the endpoint: an internal error (-32603) to the caller,
 // the stack to the operator log.
 //
-//	ep, err := mcphttp.New(inv, mcphttp.Options{...}, part)
+//	ep, err := mcphttp.New(inv, mcphttp.Options{Authenticator: auth}, part)
 //
 // # The built-in tools
 //

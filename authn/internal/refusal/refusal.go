@@ -178,7 +178,7 @@ func (l *Log) flush(reason string, g *refusalGroup) {
 
 // hints tell an operator what to look at for each reason (issue
 // 29: a mismatched resource or a token typed JWT was logged only at
-// DEBUG). README.md's "Troubleshooting: why tokens are refused" has the
+// DEBUG). authn/README.md's "Why tokens are refused" has the
 // same list.
 var hints = map[string]string{
 	"malformed":            "not a compact JWS of the allowed size (or not a b64token)",

@@ -8,7 +8,9 @@
 // recommended timeouts.
 //
 //	a, err := app.New(ctx, app.Config{}) // development mode on 127.0.0.1:8080
-//	if err != nil { … }
+//	if err != nil {
+//		log.Fatal(err)
+//	}
 //	defer a.Close()
 //	err = a.Run(ctx) // until ctx is done, then a graceful shutdown
 //

@@ -4,9 +4,13 @@
 // part.
 //
 //	pool, err := pgxpool.New(ctx, dsn)
-//	if err != nil { … }
+//	if err != nil {
+//		log.Fatal(err)
+//	}
 //	broker, err := pgnotify.New(pool, pgnotify.Options{}) // channel "mcpkit_notify"
-//	if err != nil { … }
+//	if err != nil {
+//		log.Fatal(err)
+//	}
 //	hub := notify.New(notify.Options{Broker: broker})
 //	defer hub.Close() // before pool.Close: it stops the listener
 //

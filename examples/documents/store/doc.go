@@ -6,7 +6,9 @@
 // page by page" through an inventory List callback.
 //
 //	db, err := store.Open(ctx, "sqlite:documents.db") // or "postgres://…"
-//	if err != nil { … }
+//	if err != nil {
+//		log.Fatal(err)
+//	}
 //	defer db.Close()
 //	rows, err := db.List(ctx, caller.Subject, req.After, req.Limit+1) // caller: the principal.Principal
 //	// → inventory.Page{Entries: rows[:≤Limit] as {Key: OrderKey, URI, Name: Title, MIMEType}, HasMore: len(rows) > Limit}

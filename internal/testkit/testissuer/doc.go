@@ -4,7 +4,9 @@
 // real HTTP with httptest, and mints RFC 9068 "at+jwt" access tokens.
 //
 //	is, err := testissuer.New(testissuer.Options{Audience: "https://mcp.example.com"})
-//	if err != nil { ... }
+//	if err != nil {
+//		log.Fatal(err)
+//	}
 //	defer is.Close()
 //	tok, err := is.Sign(testissuer.Claims{Subject: "alice", Scopes: []string{"docs:read"}})
 //
