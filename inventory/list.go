@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/mcpkit/mcpkit/budget"
+	"github.com/mcpkit/mcpkit/internal/budget"
 	"github.com/mcpkit/mcpkit/principal"
 )
 

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/mcpkit/mcpkit/budget"
+	"github.com/mcpkit/mcpkit/internal/budget"
 	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/sealedcursor"

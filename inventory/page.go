@@ -1,6 +1,6 @@
 package inventory
 
-import "github.com/mcpkit/mcpkit/budget"
+import "github.com/mcpkit/mcpkit/internal/budget"
 
 // Item is one resource of a resources/list page, in Go values: what a
 // client is told about it. A listed entry has URI, Name and MIMEType (its

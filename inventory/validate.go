@@ -5,8 +5,8 @@ import (
 	"hash/maphash"
 	"unicode/utf8"
 
-	"github.com/mcpkit/mcpkit/budget"
 	"github.com/mcpkit/mcpkit/internal/ascii"
+	"github.com/mcpkit/mcpkit/internal/budget"
 	"github.com/mcpkit/mcpkit/internal/display"
 	"github.com/mcpkit/mcpkit/internal/httpheader"
 	"github.com/mcpkit/mcpkit/inventory/internal/uritemplate"

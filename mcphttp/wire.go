@@ -3,7 +3,7 @@ package mcphttp
 import (
 	"sync"
 
-	"github.com/mcpkit/mcpkit/budget"
+	"github.com/mcpkit/mcpkit/internal/budget"
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcpwire"

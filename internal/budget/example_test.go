@@ -3,7 +3,7 @@ package budget_test
 import (
 	"fmt"
 
-	"github.com/mcpkit/mcpkit/budget"
+	"github.com/mcpkit/mcpkit/internal/budget"
 )
 
 // A transport fills a page of items of 300 bytes under a 1 KiB page limit
