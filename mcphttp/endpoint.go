@@ -194,6 +194,7 @@ func newEndpoint(inv *inventory.Inventory, opts Options) (*Endpoint, error) {
 // finish sets the parts up and pre-encodes what every answer repeats.
 func (e *Endpoint) finish(parts []Part) (*Endpoint, error) {
 	seam.Register(hooksOf)
+	seam.RegisterEndpoint(endpointOf)
 	for i, p := range parts {
 		if nilness.Is(p) {
 			return nil, fmt.Errorf("mcphttp: New: part %d is nil (%T)", i+1, p)

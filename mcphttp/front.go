@@ -3,35 +3,29 @@ package mcphttp
 import (
 	"slices"
 
-	"github.com/mcpkit/mcpkit/jsonrpc"
-	"github.com/mcpkit/mcpkit/mcphttp/origin"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/seam"
 )
 
-// What a handler in front of the endpoint needs to treat the requests it
-// does not pass to the endpoint as the endpoint would (mcphttp/intercept,
-// in front of another MCP server): the same guard, body limits and
-// Authenticator, and the capabilities the endpoint announces. Each is the
-// value the endpoint uses, never a copy configured twice.
+// endpointOf is the lookup of seam.EndpointOf: what ep, an endpoint
+// New made, uses (mcphttp/intercept, in front of another MCP server,
+// treats the requests it forwards as the endpoint would).
+func endpointOf(ep any) (seam.Endpoint, bool) {
+	e, ok := ep.(*Endpoint)
+	if !ok || e == nil || e.auth == nil {
+		return seam.Endpoint{}, false
+	}
+	return seam.Endpoint{
+		Origins: e.origins, Limits: e.limits, Authenticator: e.auth,
+		Capabilities: e.capabilities, Serves: e.serves,
+	}, true
+}
 
-// Origins returns the guard the endpoint checks every request with:
-// Options.Origins, or the closed guard when none was given.
-func (e *Endpoint) Origins() *origin.Guard { return e.origins }
-
-// Limits returns the body limits the endpoint reads requests under
-// (Options.Limits).
-func (e *Endpoint) Limits() jsonrpc.Limits { return e.limits }
-
-// Authenticator returns the endpoint's Authenticator (never nil): the
-// Options' one, or the one that takes the principal the service's own
-// middleware put in the context.
-func (e *Endpoint) Authenticator() Authenticator { return e.auth }
-
-// Capabilities returns the JSON object of the server capabilities the
+// capabilities returns the JSON object of the server capabilities the
 // endpoint announces: resources, completions when a template completes,
 // and the parts' ones; notifying selects those of an answer that comes
 // with event streams (listChanged and subscribe flags), as in
 // [Setup.Capability]. The slice is the caller's own.
-func (e *Endpoint) Capabilities(notifying bool) []byte {
+func (e *Endpoint) capabilities(notifying bool) []byte {
 	if notifying {
 		return slices.Clone(e.capsNotify)
 	}

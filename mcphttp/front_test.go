@@ -33,13 +33,15 @@ func TestFrontAccessors(t *testing.T) {
 		return nil
 	})
 	f := mcptest.New(t, mcptest.Options{Endpoint: func(o *mcphttp.Options) { o.Origins, o.Limits = guard, limits }}, notifying)
-	assert.Same(t, guard, f.EP.Origins())
-	assert.Equal(t, limits, f.EP.Limits())
-	assert.Same(t, f.Auth, f.EP.Authenticator())
+	fv, ok := seam.EndpointOf(f.EP)
+	require.True(t, ok)
+	assert.Same(t, guard, fv.Origins)
+	assert.Equal(t, limits, fv.Limits)
+	assert.Same(t, f.Auth, fv.Authenticator)
 
 	var plain, withStreams map[string]json.RawMessage
-	require.NoError(t, json.Unmarshal(f.EP.Capabilities(false), &plain))
-	require.NoError(t, json.Unmarshal(f.EP.Capabilities(true), &withStreams))
+	require.NoError(t, json.Unmarshal(fv.Capabilities(false), &plain))
+	require.NoError(t, json.Unmarshal(fv.Capabilities(true), &withStreams))
 	assert.JSONEq(t, `{"subscribe":false,"listChanged":false}`, string(plain["resources"]))
 	assert.JSONEq(t, `{"subscribe":true,"listChanged":true}`, string(withStreams["resources"]))
 	assert.JSONEq(t, `{}`, string(plain["completions"]), "the fixture has a template that completes")
@@ -53,18 +55,26 @@ func TestFrontAccessors(t *testing.T) {
 		Capabilities json.RawMessage `json:"capabilities"`
 	}
 	require.NoError(t, json.Unmarshal(mcptest.Decode(t, w).Result, &init))
-	assert.JSONEq(t, string(f.EP.Capabilities(false)), string(init.Capabilities))
+	assert.JSONEq(t, string(fv.Capabilities(false)), string(init.Capabilities))
 
 	// The caller's own copy: editing it changes no later answer.
-	c := f.EP.Capabilities(false)
+	c := fv.Capabilities(false)
 	c[0] = 'X'
-	assert.Equal(t, byte('{'), f.EP.Capabilities(false)[0])
+	assert.Equal(t, byte('{'), fv.Capabilities(false)[0])
 
 	// Without a guard, the closed one (never nil).
 	g := mcptest.New(t, mcptest.Options{})
-	require.NotNil(t, g.EP.Origins())
+	gv, ok := seam.EndpointOf(g.EP)
+	require.True(t, ok)
+	require.NotNil(t, gv.Origins)
 	r, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", nil)
 	r.Header.Set("Origin", "https://app.example.com")
-	assert.ErrorIs(t, g.EP.Origins().Check(r), origin.ErrForbidden)
-	assert.NoError(t, f.EP.Origins().Check(r))
+	assert.ErrorIs(t, gv.Origins.Check(r), origin.ErrForbidden)
+	assert.NoError(t, fv.Origins.Check(r))
+
+	// Nothing for what mcphttp.New did not make.
+	for _, x := range []any{nil, (*mcphttp.Endpoint)(nil), &mcphttp.Endpoint{}, "endpoint"} {
+		_, ok := seam.EndpointOf(x)
+		assert.False(t, ok, "%#v", x)
+	}
 }

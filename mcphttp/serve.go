@@ -252,11 +252,11 @@ func (e *Endpoint) dispatch(ctx context.Context, c *Call) (Result, error) {
 	return res, err
 }
 
-// Serves reports whether the endpoint answers msg itself: a request or
+// serves reports whether the endpoint answers msg itself: a request or
 // notification of a method in its table, for the message's era, that the
 // method's part claims. A handler in front of another MCP server routes
-// on it (mcphttp/intercept).
-func (e *Endpoint) Serves(msg jsonrpc.Message) bool {
+// on it (mcphttp/intercept, through Seam).
+func (e *Endpoint) serves(msg jsonrpc.Message) bool {
 	m, ok := e.methods[msg.Method]
 	if !ok || msg.Kind == jsonrpc.KindResponse {
 		return false

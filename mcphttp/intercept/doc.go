@@ -29,7 +29,7 @@
 //     (New initializes legacy in-process once, and logs a warning when it
 //     announces resources; so does its first initialize answer when it
 //     could not be probed then);
-//   - what the endpoint says it serves ([mcphttp.Endpoint.Serves]):
+//   - what the endpoint serves itself (its method table and its parts' claims):
 //     completion/complete unless its params.ref.type is exactly
 //     "ref/prompt", a tools/call whose strictly decoded name is one of the
 //     endpoint's tools (or that has no readable name: -32602 here), the
@@ -60,7 +60,7 @@
 // # Answers rewritten
 //
 // legacy's initialize (and server/discover) result gets the endpoint's
-// capabilities ([mcphttp.Endpoint.Capabilities]): resources replaces
+// capabilities (those it announces itself): resources replaces
 // legacy's, and each other one (completions, tools) is added where legacy
 // has none. A first tools/list page (no cursor) goes to both: legacy's
 // tools, then the endpoint's tools for the caller, in one private answer

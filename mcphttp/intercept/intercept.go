@@ -15,14 +15,16 @@ import (
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcpwire"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/seam"
 	"github.com/mcpkit/mcpkit/mcphttp/sessions"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
 // Options configures the handler [New] returns. The zero value is valid;
 // each field documents what its zero value means. The origin guard, the
-// body limits and the Authenticator are the endpoint's own (see
-// [mcphttp.Endpoint.Origins]): they are never configured twice.
+// body limits and the Authenticator are the endpoint's own
+// (mcphttp.Options.Origins, Limits and Authenticator, read from the
+// endpoint itself): they are never configured twice.
 type Options struct {
 	// Logger receives operator records: a legacy handler that could not
 	// be listed at construction, a legacy tool shadowed by one of the
@@ -63,6 +65,7 @@ type Options struct {
 // handler is what New returns.
 type handler struct {
 	ep       *mcphttp.Endpoint
+	view     seam.Endpoint // what ep uses: its guard, limits, capabilities, methods
 	legacy   http.Handler
 	limits   jsonrpc.Limits
 	auth     mcphttp.Authenticator
@@ -88,10 +91,13 @@ var _ http.Handler = (*handler)(nil)
 // tools, New lists legacy's tools in-process and returns an error for one
 // that ep would serve instead (a name clash).
 func New(ep *mcphttp.Endpoint, legacy http.Handler, opts Options) (http.Handler, error) {
-	switch {
-	case ep == nil:
+	if ep == nil {
 		return nil, errors.New("intercept: New: nil endpoint")
-	case ep.Authenticator() == nil:
+	}
+	view, ok := seam.EndpointOf(ep)
+	auth, _ := view.Authenticator.(mcphttp.Authenticator)
+	switch {
+	case !ok || auth == nil:
 		return nil, errors.New("intercept: New: an Endpoint not built by mcphttp.New (use mcphttp.New)")
 	case nilness.Is(legacy):
 		return nil, fmt.Errorf("intercept: New: the legacy handler is nil (%T)", legacy)
@@ -108,18 +114,18 @@ func New(ep *mcphttp.Endpoint, legacy http.Handler, opts Options) (http.Handler,
 	if err != nil {
 		return nil, err
 	}
-	_, contextOnly := ep.Authenticator().(mcpwire.ContextAuthenticator)
+	_, contextOnly := auth.(mcpwire.ContextAuthenticator)
 	h := &handler{
-		ep: ep, legacy: legacy, limits: ep.Limits(), auth: ep.Authenticator(),
+		ep: ep, view: view, legacy: legacy, limits: view.Limits, auth: auth,
 		log: opts.Logger, sessions: opts.Sessions, bound: bound, enforce: !contextOnly, opts: opts,
 	}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
-	if h.caps, err = capabilitiesOf(ep); err != nil {
+	if h.caps, err = capabilitiesOf(view); err != nil {
 		return nil, err
 	}
-	h.tools = ep.Serves(jsonrpc.Message{Kind: jsonrpc.KindRequest, Method: "tools/list", ID: jsonrpc.Int64ID(1)})
+	h.tools = view.Serves(jsonrpc.Message{Kind: jsonrpc.KindRequest, Method: "tools/list", ID: jsonrpc.Int64ID(1)})
 	if err := h.checkLegacyTools(); err != nil {
 		return nil, err
 	}
@@ -136,7 +142,7 @@ func (h *handler) resourcesOwned() {
 
 // ServeHTTP checks and routes one request.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	guard := h.ep.Origins()
+	guard := h.view.Origins
 	if err := guard.Check(r); err != nil {
 		mcphttp.WriteError(w, err) // 403
 		return
@@ -205,7 +211,7 @@ const (
 
 // route decides a message's way on its strict decode. The endpoint owns
 // every resources/… method (unknown ones too: a resource method is never
-// legacy's) and what it serves itself (ep.Serves: a completion not
+// legacy's) and what it serves itself (the endpoint's method table and claims: a completion not
 // strictly for a prompt, a tools/call the tools part claims, …), except
 // what belongs to legacy's sessions: initialize, ping, server/discover and
 // client notifications. A first tools/list page is merged; later pages
@@ -226,7 +232,7 @@ func (h *handler) route(msg jsonrpc.Message) route {
 			return routeMerge
 		}
 		return routeForward
-	case h.ep.Serves(msg):
+	case h.view.Serves(msg):
 		return routeOwn
 	}
 	return routeForward

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcpwire"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/seam"
 )
 
 // Rewriting legacy's answers. These read and write what legacy sent — its
@@ -31,7 +32,7 @@ type capabilities struct {
 }
 
 // capabilitiesOf reads the endpoint's capabilities once.
-func capabilitiesOf(ep *mcphttp.Endpoint) (capabilities, error) {
+func capabilitiesOf(ep seam.Endpoint) (capabilities, error) {
 	read := func(obj []byte) ([]capability, error) {
 		var caps []capability
 		err := mcpwire.Members(obj, func(name string, value []byte) bool {

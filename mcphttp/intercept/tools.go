@@ -35,7 +35,7 @@ var errProbe = errors.New("intercept: the legacy handler did not list its tools"
 // claims reports whether the endpoint serves a tools/call of name.
 func (h *handler) claims(name string) bool {
 	params := append(append([]byte(`{"name":`), mcpwire.AppendString(nil, name)...), '}')
-	return h.ep.Serves(jsonrpc.Message{Kind: jsonrpc.KindRequest, ID: jsonrpc.Int64ID(1), Method: "tools/call", Params: params})
+	return h.view.Serves(jsonrpc.Message{Kind: jsonrpc.KindRequest, ID: jsonrpc.Int64ID(1), Method: "tools/call", Params: params})
 }
 
 // checkLegacyTools lists legacy's tools in-process and refuses one the

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcpwire"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/seam"
 	"github.com/mcpkit/mcpkit/mcphttp/tools"
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -266,6 +267,8 @@ func TestUserToolConstruction(t *testing.T) {
 func TestToolsClaims(t *testing.T) {
 	var calls atomic.Int64
 	f := newFixture(t, fixtureOptions{extra: []tools.Tool{echo(&calls, tools.Tool{Gates: nil})}})
+	view, ok := seam.EndpointOf(f.ep)
+	require.True(t, ok)
 	for _, tc := range []struct {
 		params string
 		want   bool
@@ -281,7 +284,7 @@ func TestToolsClaims(t *testing.T) {
 	} {
 		msg, err := jsonrpc.Decode([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+tc.params+`}`), 0)
 		require.NoError(t, err)
-		assert.Equal(t, tc.want, f.ep.Serves(msg), tc.params)
+		assert.Equal(t, tc.want, view.Serves(msg), tc.params)
 	}
 	assert.True(t, f.part.Has("echo"))
 	assert.False(t, f.part.Has("ECHO"))

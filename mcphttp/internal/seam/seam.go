@@ -5,7 +5,9 @@
 // internal: a part written outside the kit does without it.
 //
 // mcphttp registers the lookup ([Register]) before it sets any part up; a
-// part calls [Of] with the *mcphttp.Setup it was given.
+// part calls [Of] with the *mcphttp.Setup it was given. mcphttp/intercept,
+// in front of another MCP server, treats the requests it forwards as the
+// endpoint would: it reads what the endpoint uses with [EndpointOf].
 package seam
 
 import (
@@ -13,6 +15,8 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcphttp/origin"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -75,4 +79,49 @@ func Of(setup any) *Hooks {
 		return nil
 	}
 	return (*f)(setup)
+}
+
+// Endpoint is what an endpoint uses, each the value itself, never a copy
+// configured twice.
+type Endpoint struct {
+	// Origins is the guard the endpoint checks every request with.
+	Origins *origin.Guard
+	// Limits are the body limits it reads requests under.
+	Limits jsonrpc.Limits
+	// Authenticator is its mcphttp.Authenticator (never nil): the
+	// Options' one, or the one that takes the principal the service's own
+	// middleware put in the context.
+	Authenticator any
+	// Capabilities returns the JSON object of the server capabilities it
+	// announces; notifying selects those of an answer that comes with
+	// event streams (listChanged and subscribe flags). The slice is the
+	// caller's own.
+	Capabilities func(notifying bool) []byte
+	// Serves reports whether the endpoint answers msg itself: a request
+	// or notification of a method in its table, for the message's era,
+	// that the method's part claims.
+	Serves func(msg jsonrpc.Message) bool
+}
+
+// endpointLookup is the function mcphttp registered; nil before the
+// first endpoint is built.
+var endpointLookup atomic.Pointer[func(ep any) (Endpoint, bool)]
+
+// RegisterEndpoint makes f the lookup of [EndpointOf]. Only mcphttp
+// calls it, before it returns its first endpoint; the first registration
+// stays.
+func RegisterEndpoint(f func(ep any) (Endpoint, bool)) {
+	if f != nil && endpointLookup.Load() == nil {
+		endpointLookup.CompareAndSwap(nil, &f)
+	}
+}
+
+// EndpointOf returns what ep, an *mcphttp.Endpoint, uses, and false for
+// anything else (nil, or an Endpoint mcphttp.New did not make).
+func EndpointOf(ep any) (Endpoint, bool) {
+	f := endpointLookup.Load()
+	if f == nil || ep == nil {
+		return Endpoint{}, false
+	}
+	return (*f)(ep)
 }
