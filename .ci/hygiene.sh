@@ -15,7 +15,9 @@
 #     of the root internal/ imports only root internal/ packages and
 #     principal (the kit's floor); a package under D/internal/ imports only
 #     D/internal/ and root internal/ packages and what D itself imports,
-#     never D or D's other packages. Test kits (internal/testkit/...,
+#     never D, nor a package of D's subtree unless D imports it and it
+#     imports nothing of D's subtree (a leaf below D: authn/dpop's
+#     options and errors, which authn/internal/dpopcheck checks). Test kits (internal/testkit/...,
 #     mcphttp/internal/mcptest, internal/nilness/nilnesstest) are fixtures
 #     for _test.go files and are left out.
 #
@@ -94,8 +96,12 @@ for pkg in "${!imports_of[@]}"; do
       fail "$pkg imports $d (a root internal/ package imports only root internal/ packages and principal)"
     elif [[ $d == "$owner"/internal/* ]]; then
       continue
-    elif [[ $d == "$owner" || $d == "$owner"/* ]]; then
+    elif [[ $d == "$owner" ]]; then
       fail "$pkg imports $d (an import back up to its owner $owner)"
+    elif [[ $d == "$owner"/* ]]; then
+      if [[ " ${imports_of[$owner]:-} " != *" $d "* || " ${imports_of[$d]:-} " == *" $owner"* ]]; then
+        fail "$pkg imports $d (an import back up into its owner's subtree $owner, not a leaf $owner imports)"
+      fi
     elif [[ " ${imports_of[$owner]:-} " != *" $d "* ]]; then
       fail "$pkg imports $d, which its owner $owner does not import (an internal package serves its owner's floor)"
     fi

@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/authn/dpop"
+	"github.com/mcpkit/mcpkit/authn/internal/dpopcheck"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
 // dpopSide is the DPoP half of an Authenticator: nil when DPoP is off.
 type dpopSide struct {
-	c    *dpop.Checker
+	c    *dpopcheck.Checker
 	algs string // space-separated, for challenges
 	// Pre-rendered challenges.
 	noCreds, invalidToken, invalidRequest, invalidProof, useNonce string
@@ -27,7 +28,7 @@ type dpopSide struct {
 // newDPoPSide returns the DPoP side of o, or nil when o.Mode is Off; md
 // and scope are the Authenticator's resource_metadata and scope hint.
 func newDPoPSide(o dpop.Options, resource string, log *slog.Logger, md authParam, scope string) (*dpopSide, error) {
-	c, err := dpop.New(o, resource, log)
+	c, err := dpopcheck.New(o, resource, log)
 	if err != nil || c == nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ type Call struct {
 	ID jsonrpc.ID
 	// Params are the message's params as received (client input), which
 	// the strict decoder found well-formed: no duplicate or case-variant
-	// member names, valid UTF-8. Read them with [Members] and [String].
+	// member names, valid UTF-8. Read them with [jsonrpc.Members] and [jsonrpc.String].
 	Params []byte
 	// ProtocolVersion is the MCP protocol version the call is served
 	// under; empty when it was refused before the version was decided.

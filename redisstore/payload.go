@@ -4,7 +4,7 @@ import (
 	"errors"
 	"unicode/utf8"
 
-	"github.com/mcpkit/mcpkit/mcphttp"
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/notify"
 )
 
@@ -54,17 +54,17 @@ func appendPayload(dst []byte, e notify.Event) ([]byte, error) {
 	}
 	start := len(dst)
 	dst = append(dst, `{"subject":`...)
-	dst = mcphttp.AppendString(dst, e.Subject)
+	dst = jsonrpc.AppendString(dst, e.Subject)
 	dst = append(dst, `,"kind":"`...)
 	dst = append(dst, kind...)
 	dst = append(dst, '"')
 	if e.URI != "" {
 		dst = append(dst, `,"uri":`...)
-		dst = mcphttp.AppendString(dst, e.URI)
+		dst = jsonrpc.AppendString(dst, e.URI)
 	}
 	if notify.ValidID(e.ID) {
 		dst = append(dst, `,"id":`...)
-		dst = mcphttp.AppendString(dst, e.ID)
+		dst = jsonrpc.AppendString(dst, e.ID)
 	}
 	dst = append(dst, '}')
 	if len(dst)-start > MaxPayloadBytes {
@@ -85,7 +85,7 @@ func decodePayload(payload []byte) (notify.Event, bool) {
 	var subject, kind, uri, id string
 	var hasSubject, hasKind, ok bool
 	ok = true
-	err := mcphttp.Members(payload, func(name string, value []byte) bool {
+	err := jsonrpc.Members(payload, func(name string, value []byte) bool {
 		var p *string
 		switch name {
 		case "subject":
@@ -99,7 +99,7 @@ func decodePayload(payload []byte) (notify.Event, bool) {
 		default:
 			return true
 		}
-		*p, ok = mcphttp.String(value)
+		*p, ok = jsonrpc.String(value)
 		return ok
 	})
 	if err != nil || !ok || !hasSubject || !hasKind || !validEvent(subject, kind, uri) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/examples/documents/store"
 	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
 )
 
@@ -99,16 +100,16 @@ func readFiltered(st store.Store, maxResultBytes int) inventory.ReadFunc {
 // bytes; truncated is true when some were left out.
 func filteredText(rows []store.Entry, room int) string {
 	const head, tail = `{"documents":[`, `],"truncated":`
-	escLen := func(b []byte) int { return len(mcphttp.AppendString(nil, string(b))) - 2 }
+	escLen := func(b []byte) int { return len(jsonrpc.AppendString(nil, string(b))) - 2 }
 	used := len(head) + len(tail) + len("false}") // these escape to themselves
 	text := append(make([]byte, 0, 96*min(len(rows), MaxFiltered)+32), head...)
 	var item []byte
 	truncated := len(rows) > MaxFiltered
 	for i := range rows[:min(len(rows), MaxFiltered)] {
 		item = append(item[:0], `{"uri":`...)
-		item = mcphttp.AppendString(item, documentPrefix+rows[i].ID)
+		item = jsonrpc.AppendString(item, documentPrefix+rows[i].ID)
 		item = append(item, `,"title":`...)
-		item = mcphttp.AppendString(item, inventory.ClipName(rows[i].Title))
+		item = jsonrpc.AppendString(item, inventory.ClipName(rows[i].Title))
 		item = append(item, '}')
 		n := escLen(item)
 		if i > 0 {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/examples/documents/store"
 	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -139,7 +140,7 @@ func TestFilteredListingBounds(t *testing.T) {
 			require.Len(t, contents, 1)
 			var fl filteredListing
 			require.NoError(t, json.Unmarshal([]byte(contents[0].Text), &fl))
-			escaped := len(mcphttp.AppendString(nil, contents[0].Text))
+			escaped := len(jsonrpc.AppendString(nil, contents[0].Text))
 			budget := limit
 			if budget == 0 {
 				budget = mcphttp.DefaultMaxResultBytes // what zero means

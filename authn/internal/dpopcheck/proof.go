@@ -1,4 +1,4 @@
-package dpop
+package dpopcheck
 
 // The DPoP proof JWT (RFC 9449 §4.2), read by this package alone: the
 // compact shape is checked before any decoding, the header, its jwk and
@@ -13,12 +13,14 @@ import (
 	"crypto/elliptic"
 	"crypto/rsa"
 	"crypto/sha256"
-	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"math/big"
 	"strings"
 	"time"
 
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
+
 	"github.com/lestrrat-go/jwx/v2/jws"
+
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 )
 

@@ -1,4 +1,4 @@
-package dpop
+package dpopcheck
 
 import (
 	"crypto/hmac"

@@ -1,11 +1,13 @@
-package dpop
+package dpopcheck
 
 import (
-	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpkit/mcpkit/authn/dpop"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 
 	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 )
@@ -42,8 +44,8 @@ func FuzzDPoPProof(f *testing.F) {
 	for _, s := range []string{"", "a.b.c", "..", "eyJ0eXAiOiJkcG9wK2p3dCJ9.e30.", strings.Repeat("A", 100) + "." + strings.Repeat("B", 100) + ".C"} {
 		f.Add(s)
 	}
-	allowed := DefaultAlgorithms()
-	c, err := New(Options{Mode: Allowed}, testResource, slog.New(slog.DiscardHandler))
+	allowed := dpop.DefaultAlgorithms()
+	c, err := New(dpop.Options{Mode: dpop.Allowed}, testResource, slog.New(slog.DiscardHandler))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package dpop
+package dpopcheck
 
 import (
 	"log/slog"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 	"github.com/mcpkit/mcpkit/principal"
 )
@@ -33,7 +34,7 @@ func TestDPoPRSAKeyOneEncoding(t *testing.T) {
 	pub, err := k.PublicJWK()
 	require.NoError(t, err)
 	n, e := pub["n"].(string), pub["e"].(string)
-	good, err := parseProof(sign(t, k, nil), defaultMaxProofBytes, DefaultAlgorithms())
+	good, err := parseProof(sign(t, k, nil), defaultMaxProofBytes, dpop.DefaultAlgorithms())
 	require.NoError(t, err)
 	assert.Equal(t, jkt, good.jkt)
 	for name, jwk := range map[string]map[string]any{
@@ -43,8 +44,8 @@ func TestDPoPRSAKeyOneEncoding(t *testing.T) {
 		"n with CR at the end": testissuer.WithMember(pub, "n", n+"\r"),
 	} {
 		proof := sign(t, k, map[string]any{"jwk": jwk})
-		_, err := parseProof(proof, defaultMaxProofBytes, DefaultAlgorithms())
-		assert.ErrorIs(t, err, ErrInvalidProof, name)
+		_, err := parseProof(proof, defaultMaxProofBytes, dpop.DefaultAlgorithms())
+		assert.ErrorIs(t, err, dpop.ErrInvalidProof, name)
 		assert.Equal(t, errProofKey, err, name)
 	}
 }
@@ -52,7 +53,7 @@ func TestDPoPRSAKeyOneEncoding(t *testing.T) {
 // The share a proof is charged to: issuer-qualified, the subject's, else
 // the client's, with the bound key, the kinds never meeting.
 func TestDPoPReplayIdentity(t *testing.T) {
-	c, err := New(Options{Mode: Allowed}, testResource, slog.New(slog.DiscardHandler))
+	c, err := New(dpop.Options{Mode: dpop.Allowed}, testResource, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	id := func(p principal.Principal) uint64 { return c.identity(&p) }
 	const jktA, jktB = "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs", "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"
@@ -85,18 +86,18 @@ func TestZeroValues(t *testing.T) {
 		_, err := c.ProofOf(r)
 		assert.Error(t, err, name)
 		assert.Error(t, c.Check(r, &Proof{}, "tok", p), name)
-		assert.Equal(t, Off, c.Mode(), name)
+		assert.Equal(t, dpop.Off, c.Mode(), name)
 		assert.Empty(t, c.Nonce(), name)
 		n, callers := c.Len()
 		assert.Zero(t, n+callers, name)
 	}
 	assert.Nil(t, (*Checker)(nil).Algorithms())
-	c, err := New(Options{Mode: Allowed, RequireNonce: true}, testResource, nil)
+	c, err := New(dpop.Options{Mode: dpop.Allowed, RequireNonce: true}, testResource, nil)
 	require.NoError(t, err)
-	assert.ErrorIs(t, c.Check(r, &Proof{}, "tok", p), ErrInvalidProof, "a zero Proof")
+	assert.ErrorIs(t, c.Check(r, &Proof{}, "tok", p), dpop.ErrInvalidProof, "a zero Proof")
 	assert.Error(t, c.Check(r, nil, "tok", p))
 	assert.NotEmpty(t, c.Nonce())
-	off, err := New(Options{}, testResource, nil)
+	off, err := New(dpop.Options{}, testResource, nil)
 	assert.NoError(t, err)
-	assert.Nil(t, off, "Off makes no Checker")
+	assert.Nil(t, off, "dpop.Off makes no Checker")
 }
