@@ -44,7 +44,27 @@
 // with the same caller: the same authentication, scopes, gates, grants,
 // owner rule, byte limit and cursors, so a tool never shows or reads more
 // than resources/list and resources/read would. They are [Tool] values
-// like any other: filter them, or add tools next to them.
+// like any other: filter them, or add tools next to them. What each takes
+// and returns:
+//
+//   - list_resources, argument cursor (optional): one page of
+//     resources/list, in the same order and with the same cursors (a cursor
+//     of one continues the other), as structuredContent
+//     {"resources":[…],"nextCursor":…} with an outputSchema, and the same
+//     JSON as text.
+//   - read_resource, argument uri: resources/read; text contents as text
+//     items, binary ones as embedded resources.
+//   - a typed tool (read_document), one string argument per template
+//     variable (id): resources/read of the URI the arguments expand to,
+//     the template's Validate rules applied.
+//   - search, argument query: {"results":[{"id","title","url"}]} in one text
+//     item, the hits of the templates' Search callbacks; the id is the
+//     resource URI.
+//   - fetch, argument id: {"id","title","text","url","metadata"} in one text
+//     item, resources/read of the id; title is the contents' Title, else the
+//     registered one (a static resource's Title or Name, a template's
+//     Title), else the URI; metadata is {"uri","mimeType"}, with
+//     "truncated":true when the text was cut to the byte limit.
 //
 // # Seeing and calling a tool
 //
