@@ -2,13 +2,13 @@ package authn
 
 import (
 	"fmt"
-	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"slices"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"github.com/mcpkit/mcpkit/principal"
 
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"

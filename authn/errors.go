@@ -3,11 +3,11 @@ package authn
 import (
 	"errors"
 	"fmt"
-	"github.com/mcpkit/mcpkit/authn/dpop"
-	"github.com/mcpkit/mcpkit/authn/internal/refusal"
 	"strings"
 	"time"
 
+	"github.com/mcpkit/mcpkit/authn/dpop"
+	"github.com/mcpkit/mcpkit/authn/internal/refusal"
 	"github.com/mcpkit/mcpkit/principal"
 )
 

@@ -3,8 +3,6 @@ package authn
 import (
 	"context"
 	"errors"
-	"github.com/mcpkit/mcpkit/authn/internal/httpauth"
-	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpkit/mcpkit/authn/internal/httpauth"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"github.com/mcpkit/mcpkit/principal"
 )
 

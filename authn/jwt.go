@@ -2,15 +2,14 @@ package authn
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
-	"github.com/mcpkit/mcpkit/authn/internal/jose"
-	"github.com/mcpkit/mcpkit/authn/internal/jwks"
 	"log/slog"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
+	"github.com/mcpkit/mcpkit/authn/internal/jwks"
 	"github.com/mcpkit/mcpkit/principal"
 
 	"github.com/lestrrat-go/jwx/v2/jws"
@@ -235,8 +234,6 @@ func maxTokenBytes(n int) (int, error) {
 	}
 	return n, nil
 }
-
-var b64 = base64.RawURLEncoding.Strict()
 
 // Verify checks a compact JWS access token and returns its principal and
 // expiry. Every failure is [ErrInvalidToken], except "cannot check now"

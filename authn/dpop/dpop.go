@@ -7,7 +7,6 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"hash/maphash"
 	"log/slog"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/authn/internal/htu"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/principal"
 

@@ -1,12 +1,12 @@
 package dpop
 
 import (
-	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 )
 

@@ -13,12 +13,13 @@ import (
 	"crypto/elliptic"
 	"crypto/rsa"
 	"crypto/sha256"
-	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"math/big"
 	"strings"
 	"time"
 
 	"github.com/lestrrat-go/jwx/v2/jws"
+
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 )
 
