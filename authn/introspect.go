@@ -89,6 +89,15 @@ type IntrospectionVerifier struct {
 	now      func() time.Time
 }
 
+var errIntrospectionZero = &misuseError{"authn: IntrospectionVerifier not made by NewIntrospectionVerifier"}
+
+func (iv *IntrospectionVerifier) verifierResource() (string, bool) {
+	if iv == nil || iv.client == nil {
+		return "", false
+	}
+	return iv.rules.resource, true
+}
+
 var _ Verifier = (*IntrospectionVerifier)(nil)
 
 // NewIntrospectionVerifier validates opts and returns a verifier.

@@ -61,6 +61,15 @@ type MultiIssuerVerifier struct {
 	maxToken int
 }
 
+var errMultiZero = &misuseError{"authn: MultiIssuerVerifier not made by NewMultiIssuerVerifier"}
+
+func (m *MultiIssuerVerifier) verifierResource() (string, bool) {
+	if m == nil || m.byIssuer == nil {
+		return "", false
+	}
+	return m.resource, true
+}
+
 var _ Verifier = (*MultiIssuerVerifier)(nil)
 
 // NewMultiIssuerVerifier validates opts, builds one verifier per issuer
