@@ -19,7 +19,10 @@
 #     imports nothing of D's subtree (a leaf below D: authn/dpop's
 #     options and errors, which authn/internal/dpopcheck checks). Test kits (internal/testkit/...,
 #     mcphttp/internal/mcptest, internal/nilness/nilnesstest) are fixtures
-#     for _test.go files and are left out.
+#     for _test.go files and are left out;
+#   - a Go file of any of the four modules whose imports are not grouped
+#     as goimports groups them: the standard library in one group, first,
+#     apart from the other modules' imports (internal/importgroups).
 #
 # Run from anywhere in the checkout: bash .ci/hygiene.sh
 set -euo pipefail
@@ -108,7 +111,11 @@ for pkg in "${!imports_of[@]}"; do
   done
 done
 
+# Import groups, in every module: the checker walks the checkout (skipping
+# testdata and node_modules) and prints each file that breaks the rule.
+go run ./internal/importgroups . || fail "imports not grouped as goimports groups them (above)"
+
 if ((status == 0)); then
-  echo "hygiene: ok ($(git ls-files | wc -l) tracked files; $(go list ./examples/... | wc -l) examples packages import public packages only; $floors internal packages import no floor above them)"
+  echo "hygiene: ok ($(git ls-files | wc -l) tracked files; $(go list ./examples/... | wc -l) examples packages import public packages only; $floors internal packages import no floor above them; imports grouped)"
 fi
 exit $status

@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcpkit/mcpkit/authn/dpop"
-	"github.com/mcpkit/mcpkit/authn/internal/refusal"
 	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
 	"time"
 
+	"github.com/mcpkit/mcpkit/authn/dpop"
+	"github.com/mcpkit/mcpkit/authn/internal/refusal"
 	"github.com/mcpkit/mcpkit/internal/httpheader"
 	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/principal"
@@ -107,6 +107,10 @@ type Authenticator struct {
 	throttle *throttleState // nil: no Throttle
 	refusals *refusal.Log
 }
+
+// errAuthenticatorZero answers the methods of an Authenticator its
+// constructor did not make.
+var errAuthenticatorZero = &misuseError{"authn: Authenticator not made by NewAuthenticator"}
 
 // NewAuthenticator returns an Authenticator that verifies tokens with v.
 //
@@ -548,7 +552,32 @@ func joinValidScopes(scopes []string) string {
 // SetPrivate marks a response to an authenticated request as private:
 // Cache-Control: private, max-age=0 and Vary: Authorization, so no shared
 // cache stores it or serves it to another caller (RFC 9111 §3.5).
-func SetPrivate(h http.Header) {
-	h.Set("Cache-Control", "private, max-age=0")
-	httpheader.AppendVary(h, "Authorization")
+func SetPrivate(h http.Header) { httpheader.SetPrivate(h) }
+
+// kitVerifier is a Verifier of this package: it says whether its
+// constructor made it, and the resource its principals carry.
+type kitVerifier interface {
+	verifierResource() (resource string, ok bool)
+}
+
+// checkVerifier is NewAuthenticator's check of v against opts.Resource:
+// no typed nil, made by its constructor, and for this package's
+// verifiers the same resource (issue 29: given twice, a mismatch refused
+// every token silently).
+func checkVerifier(v Verifier, resource string) error {
+	if err := nilness.Refuse("authn", "NewAuthenticator's Verifier", v); err != nil {
+		return err
+	}
+	kv, ok := v.(kitVerifier)
+	if !ok {
+		return nil
+	}
+	r, ok := kv.verifierResource()
+	switch {
+	case !ok:
+		return fmt.Errorf("authn: NewAuthenticator's Verifier (%T) was not made by its constructor", v)
+	case r != "" && r != resource:
+		return fmt.Errorf("authn: the Verifier's resource %q differs from Options.Resource %q: every token would be refused (give both the same URI; an issuer that names the resource otherwise in \"aud\" says so in JWTOptions.Audience)", r, resource)
+	}
+	return nil
 }

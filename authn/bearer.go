@@ -1,11 +1,11 @@
 package authn
 
 import (
-	"github.com/mcpkit/mcpkit/authn/internal/httpauth"
-	"github.com/mcpkit/mcpkit/internal/httpheader"
 	"net/http"
 	"strings"
 
+	"github.com/mcpkit/mcpkit/authn/internal/httpauth"
+	"github.com/mcpkit/mcpkit/internal/httpheader"
 	"github.com/mcpkit/mcpkit/principal"
 )
 

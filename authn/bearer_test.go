@@ -1,12 +1,12 @@
 package authn
 
 import (
-	"github.com/mcpkit/mcpkit/authn/internal/httpauth"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/authn/internal/httpauth"
 	"github.com/mcpkit/mcpkit/principal"
 
 	"github.com/stretchr/testify/assert"

@@ -45,6 +45,20 @@ type Cache struct {
 	m  map[[sha256.Size]byte]cacheEntry
 }
 
+var errCacheZero = &misuseError{"authn: Cache not made by NewCache (or made with a nil Verifier)"}
+
+// verifierResource is the resource of the Verifier behind the cache, ""
+// when it is not one of this package's.
+func (c *Cache) verifierResource() (string, bool) {
+	if c == nil || c.m == nil || c.v == nil || nilness.Is(c.v) {
+		return "", false
+	}
+	if kv, ok := c.v.(kitVerifier); ok {
+		return kv.verifierResource()
+	}
+	return "", true
+}
+
 type cacheEntry struct {
 	p      principal.Principal
 	exp    time.Time // the token's expiry, returned to callers

@@ -2,12 +2,13 @@ package authn
 
 import (
 	"errors"
-	"github.com/mcpkit/mcpkit/authn/internal/httpauth"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/authn/internal/httpauth"
 )
 
 // parseChallenge is a strict parser for the challenges this package emits:

@@ -2,17 +2,26 @@ package authn
 
 import (
 	"fmt"
-	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"slices"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"github.com/mcpkit/mcpkit/principal"
 
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 )
+
+// The small JSON objects of a token (the JOSE header, the claims, an
+// introspection response) are read with the kit's strict JSON engine,
+// never with encoding/json or jwx: duplicate member names (after
+// unescaping, and case variants such as "sub" and "SUB": a parser
+// differential such as two "aud" members is an attack, not a convenience),
+// invalid UTF-8, lone surrogate escapes and trailing data reject the
+// token, and nesting and member counts are bounded.
+var tokenJSON = jsonstrict.Options{MaxDepth: 32, MaxMembers: 512}
 
 // ClaimNames says which claims (JWT) or response members (introspection)
 // carry the principal's fields. The zero value means the defaults below.

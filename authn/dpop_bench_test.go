@@ -2,16 +2,16 @@ package authn
 
 import (
 	"encoding/base64"
-	"strings"
-
-	"github.com/lestrrat-go/jwx/v2/jwa"
-	"github.com/lestrrat-go/jwx/v2/jws"
-	"github.com/mcpkit/mcpkit/authn/dpop"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/lestrrat-go/jwx/v2/jwa"
+	"github.com/lestrrat-go/jwx/v2/jws"
+
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 )
 

@@ -1,18 +1,17 @@
 package authn
 
 import (
-	"context"
-	"github.com/mcpkit/mcpkit/authn/dpop"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mcpkit/mcpkit/principal"
-
-	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/authn/dpop"
+	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // dpopEnv is a DPoP-enabled Authenticator in front of a cached JWT
@@ -103,14 +102,6 @@ func challengeError(w *httptest.ResponseRecorder, scheme string) string {
 		return rest[:strings.IndexByte(rest, '"')]
 	}
 	return "-"
-}
-
-// verifyDirect verifies token with the env's verifier (test shortcut).
-func (d *dpopEnv) verifyDirect(t *testing.T, token string) principal.Principal {
-	t.Helper()
-	p, _, err := d.cache.Verify(context.Background(), token)
-	require.NoError(t, err)
-	return p
 }
 
 func seconds(n int) time.Duration { return time.Duration(n) * time.Second }

@@ -1,7 +1,6 @@
 package authn
 
 import (
-	"github.com/mcpkit/mcpkit/authn/dpop"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -11,9 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/authn/dpop"
+	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 )
 
 // dpopCaller is one client of a dpopEnv: a proof key of its own and a

@@ -3,7 +3,6 @@ package authn
 import (
 	"context"
 	"errors"
-	"github.com/mcpkit/mcpkit/authn/dpop"
 	"net/http"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpkit/mcpkit/authn/dpop"
 	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 )
 

@@ -3,7 +3,6 @@ package authn
 import (
 	"context"
 	"errors"
-	"github.com/mcpkit/mcpkit/authn/dpop"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,11 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpkit/mcpkit/principal"
-
-	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/authn/dpop"
+	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
+	"github.com/mcpkit/mcpkit/principal"
 )
 
 // A DPoP-bound token with a valid proof is accepted, for each proof key

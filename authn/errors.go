@@ -3,11 +3,11 @@ package authn
 import (
 	"errors"
 	"fmt"
-	"github.com/mcpkit/mcpkit/authn/dpop"
-	"github.com/mcpkit/mcpkit/authn/internal/refusal"
 	"strings"
 	"time"
 
+	"github.com/mcpkit/mcpkit/authn/dpop"
+	"github.com/mcpkit/mcpkit/authn/internal/refusal"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -146,3 +146,15 @@ var (
 
 // joinScopes renders scopes space-separated.
 func joinScopes(scopes []string) string { return strings.Join(scopes, " ") }
+
+// Misuse is an error, never a panic (issue 28): constructors refuse nil
+// interface values that hold a nil pointer (a "typed nil"), and the
+// methods of a zero value or a nil pointer of an exported type answer
+// with a misuseError (a 500, logged at ERROR with its text) instead of
+// dereferencing what a constructor would have set.
+
+// misuseError is a programming mistake of the service, not of the
+// caller: [StatusOf] makes it 500 and WriteError logs its fixed text.
+type misuseError struct{ msg string }
+
+func (e *misuseError) Error() string { return e.msg }

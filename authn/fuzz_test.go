@@ -2,11 +2,11 @@ package authn
 
 import (
 	"context"
-	"github.com/mcpkit/mcpkit/authn/internal/jose"
-	"github.com/mcpkit/mcpkit/authn/internal/jwks"
 	"strings"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
+	"github.com/mcpkit/mcpkit/authn/internal/jwks"
 	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 )
 

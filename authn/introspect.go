@@ -3,8 +3,6 @@ package authn
 import (
 	"context"
 	"errors"
-	"github.com/mcpkit/mcpkit/authn/internal/httpauth"
-	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpkit/mcpkit/authn/internal/httpauth"
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -87,6 +87,15 @@ type IntrospectionVerifier struct {
 	rules    claimRules
 	log      *slog.Logger
 	now      func() time.Time
+}
+
+var errIntrospectionZero = &misuseError{"authn: IntrospectionVerifier not made by NewIntrospectionVerifier"}
+
+func (iv *IntrospectionVerifier) verifierResource() (string, bool) {
+	if iv == nil || iv.client == nil {
+		return "", false
+	}
+	return iv.rules.resource, true
 }
 
 var _ Verifier = (*IntrospectionVerifier)(nil)

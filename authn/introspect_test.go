@@ -120,7 +120,7 @@ func TestIntrospectionUnavailable(t *testing.T) {
 		"empty":   func(*env) (http.Handler, func(*IntrospectionOptions)) { return testissuer.Body(nil), nil },
 		"huge":    func(*env) (http.Handler, func(*IntrospectionOptions)) { return testissuer.Huge(10<<20, false), nil },
 		"redirect": func(*env) (http.Handler, func(*IntrospectionOptions)) {
-			return http.RedirectHandler("https://example.com/", 302), nil
+			return http.RedirectHandler("https://example.com/", http.StatusFound), nil
 		},
 		"wrong secret": func(*env) (http.Handler, func(*IntrospectionOptions)) {
 			return nil, func(o *IntrospectionOptions) { o.ClientSecret = "nope" }

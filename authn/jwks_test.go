@@ -9,8 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcpkit/mcpkit/authn/internal/jose"
-	"github.com/mcpkit/mcpkit/authn/internal/jwks"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -19,9 +17,12 @@ import (
 	"time"
 
 	"github.com/lestrrat-go/jwx/v2/jwk"
-	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
+	"github.com/mcpkit/mcpkit/authn/internal/jwks"
+	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 )
 
 // fakeTimer drives the refresher: each wait is announced on asked and

@@ -2,15 +2,15 @@ package authn
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
-	"github.com/mcpkit/mcpkit/authn/internal/jose"
-	"github.com/mcpkit/mcpkit/authn/internal/jwks"
 	"log/slog"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
+	"github.com/mcpkit/mcpkit/authn/internal/jwks"
+	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 	"github.com/mcpkit/mcpkit/principal"
 
 	"github.com/lestrrat-go/jwx/v2/jws"
@@ -108,6 +108,15 @@ type JWTVerifier struct {
 	rules     claimRules
 	keys      *jwks.Store
 	now       func() time.Time
+}
+
+var errJWTZero = &misuseError{"authn: JWTVerifier not made by NewJWTVerifier"}
+
+func (v *JWTVerifier) verifierResource() (string, bool) {
+	if v == nil || v.keys == nil {
+		return "", false
+	}
+	return v.rules.resource, true
 }
 
 var _ Verifier = (*JWTVerifier)(nil)
@@ -235,8 +244,6 @@ func maxTokenBytes(n int) (int, error) {
 	}
 	return n, nil
 }
-
-var b64 = base64.RawURLEncoding.Strict()
 
 // Verify checks a compact JWS access token and returns its principal and
 // expiry. Every failure is [ErrInvalidToken], except "cannot check now"
@@ -384,4 +391,68 @@ func (v *JWTVerifier) typeOK(h header) bool {
 		return true
 	}
 	return v.plainTyp && (!h.hasTyp || strings.EqualFold(t, "jwt"))
+}
+
+// DefaultAlgorithms are the signature algorithms a [JWTVerifier] accepts
+// when [JWTOptions.Algorithms] is nil.
+func DefaultAlgorithms() []string { return []string{"RS256", "PS256", "ES256", "EdDSA"} }
+
+// checkAlgorithms is JWTOptions.Algorithms checked, the defaults for nil.
+func checkAlgorithms(algs []string) ([]string, error) {
+	if algs == nil {
+		return DefaultAlgorithms(), nil
+	}
+	return jose.CheckAlgorithms(algs)
+}
+
+// The JOSE header. Nothing here trusts jwx: the token's shape is checked
+// before any decoding (Verify), and the header that decides the algorithm
+// and key is the one parseHeader reads.
+
+// header holds the JOSE header parameters the verifier acts on.
+type header struct {
+	alg, kid, typ string
+	hasKid        bool // kid present (an empty kid is refused; an absent one selects the issuer's only key for alg)
+	hasTyp        bool
+}
+
+// parseHeader decodes the protected header strictly. alg, kid and typ must
+// be strings when present. Parameters that would make the verifier fetch
+// or trust key material named by the token (jku, jwk, x5u, x5c), change how
+// the payload is signed (b64, RFC 7797), demand extensions (crit) or belong
+// to JWE (enc, zip) reject the token; other parameters are ignored.
+func parseHeader(data []byte) (header, error) {
+	var h header
+	var bad error
+	err := tokenJSON.Members(data, func(name []byte, v jsonstrict.Value) bool {
+		var ok bool
+		switch string(name) {
+		case "alg":
+			h.alg, ok = v.Str()
+		case "kid":
+			h.kid, ok = v.Str()
+			h.hasKid = true
+		case "typ":
+			h.typ, ok = v.Str()
+			h.hasTyp = true
+		case "crit", "jku", "jwk", "x5u", "x5c", "b64", "enc", "zip":
+			ok = false
+		default:
+			ok = true
+		}
+		if !ok {
+			bad = errBadHeader
+		}
+		return ok
+	})
+	if bad != nil {
+		return header{}, bad
+	}
+	if err != nil {
+		return header{}, errMalformed
+	}
+	if h.alg == "" {
+		return header{}, errAlg
+	}
+	return h, nil
 }

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"github.com/mcpkit/mcpkit/principal"
 )
 

@@ -2,7 +2,6 @@ package authn
 
 import (
 	"encoding/json"
-	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 )
 
 // S5: RFC 9728 §3 path construction.

@@ -2,7 +2,6 @@ package authn
 
 import (
 	"context"
-	"github.com/mcpkit/mcpkit/authn/dpop"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/authn/dpop"
 )
 
 // Misuse is an error, never a panic (issue 28): every interface-typed

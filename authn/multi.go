@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"slices"
 	"time"
 
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"github.com/mcpkit/mcpkit/principal"
 
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
@@ -59,6 +59,15 @@ type MultiIssuerVerifier struct {
 	issuers  []string
 	jwts     []*JWTVerifier
 	maxToken int
+}
+
+var errMultiZero = &misuseError{"authn: MultiIssuerVerifier not made by NewMultiIssuerVerifier"}
+
+func (m *MultiIssuerVerifier) verifierResource() (string, bool) {
+	if m == nil || m.byIssuer == nil {
+		return "", false
+	}
+	return m.resource, true
 }
 
 var _ Verifier = (*MultiIssuerVerifier)(nil)

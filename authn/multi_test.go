@@ -3,13 +3,14 @@ package authn
 import (
 	"context"
 	"encoding/json"
-	"github.com/mcpkit/mcpkit/authn/dpop"
 	"net/http"
 	"testing"
 
-	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/authn/dpop"
+	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 )
 
 // twoIssuers starts two real issuers with keys of their own (the same key

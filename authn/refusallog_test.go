@@ -3,7 +3,6 @@ package authn
 import (
 	"bytes"
 	"fmt"
-	"github.com/mcpkit/mcpkit/authn/dpop"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -11,9 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/authn/dpop"
+	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 )
 
 // Operators see why tokens are refused (issue 29): each refusal reason is

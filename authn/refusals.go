@@ -3,11 +3,11 @@ package authn
 import (
 	"crypto/sha256"
 	"errors"
-	"github.com/mcpkit/mcpkit/authn/dpop"
-	"github.com/mcpkit/mcpkit/authn/internal/refusal"
 	"net/http"
 	"time"
 
+	"github.com/mcpkit/mcpkit/authn/dpop"
+	"github.com/mcpkit/mcpkit/authn/internal/refusal"
 	"github.com/mcpkit/mcpkit/principal"
 )
 

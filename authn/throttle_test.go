@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcpkit/mcpkit/authn/dpop"
-	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/authn/dpop"
+	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 	"github.com/mcpkit/mcpkit/principal"
 
 	"github.com/stretchr/testify/assert"

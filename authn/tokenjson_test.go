@@ -4,16 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcpkit/mcpkit/authn/internal/jose"
 	"math/big"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mcpkit/mcpkit/internal/jsonstrict"
-	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpkit/mcpkit/authn/internal/jose"
+	"github.com/mcpkit/mcpkit/internal/jsonstrict"
+	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 )
 
 // Token JSON follows the engine's rules, with authn's bounds: the claims

@@ -25,6 +25,8 @@ type Verifier interface {
 // VerifierFunc adapts a function to the [Verifier] interface.
 type VerifierFunc func(ctx context.Context, token string) (principal.Principal, time.Time, error)
 
+var errNilVerifierFunc = &misuseError{"authn: nil VerifierFunc"}
+
 // Verify calls f(ctx, token).
 func (f VerifierFunc) Verify(ctx context.Context, token string) (principal.Principal, time.Time, error) {
 	if f == nil {

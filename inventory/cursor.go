@@ -102,7 +102,8 @@ func uvarintLen(v uint64) int {
 // refreshed token of the same identity, and never across identities), the registry fingerprint
 // and, in a gated inventory, the caller's visibility vector (what the
 // traversal may show, not the grants behind it), each field
-// length-prefixed. Scopes must be sorted (see normalize).
+// length-prefixed. The caller's part is [principal.Principal.AppendBinding],
+// which encodes the scopes as a set (sorted, whatever their order).
 func (inv *Inventory) appendBinding(dst []byte, purpose string, caller *principal.Principal, vis []byte) []byte {
 	str := func(s string) {
 		dst = binary.AppendUvarint(dst, uint64(len(s)))

@@ -113,5 +113,5 @@ func Subjects(subjects ...string) Policy {
 
 // validGateName reports a valid gate name.
 func validGateName(s string) bool {
-	return len(s) <= maxGateNameBytes && validScope(s)
+	return len(s) <= maxGateNameBytes && principal.ValidScope(s)
 }

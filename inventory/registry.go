@@ -17,6 +17,7 @@ import (
 	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/inventory/internal/uritemplate"
+	"github.com/mcpkit/mcpkit/principal"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
 
@@ -248,27 +249,13 @@ func checkAccess(a Access, scopes []string) ([]string, error) {
 		return nil, errors.New("a public resource or template cannot require scopes")
 	}
 	for _, sc := range scopes {
-		if !validScope(sc) {
+		if !principal.ValidScope(sc) {
 			return nil, errors.New("invalid scope: scopes are 1*( %x21 / %x23-5B / %x5D-7E ) (RFC 6749 §3.3)")
 		}
 	}
 	out := slices.Clone(scopes)
 	slices.Sort(out)
 	return slices.Compact(out), nil
-}
-
-// validScope reports an RFC 6749 §3.3 scope-token, the characters RFC 6750
-// allows in a challenge's scope attribute.
-func validScope(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return true
 }
 
 func newRegistered(t Template) (*registered, error) {

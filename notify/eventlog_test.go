@@ -13,8 +13,6 @@ import (
 	"github.com/mcpkit/mcpkit/internal/testkit/fakeclock"
 )
 
-type fakeClock = fakeclock.Clock
-
 func mustAppend(t *testing.T, l EventLog, key string, e Event) string {
 	t.Helper()
 	id, err := l.Append(context.Background(), key, e)

@@ -395,15 +395,14 @@ func testFailover(t *testing.T, c *redistest.Cluster) {
 
 	// Sessions and events of 60 principals, replicated before the kill.
 	type who struct {
-		p       *principal.Principal
-		id      string
-		bucket  ratelimit.Bucket
-		dead    bool // its keys live on the victim
-		taken   int
-		events  []string
-		proofs  []string
-		deadKey map[string]bool
-		reset   int // the index of the first event the promoted replica logged (-1: none yet)
+		p      *principal.Principal
+		id     string
+		bucket ratelimit.Bucket
+		dead   bool // its keys live on the victim
+		taken  int
+		events []string
+		proofs []string
+		reset  int // the index of the first event the promoted replica logged (-1: none yet)
 	}
 	var ws []*who
 	for i := range 60 {

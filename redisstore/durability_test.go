@@ -57,7 +57,7 @@ func failoverRound(t *testing.T, conf []string, wait bool) (lost, acked int64) {
 	replica, rc := startRedis(t)
 	require.NoError(t, mc.ConfigSet(ctx, "repl-diskless-sync-delay", "0").Err())
 	host, port, _ := strings.Cut(master.Addr(), ":")
-	require.NoError(t, rc.SlaveOf(ctx, host, port).Err())
+	require.NoError(t, rc.ReplicaOf(ctx, host, port).Err())
 	require.Eventually(t, func() bool {
 		info, err := rc.Info(ctx, "replication").Result()
 		return err == nil && strings.Contains(info, "master_link_status:up")
@@ -107,7 +107,7 @@ func failoverRound(t *testing.T, conf []string, wait bool) (lost, acked int64) {
 	master.Stop()
 	stop.Store(true)
 	wg.Wait()
-	require.NoError(t, rc.SlaveOf(ctx, "NO", "ONE").Err())
+	require.NoError(t, rc.ReplicaOf(ctx, "NO", "ONE").Err())
 	for i := 0; i < len(ackedKeys); i += 500 {
 		batch := ackedKeys[i:min(i+500, len(ackedKeys))]
 		n, err := rc.Exists(ctx, batch...).Result()

@@ -96,12 +96,12 @@ func TestReplayAfterAnUnsyncedPromotion(t *testing.T) {
 	require.Equal(t, 50, rememberAll(t, s, clk, "before", 50, false))
 	require.NoError(t, client.ConfigSet(ctx, "repl-diskless-sync-delay", "0").Err())
 	host, port, _ := strings.Cut(master.Addr(), ":")
-	require.NoError(t, rclient.SlaveOf(ctx, host, port).Err())
+	require.NoError(t, rclient.ReplicaOf(ctx, host, port).Err())
 	require.Eventually(t, func() bool {
 		info, err := rclient.Info(ctx, "replication").Result()
 		return err == nil && strings.Contains(info, "master_link_status:up")
 	}, 10*time.Second, 10*time.Millisecond)
-	require.NoError(t, rclient.SlaveOf(ctx, "NO", "ONE").Err()) // promoted, before the next writes
+	require.NoError(t, rclient.ReplicaOf(ctx, "NO", "ONE").Err()) // promoted, before the next writes
 	require.Equal(t, 200, rememberAll(t, s, clk, "after", 200, false))
 
 	promoted := newReplayStore(t, replica.Client(t), clk, redisstore.ReplayOptions{Prefix: "t:"})

@@ -97,17 +97,6 @@ func (c *cache) drop(key, value string) {
 	c.mu.Unlock()
 }
 
-// dropAll forgets every token of keys starting with prefix.
-func (c *cache) dropPrefix(prefix string) {
-	c.mu.Lock()
-	for k := range c.entries {
-		if len(k) >= len(prefix) && k[:len(prefix)] == prefix {
-			delete(c.entries, k)
-		}
-	}
-	c.mu.Unlock()
-}
-
 // joins returns how many callers waited on another's fetch.
 func (c *cache) joins() int {
 	c.mu.Lock()

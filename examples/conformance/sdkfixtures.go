@@ -67,6 +67,7 @@ func addSuiteTools(s *sdk.Server) {
 	s.AddTool(&sdk.Tool{Name: "test_tool_with_logging", Description: "Sends three log messages", InputSchema: objectSchema(nil)},
 		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			for _, msg := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
+				//lint:ignore SA1019 the conformance suite's logging scenario needs the deprecated logging feature
 				_ = req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "info", Data: msg})
 				time.Sleep(20 * time.Millisecond)
 			}
@@ -88,8 +89,10 @@ func addSuiteTools(s *sdk.Server) {
 			if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
 				return nil, err
 			}
-			res, err := req.Session.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 100,
-				Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: in.Prompt}}}})
+			//lint:ignore SA1019 the conformance suite's sampling scenario needs the deprecated sampling types
+			msgs := []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: in.Prompt}}}
+			//lint:ignore SA1019 the conformance suite's sampling scenario needs the deprecated sampling feature
+			res, err := req.Session.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 100, Messages: msgs})
 			if err != nil {
 				return nil, err
 			}

@@ -87,6 +87,7 @@ func TestTokenExchange(t *testing.T) {
 	f = exchangeForm(alice, upstream)
 	f.Set("grant_type", "authorization_code")
 	status, out = h.tokenExchange("mcp-server", exchangeSecret, f)
+	assert.Equal(t, 400, status)
 	assert.Equal(t, "unsupported_grant_type", out["error"])
 	h.clock.Advance(2 * time.Hour)
 	status, out = h.tokenExchange("mcp-server", exchangeSecret, exchangeForm(alice, upstream))

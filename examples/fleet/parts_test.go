@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -223,7 +222,8 @@ func postgresSchema(t *testing.T, base string) (dsn, channel string) {
 func buildDocuments(t *testing.T, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "documents")
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "github.com/mcpkit/mcpkit/examples/documents")
+	// go test puts its own toolchain's bin first on the test's PATH.
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/mcpkit/mcpkit/examples/documents")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "go build: %s", out)
 	return bin

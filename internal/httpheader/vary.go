@@ -1,5 +1,8 @@
-// Package httpheader holds the one Vary helper that the authenticator,
-// the endpoint and the Origin guard share.
+// Package httpheader holds the HTTP header helpers that authn, mcphttp,
+// its parts and inventory share: Vary ([AppendVary], [ListHas]), the
+// private marking of a response to an authenticated request
+// ([SetPrivate]), and media types and tokens ([ValidMediaType],
+// [IsTchar]).
 package httpheader
 
 import (
@@ -38,4 +41,14 @@ func ListHas(list, name string) bool {
 		}
 	}
 	return false
+}
+
+// SetPrivate marks a response to an authenticated request private:
+// Cache-Control: private, max-age=0 (replacing what was there), and
+// Authorization appended to Vary (never replacing what an outer handler
+// put there), with values of its own, so no shared cache stores it or
+// serves it to another caller (RFC 9111 §3.5). authn.SetPrivate is this.
+func SetPrivate(h http.Header) {
+	h["Cache-Control"] = []string{"private, max-age=0"}
+	AppendVary(h, "Authorization")
 }

@@ -36,3 +36,18 @@ func TestAppendVary(t *testing.T) {
 	}
 	assert.False(t, ListHas("Authorizations", "Authorization"))
 }
+
+// SetPrivate replaces Cache-Control, keeps an outer handler's Vary and
+// adds Authorization once, writing through no slice another response
+// may share.
+func TestSetPrivate(t *testing.T) {
+	outerVary := append(make([]string, 0, 8), "Origin")
+	h := http.Header{"Cache-Control": {"public, max-age=3600"}, "Vary": outerVary}
+	SetPrivate(h)
+	assert.Equal(t, []string{"private, max-age=0"}, h["Cache-Control"])
+	assert.Equal(t, []string{"Origin", "Authorization"}, h["Vary"])
+	assert.Equal(t, []string{"Origin"}, outerVary[:1:1])
+	assert.Equal(t, "", outerVary[:2][1], "the outer handler's slice is not written through")
+	SetPrivate(h)
+	assert.Equal(t, []string{"Origin", "Authorization"}, h["Vary"], "Authorization listed once")
+}

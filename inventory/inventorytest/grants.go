@@ -66,7 +66,7 @@ func (c *grantChecker) fail(format string, args ...any) {
 func (c *grantChecker) grants(subject string) grants.Grants {
 	g, err := c.store.Grants(c.ctx, subject)
 	if err != nil && c.err == nil {
-		c.err = fmt.Errorf("Grants: %w", err)
+		c.err = fmt.Errorf("store.Grants: %w", err)
 	}
 	return g
 }
@@ -76,7 +76,7 @@ func (c *grantChecker) apply(subject string, op grants.ChangeOp, name string, wa
 	changed, err := c.store.Apply(c.ctx, subject, grants.Change{Op: op, Name: name})
 	if err != nil {
 		if c.err == nil {
-			c.err = fmt.Errorf("Apply %s %q: %w", op, name, err)
+			c.err = fmt.Errorf("store.Apply %s %q: %w", op, name, err)
 		}
 		return
 	}
@@ -160,7 +160,7 @@ func (c *grantChecker) run() {
 			if _, err := c.store.Apply(c.ctx, other, grants.Change{Op: grants.OpAuthorize, Name: name}); err != nil {
 				mu.Lock()
 				if c.err == nil {
-					c.err = fmt.Errorf("Apply: %w", err)
+					c.err = fmt.Errorf("store.Apply: %w", err)
 				}
 				mu.Unlock()
 			}

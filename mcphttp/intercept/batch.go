@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/mcpkit/mcpkit/internal/httpheader"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcpwire"
@@ -107,7 +108,7 @@ func (h *handler) serveSplit(w http.ResponseWriter, r *http.Request, b *jsonrpc.
 	if v := legacyRec.header.Values(mcpwire.HeaderSessionID); len(v) > 0 {
 		dst[mcpwire.HeaderSessionID] = v
 	}
-	mcpwire.SetPrivate(dst)
+	httpheader.SetPrivate(dst)
 	if len(all) == 0 && len(extra) == 0 {
 		w.WriteHeader(http.StatusAccepted)
 		return

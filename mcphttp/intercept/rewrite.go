@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpkit/mcpkit/internal/httpheader"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcpwire"
@@ -155,7 +156,7 @@ func (h *handler) writeRewritten(w http.ResponseWriter, rec *recorder, private b
 		dst.Set("Content-Length", strconv.Itoa(len(out)))
 	}
 	if private {
-		mcpwire.SetPrivate(dst)
+		httpheader.SetPrivate(dst)
 	}
 	w.WriteHeader(rec.status)
 	_, _ = w.Write(out)

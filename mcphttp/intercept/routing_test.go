@@ -61,6 +61,7 @@ func TestForwardsUntouched(t *testing.T) {
 	assert.Contains(t, w.Body.String(), `"id":2`)
 	assert.Empty(t, gotBody)
 	w = serve(jsonrpc.Decoder(jsonrpc.Limits{})(h), request(body, nil))
+	assert.Equal(t, http.StatusAccepted, w.Code, "the legacy handler's answer")
 	assert.Equal(t, body, gotBody, "forwarded byte for byte after a Decoder too")
 }
 

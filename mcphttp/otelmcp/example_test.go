@@ -51,7 +51,7 @@ func Example() {
 	fmt.Println("trace", s.SpanContext().TraceID(), "parent", s.Parent().SpanID())
 	for _, kv := range s.Attributes() {
 		if strings.HasPrefix(string(kv.Key), "mcp.") {
-			fmt.Printf("%s=%s\n", kv.Key, kv.Value.Emit())
+			fmt.Printf("%s=%s\n", kv.Key, kv.Value.String())
 		}
 	}
 	// Output:

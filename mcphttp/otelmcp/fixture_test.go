@@ -189,7 +189,7 @@ func (f *fixture) points(t testing.TB) []metricdata.HistogramDataPoint[float64] 
 func attrs(kvs []attribute.KeyValue) map[string]string {
 	m := make(map[string]string, len(kvs))
 	for _, kv := range kvs {
-		m[string(kv.Key)] = kv.Value.Emit()
+		m[string(kv.Key)] = kv.Value.String()
 	}
 	return m
 }
@@ -210,7 +210,7 @@ func everything(spans []sdktrace.ReadOnlySpan, points []metricdata.HistogramData
 	for _, s := range spans {
 		fmt.Fprintf(&b, "span %q %q %v\n", s.Name(), s.Status().Description, s.Resource().Attributes())
 		for _, kv := range s.Attributes() {
-			fmt.Fprintf(&b, "  %s=%s\n", kv.Key, kv.Value.Emit())
+			fmt.Fprintf(&b, "  %s=%s\n", kv.Key, kv.Value.String())
 		}
 		for _, e := range s.Events() {
 			fmt.Fprintf(&b, "  event %q %v\n", e.Name, e.Attributes)
@@ -223,7 +223,7 @@ func everything(spans []sdktrace.ReadOnlySpan, points []metricdata.HistogramData
 		kvs := p.Attributes.ToSlice()
 		sort.Slice(kvs, func(i, j int) bool { return kvs[i].Key < kvs[j].Key })
 		for _, kv := range kvs {
-			fmt.Fprintf(&b, "point %s=%s\n", kv.Key, kv.Value.Emit())
+			fmt.Fprintf(&b, "point %s=%s\n", kv.Key, kv.Value.String())
 		}
 	}
 	return b.String()

@@ -2,15 +2,14 @@ package ratelimit
 
 import (
 	"context"
-	"log/slog"
-	"sync/atomic"
-
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/nilness"

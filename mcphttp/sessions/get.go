@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/httpheader"
 	"github.com/mcpkit/mcpkit/mcphttp"
-	"github.com/mcpkit/mcpkit/mcphttp/internal/mcpwire"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -121,6 +121,6 @@ func (ep *endpoint) delete(w http.ResponseWriter, r *http.Request, caller *princ
 		return
 	}
 	ep.attached.end(id)
-	mcpwire.SetPrivate(w.Header())
+	httpheader.SetPrivate(w.Header())
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -128,7 +128,7 @@ func Builtin(inv *inventory.Inventory, opts BuiltinOptions) ([]Tool, error) {
 		case ti.Hidden:
 			return nil, fmt.Errorf("tools: BuiltinOptions.Templates: template %q is hidden; a tool would show its pattern", name)
 		case !validToolName(tt.Name):
-			return nil, fmt.Errorf("tools: BuiltinOptions.Templates[%q]: tool names are 1..128 characters of A-Z a-z 0-9 _ - .", name)
+			return nil, fmt.Errorf("tools: BuiltinOptions.Templates[%q]: tool names are 1..128 characters, each one of A-Z a-z 0-9 and the three _ - . (underscore, hyphen, dot)", name)
 		case slices.ContainsFunc(out, func(t Tool) bool { return t.Name == tt.Name }):
 			return nil, fmt.Errorf("tools: BuiltinOptions.Templates[%q]: tool name %q is taken", name, tt.Name)
 		}

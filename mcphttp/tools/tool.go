@@ -322,7 +322,7 @@ func compile(t Tool) (*tool, error) {
 	}
 	switch {
 	case !validToolName(t.Name):
-		return nil, fmt.Errorf("tools: tool %q: tool names are 1..128 characters of A-Z a-z 0-9 _ - .", t.Name)
+		return nil, fmt.Errorf("tools: tool %q: tool names are 1..128 characters, each one of A-Z a-z 0-9 and the three _ - . (underscore, hyphen, dot)", t.Name)
 	case t.Handler == nil:
 		return nil, fail("no handler")
 	case t.Access > inventory.Public:

@@ -92,7 +92,7 @@ func (s *sqliteStore) now() time.Time { return s.clock() }
 // failing with SQLITE_BUSY when one upgrades).
 func openSQLite(ctx context.Context, path string, opts Options) (DB, error) {
 	if path == "" {
-		return nil, fmt.Errorf("%w: sqlite: needs a path or :memory:", ErrInvalid)
+		return nil, fmt.Errorf("%w: sqlite: needs a path (or :memory:)", ErrInvalid)
 	}
 	if strings.ContainsAny(path, "?#") || strings.HasPrefix(path, "file:") {
 		return nil, fmt.Errorf("%w: sqlite: give a plain path, without URI parameters", ErrInvalid)

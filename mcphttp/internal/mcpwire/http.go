@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-
-	"github.com/mcpkit/mcpkit/internal/httpheader"
 )
 
 // Content negotiation: Accept is parsed by hand, on every request, without
@@ -59,12 +57,4 @@ func HeaderValue(h http.Header, key string) string {
 		return v[0]
 	}
 	return ""
-}
-
-// SetPrivate marks a response private: Cache-Control: private, max-age=0,
-// and Authorization appended to Vary (never replacing what an outer
-// handler put there), with values of its own.
-func SetPrivate(h http.Header) {
-	h["Cache-Control"] = []string{"private, max-age=0"}
-	httpheader.AppendVary(h, "Authorization")
 }
