@@ -92,7 +92,7 @@ func BenchmarkFlatKeepAlive(b *testing.B) {
 		p := newPinger(time.Hour * keepAliveSlots) // turned by hand
 		pgs := make([]*ping, n)
 		for i := range pgs {
-			pgs[i] = p.add()
+			pgs[i] = p.add(nil)
 		}
 		return p, pgs
 	}
