@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http/httputil"
+	"os"
 	"strconv"
 	"time"
 )
@@ -18,7 +19,9 @@ import (
 // servers share go to the servers (wrk's approach). Responses are checked
 // all the same (see check).
 type conn struct {
-	c    net.Conn
+	c net.Conn
+	// f holds the socket once quiet has taken it out of the poller.
+	f    *os.File
 	r    *bufio.Reader
 	body []byte
 	// keep records the wanted headers of each response (a map per
@@ -34,7 +37,28 @@ func dial(addr string) (*conn, error) {
 	return &conn{c: c, r: bufio.NewReaderSize(c, 16<<10), body: make([]byte, 0, 16<<10)}, nil
 }
 
-func (c *conn) close() { _ = c.c.Close() }
+func (c *conn) close() {
+	_ = c.c.Close()
+	if c.f != nil {
+		_ = c.f.Close()
+	}
+}
+
+// quiet takes the connection's socket out of this process's poller, open
+// still, never to be read again: what the server writes to it then wakes
+// no thread here.
+func (c *conn) quiet() error {
+	tc, ok := c.c.(*net.TCPConn)
+	if !ok {
+		return nil
+	}
+	f, err := tc.File() // a duplicate descriptor, outside the poller
+	if err != nil {
+		return err
+	}
+	c.f = f
+	return tc.Close() // the connection's own descriptor, in the poller; the socket stays open
+}
 
 // response is what do read; body aliases the connection's buffer until
 // the next do.
@@ -45,7 +69,7 @@ type response struct {
 }
 
 // wanted are the response headers recorded in response.header.
-var wanted = []string{"content-type", "content-length", "cache-control", "vary", "transfer-encoding"}
+var wanted = []string{"content-type", "content-length", "cache-control", "vary", "transfer-encoding", "mcp-session-id"}
 
 // do sends req, a complete HTTP/1.1 request, and reads its response.
 func (c *conn) do(req []byte) (response, error) {
