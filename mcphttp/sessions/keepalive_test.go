@@ -102,7 +102,7 @@ func TestPingerSignalsEveryStream(t *testing.T) {
 // tcpPair returns the two ends of a loopback TCP connection, the server's
 // first; small buffers, so that a client that does not read blocks the
 // server's writes soon.
-func tcpPair(t *testing.T, ln net.Listener) (net.Conn, net.Conn) {
+func tcpPair(t testing.TB, ln net.Listener) (net.Conn, net.Conn) {
 	t.Helper()
 	accepted := make(chan net.Conn, 1)
 	go func() {
