@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http/httputil"
-	"os"
 	"strconv"
 	"time"
 )
@@ -20,10 +19,11 @@ import (
 // all the same (see check).
 type conn struct {
 	c net.Conn
-	// f holds the socket once quiet has taken it out of the poller.
-	f    *os.File
-	r    *bufio.Reader
-	body []byte
+	// closeFD closes the socket once quiet has taken it out of the
+	// poller.
+	closeFD func()
+	r       *bufio.Reader
+	body    []byte
 	// keep records the wanted headers of each response (a map per
 	// response: off on the measured path).
 	keep bool
@@ -39,24 +39,24 @@ func dial(addr string) (*conn, error) {
 
 func (c *conn) close() {
 	_ = c.c.Close()
-	if c.f != nil {
-		_ = c.f.Close()
+	if c.closeFD != nil {
+		c.closeFD()
 	}
 }
 
 // quiet takes the connection's socket out of this process's poller, open
 // still, never to be read again: what the server writes to it then wakes
-// no thread here.
+// no thread here. Where it cannot (not unix), it does nothing.
 func (c *conn) quiet() error {
 	tc, ok := c.c.(*net.TCPConn)
 	if !ok {
 		return nil
 	}
-	f, err := tc.File() // a duplicate descriptor, outside the poller
-	if err != nil {
+	closeFD, err := dupOutsidePoller(tc)
+	if err != nil || closeFD == nil {
 		return err
 	}
-	c.f = f
+	c.closeFD = closeFD
 	return tc.Close() // the connection's own descriptor, in the poller; the socket stays open
 }
 

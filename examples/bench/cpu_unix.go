@@ -3,6 +3,7 @@
 package main
 
 import (
+	"net"
 	"syscall"
 	"time"
 )
@@ -15,4 +16,24 @@ func processCPU() (all, sys time.Duration) {
 		return 0, 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), time.Duration(ru.Stime.Nano())
+}
+
+// dupOutsidePoller duplicates c's descriptor with dup(2): unlike
+// TCPConn.File, whose duplicate the os package puts in the runtime's
+// poller again, the copy is in no poller. It returns the function that
+// closes it.
+func dupOutsidePoller(c *net.TCPConn) (func(), error) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	fd := -1
+	var dupErr error
+	if err := raw.Control(func(s uintptr) { fd, dupErr = syscall.Dup(int(s)) }); err != nil {
+		return nil, err
+	}
+	if dupErr != nil {
+		return nil, dupErr
+	}
+	return func() { _ = syscall.Close(fd) }, nil
 }
