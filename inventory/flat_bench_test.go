@@ -9,6 +9,8 @@ import (
 
 	"github.com/mcpkit/mcpkit/internal/testkit/benchpair"
 	"github.com/mcpkit/mcpkit/inventory"
+	"github.com/mcpkit/mcpkit/inventory/grants"
+	"github.com/mcpkit/mcpkit/principal"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
 
@@ -168,5 +170,50 @@ func BenchmarkFlatTemplatesNew(b *testing.B) {
 				b.ReportMetric(float64(other)/float64(base)*1000/float64(n), "per-template-"+strconv.Itoa(n/1000)+"k/1k")
 			})
 		}
+	}
+}
+
+// BenchmarkFlatGatedStaticPage: in a gated inventory (every tenth static
+// behind a gate the caller is let through), the page 50 before the end of
+// N statics (its cursor replayed) against the first page of the same
+// inventory. Every page of a gated inventory decides every static for its
+// caller (its cursors bind the caller's visibility vector), so neither is
+// flat in N; what this keeps is the ratio of the two near 1: finding a
+// deep page's place costs no walk over the statics before it.
+func BenchmarkFlatGatedStaticPage(b *testing.B) {
+	for _, n := range flatSizes[1:] {
+		b.Run("N="+strconv.Itoa(n), func(b *testing.B) {
+			flatSize(b, n)
+			res := flatStatics(n)
+			for i := range res {
+				if i%10 == 0 {
+					res[i].Gates = []string{"beta"}
+				}
+			}
+			inv, err := inventory.New(res, nil, inventory.Options{PageSize: 50, Sealer: sealedcursor.MustNew(sealedcursor.Options{}),
+				Gates: []inventory.Gate{{Name: "beta", Policy: inventory.Subjects("carol")}}, Grants: grants.NewMemory()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			carol := &principal.Principal{Subject: "carol"}
+			ctx := context.Background()
+			deep, err := inv.SealListPositionForTest(carol, -1, n-50, "", time.Now())
+			if err != nil {
+				b.Fatal(err)
+			}
+			var base, other time.Duration
+			for b.Loop() {
+				start := time.Now()
+				if _, err := inv.List(ctx, carol, "", nil); err != nil {
+					b.Fatal(err)
+				}
+				mid := time.Now()
+				if _, err := inv.List(ctx, carol, deep, nil); err != nil {
+					b.Fatal(err)
+				}
+				base, other = base+mid.Sub(start), other+time.Since(mid)
+			}
+			benchpair.Report(b, "page", "first", base, "deep", other)
+		})
 	}
 }

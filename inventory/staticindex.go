@@ -20,7 +20,11 @@ import (
 //
 // A gated inventory decides every static for each caller anyway (its
 // cursors are bound to what the caller may see, static by static): it
-// keeps the walk.
+// keeps the walk. Every page of it, the first included, costs the number
+// of statics, so a deep page costs what the first does there too
+// (BenchmarkFlatGatedStaticPage: 0.98 to 1.25 at 100,000 statics); a
+// page that did not decide every static could not check that the
+// caller's view is still the one its cursor was sealed for.
 
 // staticClass is the statics of one access mode and scope set.
 type staticClass struct {

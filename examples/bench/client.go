@@ -18,9 +18,12 @@ import (
 // servers share go to the servers (wrk's approach). Responses are checked
 // all the same (see check).
 type conn struct {
-	c    net.Conn
-	r    *bufio.Reader
-	body []byte
+	c net.Conn
+	// closeFD closes the socket once quiet has taken it out of the
+	// poller.
+	closeFD func()
+	r       *bufio.Reader
+	body    []byte
 	// keep records the wanted headers of each response (a map per
 	// response: off on the measured path).
 	keep bool
@@ -34,7 +37,28 @@ func dial(addr string) (*conn, error) {
 	return &conn{c: c, r: bufio.NewReaderSize(c, 16<<10), body: make([]byte, 0, 16<<10)}, nil
 }
 
-func (c *conn) close() { _ = c.c.Close() }
+func (c *conn) close() {
+	_ = c.c.Close()
+	if c.closeFD != nil {
+		c.closeFD()
+	}
+}
+
+// quiet takes the connection's socket out of this process's poller, open
+// still, never to be read again: what the server writes to it then wakes
+// no thread here. Where it cannot (not unix), it does nothing.
+func (c *conn) quiet() error {
+	tc, ok := c.c.(*net.TCPConn)
+	if !ok {
+		return nil
+	}
+	closeFD, err := dupOutsidePoller(tc)
+	if err != nil || closeFD == nil {
+		return err
+	}
+	c.closeFD = closeFD
+	return tc.Close() // the connection's own descriptor, in the poller; the socket stays open
+}
 
 // response is what do read; body aliases the connection's buffer until
 // the next do.
@@ -45,7 +69,7 @@ type response struct {
 }
 
 // wanted are the response headers recorded in response.header.
-var wanted = []string{"content-type", "content-length", "cache-control", "vary", "transfer-encoding"}
+var wanted = []string{"content-type", "content-length", "cache-control", "vary", "transfer-encoding", "mcp-session-id"}
 
 // do sends req, a complete HTTP/1.1 request, and reads its response.
 func (c *conn) do(req []byte) (response, error) {

@@ -73,7 +73,7 @@ func runRound(sc scenario, conns int, d time.Duration) (round, error) {
 	var once sync.Once
 	var firstErr error
 	lat := make([][]time.Duration, conns)
-	genBefore := processCPU()
+	genBefore, _ := processCPU()
 	start := time.Now()
 	deadline := start.Add(d)
 	var wg sync.WaitGroup
@@ -109,7 +109,7 @@ func runRound(sc scenario, conns int, d time.Duration) (round, error) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	genAfter := processCPU()
+	genAfter, _ := processCPU()
 	after, err := sc.server.stats(false)
 	if err != nil {
 		return round{}, err

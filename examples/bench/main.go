@@ -7,6 +7,7 @@
 //	go run ./examples/bench -cpuprofile /tmp/prof   # then: go tool pprof /tmp/prof/kit-private.*.pprof
 //	go run ./examples/bench -streams 1000   # memory per idle notification stream, server side
 //	go run ./examples/bench -streams 10000 -idle 60s   # and the server's CPU with them idle
+//	go run ./examples/bench -streams 10000 -idle 60s -legacy   # the same with legacy GET streams
 //	go run ./examples/bench documents       # the documents server: first and deep pages (documents.go)
 //	go run ./examples/bench targets -target a=URL -target b=URL  # running servers, e.g. a fleet (targets.go)
 //
@@ -54,7 +55,14 @@
 // server with notifications: the server's heap and stack in use, after
 // garbage collection, before and after the streams opened, per stream;
 // with -idle D, then the server's CPU time over D with the streams idle
-// (keep-alive comments only), as a share of one core.
+// (keep-alive comments only), as a share of one core, and the share of
+// it spent in the kernel. With -legacy the streams are legacy GET streams
+// (protocol 2025-11-25), each with a session of its own. Over loopback
+// the kernel receives the client's data in the sender's write and charges
+// it to the sender: so that the figure is the server's as nearly as can
+// be, the client's sockets are taken out of its poller once the streams
+// are open (they are never read again), and a keep-alive wakes no client
+// thread; -wake-client leaves them in.
 //
 // With the first argument "documents" it measures instead the whole
 // documents server (examples/documents) in this process, on SQLite: first
@@ -113,6 +121,8 @@ type options struct {
 	idle        time.Duration
 	keepAlive   time.Duration
 	bareData    bool
+	legacy      bool
+	wakeClient  bool
 }
 
 func parse(args []string, out io.Writer) (options, error) {
@@ -131,6 +141,8 @@ func parse(args []string, out io.Writer) (options, error) {
 	fs.DurationVar(&o.keepAlive, "keepalive", 0, "with -streams: the streams' keep-alive interval (sessions.Options.KeepAlive; 0: the default, 25s)")
 	fs.DurationVar(&o.idle, "idle", 0, "with -streams: then measure the server's CPU time over this long with the streams open and idle (keep-alives only; the default interval is 25s)")
 	fs.StringVar(&o.heapProfile, "heapprofile", "", "with -streams: write the server's heap profile with the streams open to this file")
+	fs.BoolVar(&o.legacy, "legacy", false, "with -streams: legacy GET streams (protocol 2025-11-25: a session each, initialize then GET) instead of subscriptions/listen")
+	fs.BoolVar(&o.wakeClient, "wake-client", false, "with -idle: keep the client's streams in this process's poller, so that every keep-alive wakes a client thread (over loopback the kernel does that in the server's write, and charges it to the server); by default they are taken out of it once open")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

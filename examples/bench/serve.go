@@ -56,14 +56,17 @@ type serverStats struct {
 	StackInuse uint64        `json:"stackInuse"` // bytes of goroutine stacks
 	Goroutines int           `json:"goroutines"`
 	NumGC      uint32        `json:"numGC"`
-	CPU        time.Duration `json:"cpu"` // user+system CPU time of the process, cumulative (0 where unknown)
+	CPU        time.Duration `json:"cpu"`    // user+system CPU time of the process, cumulative (0 where unknown)
+	SysCPU     time.Duration `json:"sysCPU"` // the system part of CPU
 }
 
 func readStats() serverStats {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return serverStats{Mallocs: m.Mallocs, AllocBytes: m.TotalAlloc, HeapInuse: m.HeapInuse, StackInuse: m.StackInuse,
-		Goroutines: runtime.NumGoroutine(), NumGC: m.NumGC, CPU: processCPU()}
+	s := serverStats{Mallocs: m.Mallocs, AllocBytes: m.TotalAlloc, HeapInuse: m.HeapInuse, StackInuse: m.StackInuse,
+		Goroutines: runtime.NumGoroutine(), NumGC: m.NumGC}
+	s.CPU, s.SysCPU = processCPU()
+	return s
 }
 
 // serverConfig is what the load generator tells a server.
@@ -272,7 +275,8 @@ func kitPrivate(ctx context.Context, c serverConfig, log *slog.Logger) (http.Han
 	var parts []mcphttp.Part
 	if c.kind == serveKitStreams {
 		hub = notify.New(notify.Options{Logger: log})
-		streams, err := sessions.New(hub, sessions.Options{KeepAlive: c.keepAlive, Limits: sessions.Limits{MaxStreams: 1 << 20, MaxStreamsPerPrincipal: 1 << 20}})
+		streams, err := sessions.New(hub, sessions.Options{KeepAlive: c.keepAlive, Limits: sessions.Limits{MaxStreams: 1 << 20, MaxStreamsPerPrincipal: 1 << 20,
+			MaxSessions: 1 << 20, MaxSessionsPerPrincipal: 1 << 20}})
 		if err != nil {
 			_ = v.Close()
 			return nil, nil, err

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http/httputil"
@@ -67,9 +68,83 @@ func openStream(addr, token string) (*conn, error) {
 	return c, nil
 }
 
+func initializeBody() []byte {
+	return []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},` +
+		`"clientInfo":{"name":"bench","version":"1"}}}`)
+}
+
+// openLegacyStream opens a session (initialize, notifications/initialized)
+// and its GET stream, and waits for the stream's priming event.
+func openLegacyStream(addr, token string) (*conn, error) {
+	c, err := dial(addr)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	c.keep = true
+	res, err := c.do(request(addr, "/", initializeBody(), "Content-Type", "application/json", "Accept", "application/json, text/event-stream",
+		"Authorization", "Bearer "+token))
+	if err == nil && res.status != 200 {
+		err = fmt.Errorf("initialize: HTTP %d", res.status)
+	}
+	if err != nil {
+		return nil, err
+	}
+	session := res.header["mcp-session-id"]
+	if session == "" {
+		return nil, errors.New("initialize: no Mcp-Session-Id")
+	}
+	res, err = c.do(request(addr, "/", []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), "Content-Type", "application/json",
+		"Accept", "application/json, text/event-stream", "MCP-Protocol-Version", "2025-11-25", "Mcp-Session-Id", session, "Authorization", "Bearer "+token))
+	if err == nil && res.status != 202 {
+		err = fmt.Errorf("notifications/initialized: HTTP %d", res.status)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s, err := dial(addr)
+	if err != nil {
+		return nil, err
+	}
+	_ = s.c.SetDeadline(time.Now().Add(30 * time.Second))
+	get := "GET / HTTP/1.1\r\nHost: " + addr + "\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n" +
+		"Mcp-Session-Id: " + session + "\r\nAuthorization: Bearer " + token + "\r\n\r\n"
+	if _, err := s.c.Write([]byte(get)); err != nil {
+		s.close()
+		return nil, err
+	}
+	res, err = s.read(false)
+	if err == nil && res.status != 200 {
+		err = fmt.Errorf("GET: HTTP %d", res.status)
+	}
+	if err == nil {
+		err = skipEvent(s)
+	}
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	_ = s.c.SetDeadline(time.Time{})
+	return s, nil
+}
+
+// skipEvent reads a stream's first event (up to its blank line).
+func skipEvent(c *conn) error {
+	events := bufio.NewReader(httputil.NewChunkedReader(c.r))
+	for {
+		line, err := events.ReadString('\n')
+		if err != nil {
+			return fmt.Errorf("reading the stream: %w", err)
+		}
+		if line == "\n" {
+			return nil
+		}
+	}
+}
+
 // openStreams opens n streams, streamsPerPrincipal per token, 16 at a
-// time.
-func openStreams(addr string, tokens []string, n int) ([]*conn, error) {
+// time: listen streams, or legacy GET streams.
+func openStreams(addr string, tokens []string, n int, legacy bool) ([]*conn, error) {
 	out := make([]*conn, n)
 	errs := make(chan error, n)
 	sem := make(chan struct{}, 16)
@@ -78,7 +153,11 @@ func openStreams(addr string, tokens []string, n int) ([]*conn, error) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			c, err := openStream(addr, tokens[i/streamsPerPrincipal])
+			open := openStream
+			if legacy {
+				open = openLegacyStream
+			}
+			c, err := open(addr, tokens[i/streamsPerPrincipal])
 			if err != nil {
 				errs <- err
 				return
@@ -120,7 +199,7 @@ func measureStreams(_ context.Context, e *env, o options, out io.Writer) error {
 		}
 	}
 	// Warm-up: every token verified and cached, pools filled; then closed.
-	warm, err := openStreams(srv.addr, tokens, min(o.streams, len(tokens)*streamsPerPrincipal))
+	warm, err := openStreams(srv.addr, tokens, min(o.streams, len(tokens)*streamsPerPrincipal), o.legacy)
 	if err != nil {
 		return fmt.Errorf("warm-up streams: %w", err)
 	}
@@ -130,7 +209,7 @@ func measureStreams(_ context.Context, e *env, o options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	streams, err := openStreams(srv.addr, tokens, o.streams)
+	streams, err := openStreams(srv.addr, tokens, o.streams, o.legacy)
 	if err != nil {
 		return err
 	}
@@ -151,7 +230,11 @@ func measureStreams(_ context.Context, e *env, o options, out io.Writer) error {
 	}
 	n := float64(o.streams)
 	per := func(a, b uint64) float64 { return (float64(a) - float64(b)) / n / 1024 }
-	fmt.Fprintf(out, "%d idle subscriptions/listen streams (%d principals), server process only:\n", o.streams, len(tokens))
+	kind := "subscriptions/listen"
+	if o.legacy {
+		kind = "legacy GET"
+	}
+	fmt.Fprintf(out, "%d idle %s streams (%d principals), server process only:\n", o.streams, kind, len(tokens))
 	fmt.Fprintf(out, "  after GC:        %.1f KiB per stream (heap %.1f KiB, stacks %.1f KiB), %.2f goroutines per stream\n",
 		per(after.HeapInuse+after.StackInuse, before.HeapInuse+before.StackInuse),
 		per(after.HeapInuse, before.HeapInuse), per(after.StackInuse, before.StackInuse),
@@ -160,6 +243,14 @@ func measureStreams(_ context.Context, e *env, o options, out io.Writer) error {
 		per(settled.HeapInuse+settled.StackInuse, before.HeapInuse+before.StackInuse),
 		per(settled.HeapInuse, before.HeapInuse), per(settled.StackInuse, before.StackInuse))
 	if o.idle > 0 {
+		if !o.wakeClient {
+			for _, c := range streams {
+				if err := c.quiet(); err != nil {
+					return err
+				}
+			}
+			time.Sleep(time.Second)
+		}
 		start, err := srv.stats(false)
 		if err != nil {
 			return err
@@ -184,9 +275,10 @@ func measureStreams(_ context.Context, e *env, o options, out io.Writer) error {
 			return err
 		}
 		wall := time.Since(t0)
-		fmt.Fprintf(out, "  idle CPU:        %.3f %% of a core over %s (%.1f µs per stream per second)\n",
-			100*float64(end.CPU-start.CPU)/float64(wall), wall.Round(time.Second),
-			float64((end.CPU-start.CPU).Microseconds())/n/wall.Seconds())
+		cpu := end.CPU - start.CPU
+		fmt.Fprintf(out, "  idle CPU:        %.3f %% of a core over %s (%.2f µs per stream per second; %.0f %% in the kernel)\n",
+			100*float64(cpu)/float64(wall), wall.Round(time.Second),
+			float64(cpu.Nanoseconds())/1000/n/wall.Seconds(), 100*float64(end.SysCPU-start.SysCPU)/float64(max(cpu, 1)))
 	}
 	return nil
 }

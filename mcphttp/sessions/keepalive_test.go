@@ -1,6 +1,10 @@
 package sessions
 
 import (
+	"io"
+	"net"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,13 +26,13 @@ func pending(pg *ping) bool {
 // left; the timer stops with the last stream. One timer serves them all.
 func TestPingerWheel(t *testing.T) {
 	p := newPinger(time.Hour * keepAliveSlots) // the timer never fires in the test: the test turns it
-	a := p.add()
+	a := p.add(nil)
 	require.NotNil(t, p.timer, "the timer runs while streams are held")
 	timer := p.timer
 	for range 5 {
 		p.tick()
 	}
-	b := p.add()
+	b := p.add(nil)
 	assert.Same(t, timer, p.timer, "one timer for every stream")
 	for i := 5; i < keepAliveSlots-1; i++ {
 		p.tick()
@@ -62,7 +66,7 @@ func TestPingerWheel(t *testing.T) {
 	p.remove(b)
 	p.tick()
 	assert.Nil(t, p.timer, "the timer stops with the last stream")
-	c := p.add()
+	c := p.add(nil)
 	assert.NotNil(t, p.timer, "and starts again with the next")
 	p.remove(c)
 	p.mu.Lock()
@@ -76,7 +80,7 @@ func TestPingerSignalsEveryStream(t *testing.T) {
 	p := newPinger(32 * time.Millisecond)
 	var pgs []*ping
 	for range 1000 {
-		pgs = append(pgs, p.add())
+		pgs = append(pgs, p.add(nil))
 	}
 	for i, pg := range pgs {
 		select {
@@ -93,4 +97,192 @@ func TestPingerSignalsEveryStream(t *testing.T) {
 		defer p.mu.Unlock()
 		return p.timer == nil
 	}, 10*time.Second, time.Millisecond, "the timer stops once the wheel is empty")
+}
+
+// tcpPair returns the two ends of a loopback TCP connection, the server's
+// first; small buffers, so that a client that does not read blocks the
+// server's writes soon.
+func tcpPair(t testing.TB, ln net.Listener) (net.Conn, net.Conn) {
+	t.Helper()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			accepted <- nil
+			return
+		}
+		accepted <- c
+	}()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	server := <-accepted
+	require.NotNil(t, server)
+	require.NoError(t, client.(*net.TCPConn).SetReadBuffer(4096))
+	require.NoError(t, server.(*net.TCPConn).SetWriteBuffer(4096))
+	t.Cleanup(func() {
+		_ = client.Close()
+		_ = server.Close()
+	})
+	return server, client
+}
+
+// detached returns a stream output attached to conn, as sse.detach leaves
+// it.
+func detached(conn net.Conn) *sse {
+	s := &sse{}
+	s.attach(conn)
+	return s
+}
+
+// readKeepAlive reads one keep-alive chunk from a detached stream's client.
+func readKeepAlive(t *testing.T, c net.Conn) {
+	t.Helper()
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
+	got := make([]byte, len(keepAliveChunk))
+	_, err := io.ReadFull(c, got)
+	require.NoError(t, err)
+	assert.Equal(t, string(keepAliveChunk), string(got))
+}
+
+// The wheel writes a detached TCP stream's keep-alive itself, without
+// waking the stream; a write deadline the stream's messages left behind,
+// now past, does not stop it.
+func TestKeepAliveWrittenByTheWheel(t *testing.T) {
+	if !canRawWrite {
+		t.Skip("the stream's goroutine writes every keep-alive on this system")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	server, client := tcpPair(t, ln)
+	s := detached(server)
+	p := newPinger(time.Hour * keepAliveSlots)
+	pg := p.add(s)
+	defer p.remove(pg)
+	for range keepAliveSlots {
+		p.tick()
+	}
+	readKeepAlive(t, client)
+	assert.False(t, pending(pg), "the stream was not woken")
+
+	require.NoError(t, s.message("", []byte(`{}`)))
+	require.NoError(t, server.SetWriteDeadline(time.Now().Add(-time.Second)))
+	chunk := make([]byte, 64)
+	require.NoError(t, client.SetReadDeadline(time.Now().Add(10*time.Second)))
+	n, err := client.Read(chunk)
+	require.NoError(t, err)
+	assert.Contains(t, string(chunk[:n]), "data: {}")
+	assert.True(t, s.keepAlive())
+	readKeepAlive(t, client)
+
+	// Once the stream has ended, nothing more.
+	s.close()
+	assert.True(t, s.keepAlive())
+	rest, err := io.ReadAll(client)
+	require.NoError(t, err)
+	assert.Equal(t, "0\r\n\r\n", string(rest), "the last chunk, and no keep-alive after it")
+}
+
+// A keep-alive the wheel wrote in part is finished by the stream's next
+// write, or by its end, before anything else: the chunks stay whole.
+func TestKeepAliveRestFirst(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	for _, end := range []bool{false, true} {
+		server, client := tcpPair(t, ln)
+		s := detached(server)
+		_, err := server.Write(keepAliveChunk[:5])
+		require.NoError(t, err)
+		s.rest = keepAliveChunk[5:]
+		assert.False(t, s.keepAlive(), "a stream with a rest to write writes it itself")
+		if end {
+			s.close()
+		} else {
+			require.NoError(t, s.comment("keep-alive"))
+			readKeepAlive(t, client)
+			s.close()
+		}
+		readKeepAlive(t, client)
+		rest, err := io.ReadAll(client)
+		require.NoError(t, err)
+		assert.Equal(t, "0\r\n\r\n", string(rest))
+	}
+}
+
+// Clients that stop reading never hold the wheel up: streams whose socket
+// is full are handed to their goroutines, streams whose own write is
+// stuck are passed over, and an honest stream beside them gets its
+// keep-alive from the same turn. (A wheel that waited would wait out the
+// stuck writes' deadline, streamWriteTimeout.)
+func TestKeepAliveStuckClients(t *testing.T) {
+	if !canRawWrite {
+		t.Skip("the stream's goroutine writes every keep-alive on this system")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	p := newPinger(time.Hour * keepAliveSlots)
+	var full, writing []*ping
+	var stuck sync.WaitGroup
+	var conns []net.Conn
+	for i := range 20 {
+		server, _ := tcpPair(t, ln) // a client that never reads
+		conns = append(conns, server)
+		s := detached(server)
+		if i%2 == 0 {
+			// Its socket is full.
+			big := make([]byte, 64<<10)
+			for {
+				n, err := rawWrite(s.raw, big)
+				if n == 0 && err != nil {
+					require.ErrorIs(t, err, syscall.EAGAIN)
+					break
+				}
+			}
+			full = append(full, p.add(s))
+			continue
+		}
+		// Its goroutine is stuck in a write (its deadline: a minute).
+		started := make(chan struct{})
+		stuck.Go(func() {
+			s.mu.Lock()
+			close(started)
+			_ = server.SetWriteDeadline(time.Now().Add(time.Minute))
+			_, _ = server.Write(make([]byte, 8<<20))
+			s.mu.Unlock()
+		})
+		<-started
+		writing = append(writing, p.add(s))
+	}
+	server, client := tcpPair(t, ln)
+	honest := p.add(detached(server))
+
+	turned := make(chan struct{})
+	go func() {
+		for range keepAliveSlots {
+			p.tick()
+		}
+		close(turned)
+	}()
+	select {
+	case <-turned:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the wheel waits for stuck clients")
+	}
+	readKeepAlive(t, client)
+	assert.False(t, pending(honest))
+	for _, pg := range full {
+		assert.True(t, pending(pg), "a full socket: the stream's goroutine writes the keep-alive (and meets its deadline)")
+	}
+	for _, pg := range writing {
+		assert.False(t, pending(pg), "a stream that is writing needs no keep-alive")
+	}
+	for _, pg := range append(append(full, writing...), honest) {
+		p.remove(pg)
+	}
+	for _, c := range conns {
+		_ = c.Close() // the stuck writes return
+	}
+	stuck.Wait()
 }

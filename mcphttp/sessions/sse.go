@@ -2,10 +2,13 @@ package sessions
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mcpkit/mcpkit/principal"
@@ -33,9 +36,19 @@ type sse struct {
 	w  http.ResponseWriter
 	rc *http.ResponseController
 
-	// Once detached: the connection, written to in HTTP/1.1 chunks.
+	// Once detached: the connection, written to in HTTP/1.1 chunks. mu
+	// is held through each write to it: the stream's goroutine writes,
+	// and the keep-alive wheel (keepAlive) tries to.
 	mu   sync.Mutex
 	conn net.Conn
+	// raw is conn's file descriptor, where it has one (TCP; not TLS): the
+	// wheel writes keep-alives through it without waiting.
+	raw syscall.RawConn
+	// rest is the end of a keep-alive the wheel could only write in part;
+	// the stream's next write sends it first.
+	rest []byte
+	// closed: the stream has ended; nothing more is written.
+	closed bool
 }
 
 // startSSE sends the stream's headers. The server's WriteTimeout would cut
@@ -64,11 +77,21 @@ func startSSE(w http.ResponseWriter, r *http.Request) *sse {
 
 func (s *sse) write(b []byte) error {
 	s.mu.Lock()
-	conn := s.conn
-	s.mu.Unlock()
-	if conn != nil {
-		return writeChunk(conn, b)
+	if s.conn != nil {
+		defer s.mu.Unlock()
+		if s.closed {
+			return net.ErrClosed
+		}
+		if len(s.rest) > 0 {
+			_ = s.conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+			if _, err := s.conn.Write(s.rest); err != nil {
+				return err
+			}
+			s.rest = nil
+		}
+		return writeChunk(s.conn, b)
 	}
+	s.mu.Unlock()
 	_ = s.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 	if _, err := s.w.Write(b); err != nil {
 		return err
@@ -102,6 +125,43 @@ func (s *sse) message(id string, msg []byte) error {
 
 func (s *sse) comment(text string) error {
 	return s.write([]byte(": " + text + "\n\n"))
+}
+
+// keepAliveChunk is a keep-alive comment as one HTTP/1.1 chunk.
+var keepAliveChunk = []byte("e\r\n: keep-alive\n\n\r\n")
+
+// keepAlive is the wheel's keep-alive (see keepalive.go): on a detached
+// stream with a file descriptor, one write of the comment that never
+// waits. It reports false when the stream's goroutine must write it
+// instead: the stream is not detached, has no descriptor, or its socket
+// took none or part of the chunk (a client that reads slowly, or not at
+// all, meets the stream's write deadline there, as with any write). A
+// write of the stream's under way is traffic enough: nothing to add. The
+// stream's messages leave a write deadline behind, which would fail the
+// write once past: it is lifted first (no other write runs meanwhile).
+func (s *sse) keepAlive() bool {
+	if !s.mu.TryLock() {
+		return true // the stream is writing (or detaching, or closing)
+	}
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return true
+	case s.raw == nil || len(s.rest) > 0:
+		return false
+	}
+	n, err := rawWrite(s.raw, keepAliveChunk)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		_ = s.conn.SetWriteDeadline(time.Time{})
+		n, err = rawWrite(s.raw, keepAliveChunk)
+	}
+	switch {
+	case err == nil && n == len(keepAliveChunk):
+		return true
+	case n > 0:
+		s.rest = keepAliveChunk[n:]
+	}
+	return false
 }
 
 // prime sends an event with id (printable ASCII) and empty data: the
@@ -151,9 +211,7 @@ func (s *sse) detach(r *http.Request, caller *principal.Principal) (context.Cont
 		base, _ = principal.NewContext(base, *caller) // a verified caller: it obeys the rules
 	}
 	ctx, cancel := context.WithCancel(base)
-	s.mu.Lock()
-	s.conn, s.w, s.rc = conn, nil, nil
-	s.mu.Unlock()
+	s.attach(conn)
 	go func() {
 		// The client closing the connection (or writing to it) ends the
 		// stream, as net/http's background read cancelled the request's
@@ -165,6 +223,16 @@ func (s *sse) detach(r *http.Request, caller *principal.Principal) (context.Cont
 	return ctx, true
 }
 
+// attach makes conn the stream's: every later write goes to it.
+func (s *sse) attach(conn net.Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.conn, s.w, s.rc = conn, nil, nil
+	if sc, ok := conn.(syscall.Conn); ok && canRawWrite {
+		s.raw, _ = sc.SyscallConn()
+	}
+}
+
 // chunked reports whether the response to r is an HTTP/1.1 chunked one,
 // the only kind a stream detaches from.
 func chunked(r *http.Request) bool {
@@ -174,14 +242,22 @@ func chunked(r *http.Request) bool {
 // close ends a detached stream: the last chunk, then the connection.
 func (s *sse) close() {
 	s.mu.Lock()
-	conn := s.conn
-	s.mu.Unlock()
-	if conn == nil {
+	defer s.mu.Unlock()
+	if s.conn == nil || s.closed {
 		return
 	}
-	_ = conn.SetWriteDeadline(time.Now().Add(time.Second))
-	_, _ = conn.Write([]byte("0\r\n\r\n"))
-	_ = conn.Close()
+	s.closed = true
+	_ = s.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	if len(s.rest) == 0 || writeAll(s.conn, s.rest) {
+		_, _ = s.conn.Write([]byte("0\r\n\r\n"))
+	}
+	_ = s.conn.Close()
+}
+
+// writeAll reports whether b was written whole.
+func writeAll(conn net.Conn, b []byte) bool {
+	n, err := conn.Write(b)
+	return err == nil && n == len(b)
 }
 
 // keep runs loop, the rest of a stream whose headers and first messages

@@ -154,12 +154,14 @@ func (st *stream) message(method string, uri string) []byte {
 // caller's events, until the client goes, the credential or the session
 // ends, the hub closes, or the client falls behind. ctx is the request's,
 // or the detached stream's own. Keep-alives come from the part's wheel
-// (keepalive.go), not a timer of the stream's; a legacy GET stream's
-// refresh, minutes apart, has a ticker of its own.
+// (keepalive.go), not a timer of the stream's, and mostly without waking
+// the stream (the wheel writes them itself where it can); a legacy GET
+// stream's refresh, minutes apart, has a ticker of its own.
 func (st *stream) run(ctx context.Context) {
 	var ping <-chan struct{}
 	if _, legacy := st.out.(sendOutput); !legacy { // a legacy handler's stream has keep-alives of its own
-		pg := st.ep.pinger.add()
+		w, _ := st.out.(keepAliver)
+		pg := st.ep.pinger.add(w)
 		defer st.ep.pinger.remove(pg)
 		ping = pg.c
 	}
