@@ -52,6 +52,8 @@ func TestOnCluster(t *testing.T) {
 			{"RedisSessionIDs", TestRedisSessionIDs}, {"RedisSessionEvictionAndSweep", TestRedisSessionEvictionAndSweep},
 			{"RedisSubscriptions", TestRedisSubscriptions}, {"RedisSessionsRaceAndKeys", TestRedisSessionsRaceAndKeys},
 			{"SessionPointerExpiresWithItsSession", TestSessionPointerExpiresWithItsSession},
+			{"SessionMaxSessionsExact", TestSessionMaxSessionsExact}, {"SessionMaxSessionsConcurrent", TestSessionMaxSessionsConcurrent},
+			{"SessionSeatLedgerLost", TestSessionSeatLedgerLost},
 			{"EventLogSince", TestEventLogSince}, {"EventLogSharedID", TestEventLogSharedID}, {"EventLogTrims", TestEventLogTrims},
 			// The broker's tests count one channel's subscription; on a
 			// cluster it has eight (testClusterBroker).
