@@ -416,10 +416,12 @@ const maxCreateRounds = 16
 // Create stores a new session id bound to caller; see
 // [sessions.SessionStore]. It reads the principal's sessions (and, when
 // its family is full, up to 100 of the family's ended ones) in one
-// script, and then runs one declaring all their keys: two round trips,
-// and one more before them in a store of several families (the id's
-// pointer). Each is sent once: against a stalled Redis, Create fails
-// after one ReadTimeout.
+// script, and then runs one declaring all their keys: two round trips.
+// In a store of several families two more come before them, the id's
+// pointer and its seat (see session_seats.go; a full ledger's checks
+// add two for each hundred seats), and one after them when sessions
+// ended (their seats). Each is sent once: against a stalled Redis,
+// Create fails after one ReadTimeout.
 func (s *SessionStore) Create(ctx context.Context, id string, caller *principal.Principal) ([]string, error) {
 	if s == nil || s.client == nil {
 		return nil, errStoreNotMade
