@@ -123,9 +123,10 @@ func NewSessionStore(client redis.UniversalClient, o SessionOptions) (*SessionSt
 	}
 	// On a cluster, principals are spread over families of keys, each on
 	// a slot of its own (see the package documentation, Redis Cluster):
-	// up to 16, each bounded by its part of MaxSessions, which holds the
-	// sessions of eight principals at their cap at least; a prefix with a
-	// hash tag of its own keeps one family, as does one Redis.
+	// up to 16, one for each eight principals at their cap that
+	// MaxSessions holds (the seat ledger bounds them together: see
+	// session_seats.go); a prefix with a hash tag of its own keeps one
+	// family, as does one Redis.
 	n := min(max(l.MaxSessions/(8*l.MaxSessionsPerPrincipal), 1), maxFamilies)
 	if _, cluster := client.(*redis.ClusterClient); !cluster || strings.ContainsRune(o.Prefix, '{') {
 		// One Redis holds every key: one family, bounded by MaxSessions
