@@ -58,7 +58,7 @@ func TestOnCluster(t *testing.T) {
 			{"RedisSubscriptions", TestRedisSubscriptions}, {"RedisSessionsRaceAndKeys", TestRedisSessionsRaceAndKeys},
 			{"SessionPointerExpiresWithItsSession", TestSessionPointerExpiresWithItsSession},
 			{"SessionMaxSessionsExact", TestSessionMaxSessionsExact}, {"SessionMaxSessionsConcurrent", TestSessionMaxSessionsConcurrent},
-			{"SessionSeatLedgerLost", TestSessionSeatLedgerLost},
+			{"SessionSeatLedgerLost", TestSessionSeatLedgerLost}, {"SessionSeatLedgerOffTheRequestPath", TestSessionSeatLedgerOffTheRequestPath},
 			{"EventLogSince", TestEventLogSince}, {"EventLogSharedID", TestEventLogSharedID}, {"EventLogTrims", TestEventLogTrims},
 			// The broker's tests count one channel's subscription; on a
 			// cluster it has eight (testClusterBroker).

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -207,4 +209,68 @@ func TestSessionSeatLedgerLost(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, int64(max), n, lose.name)
 	}
+}
+
+// keyWatch records the commands that name a key containing part.
+type keyWatch struct {
+	part string
+	mu   sync.Mutex
+	seen []string
+}
+
+func (h *keyWatch) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *keyWatch) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		for _, a := range cmd.Args() {
+			if s, ok := a.(string); ok && strings.Contains(s, h.part) {
+				h.mu.Lock()
+				h.seen = append(h.seen, fmt.Sprint(cmd.Args()[0]))
+				h.mu.Unlock()
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h *keyWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (h *keyWatch) take() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.seen
+	h.seen = nil
+	return s
+}
+
+// On a cluster the seat ledger is touched by Create and End only: a
+// session's requests (Find, Subscribe, Unsubscribe, Subscribed,
+// Subscriptions) never reach it, so no single key is hot.
+func TestSessionSeatLedgerOffTheRequestPath(t *testing.T) {
+	b, _ := startBackend(t)
+	client := b.Client(t)
+	w := &keyWatch{part: "{~seats}"}
+	client.AddHook(w)
+	clk := newClock()
+	st := newSessionStore(t, client, clk, sessions.Limits{})
+	if st.Families() == 1 {
+		t.Skip("one family: no ledger")
+	}
+	ctx := context.Background()
+	alice := &principal.Principal{Subject: "alice"}
+	id := create(t, st, alice)
+	assert.NotEmpty(t, w.take(), "Create takes a seat")
+	for range 3 {
+		require.True(t, alive(st, id, alice))
+		require.NoError(t, st.Subscribe(ctx, id, alice, "doc://1"))
+		ok, err := st.Subscribed(ctx, id, "doc://1")
+		require.NoError(t, err)
+		require.True(t, ok)
+		_, err = st.Subscriptions(ctx, id)
+		require.NoError(t, err)
+		require.NoError(t, st.Unsubscribe(ctx, id, alice, "doc://1"))
+	}
+	assert.Empty(t, w.take(), "the requests of a session never reach the ledger")
+	require.NoError(t, st.End(ctx, id, alice))
+	assert.NotEmpty(t, w.take(), "End gives the seat back")
 }
