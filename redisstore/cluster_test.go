@@ -34,6 +34,11 @@ import (
 // cluster has (the keys' spread, a stalled node, a failover).
 func TestOnCluster(t *testing.T) {
 	c := redistest.StartCluster(t, 3, 1)
+	// The subtests that kill or stall no node run with a node timeout of
+	// 5 s: with 1 s, a node starved on a loaded machine was taken for
+	// failed, and answered CLUSTERDOWN for seconds (seen once in a
+	// session test, load 22).
+	require.NoError(t, c.SetNodeTimeout(context.Background(), 5*time.Second))
 	t.Run("contracts", func(t *testing.T) {
 		onCluster = c
 		defer func() { onCluster = nil }()
@@ -52,6 +57,8 @@ func TestOnCluster(t *testing.T) {
 			{"RedisSessionIDs", TestRedisSessionIDs}, {"RedisSessionEvictionAndSweep", TestRedisSessionEvictionAndSweep},
 			{"RedisSubscriptions", TestRedisSubscriptions}, {"RedisSessionsRaceAndKeys", TestRedisSessionsRaceAndKeys},
 			{"SessionPointerExpiresWithItsSession", TestSessionPointerExpiresWithItsSession},
+			{"SessionMaxSessionsExact", TestSessionMaxSessionsExact}, {"SessionMaxSessionsConcurrent", TestSessionMaxSessionsConcurrent},
+			{"SessionSeatLedgerLost", TestSessionSeatLedgerLost}, {"SessionSeatLedgerOffTheRequestPath", TestSessionSeatLedgerOffTheRequestPath},
 			{"EventLogSince", TestEventLogSince}, {"EventLogSharedID", TestEventLogSharedID}, {"EventLogTrims", TestEventLogTrims},
 			// The broker's tests count one channel's subscription; on a
 			// cluster it has eight (testClusterBroker).
@@ -63,6 +70,7 @@ func TestOnCluster(t *testing.T) {
 	})
 	t.Run("spread", func(t *testing.T) { testSpread(t, c) })
 	t.Run("broker", func(t *testing.T) { testClusterBroker(t, c) })
+	require.NoError(t, c.SetNodeTimeout(context.Background(), redistest.ClusterNodeTimeout))
 	t.Run("stall", func(t *testing.T) { testStall(t, c) })
 	t.Run("migration", func(t *testing.T) { testMigration(t, c) })
 	t.Run("failover", func(t *testing.T) { testFailover(t, c) })

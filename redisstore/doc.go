@@ -53,8 +53,10 @@
 // EVAL once after Redis lost its script cache), Publish one PUBLISH (or
 // SPUBLISH), an event log's Append one script (XADD and PEXPIRE) and Since
 // one XRANGE. A session's Create reads the principal's sessions first
-// (two round trips; three when its family is full; one more, its
-// pointer, in a store of several families), and Subscribed and
+// (two round trips; in a store of several families two more, its pointer
+// and its seat, a third when it ends older sessions, and, the seat ledger
+// full, two more for each hundred seats it checks; End one more there),
+// and Subscribed and
 // Subscriptions read the pointer of a session the instance has not seen
 // (see Redis Cluster). On a Redis Cluster (BenchmarkClusterInterleaved, 3
 // masters and 3 replicas on the same loaded 2-core machine as one
@@ -306,10 +308,12 @@
 // Each family has its own marker and its part of MaxEntries (at least
 // eight shares); a proof is a replay for every caller of its family (the
 // Authenticator binds a proof to one token, so to one caller). Sessions
-// are spread likewise by principal (up to 16 families, each with its part
-// of MaxSessions: on a cluster a family full refuses a session before the
-// store holds MaxSessions, as principals hash unevenly; on one Redis the
-// store keeps one family, bounded by MaxSessions exactly); Subscribed and
+// are spread likewise by principal (up to 16 families on a cluster; one on
+// one Redis); MaxSessions bounds the store as a whole, exactly, however
+// unevenly principals hash: on a cluster through a ledger of seats on a
+// slot of its own, which a Create and an End touch and no other call (so
+// while the ledger's master is down, until its replica is promoted, no
+// session is created and initialize is answered without one); Subscribed and
 // Subscriptions, which know no principal, find a session's family in the
 // instance's memory of the sessions it saw, else in a pointer key of its
 // own (one round trip more), which expires with its session (moved on by

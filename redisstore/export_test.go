@@ -51,3 +51,11 @@ func NoTryAgain(off bool) bool { return noTryAgain.Swap(off) }
 
 // PointerKey returns the key naming the family of session id.
 func (s *SessionStore) PointerKey(id string) string { return s.pointer(id) }
+
+// FamilyOf returns the family of caller's sessions.
+func (s *SessionStore) FamilyOf(caller *principal.Principal) int {
+	return s.familyOf(principalDigest(caller))
+}
+
+// LedgerKeys returns the keys of the seat ledger and its marker.
+func (s *SessionStore) LedgerKeys() (string, string) { return s.ledger() }

@@ -52,18 +52,24 @@ type SessionOptions struct {
 // sessions are a sorted set, oldest first, capped by
 // MaxSessionsPerPrincipal (a new session ends the oldest; sessions that
 // have ended on their own are dropped first), and the sessions of each
-// family of principals a sorted set by when each ends, which bounds them
-// by the family's part of MaxSessions (a full family first drops up to
+// family of principals a sorted set by when each ends. On one Redis there
+// is one family, bounded by MaxSessions (a full family first drops up to
 // 100 of the sessions that have ended, found by when they end, then
-// refuses: sessions.ErrFull). On one Redis there is one family, so
-// MaxSessions holds exactly; on a cluster each of the families (see the
-// package documentation, Redis Cluster) holds its part. A session ends at its lifetime, when the latest
+// refuses: sessions.ErrFull). On a cluster, where principals are spread
+// over families (see the package documentation, Redis Cluster) and hash
+// unevenly, MaxSessions bounds the store as a whole through a ledger of
+// seats on a slot of its own, which only Create and End touch (never
+// Find, Subscribe or Subscribed): a Create takes a seat, or, the ledger
+// full, checks the seats whose sessions may have ended (their families
+// say) and refuses only when the store holds MaxSessions live sessions;
+// a principal at its cap still replaces its oldest, taking its seat, as
+// in a MemoryStore (see session_seats.go for the rules). A session ends at its lifetime, when the latest
 // credential seen on it expires, and when it is idle for IdleTimeout, as
 // in a MemoryStore. Keys hold session ids (which authenticate nothing)
 // and the SHA-256 of principals' session keys, never an identity. A
 // session holds about 520 bytes of one Redis (measured by
 // BenchmarkRedisMemory, each of a principal of its own; on a cluster its
-// pointer adds some), and its URIs.
+// pointer and its seat add some), and its URIs.
 // Sessions do not survive a Redis that restarts empty: clients then get
 // 404 and initialize again, as the protocol has them do.
 type SessionStore struct {
@@ -117,9 +123,10 @@ func NewSessionStore(client redis.UniversalClient, o SessionOptions) (*SessionSt
 	}
 	// On a cluster, principals are spread over families of keys, each on
 	// a slot of its own (see the package documentation, Redis Cluster):
-	// up to 16, each bounded by its part of MaxSessions, which holds the
-	// sessions of eight principals at their cap at least; a prefix with a
-	// hash tag of its own keeps one family, as does one Redis.
+	// up to 16, one for each eight principals at their cap that
+	// MaxSessions holds (the seat ledger bounds them together: see
+	// session_seats.go); a prefix with a hash tag of its own keeps one
+	// family, as does one Redis.
 	n := min(max(l.MaxSessions/(8*l.MaxSessionsPerPrincipal), 1), maxFamilies)
 	if _, cluster := client.(*redis.ClusterClient); !cluster || strings.ContainsRune(o.Prefix, '{') {
 		// One Redis holds every key: one family, bounded by MaxSessions
@@ -139,10 +146,10 @@ func (s *SessionStore) fam(i int) string { return s.prefix + s.tags[i] }
 // familyOf returns the family of caller's sessions.
 func (s *SessionStore) familyOf(pk string) int { return family(pk, len(s.tags)) }
 
-// bound returns MaxSessions' part for each family.
-func (s *SessionStore) bound() int {
-	return max(s.lim.MaxSessions/len(s.tags), s.lim.MaxSessionsPerPrincipal)
-}
+// bound returns the bound of each family: MaxSessions (of several
+// families, the seat ledger bounds the store as a whole; a family's bound
+// only makes it drop its sessions that ended).
+func (s *SessionStore) bound() int { return s.lim.MaxSessions }
 
 // pointer returns the key that names the family of session id (none in a
 // store of one family): Subscribed and Subscriptions know no principal.
@@ -207,15 +214,18 @@ end
 // when it is full): its hash, its subscriptions, its principal's
 // sessions; last, the family's marker. ARGV: now, idle, life, the
 // principal's digest, the credential expiry (0: unknown), the id, the cap
-// per principal, the family's bound, then the ids of those sessions. Returns {status, ended ids...}: 0
-// created, 2 full, 9 the principal has a session not declared (created
-// meanwhile): nothing done, read and run again.
+// per principal, the family's bound, "r" when the session may only take
+// the place of the principal's oldest live session (the seat ledger is
+// full: see session_seats.go), then the ids of those sessions. Returns
+// {status, ended ids...}: 0 created, 2 full (or, with "r", the principal
+// is not at its cap: nothing done), 9 the principal has a session not
+// declared (created meanwhile): nothing done, read and run again.
 var createScript = newScript(sessionLua + `
 ep = epoch(KEYS[#KEYS], KEYS[3])
 local pk, exp, id = ARGV[4], tonumber(ARGV[5]), ARGV[6]
-local per, all = tonumber(ARGV[7]), tonumber(ARGV[8])
+local per, all, replace = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9] == 'r'
 local at = {}
-for i = 9, #ARGV do at[ARGV[i]] = 3 + 3 * (i - 9) + 1 end
+for i = 10, #ARGV do at[ARGV[i]] = 3 + 3 * (i - 10) + 1 end
 local ids = redis.call('ZRANGE', KEYS[2], 0, -1)
 local out = {0}
 local function drop(sid)
@@ -238,6 +248,7 @@ for _, sid in ipairs(ids) do
     live[#live + 1] = sid
   end
 end
+if replace and #live < per then return {2} end
 for i = 1, #live - per + 1 do
   if not at[live[i]] then return {9} end
   gone[#gone + 1] = live[i]
@@ -245,7 +256,7 @@ end
 for _, sid in ipairs(gone) do drop(sid) end
 -- A full family drops the sessions that ended (read by their end, the score).
 if redis.call('ZCARD', KEYS[3]) >= all then
-  for i = 9, #ARGV do
+  for i = 10, #ARGV do
     local sid = ARGV[i]
     if redis.call('ZSCORE', KEYS[3], sid) then
       local p, c, e, l = state(KEYS[at[sid]])
@@ -320,7 +331,7 @@ return {status, d, i}
 // endScript ends a session bound to the principal. KEYS: the session's
 // hash, its subscriptions, all the sessions, its principal's sessions,
 // the family's marker. ARGV: now, idle, life, the principal's digest, the id. Returns 0 ended,
-// 1 not found (unknown, another's, or ended already: dropped then too).
+// 1 not found (unknown, another's), 2 ended already (dropped then too).
 var endScript = newScript(sessionLua + `
 ep = epoch(KEYS[5], KEYS[3])
 local p, c, e, l = state(KEYS[1])
@@ -328,7 +339,7 @@ if not p or p ~= ARGV[4] then return 1 end
 redis.call('DEL', KEYS[1], KEYS[2])
 redis.call('ZREM', KEYS[3], ARGV[5])
 redis.call('ZREM', KEYS[4], ARGV[5])
-if ended(c, e, l) then return 1 end
+if ended(c, e, l) then return 2 end
 return 0
 `)
 
@@ -406,10 +417,12 @@ const maxCreateRounds = 16
 // Create stores a new session id bound to caller; see
 // [sessions.SessionStore]. It reads the principal's sessions (and, when
 // its family is full, up to 100 of the family's ended ones) in one
-// script, and then runs one declaring all their keys: two round trips,
-// and one more before them in a store of several families (the id's
-// pointer). Each is sent once: against a stalled Redis, Create fails
-// after one ReadTimeout.
+// script, and then runs one declaring all their keys: two round trips.
+// In a store of several families two more come before them, the id's
+// pointer and its seat (see session_seats.go; a full ledger's checks
+// add two for each hundred seats), and one after them when sessions
+// ended (their seats). Each is sent once: against a stalled Redis,
+// Create fails after one ReadTimeout.
 func (s *SessionStore) Create(ctx context.Context, id string, caller *principal.Principal) ([]string, error) {
 	if s == nil || s.client == nil {
 		return nil, errStoreNotMade
@@ -435,17 +448,43 @@ func (s *SessionStore) Create(ctx context.Context, id string, caller *principal.
 			return nil, fmt.Errorf("redisstore: session: %w", err)
 		}
 	}
+	now, exp := s.now(), expiresMS(caller)
+	seated, replace := false, false
+	if len(s.tags) > 1 {
+		// A seat of the ledger (see session_seats.go): MaxSessions bounds
+		// the store as a whole, not each family. With none left, the
+		// session may still take the place (and seat) of its principal's
+		// oldest, as in a MemoryStore.
+		switch err := s.takeSeat(ctx, now, fi, id, s.seatStop(now, exp)); {
+		case errors.Is(err, errSeatTaken):
+			return nil, sessions.ErrFull
+		case errors.Is(err, errFullSeats):
+			replace = true
+		case err != nil:
+			return nil, errSeat(err)
+		default:
+			seated = true
+		}
+	}
 	g := s.gates.For(ctx, s.client, own)
 	if !g.allow() {
+		if seated {
+			s.moveSeats(ctx, fi, "", 0, id)
+		}
 		return nil, ErrUnavailable
 	}
-	now := s.now()
-	res, err := s.create(ctx, now, id, pk, expiresMS(caller), base, own, all)
+	res, err := s.create(ctx, now, id, pk, exp, base, own, all, replace)
 	g.done(ctx, err)
 	if err != nil {
+		if seated {
+			// Unless the script ran after all (a timeout), in which case
+			// the seat is held by a live session: the ledger finds it so
+			// when it checks it. A seat given back for a session that
+			// exists lets the store hold one more until the session ends.
+			s.moveSeats(ctx, fi, "", 0, id)
+		}
 		return nil, fmt.Errorf("redisstore: session: %w", err)
 	}
-	s.ids.put(id, fi, now.Add(min(s.lim.IdleTimeout, s.lim.Lifetime)).UnixMilli())
 	var ended []string
 	for _, v := range res[1:] {
 		if sid, ok := v.(string); ok {
@@ -453,13 +492,31 @@ func (s *SessionStore) Create(ctx context.Context, id string, caller *principal.
 			s.ids.drop(sid)
 		}
 	}
+	full := false
 	if status, _ := res[0].(int64); status == 2 {
+		full = true
+	} else {
+		s.ids.put(id, fi, now.Add(min(s.lim.IdleTimeout, s.lim.Lifetime)).UnixMilli())
+	}
+	switch {
+	case seated && full:
+		s.moveSeats(ctx, fi, "", 0, append(ended, id)...)
+	case replace && !full:
+		s.moveSeats(ctx, fi, id, s.seatStop(now, exp), ended...)
+	case len(s.tags) > 1:
+		s.moveSeats(ctx, fi, "", 0, ended...)
+	}
+	if full {
 		return ended, sessions.ErrFull
 	}
 	return ended, nil
 }
 
-func (s *SessionStore) create(ctx context.Context, now time.Time, id, pk string, exp int64, base, own, all string) ([]any, error) {
+func (s *SessionStore) create(ctx context.Context, now time.Time, id, pk string, exp int64, base, own, all string, replace bool) ([]any, error) {
+	mode := ""
+	if replace {
+		mode = "r"
+	}
 	bound := s.bound()
 	for range maxCreateRounds {
 		// One call (a script that reads only: never retried after a
@@ -495,7 +552,7 @@ func (s *SessionStore) create(ctx context.Context, now time.Time, id, pk string,
 		}
 		keys := make([]string, 0, 3+3*len(declared))
 		keys = append(keys, base+"s:"+id, own, all)
-		args := append(s.args(now), pk, exp, id, s.lim.MaxSessionsPerPrincipal, bound)
+		args := append(s.args(now), pk, exp, id, s.lim.MaxSessionsPerPrincipal, bound, mode)
 		for i, sid := range declared {
 			keys = append(keys, base+"s:"+sid, base+"u:"+sid, owners[i])
 			args = append(args, sid)
@@ -566,15 +623,20 @@ func (s *SessionStore) End(ctx context.Context, id string, caller *principal.Pri
 		return sessions.ErrNotFound
 	}
 	pk := principalDigest(caller)
-	base := s.fam(s.familyOf(pk))
+	fi := s.familyOf(pk)
+	base := s.fam(fi)
 	args := append(s.args(s.now()), pk, id)
 	n, err := s.run(ctx, endScript, []string{base + "s:" + id, base + "u:" + id, base + "all", base + "k:" + pk, base + "gen"}, args...).Int64()
 	if err == nil {
 		s.ids.drop(id)
-		if len(s.tags) > 1 && n == 0 {
-			// The pointer goes with its session (else it expires at the
-			// session's idle deadline): a failure here leaves only that.
-			if pg := s.gates.For(ctx, s.client, s.pointer(id)); pg.allow() {
+		if len(s.tags) > 1 && n != 1 {
+			// Its seat and pointer go with the session (else the seat
+			// stays until a full ledger finds it gone, and the pointer
+			// expires at the session's idle deadline): a failure here
+			// leaves only that. Another principal's session (1) keeps
+			// both.
+			s.moveSeats(ctx, fi, "", 0, id)
+			if pg := s.gates.For(ctx, s.client, s.pointer(id)); n == 0 && pg.allow() {
 				pg.done(ctx, do(ctx, s.client, "DEL", s.pointer(id)).Err())
 			}
 		}

@@ -229,17 +229,25 @@ func runFleet(t *testing.T, f *fleet) {
 		// update with an id arrives. The edits are made on B, so their ids
 		// are given by B's publishing: a log of B's own (the hub's default
 		// MemoryLog) would not know them on C, where the stream resumes.
+		// B's event log has an outage gate of its own, which may still be
+		// shut after Redis came back (its session store's is open: B
+		// minted the session): until it opens, the stream starts without
+		// an id and the updates go out without one (recorded later), as
+		// the hub promises; keep editing until one carries an id.
 		var got idEvent
 		for i := 0; i < 20 && got.id == ""; i++ {
 			f.edit(t, f.inst[1], alice, shared, "Edited for bob's GET stream, "+string(rune('a'+i)))
 			select {
-			case got = <-onB.events:
-				require.Equal(t, note{"notifications/resources/updated", shared}, got.note)
-				require.NotEmpty(t, got.id, "a legacy stream's event carries an id")
+			case e := <-onB.events:
+				require.Equal(t, note{"notifications/resources/updated", shared}, e.note)
+				if e.id == "" {
+					t.Logf("an update without an id (B's event log not back yet)")
+				}
+				got = e
 			case <-time.After(time.Second):
 			}
 		}
-		require.NotEmpty(t, got.id, "no notifications/resources/updated on bob's GET stream")
+		require.NotEmpty(t, got.id, "no notifications/resources/updated with an id on bob's GET stream")
 
 		f.inst[1].p.kill()
 		// The last id the client holds: whatever B wrote before it died.

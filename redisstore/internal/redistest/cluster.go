@@ -266,6 +266,25 @@ func (c *Cluster) Stop() {
 	}
 }
 
+// SetNodeTimeout sets the cluster-node-timeout of every running node
+// (CONFIG SET; a node started again gets ClusterNodeTimeout) and
+// NodeTimeout. A test that kills no node may raise it: on a loaded
+// machine a node starved for a second is taken for failed (and a node
+// that could not reach the others that long answers CLUSTERDOWN for up
+// to its rejoin delay).
+func (c *Cluster) SetNodeTimeout(ctx context.Context, d time.Duration) error {
+	for _, n := range c.Nodes() {
+		if !n.Running() {
+			continue
+		}
+		if err := c.do(ctx, n, "CONFIG", "SET", "cluster-node-timeout", strconv.FormatInt(d.Milliseconds(), 10)); err != nil {
+			return err
+		}
+	}
+	c.NodeTimeout = d
+	return nil
+}
+
 // FlushAll empties every master (between tests sharing a cluster).
 func (c *Cluster) FlushAll(ctx context.Context) error {
 	for _, n := range c.Nodes() {
