@@ -23,12 +23,18 @@ type instance struct {
 
 func newInstance(t testing.TB, client redis.UniversalClient, o redisstore.BrokerOptions) *instance {
 	t.Helper()
+	return newInstanceQueue(t, client, o, 0)
+}
+
+// newInstanceQueue is newInstance with the hub's QueueSize.
+func newInstanceQueue(t testing.TB, client redis.UniversalClient, o redisstore.BrokerOptions, queue int) *instance {
+	t.Helper()
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	b, err := redisstore.NewBroker(client, o)
 	require.NoError(t, err)
-	no := notify.Options{Broker: b, Logger: o.Logger}
+	no := notify.Options{Broker: b, Logger: o.Logger, QueueSize: queue}
 	if o.Log != nil {
 		no.Log = o.Log
 	}
