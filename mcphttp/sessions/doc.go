@@ -110,8 +110,9 @@
 // each update). The part asks the store once per request — one round
 // trip for an engine that runs each method as one script — and an open
 // GET stream tells the store that it is alive at a quarter of the
-// session's idle time, which also ends it when its session was ended
-// through another instance.
+// session's idle time (at most a minute; the keep-alive wheel asks for
+// it, up to a KeepAlive late), which also ends it when its session was
+// ended through another instance.
 //
 // What stays in the process: a stream is a connection. The stream limits
 // count this process's streams; a new GET or a DELETE ends at once only

@@ -102,12 +102,18 @@ func newFleet(t *testing.T, n int, store sessions.Store, lim sessions.Limits, lo
 // MemoryLog).
 func newFleetLog(t *testing.T, n int, store sessions.Store, lim sessions.Limits, log *slog.Logger, elog notify.EventLog) []*instance {
 	t.Helper()
+	return newFleetKeepAlive(t, n, store, lim, log, elog, time.Hour)
+}
+
+// newFleetKeepAlive is newFleetLog with the parts' KeepAlive.
+func newFleetKeepAlive(t *testing.T, n int, store sessions.Store, lim sessions.Limits, log *slog.Logger, elog notify.EventLog, keepAlive time.Duration) []*instance {
+	t.Helper()
 	base := mcptest.New(t, mcptest.Options{})
 	b := &broker{}
 	var out []*instance
 	for range n {
 		hub := notify.New(notify.Options{Broker: b, Log: elog, Logger: log})
-		part, err := sessions.New(hub, sessions.Options{Store: store, Limits: lim, KeepAlive: time.Hour})
+		part, err := sessions.New(hub, sessions.Options{Store: store, Limits: lim, KeepAlive: keepAlive})
 		require.NoError(t, err)
 		inv := base.Inv
 		if len(out) > 0 { // the inventory takes the first hub; the others attach nothing
@@ -255,4 +261,32 @@ func (l lockedWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(b)
+}
+
+// The same with refreshes that the keep-alive wheel runs (a refresh no
+// more frequent than a keep-alive): a stream open for several idle times
+// keeps its session alive, and a DELETE through another instance ends
+// the stream at its next refresh.
+func TestFleetRefreshesOnTheWheel(t *testing.T) {
+	const idle = 800 * time.Millisecond // a refresh every 200 ms; keep-alives every 50 ms
+	lim := sessions.Limits{IdleTimeout: idle}
+	mem, err := sessions.NewMemoryStore(lim)
+	require.NoError(t, err)
+	fleet := newFleetKeepAlive(t, 2, mem, lim, nil, nil, 50*time.Millisecond)
+	a, b := fleet[0], fleet[1]
+	alice := a.Token(t, "alice")
+	session := a.initialize(t, alice)
+	s := openStream(t, a.Get(t, alice, session, nil))
+	mcptest.WaitSubscribers(t, a.Hub, "alice", 1)
+
+	time.Sleep(3 * idle) // no request but the stream's refreshes
+	select {
+	case <-s.Done():
+		t.Fatal("the stream ended while its session was in use")
+	default:
+	}
+	assert.Equal(t, 200, status(b.Post(t, alice, session, mcptest.Legacy(2, "ping", nil), nil)), "the open stream kept its session alive")
+
+	assert.Equal(t, http.StatusNoContent, status(b.del(t, alice, session)))
+	ended(t, s, "a session ended through another instance ends its stream at the wheel's next refresh")
 }

@@ -90,7 +90,9 @@ func (ep *endpoint) get(w http.ResponseWriter, r *http.Request, caller *principa
 // with an open stream never idles out, and at least every maxRefresh, so
 // that a session ended through another instance, or lost by the store (a
 // replica promoted before it had synced), ends the stream here within
-// that time.
+// that time. An interval no shorter than KeepAlive is the keep-alive
+// wheel's (keepalive.go), which runs it up to a KeepAlive late: within
+// half the idle time still.
 func refreshInterval(s Session) time.Duration {
 	return min(max(time.Until(s.IdleDeadline)/4, 10*time.Millisecond), maxRefresh)
 }

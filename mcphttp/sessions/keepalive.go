@@ -24,15 +24,29 @@ import (
 // goroutine writes the keep-alive as it writes its messages.
 const keepAliveSlots = 16
 
+// The wheel also re-checks the sessions of legacy GET streams (see
+// refreshInterval) whose refresh is no more frequent than a keep-alive:
+// a turn that reaches a stream whose refresh is due hands it to a
+// refresher, a goroutine that asks the store for a batch of sessions one
+// after the other. A stream's goroutine wakes only when its session is
+// gone. At most maxRefreshers batches run at once: a store that answers
+// slowly delays the refreshes of a turn (they are due again a
+// KeepAlive later, well within the session's idle time), never the
+// keep-alives.
+const maxRefreshers = 4
+
 // pinger is a Part's keep-alive wheel.
 type pinger struct {
-	turn time.Duration // KeepAlive / keepAliveSlots
+	turn  time.Duration // KeepAlive / keepAliveSlots
+	every time.Duration // KeepAlive: how often a turn reaches a slot
+	now   func() time.Time
 
-	mu    sync.Mutex
-	slots [keepAliveSlots]map[*ping]struct{}
-	cur   int         // the slot served last
-	n     int         // streams held
-	timer *time.Timer // nil while no stream is held and no turn is due
+	mu         sync.Mutex
+	slots      [keepAliveSlots]map[*ping]struct{}
+	cur        int         // the slot served last
+	n          int         // streams held
+	timer      *time.Timer // nil while no stream is held and no turn is due
+	refreshers int         // batches of refreshes under way
 }
 
 // ping is one stream's place on the wheel: c receives a value when the
@@ -41,6 +55,20 @@ type ping struct {
 	c    chan struct{}
 	slot int
 	w    keepAliver // nil: always through c
+	// quiet: no keep-alives (a legacy handler's stream has its own); the
+	// stream is on the wheel for its refresh only.
+	quiet bool
+
+	// refresh, when not nil, tells the store that the stream's session
+	// is in use and reports whether it lives on; run every refreshEvery,
+	// by a refresher. gone is closed when it reported false.
+	refresh      func() bool
+	refreshEvery time.Duration
+	gone         chan struct{}
+	// Under the pinger's lock: when the next refresh is due; whether gone
+	// is closed.
+	due    time.Time
+	closed bool
 }
 
 // keepAliver is a stream's output that the wheel may write a keep-alive
@@ -53,13 +81,29 @@ type keepAliver interface {
 }
 
 func newPinger(every time.Duration) *pinger {
-	return &pinger{turn: max(every/keepAliveSlots, time.Millisecond)}
+	turn := max(every/keepAliveSlots, time.Millisecond)
+	return &pinger{turn: turn, every: turn * keepAliveSlots, now: time.Now}
 }
 
 // add puts a stream on the wheel; w, if not nil, is its output, which the
 // wheel tries first.
 func (p *pinger) add(w keepAliver) *ping {
-	pg := &ping{c: make(chan struct{}, 1), w: w}
+	return p.addPing(&ping{c: make(chan struct{}, 1), w: w})
+}
+
+// refreshes reports whether the wheel can run a refresh every d: it
+// reaches each stream once every KeepAlive, so d must be no shorter.
+func (p *pinger) refreshes(d time.Duration) bool { return d >= p.every }
+
+// addRefresh puts a stream on the wheel with its session's refresh, run
+// every d (see refreshes); quiet: no keep-alives.
+func (p *pinger) addRefresh(w keepAliver, quiet bool, d time.Duration, refresh func() bool) *ping {
+	pg := &ping{c: make(chan struct{}, 1), w: w, quiet: quiet, refresh: refresh, refreshEvery: d,
+		gone: make(chan struct{}), due: p.now().Add(d)}
+	return p.addPing(pg)
+}
+
+func (p *pinger) addPing(pg *ping) *ping {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	pg.slot = p.cur
@@ -93,8 +137,20 @@ func (p *pinger) tick() {
 	p.mu.Lock()
 	p.cur = (p.cur + 1) % keepAliveSlots
 	due := make([]*ping, 0, len(p.slots[p.cur]))
+	var refresh []*ping
+	now := p.now()
 	for pg := range p.slots[p.cur] {
-		due = append(due, pg)
+		if !pg.quiet {
+			due = append(due, pg)
+		}
+		if pg.refresh != nil && !pg.closed && !now.Before(pg.due) && p.refreshers < maxRefreshers {
+			refresh = append(refresh, pg)
+			pg.due = now.Add(pg.refreshEvery)
+		}
+	}
+	if len(refresh) > 0 {
+		p.refreshers++
+		go p.refreshAll(refresh)
 	}
 	if p.n == 0 {
 		p.timer = nil
@@ -110,5 +166,26 @@ func (p *pinger) tick() {
 		case pg.c <- struct{}{}:
 		default: // the last one is still pending
 		}
+	}
+}
+
+// refreshAll runs the refreshes of a turn, one after the other, and ends
+// the streams whose sessions are gone.
+func (p *pinger) refreshAll(batch []*ping) {
+	defer func() {
+		p.mu.Lock()
+		p.refreshers--
+		p.mu.Unlock()
+	}()
+	for _, pg := range batch {
+		if pg.refresh() {
+			continue
+		}
+		p.mu.Lock()
+		if !pg.closed {
+			pg.closed = true
+			close(pg.gone)
+		}
+		p.mu.Unlock()
 	}
 }

@@ -286,3 +286,124 @@ func TestKeepAliveStuckClients(t *testing.T) {
 	}
 	stuck.Wait()
 }
+
+// Refreshes on the wheel, turned by hand with a clock of the test's: a
+// stream's refresh runs at the first turn that reaches it once due, and
+// again every interval after; a quiet stream (a legacy handler's, with
+// keep-alives of its own) is refreshed, never signalled; a session found
+// gone closes gone once, and is not asked for again.
+func TestPingerRefreshes(t *testing.T) {
+	p := newPinger(time.Hour * keepAliveSlots)
+	now := time.Unix(1e9, 0)
+	p.now = func() time.Time { return now }
+	turn := func(n int) {
+		for range n {
+			now = now.Add(p.turn)
+			p.tick()
+		}
+		require.Eventually(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.refreshers == 0 }, 5*time.Second, time.Millisecond)
+	}
+	require.False(t, p.refreshes(p.every-1), "a refresh more frequent than a keep-alive is not the wheel's")
+	require.True(t, p.refreshes(p.every))
+
+	var mu sync.Mutex
+	calls := map[string]int{}
+	alive := map[string]bool{"a": true, "q": true, "g": true}
+	refresh := func(name string) func() bool {
+		return func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			calls[name]++
+			return alive[name]
+		}
+	}
+	count := func(name string) int { mu.Lock(); defer mu.Unlock(); return calls[name] }
+	a := p.addRefresh(nil, false, 2*p.every, refresh("a"))
+	q := p.addRefresh(nil, true, p.every, refresh("q"))
+	turn(keepAliveSlots)
+	assert.Equal(t, 0, count("a"), "a: not due before its interval")
+	assert.Equal(t, 1, count("q"), "q: due after one interval")
+	assert.True(t, pending(a), "a is signalled for its keep-alive")
+	assert.False(t, pending(q), "a quiet stream gets no keep-alive")
+	turn(keepAliveSlots)
+	assert.Equal(t, 1, count("a"))
+	assert.Equal(t, 2, count("q"))
+	turn(2 * keepAliveSlots)
+	assert.Equal(t, 2, count("a"), "every interval")
+
+	g := p.addRefresh(nil, false, p.every, refresh("g"))
+	mu.Lock()
+	alive["g"] = false
+	mu.Unlock()
+	turn(keepAliveSlots)
+	select {
+	case <-g.gone:
+	default:
+		t.Fatal("a session found gone ends its stream")
+	}
+	turn(3 * keepAliveSlots)
+	assert.Equal(t, 1, count("g"), "not asked for again")
+	select {
+	case <-a.gone:
+		t.Fatal("a live session's stream goes on")
+	case <-q.gone:
+		t.Fatal("a live session's stream goes on")
+	default:
+	}
+	before := count("a") + count("q")
+	p.remove(a)
+	p.remove(q)
+	p.remove(g)
+	turn(4 * keepAliveSlots)
+	assert.Equal(t, before, count("a")+count("q"), "no refresh after the stream left")
+}
+
+// A store that does not answer holds at most maxRefreshers batches of
+// refreshes; the turns go on, every stream's keep-alive on time, and the
+// refreshes held back run once the store answers.
+func TestPingerSlowStore(t *testing.T) {
+	p := newPinger(time.Hour * keepAliveSlots)
+	now := time.Unix(1e9, 0)
+	p.now = func() time.Time { return now }
+	release := make(chan struct{})
+	var mu sync.Mutex
+	calls := 0
+	stuck := func() bool {
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		<-release
+		return true
+	}
+	var pings []*ping
+	for i := range 2 * keepAliveSlots { // two streams a slot
+		pings = append(pings, p.addRefresh(nil, false, p.every, stuck))
+		if i%2 == 1 {
+			now = now.Add(p.turn)
+			p.tick()
+		}
+	}
+	for range 2 * keepAliveSlots { // every refresh due
+		now = now.Add(p.turn)
+		p.tick()
+	}
+	p.mu.Lock()
+	assert.Equal(t, maxRefreshers, p.refreshers, "batches under way, bounded")
+	p.mu.Unlock()
+	for i, pg := range pings {
+		assert.True(t, pending(pg), "stream %d: its keep-alive came on time", i)
+	}
+	close(release)
+	require.Eventually(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.refreshers == 0 }, 5*time.Second, time.Millisecond)
+	for range keepAliveSlots * (len(pings)/maxRefreshers + 1) {
+		now = now.Add(p.turn)
+		p.tick()
+		require.Eventually(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.refreshers == 0 }, 5*time.Second, time.Millisecond)
+	}
+	mu.Lock()
+	assert.GreaterOrEqual(t, calls, len(pings), "the refreshes held back ran")
+	mu.Unlock()
+	for _, pg := range pings {
+		p.remove(pg)
+	}
+}

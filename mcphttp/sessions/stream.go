@@ -155,21 +155,33 @@ func (st *stream) message(method string, uri string) []byte {
 // ends, the hub closes, or the client falls behind. ctx is the request's,
 // or the detached stream's own. Keep-alives come from the part's wheel
 // (keepalive.go), not a timer of the stream's, and mostly without waking
-// the stream (the wheel writes them itself where it can); a legacy GET
-// stream's refresh, minutes apart, has a ticker of its own.
+// the stream (the wheel writes them itself where it can). So does a
+// legacy GET stream's refresh, unless it must come more often than a
+// keep-alive (a session idle time under 4 KeepAlives): then a ticker of
+// the stream's runs it.
 func (st *stream) run(ctx context.Context) {
 	var ping <-chan struct{}
-	if _, legacy := st.out.(sendOutput); !legacy { // a legacy handler's stream has keep-alives of its own
-		w, _ := st.out.(keepAliver)
-		pg := st.ep.pinger.add(w)
-		defer st.ep.pinger.remove(pg)
-		ping = pg.c
-	}
+	var gone <-chan struct{} // the wheel found the session gone
 	var refresh <-chan time.Time
-	if st.refresh > 0 {
-		t := time.NewTicker(st.refresh)
-		defer t.Stop()
-		refresh = t.C
+	_, quiet := st.out.(sendOutput) // a legacy handler's stream has keep-alives of its own
+	w, _ := st.out.(keepAliver)
+	if st.refresh > 0 && st.ep.pinger.refreshes(st.refresh) {
+		pg := st.ep.pinger.addRefresh(w, quiet, st.refresh, func() bool {
+			return ctx.Err() != nil || st.alive(ctx) // a stream that ended is not refreshed
+		})
+		defer st.ep.pinger.remove(pg)
+		ping, gone = pg.c, pg.gone
+	} else {
+		if st.refresh > 0 {
+			t := time.NewTicker(st.refresh)
+			defer t.Stop()
+			refresh = t.C
+		}
+		if !quiet {
+			pg := st.ep.pinger.add(w)
+			defer st.ep.pinger.remove(pg)
+			ping = pg.c
+		}
 	}
 	expired, stopExpiry := until(st.deadline)
 	defer stopExpiry()
@@ -198,6 +210,9 @@ func (st *stream) run(ctx context.Context) {
 				st.closing()
 				return
 			}
+		case <-gone:
+			st.closing() // the session ended, on another instance maybe
+			return
 		case ev := <-st.sub.Events():
 			switch {
 			case ev.Kind == notify.Missed && st.listen == nil && st.tag != "":
