@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpkit/mcpkit/authn/dpop"
+	"github.com/mcpkit/mcpkit/internal/testkit/fakeclock"
 	"github.com/mcpkit/mcpkit/mcphttp/sessions"
 	"github.com/mcpkit/mcpkit/notify"
 	"github.com/mcpkit/mcpkit/principal"
@@ -29,7 +30,7 @@ import (
 // acceptance counts (a replay after a try that timed out is the store's
 // answer), else a replay after such a try counts too (the timed-out try
 // had remembered the proof).
-func rememberAll(t testing.TB, s *redisstore.ReplayStore, clk *clock, name string, n int, twice bool) int {
+func rememberAll(t testing.TB, s *redisstore.ReplayStore, clk *fakeclock.Clock, name string, n int, twice bool) int {
 	t.Helper()
 	ok := 0
 	for i := range n {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/authn"
 	"github.com/mcpkit/mcpkit/authn/dpop"
+	"github.com/mcpkit/mcpkit/internal/testkit/fakeclock"
 	"github.com/mcpkit/mcpkit/internal/testkit/logbuf"
 	"github.com/mcpkit/mcpkit/internal/testkit/testissuer"
 	"github.com/mcpkit/mcpkit/principal"
@@ -27,26 +28,9 @@ const (
 	testURL      = testResource
 )
 
-// clock is a fake clock shared by the Authenticators, the issuer and the
-// stores of a test.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Unix(1_800_000_000, 0)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+// newClock returns the fake clock shared by the Authenticators, the
+// issuer and the stores of a test.
+func newClock() *fakeclock.Clock { return fakeclock.New(time.Unix(1_800_000_000, 0)) }
 
 // syncBuffer is a goroutine-safe log sink.
 type syncBuffer = logbuf.Buffer
@@ -63,7 +47,7 @@ const period = 2*redisstore.DefaultProofWindow + redisstore.DefaultClockSkew + t
 // newReplayStore returns a store on client with the test's clock, past
 // the quarantine that a Redis without the store's marker begins with
 // (asserted).
-func newReplayStore(t testing.TB, client redis.UniversalClient, clk *clock, o redisstore.ReplayOptions) *redisstore.ReplayStore {
+func newReplayStore(t testing.TB, client redis.UniversalClient, clk *fakeclock.Clock, o redisstore.ReplayOptions) *redisstore.ReplayStore {
 	t.Helper()
 	o.Now = clk.Now
 	if o.Logger == nil {
@@ -76,7 +60,7 @@ func newReplayStore(t testing.TB, client redis.UniversalClient, clk *clock, o re
 
 // passQuarantine makes the first call on a fresh Redis (which begins the
 // quarantine), checks it, and moves the clock past it.
-func passQuarantine(t testing.TB, s *redisstore.ReplayStore, clk *clock) {
+func passQuarantine(t testing.TB, s *redisstore.ReplayStore, clk *fakeclock.Clock) {
 	t.Helper()
 	err := s.Remember(context.Background(), "quarantine-probe", "probe-caller", clk.Now().Add(time.Minute))
 	var ue *dpop.UnavailableError
@@ -88,7 +72,7 @@ func passQuarantine(t testing.TB, s *redisstore.ReplayStore, clk *clock) {
 // fleet is Authenticators (instances) sharing an issuer, a clock and
 // a replay store each (the same one, or stores on the same Redis).
 type fleet struct {
-	clock *clock
+	clock *fakeclock.Clock
 	is    *testissuer.Issuer
 	logs  *syncBuffer
 	log   *slog.Logger

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpkit/mcpkit/internal/testkit/fakeclock"
 	"github.com/mcpkit/mcpkit/mcphttp/sessions"
 	"github.com/mcpkit/mcpkit/principal"
 	"github.com/mcpkit/mcpkit/redisstore"
@@ -23,7 +24,7 @@ import (
 // The tests of sessions.MemoryStore, ported: the Redis store keeps the
 // same sessions by the same rules, fleet-wide.
 
-func newSessionStore(t testing.TB, client redis.UniversalClient, clk *clock, lim sessions.Limits) *redisstore.SessionStore {
+func newSessionStore(t testing.TB, client redis.UniversalClient, clk *fakeclock.Clock, lim sessions.Limits) *redisstore.SessionStore {
 	t.Helper()
 	st, err := redisstore.NewSessionStore(client, redisstore.SessionOptions{Limits: lim, Now: clk.Now})
 	require.NoError(t, err)
@@ -78,7 +79,7 @@ func TestRedisSessionLifetime(t *testing.T) {
 		assert.Equal(t, created.Add(time.Hour), s.Deadline)
 		assert.Equal(t, clk.Now().Add(time.Minute), s.IdleDeadline, "the idle timer starts again")
 	}
-	clk.t = created.Add(time.Hour)
+	clk.Set(created.Add(time.Hour))
 	_, err := st.Find(ctx, id, alice)
 	assert.ErrorIs(t, err, sessions.ErrNotFound, "ended at its lifetime")
 }
@@ -96,14 +97,14 @@ func TestRedisSessionEndsWithItsToken(t *testing.T) {
 	s, err := st.Find(ctx, id, alice)
 	require.NoError(t, err)
 	assert.Equal(t, exp, s.Deadline)
-	clk.t = exp.Add(-time.Second)
+	clk.Set(exp.Add(-time.Second))
 	fresh := &principal.Principal{Subject: "alice", Expires: clk.Now().Add(10 * time.Minute)}
 	s, err = st.Find(ctx, id, fresh)
 	require.NoError(t, err, "a refreshed token extends it")
 	assert.Equal(t, fresh.Expires, s.Deadline)
-	clk.t = exp.Add(time.Second)
+	clk.Set(exp.Add(time.Second))
 	require.True(t, alive(st, id, alice), "an older token does not shorten it")
-	clk.t = fresh.Expires
+	clk.Set(fresh.Expires)
 	assert.False(t, alive(st, id, fresh), "ended when the latest token expired")
 
 	bob := &principal.Principal{Subject: "bob"}

@@ -49,18 +49,18 @@ func TestEvictionMatchesOldSweep(t *testing.T) {
 		caller := func() *principal.Principal {
 			p := &principal.Principal{Subject: "u" + strconv.Itoa(r.IntN(30))}
 			if r.IntN(3) == 0 {
-				p.Expires = clk.t.Add(time.Duration(r.IntN(180)) * time.Second)
+				p.Expires = clk.Now().Add(time.Duration(r.IntN(180)) * time.Second)
 			}
 			return p
 		}
 		for step := range 400 {
-			clk.t = clk.t.Add(time.Duration(r.IntN(20)) * time.Second)
+			clk.Advance(time.Duration(r.IntN(20)) * time.Second)
 			switch op := r.IntN(10); {
 			case op < 4 && len(live) > 0: // a use
 				h := live[r.IntN(len(live))]
 				p := *h.p
 				if r.IntN(2) == 0 {
-					p.Expires = clk.t.Add(time.Duration(r.IntN(300)) * time.Second)
+					p.Expires = clk.Now().Add(time.Duration(r.IntN(300)) * time.Second)
 				}
 				_, _ = st.Find(ctx, h.id, &p)
 			case op < 5 && len(live) > 0: // an end
@@ -71,7 +71,7 @@ func TestEvictionMatchesOldSweep(t *testing.T) {
 				full := st.Len() >= maxS
 				want := map[string]time.Time{}
 				if full {
-					want = oldSweep(st, clk.t)
+					want = oldSweep(st, clk.Now())
 				}
 				id, p := newID(), caller()
 				ended, err := st.Create(ctx, id, p)
@@ -116,10 +116,10 @@ func TestFullStoreRefusesWithoutSweep(t *testing.T) {
 	for i := range 1000 {
 		create(t, st, &principal.Principal{Subject: "u" + strconv.Itoa(i%50)})
 	}
-	clk.t = clk.t.Add(30 * time.Second)
+	clk.Advance(30 * time.Second)
 	looked := 0
 	for _, s := range st.ends {
-		if s.due.Load() <= clk.t.UnixNano() {
+		if s.due.Load() <= clk.Now().UnixNano() {
 			looked++
 		}
 	}

@@ -231,14 +231,20 @@ func TestKeepAliveStuckClients(t *testing.T) {
 		conns = append(conns, server)
 		s := detached(server)
 		if i%2 == 0 {
-			// Its socket is full.
+			// Its socket is full, and stays full: the kernel may still
+			// move what was sent to the client's side (at once, or later
+			// on another CPU: receive packet steering), freeing room, so
+			// it is filled until a write after a pause finds no room.
 			big := make([]byte, 64<<10)
-			for {
+			for refused := 0; refused < 3; {
 				n, err := rawWrite(s.raw, big)
 				if n == 0 && err != nil {
 					require.ErrorIs(t, err, syscall.EAGAIN)
-					break
+					refused++
+					time.Sleep(20 * time.Millisecond)
+					continue
 				}
+				refused = 0
 			}
 			full = append(full, p.add(s))
 			continue

@@ -9,19 +9,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpkit/mcpkit/internal/testkit/fakeclock"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
-type fakeClock struct{ t time.Time }
-
-func (c *fakeClock) now() time.Time { return c.t }
-
-func newTestStore(t *testing.T, lim Limits) (*MemoryStore, *fakeClock) {
+func newTestStore(t *testing.T, lim Limits) (*MemoryStore, *fakeclock.Clock) {
 	t.Helper()
 	st, err := NewMemoryStore(lim)
 	require.NoError(t, err)
-	clk := &fakeClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
-	st.now = clk.now
+	clk := fakeclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	st.now = clk.Now
 	return st, clk
 }
 
@@ -45,17 +42,17 @@ func alive(st *MemoryStore, id string, p *principal.Principal) bool {
 // requests (an open stream's refreshes are such requests).
 func TestSessionLifetime(t *testing.T) {
 	st, clk := newTestStore(t, Limits{Lifetime: time.Hour, IdleTimeout: time.Minute})
-	alice := &principal.Principal{Subject: "alice", Expires: clk.t.Add(48 * time.Hour)}
-	created := clk.t
+	alice := &principal.Principal{Subject: "alice", Expires: clk.Now().Add(48 * time.Hour)}
+	created := clk.Now()
 	id := create(t, st, alice)
-	for clk.t.Sub(created) < time.Hour-time.Minute {
-		clk.t = clk.t.Add(50 * time.Second)
+	for clk.Now().Sub(created) < time.Hour-time.Minute {
+		clk.Advance(50 * time.Second)
 		s, err := st.Find(ctx, id, alice)
-		require.NoError(t, err, "alive at %v", clk.t.Sub(created))
+		require.NoError(t, err, "alive at %v", clk.Now().Sub(created))
 		assert.Equal(t, created.Add(time.Hour), s.Deadline)
-		assert.Equal(t, clk.t.Add(time.Minute), s.IdleDeadline, "the idle timer starts again")
+		assert.Equal(t, clk.Now().Add(time.Minute), s.IdleDeadline, "the idle timer starts again")
 	}
-	clk.t = created.Add(time.Hour)
+	clk.Set(created.Add(time.Hour))
 	_, err := st.Find(ctx, id, alice)
 	assert.ErrorIs(t, err, ErrNotFound, "ended at its lifetime")
 }
@@ -64,25 +61,25 @@ func TestSessionLifetime(t *testing.T) {
 // with a fresher credential of the same principal carries it on.
 func TestSessionEndsWithItsToken(t *testing.T) {
 	st, clk := newTestStore(t, Limits{})
-	exp := clk.t.Add(10 * time.Minute)
+	exp := clk.Now().Add(10 * time.Minute)
 	alice := &principal.Principal{Subject: "alice", Expires: exp}
 	id := create(t, st, alice)
 	s, err := st.Find(ctx, id, alice)
 	require.NoError(t, err)
 	assert.Equal(t, exp, s.Deadline)
-	clk.t = exp.Add(-time.Second)
-	fresh := &principal.Principal{Subject: "alice", Expires: clk.t.Add(10 * time.Minute)}
+	clk.Set(exp.Add(-time.Second))
+	fresh := &principal.Principal{Subject: "alice", Expires: clk.Now().Add(10 * time.Minute)}
 	s, err = st.Find(ctx, id, fresh)
 	require.NoError(t, err, "a refreshed token extends it")
 	assert.Equal(t, fresh.Expires, s.Deadline)
-	clk.t = exp.Add(time.Second)
+	clk.Set(exp.Add(time.Second))
 	require.True(t, alive(st, id, alice))
-	clk.t = fresh.Expires
+	clk.Set(fresh.Expires)
 	assert.False(t, alive(st, id, fresh), "ended when the latest token expired")
 
 	// A token without an expiry leaves only the lifetime and idle limits.
 	bob := &principal.Principal{Subject: "bob"}
-	created := clk.t
+	created := clk.Now()
 	id2 := create(t, st, bob)
 	s, err = st.Find(ctx, id2, bob)
 	require.NoError(t, err)
@@ -93,9 +90,9 @@ func TestSessionIdle(t *testing.T) {
 	st, clk := newTestStore(t, Limits{IdleTimeout: time.Minute})
 	alice := &principal.Principal{Subject: "alice"}
 	id := create(t, st, alice)
-	clk.t = clk.t.Add(59 * time.Second)
+	clk.Advance(59 * time.Second)
 	require.True(t, alive(st, id, alice))
-	clk.t = clk.t.Add(61 * time.Second)
+	clk.Advance(61 * time.Second)
 	assert.False(t, alive(st, id, alice))
 	assert.False(t, alive(st, id, nil), "never for nobody")
 }
@@ -162,7 +159,7 @@ func TestSessionEvictionAndSweep(t *testing.T) {
 	carol := &principal.Principal{Subject: "carol"}
 	_, err = st.Create(ctx, newID(), carol)
 	assert.ErrorIs(t, err, ErrFull, "full of live sessions")
-	clk.t = clk.t.Add(2 * time.Minute) // everyone idles out
+	clk.Advance(2 * time.Minute) // everyone idles out
 	c1 := newID()
 	ended, err = st.Create(ctx, c1, carol)
 	require.NoError(t, err, "the sweep makes room")
@@ -200,7 +197,7 @@ func TestSubscriptions(t *testing.T) {
 
 	// A subscribe is a use of the session: it keeps it from idling out.
 	for range 3 {
-		clk.t = clk.t.Add(50 * time.Second)
+		clk.Advance(50 * time.Second)
 		require.NoError(t, st.Subscribe(ctx, id, alice, "docs://3"))
 	}
 	require.True(t, alive(st, id, alice))
