@@ -40,15 +40,18 @@ type Options struct {
 	// default fits them all. Each keep-alive is a write on
 	// every open stream, so a longer interval costs less when every hop
 	// allows it: 10,000 idle streams cost about 10,000 / KeepAlive writes
-	// a second (measured over loopback on a shared 2-core virtual machine:
-	// 0.33 to 0.36 % of a core at 25 s, three quarters of it the kernel's
-	// TCP send, which over loopback includes the client's receive;
-	// examples/bench -streams 10000 -idle 50s). The streams share one timer (a
-	// wheel of 16 slots that turns once every KeepAlive / 16), so a
-	// stream's first keep-alive comes up to a sixteenth of the interval
-	// early; on a detached HTTP/1.1 stream over TCP the wheel writes the
-	// keep-alive itself, with a write that never waits, without waking the
-	// stream's goroutine.
+	// a second (measured over loopback on a shared 2-core virtual machine,
+	// listen and legacy GET streams alike: 0.29 to 0.36 % of a core at
+	// 25 s, three quarters of it the kernel's TCP send, which over loopback
+	// includes the client's receive; 0.25 % with that receive on another
+	// CPU; examples/bench -streams 10000 -idle 60s [-legacy]). The streams
+	// share one timer (a wheel of 16 slots that turns once every
+	// KeepAlive / 16), so a stream's first keep-alive comes up to a
+	// sixteenth of the interval early; on a detached HTTP/1.1 stream over
+	// TCP the wheel writes the keep-alive itself, with a write that never
+	// waits, without waking the stream's goroutine. The wheel also runs
+	// legacy GET streams' session refreshes when they are no more frequent
+	// than keep-alives.
 	KeepAlive time.Duration
 
 	// Store keeps the legacy sessions and their subscriptions: what the
