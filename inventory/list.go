@@ -143,14 +143,14 @@ func (inv *Inventory) fillStatics(ctx context.Context, sc *scratch, f *filler[It
 	if vis.on {
 		return inv.fillGatedStatics(ctx, sc, f, vis, offset)
 	}
-	t := inv.seekStatics(sc, caller, offset)
+	t := inv.shown.Seek(&sc.statics, caller, offset)
 	seen = offset
-	for i := t.peek(); i >= 0; i = t.peek() {
+	for i := t.Peek(); i >= 0; i = t.Peek() {
 		if full, err := inv.addStatic(ctx, sc, f, i); full || err != nil {
 			return seen, full, err
 		}
 		seen++
-		t.pop()
+		t.Pop()
 	}
 	return seen, false, nil
 }
@@ -246,7 +246,7 @@ func (inv *Inventory) nextSource(i int, caller *principal.Principal, vis *visibi
 // shows caller.
 func (inv *Inventory) shownCount(sc *scratch, caller *principal.Principal, vis *visibility) int {
 	if !vis.on {
-		n, _ := inv.shownClasses(sc, caller)
+		n, _ := inv.shown.Shown(&sc.statics, caller)
 		return n
 	}
 	n := 0

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpkit/mcpkit/internal/display"
 	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/inventory/grants"
+	"github.com/mcpkit/mcpkit/inventory/internal/staticindex"
 	"github.com/mcpkit/mcpkit/inventory/internal/uritemplate"
 	"github.com/mcpkit/mcpkit/principal"
 	"github.com/mcpkit/mcpkit/sealedcursor"
@@ -31,8 +32,8 @@ import (
 // items, ErrNotFound, no grant store), and never panics.
 type Inventory struct {
 	statics     []static
-	classes     []staticClass  // the statics by access and scopes (staticindex.go)
-	staticIndex map[string]int // URI → index in statics
+	shown       staticindex.Index // the statics by access and scopes
+	staticIndex map[string]int    // URI → index in statics
 	templates   []*registered
 	byTemplate  map[string]*registered // URITemplate → template
 	sources     []*registered          // templates with List, in registration order
@@ -119,8 +120,8 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 	if err := inv.setupGates(opts); err != nil {
 		return nil, err
 	}
-	if len(resources) > maxStatics {
-		return nil, fmt.Errorf("inventory: %d static resources: at most %d", len(resources), maxStatics)
+	if len(resources) > staticindex.Max {
+		return nil, fmt.Errorf("inventory: %d static resources: at most %d", len(resources), staticindex.Max)
 	}
 	inv.statics = make([]static, 0, len(resources))
 	for i := range resources {
@@ -137,9 +138,11 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 		inv.staticIndex[st.res.URI] = len(inv.statics)
 		inv.statics = append(inv.statics, st)
 	}
-	inv.indexStatics()
+	inv.shown = staticindex.New(len(inv.statics), func(i int) (bool, []string) {
+		return inv.statics[i].res.Access == Public, inv.statics[i].scopes()
+	})
 	names := make(map[string]bool, len(templates))
-	overlaps := newOverlapIndex()
+	overlaps := uritemplate.NewIndex()
 	for i := range templates {
 		rt, err := newRegistered(templates[i])
 		if err == nil {
@@ -152,15 +155,14 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 			return nil, fmt.Errorf("inventory: template %d: duplicate name %q", i, rt.tmpl.Name)
 		}
 		names[rt.tmpl.Name] = true
-		if j, w, ok := overlaps.firstOverlap(inv.templates, rt.ut); ok && w == "" {
+		if j, w, ok := overlaps.FirstOverlap(rt.ut, overlapBudget); ok && w == "" {
 			return nil, fmt.Errorf("inventory: templates %q and %q are too complex to prove that no URI matches both",
 				inv.templates[j].tmpl.Name, rt.tmpl.Name)
 		} else if ok {
 			return nil, fmt.Errorf("inventory: templates %q and %q can match the same URI (for example %q)",
 				inv.templates[j].tmpl.Name, rt.tmpl.Name, w)
 		}
-		prefix, suffix := rt.ut.Literals()
-		overlaps.add(len(inv.templates), prefix, suffix)
+		overlaps.Add(rt.ut)
 		inv.templates = append(inv.templates, rt)
 		inv.byTemplate[rt.tmpl.URITemplate] = rt
 		if rt.tmpl.List != nil {

@@ -87,14 +87,14 @@ func TestStaticIndexMatchesLinearWalk(t *testing.T) {
 			caller := randomCaller(r)
 			want := linearStatics(inv, caller)
 			sc := &scratch{}
-			n, _ := inv.shownClasses(sc, caller)
+			n, _ := inv.shown.Shown(&sc.statics, caller)
 			require.Equal(t, len(want), n, "round %d: count", round)
 			for offset := 0; offset <= len(want); offset++ {
-				tr := inv.seekStatics(sc, caller, offset)
+				tr := inv.shown.Seek(&sc.statics, caller, offset)
 				var got []int
-				for i := tr.peek(); i >= 0; i = tr.peek() {
+				for i := tr.Peek(); i >= 0; i = tr.Peek() {
 					got = append(got, i)
-					tr.pop()
+					tr.Pop()
 				}
 				require.Equal(t, fmtInts(want[offset:]), fmtInts(got), "round %d offset %d", round, offset)
 			}
