@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/mcpkit/mcpkit/inventory/internal/contract"
 	"github.com/mcpkit/mcpkit/principal"
-
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
 
@@ -67,11 +67,11 @@ func parsePosition(b []byte) (position, error) {
 		}
 		return position{source: -1, offset: int(v)}, nil
 	}
-	if v != uint64(len(b)) || v > maxKeyBytes {
+	if v != uint64(len(b)) || v > contract.MaxKeyBytes {
 		return position{}, errPayload
 	}
 	p := position{source: int(tag - 1), key: string(b)}
-	if p.key != "" && checkKey(p.key) != "" {
+	if p.key != "" && contract.Key(p.key) != contract.OK {
 		return position{}, errPayload
 	}
 	return p, nil
@@ -81,7 +81,7 @@ func parsePosition(b []byte) (position, error) {
 func (inv *Inventory) maxListPayload() int {
 	rest := uvarintLen(uint64(len(inv.statics)))
 	if len(inv.sources) > 0 {
-		rest = max(rest, uvarintLen(maxKeyBytes)+maxKeyBytes)
+		rest = max(rest, uvarintLen(contract.MaxKeyBytes)+contract.MaxKeyBytes)
 	}
 	return 1 + uvarintLen(uint64(len(inv.sources))) + rest
 }

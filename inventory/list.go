@@ -200,7 +200,7 @@ func (inv *Inventory) fillSource(ctx context.Context, sc *scratch, f *filler[Ite
 			return position{}, false, inv.failCallback(ctx, purposeList, name, caller, err)
 		}
 		chk := &sc.check
-		chk.escape = true
+		chk.Escape = true
 		if ce := chk.start(name, src.ut, req, res); ce != nil {
 			return position{}, false, inv.fail(ctx, purposeList, name, ce)
 		}
@@ -209,9 +209,9 @@ func (inv *Inventory) fillSource(ctx context.Context, sc *scratch, f *filler[Ite
 			if ce := chk.entry(i); ce != nil {
 				return position{}, false, inv.fail(ctx, purposeList, name, ce)
 			}
-			sc.item = Item{URI: e.URI, Name: chk.name, MIMEType: e.MIMEType, Plain: chk.plain}
+			sc.item = Item{URI: e.URI, Name: chk.Name, MIMEType: e.MIMEType, Plain: chk.Plain}
 			if e.MIMEType == "" {
-				sc.item.MIMEType, sc.item.Plain = src.tmpl.MIMEType, chk.plain && src.mimePlain
+				sc.item.MIMEType, sc.item.Plain = src.tmpl.MIMEType, chk.Plain && src.mimePlain
 			}
 			if err := f.add(&sc.item); err != nil {
 				if err == errFull {

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpkit/mcpkit/internal/display"
 	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/inventory/grants"
+	"github.com/mcpkit/mcpkit/inventory/internal/contract"
 	"github.com/mcpkit/mcpkit/inventory/internal/staticindex"
 	"github.com/mcpkit/mcpkit/inventory/internal/uritemplate"
 	"github.com/mcpkit/mcpkit/principal"
@@ -186,13 +187,13 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 func newStatic(r Resource) (static, error) {
 	st := static{res: r}
 	switch {
-	case r.URI == "" || longer(r.URI, maxURILen) || !plainURI(r.URI):
+	case r.URI == "" || contract.Longer(r.URI, contract.MaxURILen) || !contract.PlainURI(r.URI):
 		return st, errors.New("URI must be 1..2048 characters (UTF-16 code units) of UTF-8 without spaces or control characters")
-	case checkName(r.Name) != "":
+	case contract.Name(r.Name) != contract.OK:
 		return st, errors.New("name must be 1..512 characters (UTF-16 code units) of UTF-8 without control, bidirectional, invisible or tag characters")
 	case !display.Name(r.Title) || !display.Text(r.Description):
 		return st, errors.New("title and description must be valid UTF-8 without bidirectional, invisible or tag characters")
-	case checkMIME(r.MIMEType) != "":
+	case contract.MIME(r.MIMEType) != contract.OK:
 		return st, errors.New("invalid MIME type")
 	case r.Size < 0:
 		return st, errors.New("negative size")
@@ -307,11 +308,11 @@ func byVariable[F any](ut *uritemplate.Template, field, what string, m map[strin
 // checkTemplateFields checks what a template says of itself.
 func checkTemplateFields(t Template) error {
 	switch {
-	case checkName(t.Name) != "":
+	case contract.Name(t.Name) != contract.OK:
 		return errors.New("name must be 1..512 characters (UTF-16 code units) of UTF-8 without control, bidirectional, invisible or tag characters")
 	case !display.Name(t.Title) || !display.Text(t.Description):
 		return errors.New("title and description must be valid UTF-8 without bidirectional, invisible or tag characters")
-	case checkMIME(t.MIMEType) != "":
+	case contract.MIME(t.MIMEType) != contract.OK:
 		return errors.New("invalid MIME type")
 	case t.Read == nil:
 		return errors.New("Read is required")

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/mcpkit/mcpkit/internal/display"
+	"github.com/mcpkit/mcpkit/inventory/internal/contract"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -77,7 +78,7 @@ func (inv *Inventory) Search(ctx context.Context, caller *principal.Principal, q
 	if caller == nil {
 		return nil, principal.ErrUnauthenticated
 	}
-	if query == "" || longer(query, MaxQueryLen) || !display.Printable(query) {
+	if query == "" || contract.Longer(query, MaxQueryLen) || !display.Printable(query) {
 		return nil, &ParamsError{Problems: []string{"the query must be 1..1024 characters without control characters"}}
 	}
 	if limit < 1 || limit > MaxSearchLimit {
@@ -105,9 +106,9 @@ func (inv *Inventory) Search(ctx context.Context, caller *principal.Principal, q
 		for i := range res {
 			h := &res[i]
 			name := h.Name
-			rule := checkEntryURI(rt.ut, h.URI, false)
+			rule := broken(contract.EntryURI(rt.ut, h.URI, false))
 			if rule == "" {
-				rule = escapeName(&name, true) // a stored title is escaped, never fails the search
+				rule = broken(contract.EscapeName(&name, true)) // a stored title is escaped, never fails the search
 			}
 			if _, dup := seen[h.URI]; rule == "" && dup {
 				rule = RuleURIDuplicate
