@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/budget"
+	"github.com/mcpkit/mcpkit/inventory/internal/gateview"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -159,7 +160,7 @@ func (inv *Inventory) fillStatics(ctx context.Context, sc *scratch, f *filler[It
 // caller's visibility bits.
 func (inv *Inventory) fillGatedStatics(ctx context.Context, sc *scratch, f *filler[Item], vis *visibility, offset int) (seen int, full bool, err error) {
 	for i := range inv.statics {
-		if !bitOf(vis.bits, i) {
+		if !gateview.Bit(vis.bits, i) {
 			continue
 		}
 		if seen < offset {
@@ -251,7 +252,7 @@ func (inv *Inventory) shownCount(sc *scratch, caller *principal.Principal, vis *
 	}
 	n := 0
 	for i := range inv.statics {
-		if bitOf(vis.bits, i) {
+		if gateview.Bit(vis.bits, i) {
 			n++
 		}
 	}
@@ -262,7 +263,7 @@ func (inv *Inventory) shownCount(sc *scratch, caller *principal.Principal, vis *
 // caller.
 func (inv *Inventory) sourceShown(i int, caller *principal.Principal, vis *visibility) bool {
 	if vis.on {
-		return bitOf(vis.bits, len(inv.statics)+i)
+		return gateview.Bit(vis.bits, len(inv.statics)+i)
 	}
 	return usable(inv.sources[i], caller)
 }
@@ -295,7 +296,7 @@ func (inv *Inventory) validPosition(sc *scratch, p position, caller *principal.P
 func (inv *Inventory) anySource(caller *principal.Principal, vis *visibility) error {
 	best, bestMissing := -1, 0
 	for i, s := range inv.sources {
-		if vis.on && !bitOf(vis.open, i) || !s.tmpl.Owner.has(caller) {
+		if vis.on && !gateview.Bit(vis.open, i) || !s.tmpl.Owner.has(caller) {
 			continue // hidden, or not the caller's kind of records: scopes would not help
 		}
 		missing := 0

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/inventory/internal/contract"
+	"github.com/mcpkit/mcpkit/inventory/internal/gateview"
 	"github.com/mcpkit/mcpkit/inventory/internal/staticindex"
 	"github.com/mcpkit/mcpkit/inventory/internal/uritemplate"
 	"github.com/mcpkit/mcpkit/principal"
@@ -56,6 +57,7 @@ type Inventory struct {
 	store     grants.Store                    // nil: no gates, no grants
 	notifier  atomic.Pointer[grants.Notifier] // Options.Notifier, or one attached later
 	gated     bool                            // store != nil: visibility depends on gates and grants
+	view      gateview.Gates                  // what a request's view of the gates needs
 }
 
 // static is a static resource as registered: res.RequiredScopes sorted

@@ -133,7 +133,7 @@ func (inv *Inventory) searchSources(ctx context.Context, caller *principal.Princ
 	closestMissing := 0
 	for _, rt := range inv.searchers {
 		if inv.gated {
-			ok, err := v.open(rt.tmpl.Name, rt.gates)
+			ok, err := v.Open(rt.tmpl.Name, rt.gates)
 			if err != nil {
 				return nil, err
 			}
@@ -189,7 +189,7 @@ func (inv *Inventory) Reach(ctx context.Context, caller *principal.Principal) (R
 		if !inv.gated {
 			return true, nil
 		}
-		return v.open(key, gates)
+		return v.Open(key, gates)
 	}
 	for i := range inv.statics {
 		st := &inv.statics[i]

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"time"
 
+	"github.com/mcpkit/mcpkit/inventory/internal/gateview"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -50,7 +51,7 @@ func (inv *Inventory) Templates(ctx context.Context, caller *principal.Principal
 	at := -1
 	for i := start; i < len(inv.templates); i++ {
 		rt := inv.templates[i]
-		if inv.gated && !bitOf(vis, i) || !inv.gated && !inv.discoverable(rt, caller) {
+		if inv.gated && !gateview.Bit(vis, i) || !inv.gated && !inv.discoverable(rt, caller) {
 			continue
 		}
 		item := rt.item
