@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/internal/budget"
 	"github.com/mcpkit/mcpkit/inventory/internal/gateview"
+	"github.com/mcpkit/mcpkit/inventory/internal/listcursor"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -61,7 +62,7 @@ func (inv *Inventory) List(ctx context.Context, caller *principal.Principal, cur
 		}
 	}
 
-	pos, first := position{source: -1}, time.Time{}
+	pos, first := position{Source: -1}, time.Time{}
 	if cursor == "" {
 		first = inv.sealer.Now()
 	} else {
@@ -69,7 +70,7 @@ func (inv *Inventory) List(ctx context.Context, caller *principal.Principal, cur
 		if err != nil {
 			return "", err
 		}
-		if pos, err = parsePosition(payload); err != nil || !inv.validPosition(sc, pos, caller, &vis) {
+		if pos, err = listcursor.Parse(payload); err != nil || !inv.validPosition(sc, pos, caller, &vis) {
 			return "", &CursorError{Reason: ReasonInvalid}
 		}
 		first = f
@@ -80,7 +81,7 @@ func (inv *Inventory) List(ctx context.Context, caller *principal.Principal, cur
 	if err != nil || !more {
 		return "", err
 	}
-	next, err = inv.seal(sc, purposeList, caller, vis.bits, appendPosition(sc.payload[:0], at), first)
+	next, err = inv.seal(sc, purposeList, caller, vis.bits, listcursor.Append(sc.payload[:0], at), first)
 	if err != nil {
 		return "", inv.failAssembly(ctx, purposeList, err)
 	}
@@ -103,27 +104,27 @@ func (inv *Inventory) seal(sc *scratch, purpose string, caller *principal.Princi
 // fill adds the items from pos on and returns the position after the last
 // one and whether more may follow.
 func (inv *Inventory) fill(ctx context.Context, sc *scratch, f *filler[Item], caller *principal.Principal, vis *visibility, pos position) (position, bool, error) {
-	if pos.source < 0 {
-		seen, full, err := inv.fillStatics(ctx, sc, f, caller, vis, pos.offset)
+	if pos.Source < 0 {
+		seen, full, err := inv.fillStatics(ctx, sc, f, caller, vis, pos.Offset)
 		switch {
 		case err != nil:
 			return pos, false, err
 		case full:
-			return position{source: -1, offset: seen}, true, nil
+			return position{Source: -1, Offset: seen}, true, nil
 		}
 		if f.room() == 0 {
 			n := inv.nextSource(0, caller, vis)
-			return position{source: -1, offset: seen}, n >= 0, nil
+			return position{Source: -1, Offset: seen}, n >= 0, nil
 		}
-		pos = position{source: inv.nextSource(0, caller, vis)}
-		if pos.source < 0 {
+		pos = position{Source: inv.nextSource(0, caller, vis)}
+		if pos.Source < 0 {
 			return pos, false, nil
 		}
 	}
-	for si := pos.source; si >= 0; si = inv.nextSource(si+1, caller, vis) {
+	for si := pos.Source; si >= 0; si = inv.nextSource(si+1, caller, vis) {
 		after := ""
-		if si == pos.source {
-			after = pos.key
+		if si == pos.Source {
+			after = pos.Key
 		}
 		next, full, err := inv.fillSource(ctx, sc, f, caller, si, after)
 		if err != nil || full {
@@ -131,7 +132,7 @@ func (inv *Inventory) fill(ctx context.Context, sc *scratch, f *filler[Item], ca
 		}
 		if f.room() == 0 {
 			n := inv.nextSource(si+1, caller, vis)
-			return position{source: n}, n >= 0, nil
+			return position{Source: n}, n >= 0, nil
 		}
 	}
 	return position{}, false, nil
@@ -216,7 +217,7 @@ func (inv *Inventory) fillSource(ctx context.Context, sc *scratch, f *filler[Ite
 			}
 			if err := f.add(&sc.item); err != nil {
 				if err == errFull {
-					return position{source: si, key: after}, true, nil
+					return position{Source: si, Key: after}, true, nil
 				}
 				return position{}, false, inv.failRule(ctx, purposeList, name, RuleEntryTooLarge, i)
 			}
@@ -226,10 +227,10 @@ func (inv *Inventory) fillSource(ctx context.Context, sc *scratch, f *filler[Ite
 			return position{}, false, nil
 		}
 		if f.room() == 0 {
-			return position{source: si, key: after}, true, nil
+			return position{Source: si, Key: after}, true, nil
 		}
 	}
-	return position{source: si, key: after}, true, nil
+	return position{Source: si, Key: after}, true, nil
 }
 
 // nextSource returns the index of the first list source from i on that the
@@ -282,10 +283,10 @@ func visible(a Access, scopes []string, caller *principal.Principal) bool {
 // validPosition reports whether an authentic position makes sense for this
 // registry and caller.
 func (inv *Inventory) validPosition(sc *scratch, p position, caller *principal.Principal, vis *visibility) bool {
-	if p.source < 0 {
-		return p.offset <= inv.shownCount(sc, caller, vis)
+	if p.Source < 0 {
+		return p.Offset <= inv.shownCount(sc, caller, vis)
 	}
-	return p.source < len(inv.sources) && inv.sourceShown(p.source, caller, vis)
+	return p.Source < len(inv.sources) && inv.sourceShown(p.Source, caller, vis)
 }
 
 // anySource returns nil if caller may use some list source, else a

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpkit/mcpkit/inventory/grants"
 	"github.com/mcpkit/mcpkit/inventory/internal/contract"
 	"github.com/mcpkit/mcpkit/inventory/internal/gateview"
+	"github.com/mcpkit/mcpkit/inventory/internal/listcursor"
 	"github.com/mcpkit/mcpkit/inventory/internal/staticindex"
 	"github.com/mcpkit/mcpkit/inventory/internal/uritemplate"
 	"github.com/mcpkit/mcpkit/principal"
@@ -181,7 +182,7 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 	if err := inv.checkOverrideNames(); err != nil {
 		return nil, err
 	}
-	inv.maxCursor = sealedcursor.SealedLen(max(inv.maxListPayload(), inv.maxTemplatesPayload()))
+	inv.maxCursor = sealedcursor.SealedLen(max(listcursor.MaxLen(len(inv.statics), len(inv.sources)), listcursor.MaxTemplatesLen(len(inv.templates))))
 	inv.fp = inv.fingerprint()
 	return inv, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpkit/mcpkit/inventory/internal/listcursor"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -130,9 +131,9 @@ func TestStaticPagesMatchLinearWalk(t *testing.T) {
 			}
 			payload, _, err := inv.openCursor(&scratch{}, purposeList, caller, nil, next)
 			require.NoError(t, err)
-			pos, err := parsePosition(payload)
+			pos, err := listcursor.Parse(payload)
 			require.NoError(t, err)
-			require.Equal(t, position{source: -1, offset: offset}, pos, "round %d: the cursor's position", round)
+			require.Equal(t, position{Source: -1, Offset: offset}, pos, "round %d: the cursor's position", round)
 			cursor = next
 		}
 	}

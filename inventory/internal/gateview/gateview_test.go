@@ -108,7 +108,9 @@ func TestViewFailures(t *testing.T) {
 	assert.Equal(t, "boom", pe.Value)
 
 	loadErr := errors.New("store down")
-	g.Load = func(context.Context, string, *principal.Principal) (grants.Grants, error) { return grants.Grants{}, loadErr }
+	g.Load = func(context.Context, string, *principal.Principal) (grants.Grants, error) {
+		return grants.Grants{}, loadErr
+	}
 	v = g.View(context.Background(), "list", &principal.Principal{Subject: "u"})
 	for range 2 {
 		_, err = v.Open("r", nil)
