@@ -196,7 +196,7 @@ func (inv *Inventory) fillSource(ctx context.Context, sc *scratch, f *filler[Ite
 	src := inv.sources[si]
 	name := src.tmpl.Name
 	for f.room() > 0 {
-		req := ListRequest{After: after, Limit: f.room(), Principal: *caller}
+		req := ListRequest{After: after, Limit: f.room(), Principal: caller}
 		res, err := call(ctx, inv, caller, src.tmpl.List, req)
 		if err != nil {
 			return position{}, false, inv.failCallback(ctx, purposeList, name, caller, err)

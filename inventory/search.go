@@ -29,10 +29,13 @@ type SearchRequest struct {
 	Query string
 	// Limit is the most hits the answer may hold, 1..MaxSearchLimit.
 	Limit int
-	// Principal is the authenticated caller. Search only records it may
-	// see, with ownership in the query itself, as in a ListFunc. The
-	// identity the template's Owner names is never empty here.
-	Principal principal.Principal
+	// Principal is the authenticated caller, never nil here: a search
+	// source is asked only for a signed-in caller (an anonymous one gets
+	// principal.ErrUnauthenticated from [Inventory.Search] first). Search
+	// only records it may see, with ownership in the query itself, as in
+	// a ListFunc. The identity the template's Owner names is never empty
+	// here. It is the kit's own: read it, do not modify it.
+	Principal *principal.Principal
 }
 
 // SearchFunc returns at most Limit records of the caller that match the
@@ -95,7 +98,7 @@ func (inv *Inventory) Search(ctx context.Context, caller *principal.Principal, q
 		if room == 0 {
 			break
 		}
-		req := SearchRequest{Query: query, Limit: room, Principal: *caller}
+		req := SearchRequest{Query: query, Limit: room, Principal: caller}
 		res, err := call(ctx, inv, caller, rt.tmpl.Search, req)
 		if err != nil {
 			return nil, inv.failCallback(ctx, methodSearch, rt.tmpl.Name, caller, err)

@@ -87,7 +87,7 @@ func TestInventoryContract(t *testing.T) {
 		// Every URI alice lists is readable by her and by nobody else.
 		alice := &principal.Principal{Subject: "alice"}
 		bob := &principal.Principal{Subject: "bob"}
-		page, err := tmpl.List(ctx, inventory.ListRequest{Limit: inventory.MaxLimit, Principal: *alice})
+		page, err := tmpl.List(ctx, inventory.ListRequest{Limit: inventory.MaxLimit, Principal: alice})
 		require.NoError(t, err)
 		require.True(t, page.HasMore)
 		for _, e := range page.Entries {
