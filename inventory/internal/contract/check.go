@@ -162,8 +162,9 @@ type Page struct {
 	sorted bool
 	last   string
 
-	uris   []string        // the URIs so far
-	slots  [dupSlots]uint8 // entry index + 1; 0 = empty
+	uris   [MaxLimit]string // the URIs so far (pages of at most MaxLimit)
+	more   []string         // the URIs so far of a larger page
+	slots  [dupSlots]uint8  // entry index + 1; 0 = empty
 	hashes [MaxLimit]uint64
 	big    map[string]struct{} // pages over MaxLimit entries
 }
@@ -180,7 +181,7 @@ func (c *Page) Start(t *uritemplate.Template, after string, limit, entries int, 
 	c.skip = t.Prefix()
 	c.slots = [dupSlots]uint8{}
 	c.big = nil
-	c.uris = c.uris[:0]
+	c.more = c.more[:0]
 	c.sorted, c.last = !c.General, ""
 	switch {
 	case entries > limit:
@@ -233,7 +234,11 @@ func (c *Page) Entry(i int, key, uri, name, mime string) Rule {
 // bytes that are the same in all (the template's leading literal, which
 // they matched): only the rest is compared.
 func (c *Page) Seen(i int, uri string) bool {
-	c.uris = append(c.uris, uri)
+	if c.n > MaxLimit {
+		c.more = append(c.more, uri)
+	} else {
+		c.uris[i] = uri
+	}
 	if !c.sorted {
 		return c.add(i)
 	}
@@ -262,7 +267,7 @@ func (c *Page) add(i int) bool {
 		if c.big == nil {
 			c.big = make(map[string]struct{}, c.n)
 		}
-		u := c.uris[i]
+		u := c.more[i]
 		if _, dup := c.big[u]; dup {
 			return true
 		}
