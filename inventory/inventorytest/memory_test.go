@@ -44,6 +44,8 @@ func TestMemorySource(t *testing.T) {
 
 	_, err = m.List(ctx, inventory.ListRequest{Limit: 2, Principal: &principal.Principal{ClientID: "app"}})
 	assert.ErrorIs(t, err, ErrNoSubject, "never an unrestricted query")
+	_, err = m.List(ctx, inventory.ListRequest{Limit: 2}) // called directly, without a caller
+	assert.ErrorIs(t, err, ErrNoSubject, "nil: no caller, no records (it panicked before the check of nil)")
 	assert.Equal(t, []inventory.Entry{rec(2)}, m.Records("bob"))
 }
 

@@ -31,7 +31,7 @@ func documentsTemplate(st Store) inventory.Template {
 		MIMEType:       "text/plain",
 		RequiredScopes: []string{"documents:read"},
 		List: func(ctx context.Context, req inventory.ListRequest) (inventory.Page, error) {
-			if req.Principal.Subject == "" {
+			if req.Principal == nil || req.Principal.Subject == "" {
 				return inventory.Page{}, errors.New("documents: no subject") // never list unrestricted
 			}
 			rows, err := st.List(ctx, req.Principal.Subject, req.After, req.Limit+1)
