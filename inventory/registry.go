@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"slices"
 	"sync/atomic"
-	"time"
 
 	"github.com/mcpkit/mcpkit/internal/ascii"
 	"github.com/mcpkit/mcpkit/internal/callback"
@@ -21,7 +19,6 @@ import (
 	"github.com/mcpkit/mcpkit/inventory/internal/listcursor"
 	"github.com/mcpkit/mcpkit/inventory/internal/staticindex"
 	"github.com/mcpkit/mcpkit/inventory/internal/uritemplate"
-	"github.com/mcpkit/mcpkit/principal"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
 
@@ -229,20 +226,7 @@ func checkAnnotations(a *Annotations) error {
 	if a == nil {
 		return nil
 	}
-	for _, s := range a.Audience {
-		if s != "user" && s != "assistant" {
-			return errors.New(`annotation audience must be "user" or "assistant"`)
-		}
-	}
-	if p := a.Priority; p != nil && (math.IsNaN(*p) || *p < 0 || *p > 1) {
-		return errors.New("annotation priority must be between 0 and 1")
-	}
-	if a.LastModified != "" {
-		if _, err := time.Parse(time.RFC3339, a.LastModified); err != nil {
-			return errors.New("annotation lastModified must be an RFC 3339 timestamp")
-		}
-	}
-	return nil
+	return contract.Annotations(a.Audience, a.Priority, a.LastModified)
 }
 
 // checkAccess validates an access mode and its scopes and returns the
@@ -251,17 +235,7 @@ func checkAccess(a Access, scopes []string) ([]string, error) {
 	if a > Public {
 		return nil, fmt.Errorf("unknown access mode %d", a)
 	}
-	if a == Public && len(scopes) > 0 {
-		return nil, errors.New("a public resource or template cannot require scopes")
-	}
-	for _, sc := range scopes {
-		if !principal.ValidScope(sc) {
-			return nil, errors.New("invalid scope: scopes are 1*( %x21 / %x23-5B / %x5D-7E ) (RFC 6749 §3.3)")
-		}
-	}
-	out := slices.Clone(scopes)
-	slices.Sort(out)
-	return slices.Compact(out), nil
+	return contract.Scopes(scopes, a == Public)
 }
 
 func newRegistered(t Template) (*registered, error) {
