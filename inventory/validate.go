@@ -62,10 +62,12 @@ func (c *pageCheck) fail(r contract.Rule, entry int) *ContractError {
 	return &ContractError{Source: c.source, Rule: broken(r), Entry: entry}
 }
 
+// uri returns entry i's URI.
+func (c *pageCheck) uri(i int) string { return c.entries[i].URI }
+
 // entry checks entry i, after the entries before it.
 func (c *pageCheck) entry(i int) *ContractError {
-	e := &c.entries[i]
-	if r := c.Page.Entry(i, e.Key, e.URI, e.Name, e.MIMEType); r != contract.OK {
+	if r := c.Page.Entry(i, (*contract.Entry)(&c.entries[i]), c.uri); r != contract.OK {
 		return c.fail(r, i)
 	}
 	return nil

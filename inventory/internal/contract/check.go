@@ -134,8 +134,8 @@ func MIME(s string) Rule {
 // which Start refuses for the inventory's own requests, only reaches
 // ValidatePage), filled with the URIs before it.
 //
-// The zero Page is ready for Start; keep one across pages (pooled): after
-// the first pages it allocates nothing.
+// The zero Page is ready for Start, and a Page allocates nothing but the
+// set of a page over MaxLimit entries.
 type Page struct {
 	// Escape: a name that breaks only the character rule (display.Name)
 	// is escaped into Name rather than failing the page (the runtime's
@@ -162,9 +162,7 @@ type Page struct {
 	sorted bool
 	last   string
 
-	uris   [MaxLimit]string // the URIs so far (pages of at most MaxLimit)
-	more   []string         // the URIs so far of a larger page
-	slots  [dupSlots]uint8  // entry index + 1; 0 = empty
+	slots  [dupSlots]uint8 // entry index + 1; 0 = empty
 	hashes [MaxLimit]uint64
 	big    map[string]struct{} // pages over MaxLimit entries
 }
@@ -181,7 +179,6 @@ func (c *Page) Start(t *uritemplate.Template, after string, limit, entries int, 
 	c.skip = t.Prefix()
 	c.slots = [dupSlots]uint8{}
 	c.big = nil
-	c.more = c.more[:0]
 	c.sorted, c.last = !c.General, ""
 	switch {
 	case entries > limit:
@@ -192,9 +189,17 @@ func (c *Page) Start(t *uritemplate.Template, after string, limit, entries int, 
 	return OK
 }
 
-// Entry checks entry i (0, 1, … in order) of the page, after the entries
-// before it, and sets Name and Plain.
-func (c *Page) Entry(i int, key, uri, name, mime string) Rule {
+// Entry is a listed entry, as inventory.Entry (the same fields, so that a
+// pointer to one converts to a pointer to the other).
+type Entry struct {
+	Key, URI, Name, MIMEType string
+}
+
+// Entry checks entry i (0, 1, … in order) of the page, e, after the
+// entries before it, and sets Name and Plain. uriAt(j) is the URI of
+// entry j ≤ i (the duplicate check reads earlier ones).
+func (c *Page) Entry(i int, e *Entry, uriAt func(j int) string) Rule {
+	key, uri, name, mime := e.Key, e.URI, e.Name, e.MIMEType
 	if rule := Key(key); rule != OK {
 		return rule
 	}
@@ -223,24 +228,20 @@ func (c *Page) Entry(i int, key, uri, name, mime string) Rule {
 		c.okMIME, c.okMIMEPlain = mime, ascii.JSONPlain(mime)
 	}
 	c.Plain = c.Plain && c.okMIMEPlain
-	if c.Seen(i, uri) {
+	if c.Seen(i, uri, uriAt) {
 		return URIDuplicate
 	}
 	return OK
 }
 
-// Seen records entry i's URI (entries 0..i-1 recorded before) and
-// reports whether an earlier entry had it. Every URI starts with skip
-// bytes that are the same in all (the template's leading literal, which
-// they matched): only the rest is compared.
-func (c *Page) Seen(i int, uri string) bool {
-	if c.n > MaxLimit {
-		c.more = append(c.more, uri)
-	} else {
-		c.uris[i] = uri
-	}
+// Seen reports whether an earlier entry had entry i's URI, uri (asked
+// for entries 0..i-1 before; uriAt(j) is entry j's URI, read only once
+// the URIs come out of order). Every URI starts with skip bytes that are
+// the same in all (the template's leading literal, which they matched):
+// only the rest is compared.
+func (c *Page) Seen(i int, uri string, uriAt func(j int) string) bool {
 	if !c.sorted {
-		return c.add(i)
+		return c.add(i, uriAt)
 	}
 	u := uri
 	if c.skip <= len(u) {
@@ -256,25 +257,25 @@ func (c *Page) Seen(i int, uri string) bool {
 	// Out of order: the set takes over, with the URIs before i (distinct).
 	c.sorted = false
 	for j := range i {
-		c.add(j)
+		c.add(j, uriAt)
 	}
-	return c.add(i)
+	return c.add(i, uriAt)
 }
 
 // add adds entry i's URI to the set, and reports whether it was there.
-func (c *Page) add(i int) bool {
+func (c *Page) add(i int, uriAt func(j int) string) bool {
 	if c.n > MaxLimit {
 		if c.big == nil {
 			c.big = make(map[string]struct{}, c.n)
 		}
-		u := c.more[i]
+		u := uriAt(i)
 		if _, dup := c.big[u]; dup {
 			return true
 		}
 		c.big[u] = struct{}{}
 		return false
 	}
-	u := c.uris[i]
+	u := uriAt(i)
 	if c.skip <= len(u) { // always, for a URI that matched the template
 		u = u[c.skip:]
 	}
@@ -287,7 +288,7 @@ func (c *Page) add(i int) bool {
 			return false
 		}
 		if c.hashes[k-1] == h {
-			if prev := c.uris[k-1]; len(prev) >= c.skip && prev[c.skip:] == u {
+			if prev := uriAt(k - 1); len(prev) >= c.skip && prev[c.skip:] == u {
 				return true
 			}
 		}

@@ -30,7 +30,7 @@ func TestDuplicateURIAgreesWithAMap(t *testing.T) {
 			var c Page
 			c.Start(nil, "", n, n, false)
 			for i := range es {
-				if c.Seen(i, es[i]) {
+				if c.Seen(i, es[i], func(j int) string { return es[j] }) {
 					got = i
 					break
 				}
@@ -80,7 +80,7 @@ func TestDuplicateURIInSortedOrderAgreesWithAMap(t *testing.T) {
 			c.Start(tmpl, "", n, n, false)
 			got := -1
 			for i := range es {
-				if c.Seen(i, es[i]) {
+				if c.Seen(i, es[i], func(j int) string { return es[j] }) {
 					got = i
 					break
 				}
