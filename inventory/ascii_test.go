@@ -1,41 +1,13 @@
 package inventory
 
 import (
-	"strings"
 	"testing"
 
-	"github.com/mcpkit/mcpkit/internal/display"
-	"github.com/mcpkit/mcpkit/inventory/internal/uritemplate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-// The word-at-a-time key and name rules accept and refuse what the rules
-// say, including the bytes next to the boundaries.
-func TestKeyAndNameCharsets(t *testing.T) {
-	for _, c := range []struct {
-		s         string
-		key, name bool
-	}{
-		{"k00000001", true, true},
-		{"abcdefgh", true, true},                  // exactly one word
-		{"abcdefghi", true, true},                 // a word and one byte
-		{"abc defghij", false, true},              // space: a name, not a key
-		{"abcdefg\x7f", false, false},             // DEL in the last byte of the word
-		{"abcdefgh\x7f", false, false},            // DEL after the word
-		{"\x1fabcdefgh", false, false},            // control byte first
-		{"abcdefghijklmno~", true, true},          // 0x7e is in range
-		{"abcdefgh!", true, true},                 // 0x21 is in range
-		{"Quarterly report é", false, true},       // non-ASCII: a name (checked rune by rune)
-		{"Quarterly report \u0085", false, false}, // C1 control
-		{"Quarterly report \xff", false, false},   // invalid UTF-8
-		{strings.Repeat("a", 256), true, true},    // the longest key
-		{strings.Repeat("a", 255) + "\x80", false, false},
-	} {
-		assert.Equal(t, c.key, checkKey(c.s) == "", "key %q", c.s)
-		assert.Equal(t, c.name, display.Printable(c.s), "name %q", c.s)
-	}
-}
+	"github.com/mcpkit/mcpkit/inventory/internal/uritemplate"
+)
 
 // A template is plain exactly when its literals are ASCII; an entry of a
 // template that is not plain is encoded with escapes (U+2028 is allowed in

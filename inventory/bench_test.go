@@ -119,7 +119,7 @@ func BenchmarkListItems(b *testing.B) {
 // with encoding/json: no query, no validation, no sealing.
 func jsonBaseline(b *testing.B) func() []byte {
 	src := benchSource(1000)
-	page, err := src.List(context.Background(), inventory.ListRequest{Limit: 50, Principal: *alice()})
+	page, err := src.List(context.Background(), inventory.ListRequest{Limit: 50, Principal: alice()})
 	if err != nil || len(page.Entries) != 50 {
 		b.Fatal(err)
 	}

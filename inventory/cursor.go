@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/mcpkit/mcpkit/inventory/internal/listcursor"
 	"github.com/mcpkit/mcpkit/principal"
-
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
 
@@ -16,85 +16,8 @@ const (
 	purposeTemplates = "resources/templates/list"
 )
 
-// payloadVersion is the first byte of every cursor payload.
-const payloadVersion = 1
-
 // position is where a resources/list traversal continues.
-//
-// Payload: version ‖ uvarint(tag) ‖ rest. Tag 0: the statics, rest =
-// uvarint(number of visible statics already listed). Tag i+1: list source
-// i, rest = uvarint(len(key)) ‖ key, the last key listed (empty: from the
-// start of the source).
-type position struct {
-	source int // -1: statics
-	offset int // statics already listed (source == -1)
-	key    string
-}
-
-func appendPosition(dst []byte, p position) []byte {
-	dst = append(dst, payloadVersion)
-	if p.source < 0 {
-		dst = binary.AppendUvarint(dst, 0)
-		return binary.AppendUvarint(dst, uint64(p.offset))
-	}
-	dst = binary.AppendUvarint(dst, uint64(p.source)+1)
-	dst = binary.AppendUvarint(dst, uint64(len(p.key)))
-	return append(dst, p.key...)
-}
-
-var errPayload = errors.New("inventory: malformed cursor payload")
-
-// parsePosition decodes a payload; range checks against the registry and
-// the caller are the caller's.
-func parsePosition(b []byte) (position, error) {
-	if len(b) < 2 || b[0] != payloadVersion {
-		return position{}, errPayload
-	}
-	b = b[1:]
-	tag, n := binary.Uvarint(b)
-	if n <= 0 || tag > 1<<16 {
-		return position{}, errPayload
-	}
-	b = b[n:]
-	v, n := binary.Uvarint(b)
-	if n <= 0 {
-		return position{}, errPayload
-	}
-	b = b[n:]
-	if tag == 0 {
-		if len(b) != 0 || v > 1<<20 {
-			return position{}, errPayload
-		}
-		return position{source: -1, offset: int(v)}, nil
-	}
-	if v != uint64(len(b)) || v > maxKeyBytes {
-		return position{}, errPayload
-	}
-	p := position{source: int(tag - 1), key: string(b)}
-	if p.key != "" && checkKey(p.key) != "" {
-		return position{}, errPayload
-	}
-	return p, nil
-}
-
-// maxListPayload is the length of the longest resources/list payload.
-func (inv *Inventory) maxListPayload() int {
-	rest := uvarintLen(uint64(len(inv.statics)))
-	if len(inv.sources) > 0 {
-		rest = max(rest, uvarintLen(maxKeyBytes)+maxKeyBytes)
-	}
-	return 1 + uvarintLen(uint64(len(inv.sources))) + rest
-}
-
-// Templates payload: version ‖ uvarint(index of the next template).
-func (inv *Inventory) maxTemplatesPayload() int {
-	return 1 + uvarintLen(uint64(len(inv.templates)))
-}
-
-func uvarintLen(v uint64) int {
-	var b [binary.MaxVarintLen64]byte
-	return binary.PutUvarint(b[:], v)
-}
+type position = listcursor.Position
 
 // appendBinding appends the associated data of a cursor: the purpose, the
 // caller's identity (issuer, client id, subject, scopes and audience, or an

@@ -27,6 +27,14 @@
 // What each caller may see can change at run time through gates and
 // per-subject grants (see Gates and grants).
 //
+// Every callback request names the caller the same way, as go-sdk's
+// TokenInfo does: Principal *principal.Principal, nil for an anonymous
+// caller. [ListRequest] and [SearchRequest] never carry nil (list and
+// search sources are asked only for a signed-in caller); [ReadRequest]
+// and [CompleteRequest] carry nil only for a Public resource or
+// template; [Policy] receives nil for an anonymous caller. The principal
+// is the kit's own: read it, never modify it.
+//
 // # The list contract
 //
 // A protected, discoverable template may have a List callback ([ListFunc]).

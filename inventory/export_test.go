@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/mcpkit/mcpkit/inventory/internal/listcursor"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -11,7 +12,7 @@ import (
 // the statics, with offset) and key, as List would, for benchmarks of deep
 // pages and for cursor tests.
 func (inv *Inventory) SealListPositionForTest(caller *principal.Principal, source, offset int, key string, first time.Time) (string, error) {
-	return inv.SealListPayloadForTest(caller, appendPosition(nil, position{source: source, offset: offset, key: key}), first)
+	return inv.SealListPayloadForTest(caller, listcursor.Append(nil, position{Source: source, Offset: offset, Key: key}), first)
 }
 
 // SealListPayloadForTest seals any payload with this caller's

@@ -9,16 +9,16 @@ import (
 	"sync"
 
 	"github.com/mcpkit/mcpkit/internal/callback"
+	"github.com/mcpkit/mcpkit/inventory/internal/staticindex"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
 // scratch holds the per-request buffers of the serving methods.
 type scratch struct {
 	bind, payload, trailer []byte
-	vis, open              []byte    // visibility bits of a gated inventory
-	item                   Item      // the item offered to a page's fit function
-	lists                  [][]int32 // the static classes a caller sees
-	heap                   []int     // their merge (shownStatics)
+	vis, open              []byte // visibility bits of a gated inventory
+	item                   Item   // the item offered to a page's fit function
+	statics                staticindex.Scratch
 	check                  pageCheck
 }
 

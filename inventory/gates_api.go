@@ -3,6 +3,7 @@ package inventory
 import (
 	"context"
 
+	"github.com/mcpkit/mcpkit/inventory/internal/gateview"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -24,13 +25,14 @@ func (inv *Inventory) HasGate(name string) bool {
 // [Inventory.CheckGates]; it is not safe for concurrent use. The zero
 // GateCheck is that of an inventory without gates.
 type GateCheck struct {
-	v gateView
+	inv *Inventory
+	v   gateview.View
 }
 
 // CheckGates returns a GateCheck for caller (nil: anonymous) under ctx,
 // which grant store and policies are called with.
 func (inv *Inventory) CheckGates(ctx context.Context, caller *principal.Principal) *GateCheck {
-	return &GateCheck{v: inv.newGateView(ctx, "gates", caller)}
+	return &GateCheck{inv: inv, v: inv.newGateView(ctx, "gates", caller)}
 }
 
 // Pass reports whether the caller passes every gate named and the
@@ -44,7 +46,7 @@ func (inv *Inventory) CheckGates(ctx context.Context, caller *principal.Principa
 // Errors: ErrUnknownGate (a name the inventory does not define: nobody
 // passes it), ErrInternal (the grant store or a policy failed; logged).
 func (g *GateCheck) Pass(gates ...string) (bool, error) {
-	inv := g.v.inv
+	inv := g.inv
 	if inv == nil { // the zero GateCheck: of an inventory without gates
 		inv = &Inventory{}
 	}
@@ -56,16 +58,16 @@ func (g *GateCheck) Pass(gates ...string) (bool, error) {
 			return false, ErrUnknownGate
 		}
 	}
-	if err := g.v.load(); err != nil {
+	if err := g.v.Load(); err != nil {
 		return false, err
 	}
 	for _, i := range inv.global {
-		if ok, err := g.v.pass(i); err != nil || !ok {
+		if ok, err := g.v.Pass(i); err != nil || !ok {
 			return false, err
 		}
 	}
 	for _, name := range gates {
-		if ok, err := g.v.pass(inv.gateIndex[name]); err != nil || !ok {
+		if ok, err := g.v.Pass(inv.gateIndex[name]); err != nil || !ok {
 			return false, err
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/budget"
+	"github.com/mcpkit/mcpkit/inventory/internal/gateview"
+	"github.com/mcpkit/mcpkit/inventory/internal/listcursor"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -60,7 +62,7 @@ func (inv *Inventory) List(ctx context.Context, caller *principal.Principal, cur
 		}
 	}
 
-	pos, first := position{source: -1}, time.Time{}
+	pos, first := position{Source: -1}, time.Time{}
 	if cursor == "" {
 		first = inv.sealer.Now()
 	} else {
@@ -68,7 +70,7 @@ func (inv *Inventory) List(ctx context.Context, caller *principal.Principal, cur
 		if err != nil {
 			return "", err
 		}
-		if pos, err = parsePosition(payload); err != nil || !inv.validPosition(sc, pos, caller, &vis) {
+		if pos, err = listcursor.Parse(payload); err != nil || !inv.validPosition(sc, pos, caller, &vis) {
 			return "", &CursorError{Reason: ReasonInvalid}
 		}
 		first = f
@@ -79,7 +81,7 @@ func (inv *Inventory) List(ctx context.Context, caller *principal.Principal, cur
 	if err != nil || !more {
 		return "", err
 	}
-	next, err = inv.seal(sc, purposeList, caller, vis.bits, appendPosition(sc.payload[:0], at), first)
+	next, err = inv.seal(sc, purposeList, caller, vis.bits, listcursor.Append(sc.payload[:0], at), first)
 	if err != nil {
 		return "", inv.failAssembly(ctx, purposeList, err)
 	}
@@ -102,27 +104,27 @@ func (inv *Inventory) seal(sc *scratch, purpose string, caller *principal.Princi
 // fill adds the items from pos on and returns the position after the last
 // one and whether more may follow.
 func (inv *Inventory) fill(ctx context.Context, sc *scratch, f *filler[Item], caller *principal.Principal, vis *visibility, pos position) (position, bool, error) {
-	if pos.source < 0 {
-		seen, full, err := inv.fillStatics(ctx, sc, f, caller, vis, pos.offset)
+	if pos.Source < 0 {
+		seen, full, err := inv.fillStatics(ctx, sc, f, caller, vis, pos.Offset)
 		switch {
 		case err != nil:
 			return pos, false, err
 		case full:
-			return position{source: -1, offset: seen}, true, nil
+			return position{Source: -1, Offset: seen}, true, nil
 		}
 		if f.room() == 0 {
 			n := inv.nextSource(0, caller, vis)
-			return position{source: -1, offset: seen}, n >= 0, nil
+			return position{Source: -1, Offset: seen}, n >= 0, nil
 		}
-		pos = position{source: inv.nextSource(0, caller, vis)}
-		if pos.source < 0 {
+		pos = position{Source: inv.nextSource(0, caller, vis)}
+		if pos.Source < 0 {
 			return pos, false, nil
 		}
 	}
-	for si := pos.source; si >= 0; si = inv.nextSource(si+1, caller, vis) {
+	for si := pos.Source; si >= 0; si = inv.nextSource(si+1, caller, vis) {
 		after := ""
-		if si == pos.source {
-			after = pos.key
+		if si == pos.Source {
+			after = pos.Key
 		}
 		next, full, err := inv.fillSource(ctx, sc, f, caller, si, after)
 		if err != nil || full {
@@ -130,7 +132,7 @@ func (inv *Inventory) fill(ctx context.Context, sc *scratch, f *filler[Item], ca
 		}
 		if f.room() == 0 {
 			n := inv.nextSource(si+1, caller, vis)
-			return position{source: n}, n >= 0, nil
+			return position{Source: n}, n >= 0, nil
 		}
 	}
 	return position{}, false, nil
@@ -143,14 +145,14 @@ func (inv *Inventory) fillStatics(ctx context.Context, sc *scratch, f *filler[It
 	if vis.on {
 		return inv.fillGatedStatics(ctx, sc, f, vis, offset)
 	}
-	t := inv.seekStatics(sc, caller, offset)
+	t := inv.shown.Seek(&sc.statics, caller, offset)
 	seen = offset
-	for i := t.peek(); i >= 0; i = t.peek() {
+	for i := t.Peek(); i >= 0; i = t.Peek() {
 		if full, err := inv.addStatic(ctx, sc, f, i); full || err != nil {
 			return seen, full, err
 		}
 		seen++
-		t.pop()
+		t.Pop()
 	}
 	return seen, false, nil
 }
@@ -159,7 +161,7 @@ func (inv *Inventory) fillStatics(ctx context.Context, sc *scratch, f *filler[It
 // caller's visibility bits.
 func (inv *Inventory) fillGatedStatics(ctx context.Context, sc *scratch, f *filler[Item], vis *visibility, offset int) (seen int, full bool, err error) {
 	for i := range inv.statics {
-		if !bitOf(vis.bits, i) {
+		if !gateview.Bit(vis.bits, i) {
 			continue
 		}
 		if seen < offset {
@@ -194,13 +196,13 @@ func (inv *Inventory) fillSource(ctx context.Context, sc *scratch, f *filler[Ite
 	src := inv.sources[si]
 	name := src.tmpl.Name
 	for f.room() > 0 {
-		req := ListRequest{After: after, Limit: f.room(), Principal: *caller}
+		req := ListRequest{After: after, Limit: f.room(), Principal: caller}
 		res, err := call(ctx, inv, caller, src.tmpl.List, req)
 		if err != nil {
 			return position{}, false, inv.failCallback(ctx, purposeList, name, caller, err)
 		}
 		chk := &sc.check
-		chk.escape = true
+		chk.Escape = true
 		if ce := chk.start(name, src.ut, req, res); ce != nil {
 			return position{}, false, inv.fail(ctx, purposeList, name, ce)
 		}
@@ -209,13 +211,13 @@ func (inv *Inventory) fillSource(ctx context.Context, sc *scratch, f *filler[Ite
 			if ce := chk.entry(i); ce != nil {
 				return position{}, false, inv.fail(ctx, purposeList, name, ce)
 			}
-			sc.item = Item{URI: e.URI, Name: chk.name, MIMEType: e.MIMEType, Plain: chk.plain}
+			sc.item = Item{URI: e.URI, Name: chk.Name, MIMEType: e.MIMEType, Plain: chk.Plain}
 			if e.MIMEType == "" {
-				sc.item.MIMEType, sc.item.Plain = src.tmpl.MIMEType, chk.plain && src.mimePlain
+				sc.item.MIMEType, sc.item.Plain = src.tmpl.MIMEType, chk.Plain && src.mimePlain
 			}
 			if err := f.add(&sc.item); err != nil {
 				if err == errFull {
-					return position{source: si, key: after}, true, nil
+					return position{Source: si, Key: after}, true, nil
 				}
 				return position{}, false, inv.failRule(ctx, purposeList, name, RuleEntryTooLarge, i)
 			}
@@ -225,10 +227,10 @@ func (inv *Inventory) fillSource(ctx context.Context, sc *scratch, f *filler[Ite
 			return position{}, false, nil
 		}
 		if f.room() == 0 {
-			return position{source: si, key: after}, true, nil
+			return position{Source: si, Key: after}, true, nil
 		}
 	}
-	return position{source: si, key: after}, true, nil
+	return position{Source: si, Key: after}, true, nil
 }
 
 // nextSource returns the index of the first list source from i on that the
@@ -246,12 +248,12 @@ func (inv *Inventory) nextSource(i int, caller *principal.Principal, vis *visibi
 // shows caller.
 func (inv *Inventory) shownCount(sc *scratch, caller *principal.Principal, vis *visibility) int {
 	if !vis.on {
-		n, _ := inv.shownClasses(sc, caller)
+		n, _ := inv.shown.Shown(&sc.statics, caller)
 		return n
 	}
 	n := 0
 	for i := range inv.statics {
-		if bitOf(vis.bits, i) {
+		if gateview.Bit(vis.bits, i) {
 			n++
 		}
 	}
@@ -262,7 +264,7 @@ func (inv *Inventory) shownCount(sc *scratch, caller *principal.Principal, vis *
 // caller.
 func (inv *Inventory) sourceShown(i int, caller *principal.Principal, vis *visibility) bool {
 	if vis.on {
-		return bitOf(vis.bits, len(inv.statics)+i)
+		return gateview.Bit(vis.bits, len(inv.statics)+i)
 	}
 	return usable(inv.sources[i], caller)
 }
@@ -281,10 +283,10 @@ func visible(a Access, scopes []string, caller *principal.Principal) bool {
 // validPosition reports whether an authentic position makes sense for this
 // registry and caller.
 func (inv *Inventory) validPosition(sc *scratch, p position, caller *principal.Principal, vis *visibility) bool {
-	if p.source < 0 {
-		return p.offset <= inv.shownCount(sc, caller, vis)
+	if p.Source < 0 {
+		return p.Offset <= inv.shownCount(sc, caller, vis)
 	}
-	return p.source < len(inv.sources) && inv.sourceShown(p.source, caller, vis)
+	return p.Source < len(inv.sources) && inv.sourceShown(p.Source, caller, vis)
 }
 
 // anySource returns nil if caller may use some list source, else a
@@ -295,7 +297,7 @@ func (inv *Inventory) validPosition(sc *scratch, p position, caller *principal.P
 func (inv *Inventory) anySource(caller *principal.Principal, vis *visibility) error {
 	best, bestMissing := -1, 0
 	for i, s := range inv.sources {
-		if vis.on && !bitOf(vis.open, i) || !s.tmpl.Owner.has(caller) {
+		if vis.on && !gateview.Bit(vis.open, i) || !s.tmpl.Owner.has(caller) {
 			continue // hidden, or not the caller's kind of records: scopes would not help
 		}
 		missing := 0

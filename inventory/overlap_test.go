@@ -113,19 +113,3 @@ func TestOverlapIndexMatchesQuadraticCheck(t *testing.T) {
 	require.Greater(t, refused, 100, "the random sets overlap often enough to test the index")
 	require.Less(t, refused, 750, "and are disjoint often enough")
 }
-
-// Literals: what every matching URI begins and ends with.
-func TestTemplateLiterals(t *testing.T) {
-	for _, c := range []struct{ tmpl, prefix, suffix string }{
-		{"x://a/{id}.json", "x://a/", ".json"},
-		{"x://a", "x://a", "x://a"},
-		{"{+base}/z", "", "/z"},
-		{"x://{id}{?q}", "x://", ""},
-	} {
-		ut, err := uritemplate.Parse(c.tmpl)
-		require.NoError(t, err)
-		p, s := ut.Literals()
-		assert.Equal(t, c.prefix, p, c.tmpl)
-		assert.Equal(t, c.suffix, s, c.tmpl)
-	}
-}

@@ -41,7 +41,7 @@ func BenchmarkPageCheck(b *testing.B) {
 			ut, req, p := benchPage(tc.tmpl, tc.uri)
 			run := func(general bool) {
 				var c pageCheck
-				c.general = general
+				c.General = general
 				if ce := c.start("documents", ut, req, p); ce != nil {
 					b.Fatal(ce)
 				}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/mcpkit/mcpkit/inventory/internal/contract"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -57,7 +58,7 @@ func (inv *Inventory) Read(ctx context.Context, caller *principal.Principal, uri
 // matchTemplate returns the template matching uri (at most one can: New
 // rejects overlapping templates) and its decoded variables.
 func (inv *Inventory) matchTemplate(uri string) (*registered, map[string]string) {
-	if longer(uri, maxURILen) {
+	if contract.Longer(uri, contract.MaxURILen) {
 		return nil, nil
 	}
 	for _, rt := range inv.templates {
@@ -150,7 +151,7 @@ func (inv *Inventory) checkContents(cs []Contents) (int, bool) {
 	}
 	for i := range cs {
 		c := &cs[i]
-		if c.URI == "" || longer(c.URI, maxURILen) || !plainURI(c.URI) || checkMIME(c.MIMEType) != "" {
+		if c.URI == "" || contract.Longer(c.URI, contract.MaxURILen) || !contract.PlainURI(c.URI) || contract.MIME(c.MIMEType) != contract.OK {
 			return i, false
 		}
 		if c.Blob == nil && !utf8.ValidString(c.Text) {

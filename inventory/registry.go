@@ -6,18 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"slices"
 	"sync/atomic"
-	"time"
 
 	"github.com/mcpkit/mcpkit/internal/ascii"
 	"github.com/mcpkit/mcpkit/internal/callback"
 	"github.com/mcpkit/mcpkit/internal/display"
 	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/inventory/grants"
+	"github.com/mcpkit/mcpkit/inventory/internal/contract"
+	"github.com/mcpkit/mcpkit/inventory/internal/gateview"
+	"github.com/mcpkit/mcpkit/inventory/internal/listcursor"
+	"github.com/mcpkit/mcpkit/inventory/internal/staticindex"
 	"github.com/mcpkit/mcpkit/inventory/internal/uritemplate"
-	"github.com/mcpkit/mcpkit/principal"
 	"github.com/mcpkit/mcpkit/sealedcursor"
 )
 
@@ -31,8 +32,8 @@ import (
 // items, ErrNotFound, no grant store), and never panics.
 type Inventory struct {
 	statics     []static
-	classes     []staticClass  // the statics by access and scopes (staticindex.go)
-	staticIndex map[string]int // URI → index in statics
+	shown       staticindex.Index // the statics by access and scopes
+	staticIndex map[string]int    // URI → index in statics
 	templates   []*registered
 	byTemplate  map[string]*registered // URITemplate → template
 	sources     []*registered          // templates with List, in registration order
@@ -54,6 +55,7 @@ type Inventory struct {
 	store     grants.Store                    // nil: no gates, no grants
 	notifier  atomic.Pointer[grants.Notifier] // Options.Notifier, or one attached later
 	gated     bool                            // store != nil: visibility depends on gates and grants
+	view      gateview.Gates                  // what a request's view of the gates needs
 }
 
 // static is a static resource as registered: res.RequiredScopes sorted
@@ -119,8 +121,8 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 	if err := inv.setupGates(opts); err != nil {
 		return nil, err
 	}
-	if len(resources) > maxStatics {
-		return nil, fmt.Errorf("inventory: %d static resources: at most %d", len(resources), maxStatics)
+	if len(resources) > staticindex.Max {
+		return nil, fmt.Errorf("inventory: %d static resources: at most %d", len(resources), staticindex.Max)
 	}
 	inv.statics = make([]static, 0, len(resources))
 	for i := range resources {
@@ -137,9 +139,11 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 		inv.staticIndex[st.res.URI] = len(inv.statics)
 		inv.statics = append(inv.statics, st)
 	}
-	inv.indexStatics()
+	inv.shown = staticindex.New(len(inv.statics), func(i int) (bool, []string) {
+		return inv.statics[i].res.Access == Public, inv.statics[i].scopes()
+	})
 	names := make(map[string]bool, len(templates))
-	overlaps := newOverlapIndex()
+	overlaps := uritemplate.NewIndex()
 	for i := range templates {
 		rt, err := newRegistered(templates[i])
 		if err == nil {
@@ -152,15 +156,14 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 			return nil, fmt.Errorf("inventory: template %d: duplicate name %q", i, rt.tmpl.Name)
 		}
 		names[rt.tmpl.Name] = true
-		if j, w, ok := overlaps.firstOverlap(inv.templates, rt.ut); ok && w == "" {
+		if j, w, ok := overlaps.FirstOverlap(rt.ut, overlapBudget); ok && w == "" {
 			return nil, fmt.Errorf("inventory: templates %q and %q are too complex to prove that no URI matches both",
 				inv.templates[j].tmpl.Name, rt.tmpl.Name)
 		} else if ok {
 			return nil, fmt.Errorf("inventory: templates %q and %q can match the same URI (for example %q)",
 				inv.templates[j].tmpl.Name, rt.tmpl.Name, w)
 		}
-		prefix, suffix := rt.ut.Literals()
-		overlaps.add(len(inv.templates), prefix, suffix)
+		overlaps.Add(rt.ut)
 		inv.templates = append(inv.templates, rt)
 		inv.byTemplate[rt.tmpl.URITemplate] = rt
 		if rt.tmpl.List != nil {
@@ -176,7 +179,7 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 	if err := inv.checkOverrideNames(); err != nil {
 		return nil, err
 	}
-	inv.maxCursor = sealedcursor.SealedLen(max(inv.maxListPayload(), inv.maxTemplatesPayload()))
+	inv.maxCursor = sealedcursor.SealedLen(max(listcursor.MaxLen(len(inv.statics), len(inv.sources)), listcursor.MaxTemplatesLen(len(inv.templates))))
 	inv.fp = inv.fingerprint()
 	return inv, nil
 }
@@ -184,13 +187,13 @@ func New(resources []Resource, templates []Template, opts Options) (*Inventory, 
 func newStatic(r Resource) (static, error) {
 	st := static{res: r}
 	switch {
-	case r.URI == "" || longer(r.URI, maxURILen) || !plainURI(r.URI):
+	case r.URI == "" || contract.Longer(r.URI, contract.MaxURILen) || !contract.PlainURI(r.URI):
 		return st, errors.New("URI must be 1..2048 characters (UTF-16 code units) of UTF-8 without spaces or control characters")
-	case checkName(r.Name) != "":
+	case contract.Name(r.Name) != contract.OK:
 		return st, errors.New("name must be 1..512 characters (UTF-16 code units) of UTF-8 without control, bidirectional, invisible or tag characters")
 	case !display.Name(r.Title) || !display.Text(r.Description):
 		return st, errors.New("title and description must be valid UTF-8 without bidirectional, invisible or tag characters")
-	case checkMIME(r.MIMEType) != "":
+	case contract.MIME(r.MIMEType) != contract.OK:
 		return st, errors.New("invalid MIME type")
 	case r.Size < 0:
 		return st, errors.New("negative size")
@@ -223,20 +226,7 @@ func checkAnnotations(a *Annotations) error {
 	if a == nil {
 		return nil
 	}
-	for _, s := range a.Audience {
-		if s != "user" && s != "assistant" {
-			return errors.New(`annotation audience must be "user" or "assistant"`)
-		}
-	}
-	if p := a.Priority; p != nil && (math.IsNaN(*p) || *p < 0 || *p > 1) {
-		return errors.New("annotation priority must be between 0 and 1")
-	}
-	if a.LastModified != "" {
-		if _, err := time.Parse(time.RFC3339, a.LastModified); err != nil {
-			return errors.New("annotation lastModified must be an RFC 3339 timestamp")
-		}
-	}
-	return nil
+	return contract.Annotations(a.Audience, a.Priority, a.LastModified)
 }
 
 // checkAccess validates an access mode and its scopes and returns the
@@ -245,17 +235,7 @@ func checkAccess(a Access, scopes []string) ([]string, error) {
 	if a > Public {
 		return nil, fmt.Errorf("unknown access mode %d", a)
 	}
-	if a == Public && len(scopes) > 0 {
-		return nil, errors.New("a public resource or template cannot require scopes")
-	}
-	for _, sc := range scopes {
-		if !principal.ValidScope(sc) {
-			return nil, errors.New("invalid scope: scopes are 1*( %x21 / %x23-5B / %x5D-7E ) (RFC 6749 §3.3)")
-		}
-	}
-	out := slices.Clone(scopes)
-	slices.Sort(out)
-	return slices.Compact(out), nil
+	return contract.Scopes(scopes, a == Public)
 }
 
 func newRegistered(t Template) (*registered, error) {
@@ -305,11 +285,11 @@ func byVariable[F any](ut *uritemplate.Template, field, what string, m map[strin
 // checkTemplateFields checks what a template says of itself.
 func checkTemplateFields(t Template) error {
 	switch {
-	case checkName(t.Name) != "":
+	case contract.Name(t.Name) != contract.OK:
 		return errors.New("name must be 1..512 characters (UTF-16 code units) of UTF-8 without control, bidirectional, invisible or tag characters")
 	case !display.Name(t.Title) || !display.Text(t.Description):
 		return errors.New("title and description must be valid UTF-8 without bidirectional, invisible or tag characters")
-	case checkMIME(t.MIMEType) != "":
+	case contract.MIME(t.MIMEType) != contract.OK:
 		return errors.New("invalid MIME type")
 	case t.Read == nil:
 		return errors.New("Read is required")

@@ -8,6 +8,7 @@ import (
 	"github.com/mcpkit/mcpkit/internal/display"
 	"github.com/mcpkit/mcpkit/internal/nilness"
 	"github.com/mcpkit/mcpkit/inventory/grants"
+	"github.com/mcpkit/mcpkit/inventory/internal/contract"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -71,7 +72,7 @@ func (inv *Inventory) apply(ctx context.Context, subject string, c grants.Change
 	if !inv.gated {
 		return false, ErrNoGrants
 	}
-	if subject == "" || longer(subject, maxGrantKey) || !display.Printable(subject) {
+	if subject == "" || contract.Longer(subject, maxGrantKey) || !display.Printable(subject) {
 		return false, errors.New("inventory: a grant needs a subject key of 1..1280 characters without control characters")
 	}
 	switch c.Op {

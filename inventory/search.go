@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/mcpkit/mcpkit/internal/display"
+	"github.com/mcpkit/mcpkit/inventory/internal/contract"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -28,10 +29,13 @@ type SearchRequest struct {
 	Query string
 	// Limit is the most hits the answer may hold, 1..MaxSearchLimit.
 	Limit int
-	// Principal is the authenticated caller. Search only records it may
-	// see, with ownership in the query itself, as in a ListFunc. The
-	// identity the template's Owner names is never empty here.
-	Principal principal.Principal
+	// Principal is the authenticated caller, never nil here: a search
+	// source is asked only for a signed-in caller (an anonymous one gets
+	// principal.ErrUnauthenticated from [Inventory.Search] first). Search
+	// only records it may see, with ownership in the query itself, as in
+	// a ListFunc. The identity the template's Owner names is never empty
+	// here. It is the kit's own: read it, do not modify it.
+	Principal *principal.Principal
 }
 
 // SearchFunc returns at most Limit records of the caller that match the
@@ -77,7 +81,7 @@ func (inv *Inventory) Search(ctx context.Context, caller *principal.Principal, q
 	if caller == nil {
 		return nil, principal.ErrUnauthenticated
 	}
-	if query == "" || longer(query, MaxQueryLen) || !display.Printable(query) {
+	if query == "" || contract.Longer(query, MaxQueryLen) || !display.Printable(query) {
 		return nil, &ParamsError{Problems: []string{"the query must be 1..1024 characters without control characters"}}
 	}
 	if limit < 1 || limit > MaxSearchLimit {
@@ -94,7 +98,7 @@ func (inv *Inventory) Search(ctx context.Context, caller *principal.Principal, q
 		if room == 0 {
 			break
 		}
-		req := SearchRequest{Query: query, Limit: room, Principal: *caller}
+		req := SearchRequest{Query: query, Limit: room, Principal: caller}
 		res, err := call(ctx, inv, caller, rt.tmpl.Search, req)
 		if err != nil {
 			return nil, inv.failCallback(ctx, methodSearch, rt.tmpl.Name, caller, err)
@@ -105,9 +109,9 @@ func (inv *Inventory) Search(ctx context.Context, caller *principal.Principal, q
 		for i := range res {
 			h := &res[i]
 			name := h.Name
-			rule := checkEntryURI(rt.ut, h.URI, false)
+			rule := broken(contract.EntryURI(rt.ut, h.URI, false))
 			if rule == "" {
-				rule = escapeName(&name, true) // a stored title is escaped, never fails the search
+				rule = broken(contract.EscapeName(&name, true)) // a stored title is escaped, never fails the search
 			}
 			if _, dup := seen[h.URI]; rule == "" && dup {
 				rule = RuleURIDuplicate
@@ -132,7 +136,7 @@ func (inv *Inventory) searchSources(ctx context.Context, caller *principal.Princ
 	closestMissing := 0
 	for _, rt := range inv.searchers {
 		if inv.gated {
-			ok, err := v.open(rt.tmpl.Name, rt.gates)
+			ok, err := v.Open(rt.tmpl.Name, rt.gates)
 			if err != nil {
 				return nil, err
 			}
@@ -188,7 +192,7 @@ func (inv *Inventory) Reach(ctx context.Context, caller *principal.Principal) (R
 		if !inv.gated {
 			return true, nil
 		}
-		return v.open(key, gates)
+		return v.Open(key, gates)
 	}
 	for i := range inv.statics {
 		st := &inv.statics[i]

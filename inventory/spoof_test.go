@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpkit/mcpkit/inventory/internal/contract"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -121,14 +122,14 @@ func FuzzDisplayName(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
-		want := name != "" && utf8.ValidString(name) && countUTF16(name) <= maxNameLen &&
+		want := name != "" && utf8.ValidString(name) && countUTF16(name) <= contract.MaxNameLen &&
 			!strings.ContainsFunc(name, func(r rune) bool {
 				if r < 0x20 || r >= 0x7f && r <= 0x9f {
 					return true
 				}
 				return refusedRef(r)
 			})
-		got := checkName(name) == ""
+		got := contract.Name(name) == contract.OK
 		if got != want {
 			t.Fatalf("checkName(%q) accepted %v, want %v", name, got, want)
 		}
@@ -156,10 +157,10 @@ func TestClipNameDefusesSpoofingCharacters(t *testing.T) {
 		name := "invoice_" + string(r) + "fdp.exe"
 		got := ClipName(name)
 		assert.Equal(t, "invoice_\uFFFDfdp.exe", got)
-		assert.Equal(t, Rule(""), checkName(got), "%U: a clipped name is a valid name", r)
+		assert.Equal(t, Rule(""), broken(contract.Name(got)), "%U: a clipped name is a valid name", r)
 	}
 	long := strings.Repeat("\u202E", 600)
-	assert.Equal(t, Rule(""), checkName(ClipName(long)), "defused, then clipped")
+	assert.Equal(t, Rule(""), broken(contract.Name(ClipName(long))), "defused, then clipped")
 	assert.Equal(t, "Report é文😀", ClipName("Report é文😀"), "nothing to defuse: unchanged")
 
 	titles := []string{"Q3 report", "invoice_\u202Efdp.exe", "a\u200Bb", "flag \U000E0067"}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpkit/mcpkit/inventory/internal/listcursor"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -87,14 +88,14 @@ func TestStaticIndexMatchesLinearWalk(t *testing.T) {
 			caller := randomCaller(r)
 			want := linearStatics(inv, caller)
 			sc := &scratch{}
-			n, _ := inv.shownClasses(sc, caller)
+			n, _ := inv.shown.Shown(&sc.statics, caller)
 			require.Equal(t, len(want), n, "round %d: count", round)
 			for offset := 0; offset <= len(want); offset++ {
-				tr := inv.seekStatics(sc, caller, offset)
+				tr := inv.shown.Seek(&sc.statics, caller, offset)
 				var got []int
-				for i := tr.peek(); i >= 0; i = tr.peek() {
+				for i := tr.Peek(); i >= 0; i = tr.Peek() {
 					got = append(got, i)
-					tr.pop()
+					tr.Pop()
 				}
 				require.Equal(t, fmtInts(want[offset:]), fmtInts(got), "round %d offset %d", round, offset)
 			}
@@ -130,9 +131,9 @@ func TestStaticPagesMatchLinearWalk(t *testing.T) {
 			}
 			payload, _, err := inv.openCursor(&scratch{}, purposeList, caller, nil, next)
 			require.NoError(t, err)
-			pos, err := parsePosition(payload)
+			pos, err := listcursor.Parse(payload)
 			require.NoError(t, err)
-			require.Equal(t, position{source: -1, offset: offset}, pos, "round %d: the cursor's position", round)
+			require.Equal(t, position{Source: -1, Offset: offset}, pos, "round %d: the cursor's position", round)
 			cursor = next
 		}
 	}

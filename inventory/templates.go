@@ -2,9 +2,10 @@ package inventory
 
 import (
 	"context"
-	"encoding/binary"
 	"time"
 
+	"github.com/mcpkit/mcpkit/inventory/internal/gateview"
+	"github.com/mcpkit/mcpkit/inventory/internal/listcursor"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -39,7 +40,7 @@ func (inv *Inventory) Templates(ctx context.Context, caller *principal.Principal
 		if err != nil {
 			return "", err
 		}
-		idx, ok := parseTemplatesPosition(payload)
+		idx, ok := listcursor.ParseTemplates(payload)
 		if !ok || idx > len(inv.templates) {
 			return "", &CursorError{Reason: ReasonInvalid}
 		}
@@ -50,7 +51,7 @@ func (inv *Inventory) Templates(ctx context.Context, caller *principal.Principal
 	at := -1
 	for i := start; i < len(inv.templates); i++ {
 		rt := inv.templates[i]
-		if inv.gated && !bitOf(vis, i) || !inv.gated && !inv.discoverable(rt, caller) {
+		if inv.gated && !gateview.Bit(vis, i) || !inv.gated && !inv.discoverable(rt, caller) {
 			continue
 		}
 		item := rt.item
@@ -65,8 +66,7 @@ func (inv *Inventory) Templates(ctx context.Context, caller *principal.Principal
 	if at < 0 {
 		return "", nil
 	}
-	payload := append(sc.payload[:0], payloadVersion)
-	payload = binary.AppendUvarint(payload, uint64(at))
+	payload := listcursor.AppendTemplates(sc.payload[:0], at)
 	if next, err = inv.seal(sc, purposeTemplates, caller, vis, payload, first); err != nil {
 		return "", inv.failAssembly(ctx, purposeTemplates, err)
 	}
@@ -82,15 +82,4 @@ func (inv *Inventory) discoverable(rt *registered, caller *principal.Principal) 
 		return true
 	}
 	return visible(rt.tmpl.Access, rt.scopes, caller)
-}
-
-func parseTemplatesPosition(b []byte) (int, bool) {
-	if len(b) < 2 || b[0] != payloadVersion {
-		return 0, false
-	}
-	v, n := binary.Uvarint(b[1:])
-	if n <= 0 || n != len(b)-1 || v > 1<<20 {
-		return 0, false
-	}
-	return int(v), true
 }

@@ -167,7 +167,8 @@ type ReadRequest struct {
 	// static resource.
 	Params map[string]string
 	// Principal is the caller; nil means anonymous (possible only for a
-	// Public resource or template).
+	// Public resource or template). It is the kit's own: read it, do not
+	// modify it.
 	Principal *principal.Principal
 }
 
@@ -203,10 +204,13 @@ type ListRequest struct {
 	After string
 	// Limit is the most entries the page may hold, 1..100.
 	Limit int
-	// Principal is the authenticated caller. Query only records it may
-	// see. The identity the template's Owner names (Subject by default,
-	// or ClientID) is never empty here.
-	Principal principal.Principal
+	// Principal is the authenticated caller, never nil here: a list
+	// source is asked only for a signed-in caller (an anonymous one gets
+	// principal.ErrUnauthenticated from [Inventory.List] first). Query
+	// only records it may see. The identity the template's Owner names
+	// (Subject by default, or ClientID) is never empty here. It is the
+	// kit's own: read it, do not modify it.
+	Principal *principal.Principal
 }
 
 // ListFunc returns the next at most Limit records of the caller, in
@@ -250,7 +254,8 @@ type CompleteRequest struct {
 	// Context holds previously resolved variables of the same template
 	// (only names of the template's variables are passed on).
 	Context map[string]string
-	// Principal is the caller; nil means anonymous.
+	// Principal is the caller; nil means anonymous (possible only for a
+	// Public template). It is the kit's own: read it, do not modify it.
 	Principal *principal.Principal
 }
 

@@ -2,8 +2,6 @@ package inventory
 
 import (
 	"errors"
-	"fmt"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -12,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpkit/mcpkit/inventory/internal/uritemplate"
+	"github.com/mcpkit/mcpkit/inventory/internal/contract"
 )
 
 func docsTemplate() *Template {
@@ -102,43 +100,6 @@ func TestValidatePageWithoutTemplate(t *testing.T) {
 	assert.False(t, errors.As(err, &ce))
 }
 
-func TestDuplicateURIAgreesWithAMap(t *testing.T) {
-	for _, n := range []int{0, 1, 2, 50, 100, 101, 300} {
-		for _, dupAt := range []int{-1, 1, n / 2, n - 1} {
-			es := make([]Entry, n)
-			for i := range es {
-				es[i].URI = "docs://documents/" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + string(rune('0'+i/26))
-			}
-			want := -1
-			if dupAt > 0 && dupAt < n {
-				es[dupAt].URI = es[dupAt/2].URI
-				want = firstDuplicate(es)
-			}
-			got := -1
-			var c pageCheck
-			c.start("s", nil, ListRequest{Limit: n}, Page{Entries: es})
-			for i := range es {
-				if c.seen(i) {
-					got = i
-					break
-				}
-			}
-			assert.Equal(t, want, got, "n %d, duplicate at %d", n, dupAt)
-		}
-	}
-}
-
-func TestUTF16Length(t *testing.T) {
-	for s, want := range map[string]int{
-		"": 0, "abc": 3, "é": 1, "文": 1, "😀": 2, "a😀b文": 5, "\xff": 1,
-	} {
-		assert.Equal(t, want, utf16Len(s), "%q", s)
-		assert.Equal(t, want, len(utf16.Encode([]rune(s))), "%q: as JavaScript counts", s)
-	}
-	assert.False(t, longer(strings.Repeat("文", 512), 512))
-	assert.True(t, longer(strings.Repeat("文", 513), 512))
-}
-
 func TestClipName(t *testing.T) {
 	for _, name := range []string{
 		"short", strings.Repeat("n", 512), strings.Repeat("文", 512),
@@ -146,66 +107,27 @@ func TestClipName(t *testing.T) {
 	} {
 		got := ClipName(name)
 		assert.True(t, utf8.ValidString(got))
-		assert.LessOrEqual(t, len(utf16.Encode([]rune(got))), 512, "%d units", utf16Len(got))
-		assert.Equal(t, Rule(""), checkName(got), "a clipped name is a valid name")
-		if utf16Len(name) <= 512 {
+		assert.LessOrEqual(t, len(utf16.Encode([]rune(got))), 512, "%d units", contract.UTF16Len(got))
+		assert.Equal(t, Rule(""), broken(contract.Name(got)), "a clipped name is a valid name")
+		if contract.UTF16Len(name) <= 512 {
 			assert.Equal(t, name, got, "within the limit: unchanged")
 		} else {
 			assert.True(t, strings.HasSuffix(got, "…"))
 			assert.True(t, strings.HasPrefix(name, strings.TrimSuffix(got, "…")), "a prefix of the name")
-			assert.GreaterOrEqual(t, utf16Len(got), 510, "clipped no shorter than needed")
+			assert.GreaterOrEqual(t, contract.UTF16Len(got), 510, "clipped no shorter than needed")
 		}
 	}
 }
 
-// The duplicate check in sorted order (issue 31): URIs that come in
-// increasing order are compared with the one before only; the first one
-// out of order hands over to the set, filled with those before it. Pages
-// sorted for a while and then not, with duplicates anywhere, find the same
-// first duplicate as a map.
-func TestDuplicateURIInSortedOrderAgreesWithAMap(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 31))
-	for range 5000 {
-		n := rng.IntN(120)
-		es := make([]Entry, n)
-		sortedFor := rng.IntN(n + 1)
-		for i := range es {
-			v := rng.IntN(40)
-			if i < sortedFor {
-				v = 2 * i // increasing, with room for an equal one
-				if rng.IntN(30) == 0 && i > 0 {
-					v = 2 * (i - 1) // the one before
-				}
-			}
-			es[i].URI = fmt.Sprintf("docs://documents/d%03d", v)
-		}
-		want := firstDuplicate(es)
-		ut, err := uritemplate.Parse("docs://documents/{id}")
-		require.NoError(t, err)
-		for _, tmpl := range []*uritemplate.Template{nil, ut} {
-			var c pageCheck
-			c.start("s", tmpl, ListRequest{Limit: n}, Page{Entries: es})
-			got := -1
-			for i := range es {
-				if c.seen(i) {
-					got = i
-					break
-				}
-			}
-			require.Equal(t, want, got, "%v", es)
-		}
+// Every rule of the internal contract package has its public name, each
+// its own.
+func TestContractRulesNamed(t *testing.T) {
+	assert.Equal(t, Rule(""), broken(contract.OK))
+	seen := map[Rule]bool{}
+	for r := contract.OK + 1; r < contract.NumRules; r++ {
+		name := broken(r)
+		require.NotEmpty(t, name, "rule %d", r)
+		require.False(t, seen[name], "rule %d: %s twice", r, name)
+		seen[name] = true
 	}
-}
-
-// firstDuplicate is the index of the first entry whose URI an earlier
-// entry has, or -1: the oracle of the page check's duplicate rule.
-func firstDuplicate(es []Entry) int {
-	seen := map[string]bool{}
-	for i, e := range es {
-		if seen[e.URI] {
-			return i
-		}
-		seen[e.URI] = true
-	}
-	return -1
 }

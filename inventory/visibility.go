@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"slices"
 
 	"github.com/mcpkit/mcpkit/inventory/grants"
+	"github.com/mcpkit/mcpkit/inventory/internal/gateview"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -38,6 +38,7 @@ func (inv *Inventory) setupGates(opts Options) error {
 		inv.store = grants.NewMemory()
 	}
 	inv.gated = inv.store != nil
+	inv.setupView()
 	if opts.Notifier != nil {
 		n := opts.Notifier
 		inv.notifier.Store(&n)
@@ -82,77 +83,30 @@ func (inv *Inventory) checkOverrideNames() error {
 	return nil
 }
 
-// Request side: one request's view of gates and grants.
+// Request side: one request's view of gates and grants (gateview).
 
-// gateBits is a set of gate indices; gates beyond the first 64 cost an
-// allocation.
-type gateBits struct {
-	lo uint64
-	hi []uint64
-}
-
-func (b *gateBits) has(i int) bool {
-	if i < 64 {
-		return b.lo&(1<<uint(i)) != 0
+// setupView prepares what one request's view of the gates needs
+// (gateview.Gates): once, in New, so that a view costs no allocation.
+func (inv *Inventory) setupView() {
+	inv.view.Index = inv.gateIndex
+	inv.view.Policies = make([]gateview.Policy, len(inv.gates))
+	for i, g := range inv.gates {
+		inv.view.Policies[i] = gateview.Policy(g.Policy)
 	}
-	i -= 64
-	return i>>6 < len(b.hi) && b.hi[i>>6]&(1<<(uint(i)&63)) != 0
-}
-
-func (b *gateBits) set(i int) {
-	if i < 64 {
-		b.lo |= 1 << uint(i)
-		return
-	}
-	i -= 64
-	for i>>6 >= len(b.hi) {
-		b.hi = append(b.hi, 0)
-	}
-	b.hi[i>>6] |= 1 << (uint(i) & 63)
-}
-
-// gateView is one request's view of the gates: the caller, its grants
-// (loaded at most once, and only when needed) and the gate decisions made
-// so far (each policy runs at most once).
-type gateView struct {
-	inv    *Inventory
-	ctx    context.Context
-	method string
-	caller *principal.Principal
-
-	loaded bool
-	err    error
-	held   grants.Grants
-
-	granted, decided, passed gateBits
-}
-
-func (inv *Inventory) newGateView(ctx context.Context, method string, caller *principal.Principal) gateView {
-	return gateView{inv: inv, ctx: ctx, method: method, caller: caller}
-}
-
-// load reads the caller's grants once. Anonymous callers and callers
-// without a subject have none.
-func (v *gateView) load() error {
-	if v.loaded {
-		return v.err
-	}
-	v.loaded = true
-	if v.caller == nil || v.caller.Subject == "" {
-		return nil
-	}
-	g, err := v.inv.loadGrants(v.ctx, v.caller) // issuer-qualified with several issuers
-	if err != nil {
-		v.err = v.inv.failGrants(v.ctx, v.method, err)
-		return v.err
-	}
-	v.held = g
-	for _, name := range g.Gates {
-		if i, ok := v.inv.gateIndex[name]; ok {
-			v.granted.set(i)
+	inv.view.Load = func(ctx context.Context, method string, caller *principal.Principal) (grants.Grants, error) {
+		g, err := inv.loadGrants(ctx, caller) // issuer-qualified with several issuers
+		if err != nil {
+			return grants.Grants{}, inv.failGrants(ctx, method, err)
 		}
+		return g, nil
 	}
-	return nil
+	inv.view.FailPolicy = func(ctx context.Context, method string, i int, err error) error {
+		return inv.fail(ctx, method, "gate "+inv.gates[i].Name, err)
+	}
+}
+
+func (inv *Inventory) newGateView(ctx context.Context, method string, caller *principal.Principal) gateview.View {
+	return inv.view.View(ctx, method, caller)
 }
 
 // loadGrants calls the store like a callback: with the callback timeout
@@ -163,56 +117,6 @@ func (inv *Inventory) loadGrants(ctx context.Context, caller *principal.Principa
 		return m.Grants(ctx, subject)
 	}
 	return call(ctx, inv, caller, inv.store.Grants, subject)
-}
-
-// pass reports whether the caller passes gate i. Grants must be loaded.
-func (v *gateView) pass(i int) (bool, error) {
-	if v.granted.has(i) {
-		return true, nil
-	}
-	if v.decided.has(i) {
-		return v.passed.has(i), nil
-	}
-	g := &v.inv.gates[i]
-	ok, err := runPolicy(v.ctx, g.Policy, v.caller)
-	if err != nil {
-		return false, v.inv.fail(v.ctx, v.method, "gate "+g.Name, err)
-	}
-	v.decided.set(i)
-	if ok {
-		v.passed.set(i)
-	}
-	return ok, nil
-}
-
-// open reports whether gates and overrides let the caller see the
-// resource or template named key, guarded by gates. Errors are logged
-// ErrInternal.
-func (v *gateView) open(key string, gates []int) (bool, error) {
-	if err := v.load(); err != nil {
-		return false, err
-	}
-	if on, ok := v.held.Overrides[key]; ok {
-		return on, nil
-	}
-	for _, i := range gates {
-		if ok, err := v.pass(i); err != nil || !ok {
-			return false, err
-		}
-	}
-	return true, nil
-}
-
-func runPolicy(ctx context.Context, p Policy, caller *principal.Principal) (ok bool, err error) {
-	if p == nil {
-		return false, nil
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			ok, err = false, &panicError{Value: r, Stack: debug.Stack()}
-		}
-	}()
-	return p(ctx, caller), nil
 }
 
 // failGrants logs a failed grant store and returns ErrInternal.
@@ -243,46 +147,35 @@ type visibility struct {
 	bits, open []byte
 }
 
-func bitOf(b []byte, i int) bool { return b[i>>3]&(1<<(uint(i)&7)) != 0 }
-
-func setBit(b []byte, i int) { b[i>>3] |= 1 << (uint(i) & 7) }
-
-// zeroed returns buf resized to n zero bytes.
-func zeroed(buf []byte, n int) []byte {
-	buf = slices.Grow(buf[:0], n)[:n]
-	clear(buf)
-	return buf
-}
-
 // listVisibility decides, for a gated inventory, every static resource and
 // list source for this caller, loading the grants once.
 func (inv *Inventory) listVisibility(ctx context.Context, sc *scratch, caller *principal.Principal, vis *visibility) error {
 	v := inv.newGateView(ctx, purposeList, caller)
 	n := len(inv.statics)
-	sc.vis = zeroed(sc.vis, (n+len(inv.sources)+7)/8)
-	sc.open = zeroed(sc.open, (len(inv.sources)+7)/8)
+	sc.vis = gateview.Zeroed(sc.vis, (n+len(inv.sources)+7)/8)
+	sc.open = gateview.Zeroed(sc.open, (len(inv.sources)+7)/8)
 	for i := range inv.statics {
 		st := &inv.statics[i]
 		if !visible(st.res.Access, st.scopes(), caller) {
 			continue
 		}
-		ok, err := v.open(st.res.URI, st.gates)
+		ok, err := v.Open(st.res.URI, st.gates)
 		if err != nil {
 			return err
 		}
 		if ok {
-			setBit(sc.vis, i)
+			gateview.SetBit(sc.vis, i)
 		}
 	}
 	for i, s := range inv.sources {
-		ok, err := v.open(s.tmpl.Name, s.gates)
+		ok, err := v.Open(s.tmpl.Name, s.gates)
 		if err != nil {
 			return err
 		}
 		if ok {
-			setBit(sc.open, i)
+			gateview.SetBit(sc.open, i)
 			if usable(s, caller) {
-				setBit(sc.vis, n+i)
+				gateview.SetBit(sc.vis, n+i)
 			}
 		}
 	}
@@ -294,17 +187,17 @@ func (inv *Inventory) listVisibility(ctx context.Context, sc *scratch, caller *p
 // resources/templates/list shows this caller; cursors are bound to it.
 func (inv *Inventory) templatesVisibility(ctx context.Context, sc *scratch, caller *principal.Principal) ([]byte, error) {
 	v := inv.newGateView(ctx, purposeTemplates, caller)
-	sc.vis = zeroed(sc.vis, (len(inv.templates)+7)/8)
+	sc.vis = gateview.Zeroed(sc.vis, (len(inv.templates)+7)/8)
 	for i, rt := range inv.templates {
 		if !inv.discoverable(rt, caller) {
 			continue
 		}
-		ok, err := v.open(rt.tmpl.Name, rt.gates)
+		ok, err := v.Open(rt.tmpl.Name, rt.gates)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			setBit(sc.vis, i)
+			gateview.SetBit(sc.vis, i)
 		}
 	}
 	return sc.vis, nil
@@ -315,7 +208,7 @@ func (inv *Inventory) templatesVisibility(ctx context.Context, sc *scratch, call
 // ErrNotFound (hidden), or ErrInternal (logged).
 func (inv *Inventory) reveal(ctx context.Context, method string, caller *principal.Principal, key string, gates []int) error {
 	v := inv.newGateView(ctx, method, caller)
-	ok, err := v.open(key, gates)
+	ok, err := v.Open(key, gates)
 	switch {
 	case err != nil:
 		return err

@@ -23,7 +23,7 @@ func ExampleNewExchanger() {
 	}
 	list := func(ctx context.Context, req inventory.ListRequest) (inventory.Page, error) {
 		r, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://photos.example.com/api/photos", nil)
-		resp, err := x.Client(ctx, req.Principal).Do(r)
+		resp, err := x.Client(ctx, *req.Principal).Do(r)
 		if err != nil {
 			return inventory.Page{}, err
 		}

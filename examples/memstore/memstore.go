@@ -78,7 +78,7 @@ func (s *Store) List(ctx context.Context, req inventory.ListRequest) (inventory.
 	if err := ctx.Err(); err != nil {
 		return inventory.Page{}, err
 	}
-	if req.Principal.Subject == "" {
+	if req.Principal == nil || req.Principal.Subject == "" {
 		return inventory.Page{}, ErrNoSubject
 	}
 	s.mu.RLock()

@@ -57,7 +57,7 @@ func TestRefusals(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = s.List(ctx, inventory.ListRequest{Limit: 10, Principal: principal.Principal{Subject: "alice"}})
+	_, err = s.List(ctx, inventory.ListRequest{Limit: 10, Principal: &principal.Principal{Subject: "alice"}})
 	assert.ErrorIs(t, err, context.Canceled)
 }
 
@@ -80,14 +80,14 @@ func TestReadsAndConcurrency(t *testing.T) {
 	_, err = read(nil)
 	assert.ErrorIs(t, err, inventory.ErrNotFound)
 
-	page, err := s.List(context.Background(), inventory.ListRequest{Limit: 10, Principal: alice})
+	page, err := s.List(context.Background(), inventory.ListRequest{Limit: 10, Principal: &alice})
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Go(func() {
 			for i := range 50 {
 				_, _ = s.Add("alice", fmt.Sprintf("a0%d%02d", w, i), "t", "b")
-				_, _ = s.List(context.Background(), inventory.ListRequest{Limit: 5, Principal: alice})
+				_, _ = s.List(context.Background(), inventory.ListRequest{Limit: 5, Principal: &alice})
 				_, _ = read(&alice)
 			}
 		})

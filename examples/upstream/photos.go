@@ -91,7 +91,7 @@ func photosTemplate(apiBase string, as client) inventory.Template {
 		URITemplate: "photos://{id}", MIMEType: "image/svg+xml",
 		Access: inventory.Protected, RequiredScopes: []string{scopeMCP},
 		List: func(ctx context.Context, req inventory.ListRequest) (inventory.Page, error) {
-			body, err := fetch(ctx, req.Principal, "/photos")
+			body, err := fetch(ctx, *req.Principal, "/photos")
 			if err != nil {
 				return inventory.Page{}, err
 			}

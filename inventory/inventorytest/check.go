@@ -123,7 +123,7 @@ func walk(ctx context.Context, tmpl *inventory.Template, p principal.Principal, 
 			return nil, &Violation{PageSize: size, Page: page, Entry: -1, Rule: RuleNoEnd,
 				Detail: fmt.Sprintf("no end after %d pages", maxPages)}, nil
 		}
-		req := inventory.ListRequest{After: after, Limit: size, Principal: p}
+		req := inventory.ListRequest{After: after, Limit: size, Principal: &p}
 		res, perr, err := callList(ctx, tmpl.List, req)
 		if perr != "" {
 			return nil, &Violation{PageSize: size, Page: page, Entry: -1, Rule: RulePanic, Detail: perr}, nil

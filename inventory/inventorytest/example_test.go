@@ -46,9 +46,9 @@ func ExampleMemorySource() {
 	store.Insert("alice", inventory.Entry{Key: "b", URI: "docs://documents/2", Name: "Two"})
 	store.Insert("alice", inventory.Entry{Key: "a", URI: "docs://documents/1", Name: "One"})
 	store.Insert("bob", inventory.Entry{Key: "a", URI: "docs://documents/9", Name: "Bob's"})
-	p, _ := store.List(context.Background(), inventory.ListRequest{Limit: 1, Principal: principal.Principal{Subject: "alice"}})
+	p, _ := store.List(context.Background(), inventory.ListRequest{Limit: 1, Principal: &principal.Principal{Subject: "alice"}})
 	fmt.Println(p.Entries[0].Name, p.HasMore)
-	p, _ = store.List(context.Background(), inventory.ListRequest{After: "a", Limit: 1, Principal: principal.Principal{Subject: "alice"}})
+	p, _ = store.List(context.Background(), inventory.ListRequest{After: "a", Limit: 1, Principal: &principal.Principal{Subject: "alice"}})
 	fmt.Println(p.Entries[0].Name, p.HasMore)
 	// Output:
 	// One true

@@ -9,8 +9,9 @@ import (
 	"github.com/mcpkit/mcpkit/inventory"
 )
 
-// ErrNoSubject is returned by MemorySource.List for a principal without a
-// subject: a source must never fall back to an unrestricted query.
+// ErrNoSubject is returned by MemorySource.List for a nil principal or
+// one without a subject: a source must never fall back to an
+// unrestricted query.
 var ErrNoSubject = errors.New("inventorytest: principal has no subject")
 
 // MemorySource is an in-memory keyset list source: records per subject,
@@ -89,7 +90,7 @@ func (m *MemorySource) List(ctx context.Context, req inventory.ListRequest) (inv
 	if err := ctx.Err(); err != nil {
 		return inventory.Page{}, err
 	}
-	if req.Principal.Subject == "" {
+	if req.Principal == nil || req.Principal.Subject == "" {
 		return inventory.Page{}, ErrNoSubject
 	}
 	m.mu.RLock()

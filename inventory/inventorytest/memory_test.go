@@ -29,21 +29,23 @@ func TestMemorySource(t *testing.T) {
 	assert.False(t, m.Delete("carol", rec(9).Key))
 
 	ctx := context.Background()
-	p, err := m.List(ctx, inventory.ListRequest{Limit: 2, Principal: alice})
+	p, err := m.List(ctx, inventory.ListRequest{Limit: 2, Principal: &alice})
 	require.NoError(t, err)
 	assert.Equal(t, []inventory.Entry{rec(1), updated}, p.Entries)
 	assert.True(t, p.HasMore)
-	p, err = m.List(ctx, inventory.ListRequest{After: updated.Key, Limit: 2, Principal: alice})
+	p, err = m.List(ctx, inventory.ListRequest{After: updated.Key, Limit: 2, Principal: &alice})
 	require.NoError(t, err)
 	assert.Equal(t, []inventory.Entry{rec(5), rec(7)}, p.Entries)
 	assert.False(t, p.HasMore, "exactly the last records: no more")
-	p, err = m.List(ctx, inventory.ListRequest{After: rec(7).Key, Limit: 2, Principal: alice})
+	p, err = m.List(ctx, inventory.ListRequest{After: rec(7).Key, Limit: 2, Principal: &alice})
 	require.NoError(t, err)
 	assert.Empty(t, p.Entries)
 	assert.False(t, p.HasMore)
 
-	_, err = m.List(ctx, inventory.ListRequest{Limit: 2, Principal: principal.Principal{ClientID: "app"}})
+	_, err = m.List(ctx, inventory.ListRequest{Limit: 2, Principal: &principal.Principal{ClientID: "app"}})
 	assert.ErrorIs(t, err, ErrNoSubject, "never an unrestricted query")
+	_, err = m.List(ctx, inventory.ListRequest{Limit: 2}) // called directly, without a caller
+	assert.ErrorIs(t, err, ErrNoSubject, "nil: no caller, no records (it panicked before the check of nil)")
 	assert.Equal(t, []inventory.Entry{rec(2)}, m.Records("bob"))
 }
 
@@ -60,7 +62,7 @@ func TestMemorySourceConcurrent(t *testing.T) {
 				if i%3 == 0 {
 					m.Delete("alice", e.Key)
 				}
-				_, err := m.List(context.Background(), inventory.ListRequest{After: fmt.Sprintf("k%03d", i), Limit: 10, Principal: alice})
+				_, err := m.List(context.Background(), inventory.ListRequest{After: fmt.Sprintf("k%03d", i), Limit: 10, Principal: &alice})
 				assert.NoError(t, err)
 			}
 		}()

@@ -240,7 +240,7 @@ func (c *Catalog) List(ctx context.Context, caller *principal.Principal, cursor 
 		}
 		return "", nil // hidden from this caller: an empty listing
 	}
-	req := inventory.ListRequest{After: after, Limit: c.pageSize, Principal: *caller}
+	req := inventory.ListRequest{After: after, Limit: c.pageSize, Principal: caller}
 	page, err := c.callList(ctx, req)
 	if err != nil {
 		return "", err
@@ -326,7 +326,7 @@ func (c *Catalog) violation(ctx context.Context, method string, r inventory.Rule
 // count with inventory.ValidatePage.
 func (c *Catalog) callList(ctx context.Context, req inventory.ListRequest) (page Page, err error) {
 	defer c.recover(ctx, "skills/list", &err)
-	page, err = callback.Call(ctx, c.runner, &req.Principal, c.src.List, req)
+	page, err = callback.Call(ctx, c.runner, req.Principal, c.src.List, req)
 	if err != nil {
 		return Page{}, c.failed(ctx, "skills/list", err)
 	}

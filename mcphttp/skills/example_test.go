@@ -42,7 +42,7 @@ func Example() {
 	catalog, err := skills.New(inv, skills.Source{
 		Template: "skill-files",
 		List: func(_ context.Context, req inventory.ListRequest) (skills.Page, error) {
-			if !mine(req.Principal) || req.After >= skill.Key {
+			if !mine(*req.Principal) || req.After >= skill.Key {
 				return skills.Page{}, nil
 			}
 			return skills.Page{Skills: []skills.Skill{skill}}, nil

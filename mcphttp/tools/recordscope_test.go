@@ -48,13 +48,13 @@ func projectsEndpoint(t *testing.T, logs *syncBuffer) *mcphttp.Endpoint {
 			return []inventory.Contents{{URI: req.URI, Text: "project " + req.Params["id"]}}, nil
 		},
 		List: func(_ context.Context, req inventory.ListRequest) (inventory.Page, error) {
-			if err := needs(&req.Principal, "proj:list"); err != nil {
+			if err := needs(req.Principal, "proj:list"); err != nil {
 				return inventory.Page{}, err
 			}
 			return inventory.Page{Entries: []inventory.Entry{entry}}, nil
 		},
 		Search: func(_ context.Context, req inventory.SearchRequest) ([]inventory.SearchHit, error) {
-			if err := needs(&req.Principal, "proj:search"); err != nil {
+			if err := needs(req.Principal, "proj:search"); err != nil {
 				return nil, err
 			}
 			return []inventory.SearchHit{{URI: entry.URI, Name: entry.Name}}, nil

@@ -193,7 +193,7 @@ func listDocuments(st store.Store) inventory.ListFunc {
 // (principal.Principal.Key). The documents' and the skills' listings
 // share it.
 func ownedRows[R any](ctx context.Context, req inventory.ListRequest, list func(ctx context.Context, owner, after string, limit int) ([]R, error)) (rows []R, more bool, err error) {
-	if req.Principal.Subject == "" {
+	if req.Principal == nil || req.Principal.Subject == "" {
 		return nil, false, errNoSubject // never list without an owner
 	}
 	rows, err = list(ctx, req.Principal.Key(), req.After, req.Limit+1)
@@ -226,7 +226,7 @@ func readDocument(st store.Store) inventory.ReadFunc {
 // those shared with it), with the owner in the query as in List.
 func searchDocuments(st store.Store) inventory.SearchFunc {
 	return func(ctx context.Context, req inventory.SearchRequest) ([]inventory.SearchHit, error) {
-		if req.Principal.Subject == "" {
+		if req.Principal == nil || req.Principal.Subject == "" {
 			return nil, errNoSubject // never search without an owner
 		}
 		rows, err := st.Search(ctx, req.Principal.Key(), req.Query, req.Limit)

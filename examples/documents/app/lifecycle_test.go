@@ -184,7 +184,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func inventoryRequestWithoutSubject() inventory.ListRequest {
-	return inventory.ListRequest{Limit: 5, Principal: principal.Principal{Scopes: []string{ScopeRead}}}
+	return inventory.ListRequest{Limit: 5, Principal: &principal.Principal{Scopes: []string{ScopeRead}}}
 }
 
 // Shutdown with notification streams open (a legacy GET and a modern

@@ -105,7 +105,7 @@ func safeName(s string) bool {
 // list: the caller's skill folders named after After, in name order; a
 // folder that is no valid skill is logged and left out.
 func (s *Skills) list(ctx context.Context, req inventory.ListRequest) (skills.Page, error) {
-	r := s.userRoot(req.Principal)
+	r := s.userRoot(*req.Principal)
 	if r == nil {
 		return skills.Page{}, nil
 	}

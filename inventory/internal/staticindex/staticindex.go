@@ -1,14 +1,5 @@
-package inventory
-
-import (
-	"slices"
-	"strings"
-
-	"github.com/mcpkit/mcpkit/principal"
-)
-
-// The static resources of an inventory without gates are indexed by
-// class: the statics that share an access mode and a scope set, each class
+// Package staticindex indexes an inventory's static resources by class:
+// the statics that share an access mode and a scope set, each class
 // holding its members' registry indices in ascending order. Whether a
 // caller sees a static depends on its class alone, so a caller's shown
 // statics are the union of the classes it sees, and the offset-th of them
@@ -25,60 +16,86 @@ import (
 // (BenchmarkFlatGatedStaticPage: 0.98 to 1.25 at 100,000 statics); a
 // page that did not decide every static could not check that the
 // caller's view is still the one its cursor was sealed for.
+//
+// The package is internal: inventory is its one user.
+package staticindex
 
-// staticClass is the statics of one access mode and scope set.
-type staticClass struct {
+import (
+	"slices"
+	"strings"
+
+	"github.com/mcpkit/mcpkit/principal"
+)
+
+// Max bounds the statics of one index: their indices are kept as int32,
+// and a cursor's offset is at most 1<<20.
+const Max = 1 << 20
+
+// class is the statics of one access mode and scope set.
+type class struct {
 	public  bool
 	scopes  []string // sorted, de-duplicated; shared with the members
 	members []int32  // registry indices, ascending
 }
 
-// maxStatics bounds the static resources of one inventory: their indices
-// are kept as int32, and a cursor's offset is at most 1<<20.
-const maxStatics = 1 << 20
+// Index is the statics of an inventory by class. The zero Index has no
+// statics. It is immutable after New and safe for concurrent use.
+type Index struct {
+	classes []class
+	n       int
+}
 
-// indexStatics groups the statics into classes, in order of each class's
-// first member.
-func (inv *Inventory) indexStatics() {
+// New indexes n statics (at most Max), in order of each class's first
+// member: classOf(i) says whether static i is public, and the scopes it
+// requires otherwise (sorted, de-duplicated, scope tokens: no space).
+func New(n int, classOf func(i int) (public bool, scopes []string)) Index {
+	x := Index{n: n}
 	byKey := make(map[string]int)
-	for i := range inv.statics {
-		st := &inv.statics[i]
+	for i := range n {
+		public, scopes := classOf(i)
 		key := "\x00"
-		if st.res.Access != Public {
-			key = strings.Join(st.scopes(), " ") // scope tokens hold no space
+		if !public {
+			key = strings.Join(scopes, " ") // scope tokens hold no space
 		}
 		c, ok := byKey[key]
 		if !ok {
-			c = len(inv.classes)
+			c = len(x.classes)
 			byKey[key] = c
-			inv.classes = append(inv.classes, staticClass{public: st.res.Access == Public, scopes: st.scopes()})
+			x.classes = append(x.classes, class{public: public, scopes: scopes})
 		}
-		inv.classes[c].members = append(inv.classes[c].members, int32(i))
+		x.classes[c].members = append(x.classes[c].members, int32(i))
 	}
-	for i := range inv.classes {
-		inv.classes[i].members = slices.Clip(inv.classes[i].members)
+	for i := range x.classes {
+		x.classes[i].members = slices.Clip(x.classes[i].members)
 	}
+	return x
 }
 
-// shownClasses sets sc.lists to the member lists of the classes caller
-// sees and returns how many statics they hold together, and whether they
-// are all of the classes.
-func (inv *Inventory) shownClasses(sc *scratch, caller *principal.Principal) (total int, all bool) {
+// Scratch holds one request's buffers of Shown and Seek. Keep it across
+// requests (pooled): after the first requests they allocate nothing.
+type Scratch struct {
+	lists [][]int32 // the classes a caller sees
+	heap  []int     // their merge (Traversal)
+}
+
+// Shown sets sc to the classes caller sees and returns how many statics
+// they hold together, and whether they are all of the classes.
+func (x *Index) Shown(sc *Scratch, caller *principal.Principal) (total int, all bool) {
 	sc.lists = sc.lists[:0]
-	for i := range inv.classes {
-		c := &inv.classes[i]
+	for i := range x.classes {
+		c := &x.classes[i]
 		if c.public || caller != nil && caller.HasScopes(c.scopes...) {
 			sc.lists = append(sc.lists, c.members)
 			total += len(c.members)
 		}
 	}
-	return total, len(sc.lists) == len(inv.classes)
+	return total, len(sc.lists) == len(x.classes)
 }
 
-// shownStatics is a traversal of the statics one caller is shown, in
+// Traversal is a traversal of the statics one caller is shown, in
 // registry order: a k-way merge of the classes it sees (a min-heap of the
 // lists by their next member), or all of them.
-type shownStatics struct {
+type Traversal struct {
 	all   bool
 	next  int       // all: the next registry index
 	n     int       // all: the number of statics
@@ -86,19 +103,20 @@ type shownStatics struct {
 	heap  []int     // indices into lists, by lists[i][0]; each list non-empty
 }
 
-// seekStatics returns the traversal of caller's shown statics from the
-// offset-th on (offset at most their number, see shownClasses).
-func (inv *Inventory) seekStatics(sc *scratch, caller *principal.Principal, offset int) shownStatics {
-	if _, all := inv.shownClasses(sc, caller); all {
-		return shownStatics{all: true, next: offset, n: len(inv.statics)}
+// Seek returns the traversal of caller's shown statics from the offset-th
+// on (offset at most their number, see Shown). It uses sc, which it
+// leaves to the traversal.
+func (x *Index) Seek(sc *Scratch, caller *principal.Principal, offset int) Traversal {
+	if _, all := x.Shown(sc, caller); all {
+		return Traversal{all: true, next: offset, n: x.n}
 	}
 	lists := sc.lists
-	// x: the smallest registry index with offset shown statics before it.
-	// Shown statics before index x number sum(lowerBound(list, x)), which
-	// grows by at most one from x to x+1.
-	x := offset
+	// at: the smallest registry index with offset shown statics before it.
+	// Shown statics before index at number sum(lowerBound(list, at)),
+	// which grows by at most one from at to at+1.
+	at := offset
 	if len(lists) > 1 {
-		lo, hi := 0, len(inv.statics)
+		lo, hi := 0, x.n
 		for lo < hi {
 			mid := int(uint(lo+hi) >> 1)
 			if countBefore(lists, int32(mid)) < offset {
@@ -107,15 +125,15 @@ func (inv *Inventory) seekStatics(sc *scratch, caller *principal.Principal, offs
 				hi = mid
 			}
 		}
-		x = lo
+		at = lo
 	}
-	t := shownStatics{lists: lists[:0], heap: sc.heap[:0]}
+	t := Traversal{lists: lists[:0], heap: sc.heap[:0]}
 	for _, l := range lists {
 		var rest []int32
 		if len(lists) == 1 {
 			rest = l[min(offset, len(l)):]
 		} else {
-			j, _ := slices.BinarySearch(l, int32(x))
+			j, _ := slices.BinarySearch(l, int32(at))
 			rest = l[j:]
 		}
 		if len(rest) > 0 {
@@ -140,8 +158,8 @@ func countBefore(lists [][]int32, x int32) int {
 	return n
 }
 
-// peek returns the next shown static's registry index, or -1 at the end.
-func (t *shownStatics) peek() int {
+// Peek returns the next shown static's registry index, or -1 at the end.
+func (t *Traversal) Peek() int {
 	if t.all {
 		if t.next < t.n {
 			return t.next
@@ -154,8 +172,8 @@ func (t *shownStatics) peek() int {
 	return int(t.lists[t.heap[0]][0])
 }
 
-// pop moves past the static peek returned.
-func (t *shownStatics) pop() {
+// Pop moves past the static Peek returned.
+func (t *Traversal) Pop() {
 	if t.all {
 		t.next++
 		return
@@ -170,11 +188,11 @@ func (t *shownStatics) pop() {
 	t.down(0)
 }
 
-func (t *shownStatics) less(a, b int) bool {
+func (t *Traversal) less(a, b int) bool {
 	return t.lists[t.heap[a]][0] < t.lists[t.heap[b]][0]
 }
 
-func (t *shownStatics) up(j int) {
+func (t *Traversal) up(j int) {
 	for j > 0 {
 		p := (j - 1) / 2
 		if !t.less(j, p) {
@@ -185,7 +203,7 @@ func (t *shownStatics) up(j int) {
 	}
 }
 
-func (t *shownStatics) down(j int) {
+func (t *Traversal) down(j int) {
 	n := len(t.heap)
 	for {
 		l := 2*j + 1

@@ -1,32 +1,32 @@
-package inventory
+package uritemplate
 
 import (
 	"slices"
 	"strings"
-
-	"github.com/mcpkit/mcpkit/inventory/internal/uritemplate"
 )
 
-// overlapIndex finds, among the templates registered so far, those that
-// could match a URI a new template matches, without comparing every pair:
-// two templates share a URI only if the literal text one begins with
-// begins the other's, and the literal text one ends with ends the
-// other's (uritemplate's Literals). Two byte tries, of the beginnings and
-// of the ends read backwards, give the templates compatible on each side
-// (those on the new template's path, and those below its end); the
-// smaller side is enumerated and filtered by the other, and only what
-// remains is searched for an overlap (uritemplate.Overlap). Templates
-// that share both their literal beginning and end (say, all
+// Index finds, among the templates added so far, those that could match a
+// URI a new template matches, without comparing every pair: two templates
+// share a URI only if the literal text one begins with begins the other's,
+// and the literal text one ends with ends the other's (Literals). Two byte
+// tries, of the beginnings and of the ends read backwards, give the
+// templates compatible on each side (those on the new template's path, and
+// those below its end); the smaller side is enumerated and filtered by the
+// other, and only what remains is searched for an overlap (Overlap).
+// Templates that share both their literal beginning and end (say, all
 // "app://{tenant}/{id}") are still searched pair by pair: the check is
 // quadratic within such a group only.
-// Make one with newOverlapIndex.
-type overlapIndex struct {
+//
+// Make one with NewIndex. An Index is not safe for concurrent use.
+type Index struct {
 	begins, ends     trie
-	prefixes, suffix []string // by template index
+	prefixes, suffix []string    // by template index
+	templates        []*Template // by template index
 	scratch          []int
 }
 
-func newOverlapIndex() *overlapIndex { return &overlapIndex{ends: trie{back: true}} }
+// NewIndex returns an empty Index.
+func NewIndex() *Index { return &Index{ends: trie{back: true}} }
 
 // trie is a byte trie of strings, read forwards or backwards.
 type trie struct {
@@ -110,9 +110,10 @@ func compatible(a, b string, back bool) bool {
 	return strings.HasPrefix(a, b) || strings.HasPrefix(b, a)
 }
 
-// candidates returns, in registration order, the templates registered so
-// far that could overlap one beginning with prefix and ending with suffix.
-func (x *overlapIndex) candidates(prefix, suffix string) []int {
+// candidates returns, in the order they were added, the templates added
+// so far that could overlap one beginning with prefix and ending with
+// suffix. The slice is valid until the next call.
+func (x *Index) candidates(prefix, suffix string) []int {
 	out := x.scratch[:0]
 	if x.begins.count(prefix) <= x.ends.count(suffix) {
 		out = x.begins.collect(prefix, out)
@@ -126,21 +127,24 @@ func (x *overlapIndex) candidates(prefix, suffix string) []int {
 	return out
 }
 
-// add registers template id (the next index) beginning with prefix and
-// ending with suffix.
-func (x *overlapIndex) add(id int, prefix, suffix string) {
+// Add adds t, as the next index (the number of templates added before it).
+func (x *Index) Add(t *Template) {
+	prefix, suffix := t.Literals()
+	id := len(x.templates)
 	x.begins.add(prefix, id)
 	x.ends.add(suffix, id)
 	x.prefixes = append(x.prefixes, prefix)
 	x.suffix = append(x.suffix, suffix)
+	x.templates = append(x.templates, t)
 }
 
-// firstOverlap returns the earliest registered template that may match a
-// URI ut matches, and the witness (uritemplate.Overlap's), or -1.
-func (x *overlapIndex) firstOverlap(templates []*registered, ut *uritemplate.Template) (int, string, bool) {
-	prefix, suffix := ut.Literals()
+// FirstOverlap returns the index of the earliest added template that may
+// match a URI t matches, and the witness (Overlap's, with budget: "" when
+// the search ran out of it), or false when there is none.
+func (x *Index) FirstOverlap(t *Template, budget int) (int, string, bool) {
+	prefix, suffix := t.Literals()
 	for _, j := range x.candidates(prefix, suffix) {
-		if w, ok := uritemplate.Overlap(templates[j].ut, ut, overlapBudget); ok {
+		if w, ok := Overlap(x.templates[j], t, budget); ok {
 			return j, w, true
 		}
 	}
