@@ -88,7 +88,8 @@ func (s *countingStore) Subscribed(ctx context.Context, id, uri string) (bool, e
 // (the hubs joined as a Broker joins them), one store shared by all.
 type instance struct {
 	*fixture
-	ep *mcphttp.Endpoint
+	ep     *mcphttp.Endpoint
+	broker *broker // the fleet's
 }
 
 // newFleet starts n instances over one inventory fixture, sharing store,
@@ -125,27 +126,59 @@ func newFleetKeepAlive(t *testing.T, n int, store sessions.Store, lim sessions.L
 		t.Cleanup(func() { hub.Close(); srv.Close() })
 		fx := *base
 		fx.EP = ep
-		out = append(out, &instance{fixture: &fixture{Server: &mcptest.Server{Fixture: &fx, Hub: hub, Srv: srv}, part: part}, ep: ep})
+		out = append(out, &instance{fixture: &fixture{Server: &mcptest.Server{Fixture: &fx, Hub: hub, Srv: srv}, part: part}, ep: ep, broker: b})
 	}
 	require.Eventually(t, func() bool { return b.len() == n }, 5*time.Second, time.Millisecond, "every hub listens")
 	return out
 }
 
 // broker is an in-process notify.Broker: every event published reaches
-// every listening hub.
+// every listening hub — at once, or, while the test holds them, when it
+// releases them (a delivery delayed on its way).
 type broker struct {
 	mu        sync.Mutex
 	listeners []func(notify.Event)
+	holding   bool
+	held      []notify.Event
 }
 
 func (b *broker) Publish(_ context.Context, e notify.Event) error {
+	b.mu.Lock()
+	if b.holding {
+		b.held = append(b.held, e)
+		b.mu.Unlock()
+		return nil
+	}
+	b.mu.Unlock()
+	b.deliver(e)
+	return nil
+}
+
+func (b *broker) deliver(e notify.Event) {
 	b.mu.Lock()
 	ls := b.listeners
 	b.mu.Unlock()
 	for _, l := range ls {
 		l(e)
 	}
-	return nil
+}
+
+// hold keeps what is published from now on until release.
+func (b *broker) hold() {
+	b.mu.Lock()
+	b.holding = true
+	b.mu.Unlock()
+}
+
+// release delivers what was held, in order, and ends the hold.
+func (b *broker) release() {
+	b.mu.Lock()
+	held := b.held
+	b.held, b.holding = nil, false
+	b.mu.Unlock()
+	for _, e := range held {
+		b.deliver(e)
+	}
 }
 
 func (b *broker) Listen(ctx context.Context, deliver func(notify.Event)) error {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/mcpkit/mcpkit/notify"
 )
@@ -36,7 +37,9 @@ import (
 // the principal's key received after that id (hub.Since, scoped to the
 // caller's own key whatever the id holds), replays it through the same
 // delivery as live events (the session's subscriptions and the caller's
-// access as they are now), and skips the live events it replayed. An id
+// access as they are now), and skips the live events it replayed and,
+// for a while, those the log places before the id it resumed from (late
+// arrivals the client already has; see beforeAnchor). An id
 // that is malformed, of another principal (its tag), unknown to the log,
 // older than what it keeps, or that the log cannot be asked about now,
 // gets a clean restart instead: list_changed, the watchers'
@@ -80,6 +83,8 @@ const headerLastEventID = "Last-Event-Id"
 func (st *stream) open(ctx context.Context, resuming bool, last []string, mark string) error {
 	if resuming {
 		if missed, ok := st.since(ctx, last); ok {
+			st.anchor, _ = parseEventID(last[0], st.tag)
+			st.anchorUntil = time.Now().Add(lateWindow)
 			if err := st.out.prime(last[0]); err != nil {
 				return err
 			}
@@ -189,14 +194,51 @@ func (st *stream) listSubscriptions(ctx context.Context) {
 }
 
 // duplicate reports whether ev is a live event the stream replayed already
-// (each arrives live at most once, so it is forgotten then).
-func (st *stream) duplicate(ev notify.Event) bool {
-	if st.replayed == nil || ev.ID == "" {
+// (each arrives live at most once, so it is forgotten then), or, on a
+// stream that resumed, one the client had before it resumed (see
+// beforeAnchor).
+func (st *stream) duplicate(ctx context.Context, ev notify.Event) bool {
+	if ev.ID == "" {
 		return false
 	}
 	if _, dup := st.replayed[ev.ID]; dup {
 		delete(st.replayed, ev.ID)
 		return true
+	}
+	return st.beforeAnchor(ctx, ev)
+}
+
+// lateWindow is how long after a stream resumed its live events are
+// checked against the id it resumed from.
+const lateWindow = 30 * time.Second
+
+// beforeAnchor reports whether the log places ev before the event the
+// stream resumed from: an event that reaches this instance late (its
+// broker's delivery delayed, a listener behind) after the client, on
+// another stream, got it and resumed past it. Only positive evidence
+// counts: ev's id known to the log with the anchor after it. An id the
+// log cannot place (another log's, trimmed) or a log that fails leaves
+// the event delivered: never a drop on a guess. Asked for the live events
+// of lateWindow after the resume only, one log read each.
+func (st *stream) beforeAnchor(ctx context.Context, ev notify.Event) bool {
+	switch {
+	case st.anchor == "":
+		return false
+	case ev.ID == st.anchor:
+		return true // the anchor itself: the client has it
+	}
+	if time.Now().After(st.anchorUntil) {
+		st.anchor = ""
+		return false
+	}
+	after, ok, err := st.ep.hub.Since(ctx, st.caller.Key(), ev.ID)
+	if err != nil || !ok {
+		return false
+	}
+	for _, e := range after {
+		if e.ID == st.anchor {
+			return true
+		}
 	}
 	return false
 }

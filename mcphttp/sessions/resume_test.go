@@ -296,3 +296,54 @@ func TestResumeWithAFailingLog(t *testing.T) {
 	defer s.Close()
 	assert.Equal(t, []string{msgListChanged, msgUpdated(aliceDoc)}, []string{s.Next(t), s.Next(t)})
 }
+
+// TestResumeSkipsLateEvents: an event that reaches an instance late (its
+// broker's delivery delayed) after the client resumed past it is not
+// sent again — the log places it before the id the stream resumed from —
+// while an event published after the resume, and one whose id the log
+// cannot place (never a drop on a guess), are delivered.
+func TestResumeSkipsLateEvents(t *testing.T) {
+	fleet := resumeFleet(t, 2, notify.NewMemoryLog(notify.MemoryLogOptions{}))
+	a, b := fleet[0], fleet[1]
+	alice := a.Token(t, "alice")
+	session := a.initialize(t, alice)
+	subscribe(t, a, alice, session, aliceDoc)
+	ctx := context.Background()
+
+	s := openStream(t, b.Get(t, alice, session, nil))
+	mcptest.WaitSubscribers(t, b.Hub, "alice", 1)
+	b.Hub.ResourceUpdated(ctx, "alice", aliceDoc) // the edit: B's client gets it at once
+	edit := s.NextEvent(t)
+	assert.Equal(t, msgUpdated(aliceDoc), edit.Data)
+	b.Hub.ListChanged(ctx, "alice")
+	mark := s.NextEvent(t)
+	s.Close()
+	mcptest.WaitSubscribers(t, b.Hub, "alice", 0)
+
+	// The client resumes on A from its last id while the edit and the
+	// mark are on their way to A.
+	a.broker.hold()
+	require.NoError(t, a.broker.Publish(ctx, notify.Event{Subject: "alice", Kind: notify.ResourceUpdated, URI: aliceDoc, ID: idOf(t, edit.ID)}))
+	require.NoError(t, a.broker.Publish(ctx, notify.Event{Subject: "alice", Kind: notify.ListChanged, ID: idOf(t, mark.ID)}))
+	again := openStream(t, a.Get(t, alice, session, lastEventID(mark.ID)))
+	defer again.Close()
+	mcptest.WaitSubscribers(t, a.Hub, "alice", 1)
+	a.broker.release() // late: to A's hub (and B's, with no stream)
+
+	require.NoError(t, a.broker.Publish(ctx, notify.Event{Subject: "alice", Kind: notify.ResourceUpdated, URI: aliceDoc, ID: "another-log-7"}))
+	got := again.NextEvent(t)
+	assert.Equal(t, msgUpdated(aliceDoc), got.Data, "an id the log cannot place is delivered; the late edit and mark were not")
+	assert.True(t, strings.HasSuffix(got.ID, ".another-log-7"), got.ID)
+	a.Hub.ListChanged(ctx, "alice")
+	got = again.NextEvent(t)
+	assert.Equal(t, msgListChanged, got.Data, "published after the resume: delivered")
+	again.None(t)
+}
+
+// idOf returns the log id of a stream's SSE event id.
+func idOf(t *testing.T, sse string) string {
+	t.Helper()
+	_, id, ok := strings.Cut(sse, ".")
+	require.True(t, ok, sse)
+	return id
+}

@@ -40,8 +40,12 @@ type stream struct {
 	// replay or a restart runs (hasSubs: taken).
 	tag      string
 	replayed map[string]struct{}
-	subs     []string
-	hasSubs  bool
+	// anchor: the log id the stream resumed from (Last-Event-ID), and
+	// until when live events are checked against it.
+	anchor      string
+	anchorUntil time.Time
+	subs        []string
+	hasSubs     bool
 
 	// A modern listen: the request's id and the filter agreed to.
 	listen *filter
@@ -226,7 +230,7 @@ func (st *stream) run(ctx context.Context) {
 				st.subs, st.hasSubs = nil, false
 			case ev.Kind == notify.Missed:
 				err = st.startOver(ctx)
-			case !st.duplicate(ev):
+			case !st.duplicate(ctx, ev):
 				err = st.deliver(ctx, ev)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -216,7 +217,7 @@ func testResume(t *testing.T, db func(*Config), listening func(*testing.T, *test
 	assert.NotEqual(t, first.id, missed.id)
 	a.app.hub.ResourceUpdated(ctx, "bob", AboutURI)
 	rest, marker := onB.untilMarker(t)
-	assert.Empty(t, rest, "nothing replayed twice, nothing of carol's")
+	nothingMore(t, rest, uri, "nothing replayed twice, nothing of carol's", a, b)
 	onB.close()
 	waitSubscribers(t, b.app.hub, "bob", 0)
 
@@ -224,7 +225,7 @@ func testResume(t *testing.T, db func(*Config), listening func(*testing.T, *test
 	again := a.openResume(t, bob, "bob", session, marker, 1)
 	a.app.hub.ResourceUpdated(ctx, "bob", AboutURI)
 	rest, _ = again.untilMarker(t)
-	assert.Empty(t, rest, "nothing missed since the marker")
+	nothingMore(t, rest, uri, "nothing missed since the marker (resumed from "+marker+", the edit's id "+missed.id+")", a, b)
 	again.close()
 	waitSubscribers(t, a.app.hub, "bob", 0)
 
@@ -418,4 +419,35 @@ func TestResumeSingleInstance(t *testing.T) {
 	end := st.next(t)
 	assert.Equal(t, listChangedNote(), end.note, "nothing replayed twice")
 	assert.NotEmpty(t, end.id)
+}
+
+// nothingMore fails t unless rest is empty, or holds only updates of uri
+// (with ids) sent again by a hub that logged a failure to record or
+// publish the edit: the hub's documented recovery (notify.Hub.Publish)
+// sends such an event again, recorded anew, and a timed-out write that
+// Redis did carry out leaves it in the log twice. Never anything else.
+func nothingMore(t *testing.T, rest []idMessage, uri, what string, servers ...*testServer) {
+	t.Helper()
+	if len(rest) == 0 {
+		return
+	}
+	var logs strings.Builder
+	failed := false
+	for i, s := range servers {
+		for line := range strings.Lines(s.logs.String()) {
+			if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
+				fmt.Fprintf(&logs, "server %d: %s", i, line)
+			}
+			if strings.Contains(line, "notify: recording an event failed") || strings.Contains(line, "notify: publishing an event failed") {
+				failed = true
+			}
+		}
+	}
+	for _, m := range rest {
+		if !failed || m.note != updatedNote(uri) || m.id == "" {
+			t.Errorf("%s: got %v\nthe servers' warnings:\n%s", what, rest, logs.String())
+			return
+		}
+	}
+	t.Logf("%s: %v sent again after a failure the hub logged:\n%s", what, rest, logs.String())
 }
