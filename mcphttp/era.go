@@ -45,7 +45,7 @@ func metaOf(params []byte, name string) (meta jsonstrict.Value, v jsonstrict.Val
 
 // selectEra decides the protocol era and version of a message and applies
 // that era's header rules.
-func (e *Endpoint) selectEra(r *http.Request, msg jsonrpc.Message, c *Call, inBatch bool) error {
+func (e *Endpoint) selectEra(r *http.Request, msg jsonrpc.Message, c *record, inBatch bool) error {
 	header := mcpwire.HeaderValue(r.Header, headerProtocolVersion)
 	_, version := metaOf(msg.Params, metaProtocolVersion)
 	if msg.Kind != jsonrpc.KindResponse && (version.Kind() != jsonstrict.None || mcpwire.IsModernVersion(header)) {
@@ -83,7 +83,7 @@ func (e *Endpoint) selectEra(r *http.Request, msg jsonrpc.Message, c *Call, inBa
 // Mcp-* headers that must repeat them. The header is compared before the
 // version is looked at: a header that disagrees with the body is a
 // mismatch (-32020), whatever the version says.
-func (e *Endpoint) modernChecks(r *http.Request, msg jsonrpc.Message, c *Call, v jsonstrict.Value) error {
+func (e *Endpoint) modernChecks(r *http.Request, msg jsonrpc.Message, c *record, v jsonstrict.Value) error {
 	version, ok := v.Str()
 	if !ok {
 		return errMeta(metaProtocolVersion)

@@ -61,5 +61,5 @@ func ExampleObserver() {
 // observerFunc is an Observer that acts at End only.
 type observerFunc func(context.Context, mcphttp.Call)
 
-func (f observerFunc) Start(ctx context.Context, _ *mcphttp.Call) context.Context { return ctx }
-func (f observerFunc) End(ctx context.Context, c mcphttp.Call)                    { f(ctx, c) }
+func (f observerFunc) Start(ctx context.Context, _ mcphttp.Call) context.Context { return ctx }
+func (f observerFunc) End(ctx context.Context, c mcphttp.Call)                   { f(ctx, c) }

@@ -19,9 +19,10 @@
 //		},
 //	})...)
 //
-// A handler gets a [Request] of its own, which it may keep: the caller as
-// a value (Authenticated false, the zero Principal, for an anonymous
-// one), the checked string arguments, the raw arguments ([Request.Bind]
+// A handler gets a [Request] of its own, which it may keep: the caller
+// (Request.Principal, nil for an anonymous one: the same spelling as
+// mcphttp.Request and the inventory's methods), the checked string
+// arguments, the raw arguments ([Request.Bind]
 // decodes them) and _meta. It returns a [Result] of Go values — text,
 // image, audio, embedded resource and resource link items, structured
 // content (any value that encodes as a JSON object), isError — which the

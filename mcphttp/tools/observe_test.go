@@ -29,7 +29,7 @@ type recorder struct {
 	open  int // Start without End
 }
 
-func (o *recorder) Start(ctx context.Context, _ *mcphttp.Call) context.Context {
+func (o *recorder) Start(ctx context.Context, _ mcphttp.Call) context.Context {
 	o.mu.Lock()
 	o.open++
 	o.mu.Unlock()
@@ -38,7 +38,8 @@ func (o *recorder) Start(ctx context.Context, _ *mcphttp.Call) context.Context {
 
 func (o *recorder) End(_ context.Context, c mcphttp.Call) {
 	rec := observed{Call: c, class: c.Class()}
-	rec.Request = nil // not compared
+	rec.HTTP = nil // not compared
+	rec.Params = nil
 	if c.Principal != nil {
 		rec.subject = c.Principal.Subject
 		rec.Principal = nil

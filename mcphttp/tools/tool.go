@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 	"github.com/mcpkit/mcpkit/inventory"
@@ -123,11 +124,11 @@ type Handler func(ctx context.Context, req *Request) (Result, error)
 type Request struct {
 	// Name is the tool's registered name.
 	Name string
-	// Caller is the authenticated caller; the zero Principal (Subject
-	// "") when Authenticated is false: an anonymous call of a public
-	// tool. It holds no token.
-	Caller        principal.Principal
-	Authenticated bool
+	// Principal is the authenticated caller, as the inventory's methods
+	// take it (Inventory.Read, List, Search); nil for an anonymous call of
+	// a public tool. It holds no token, and is shared with the endpoint:
+	// do not modify it.
+	Principal *principal.Principal
 	// Args holds the arguments of Tool.Args that the call has, checked;
 	// nil when Tool.Args is nil.
 	Args map[string]string
@@ -145,7 +146,8 @@ type Request struct {
 	// SessionID is the legacy session of the call, empty without one.
 	SessionID string
 
-	call *mcphttp.Call // the call being served; nil once the handler returned
+	call *mcphttp.Request // the call being served
+	done atomic.Bool      // the handler returned
 }
 
 // Bind decodes Arguments into v with encoding/json (absent arguments
@@ -177,21 +179,12 @@ func (r *Request) MetaString(name string) (string, bool) {
 	return v, found
 }
 
-// Principal returns the caller as the inventory's methods take it
-// (Inventory.Read, List, Search): nil for an anonymous call.
-func (r *Request) Principal() *principal.Principal {
-	if !r.Authenticated {
-		return nil
-	}
-	return &r.Caller
-}
-
 // NoteURI tells the endpoint's observers the resource URI the call
 // concerned (mcphttp.Call.URI; the audit record's uri), as the built-in
 // tools do for what they read. After the handler returned it does
 // nothing.
 func (r *Request) NoteURI(uri string) {
-	if r.call != nil {
+	if r.call != nil && !r.done.Load() {
 		r.call.NoteURI(uri)
 	}
 }
@@ -203,18 +196,18 @@ func (r *Request) NoteURI(uri string) {
 // room the response leaves. A handler that fills a page (list_resources,
 // a part's listing tool) stops there. It is 0 after the handler returned.
 func (r *Request) Room() int {
-	if r.call == nil {
+	if r.call == nil || r.done.Load() {
 		return 0
 	}
 	fixed := textResultOverhead + len(`,"structuredContent":`)
-	return max(r.call.Room(mcphttp.CachePrivate)-fixed, 0) / 3
+	return max(membersRoom(r.call)-fixed, 0) / 3
 }
 
 // NoteEntries tells the endpoint's observers how many items a listing
 // tool returned (mcphttp.Call.Entries). After the handler returned it
 // does nothing.
 func (r *Request) NoteEntries(n int) {
-	if r.call != nil {
+	if r.call != nil && !r.done.Load() {
 		r.call.NoteEntries(n)
 	}
 }
