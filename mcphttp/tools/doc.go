@@ -113,7 +113,7 @@
 //
 // # Classes and observers
 //
-// Each tool has a class (Tool.Class), which mcphttp.Call.Class reports
+// Each tool has a class (Tool.Class), which mcphttp.Request.Class and mcphttp.Call.Class report
 // for its calls: rate limits count list_resources as a list, read_resource,
 // fetch and the typed tools as reads, search as a search, and tools/list
 // as a list. Observers see a call's Target as the tool's registered name,

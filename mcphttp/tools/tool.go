@@ -81,7 +81,7 @@ type Tool struct {
 	Reach func(r *inventory.Reach) bool
 
 	// Class says what a call of the tool does, for rate limits and
-	// observers (mcphttp.Call.Class): mcphttp.ClassList, ClassRead,
+	// observers (mcphttp.Request.Class, mcphttp.Call.Class): mcphttp.ClassList, ClassRead,
 	// ClassSearch, or "" (anything else).
 	Class string
 
