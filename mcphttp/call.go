@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -63,26 +64,40 @@ type notes struct {
 	outcome                                   Outcome
 	entries                                   int
 	setTarget, setURI, setOutcome, setEntries bool
+
+	raw Result // the answer seam.Calls.Result built last: handed out by pointer, not boxed
 }
 
-// requestBuf is a Request with its notes and room for small params: one
-// allocation per call.
+// requestBuf is a Request with its notes: one allocation per call
+// without params; inlineBuf adds room for small params.
 type requestBuf struct {
 	req    Request
 	notes  notes
+	caller principal.Principal // the call's own copy of its caller
+}
+
+type inlineBuf struct {
+	requestBuf
 	inline [192]byte
 }
 
 // newRequest makes the Request of one message; params are copied.
 func (e *Endpoint) newRequest(msg *jsonrpc.Message, caller *principal.Principal, r *http.Request) *Request {
-	rb := new(requestBuf)
-	rb.req = Request{Method: msg.Method, ID: msg.ID, Principal: caller, HTTP: r, e: e, notes: &rb.notes}
-	if n := len(msg.Params); n > 0 {
-		p := rb.inline[:0:0]
-		if n <= len(rb.inline) {
-			p = rb.inline[:0:n]
-		}
-		rb.req.params = append(p, msg.Params...)
+	var rb *requestBuf
+	var params []byte
+	switch n := len(msg.Params); {
+	case n == 0:
+		rb = new(requestBuf)
+	case n <= len(inlineBuf{}.inline):
+		ib := new(inlineBuf)
+		rb, params = &ib.requestBuf, append(ib.inline[:0:n], msg.Params...)
+	default:
+		rb, params = new(requestBuf), bytes.Clone(msg.Params)
+	}
+	rb.req = Request{Method: msg.Method, ID: msg.ID, HTTP: r, params: params, e: e, notes: &rb.notes}
+	if caller != nil {
+		rb.caller = *caller
+		rb.req.Principal = &rb.caller
 	}
 	return &rb.req
 }

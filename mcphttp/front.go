@@ -47,7 +47,13 @@ var seamCalls = seam.Calls{
 		if private {
 			cache = CachePrivate
 		}
-		return r.e.rawResult(r.ID, r.Modern, members, cache)
+		if r.notes == nil {
+			return nil
+		}
+		// The slot is the call's own (only its handler's goroutine builds
+		// answers): a pointer in an interface does not allocate.
+		r.notes.raw = r.e.rawResult(r.ID, r.Modern, members, cache)
+		return &r.notes.raw
 	},
 	WithSession: func(req any, id string, keep bool) any {
 		r, ok := req.(*Request)

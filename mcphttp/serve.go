@@ -44,7 +44,8 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Who is asking is in the headers: known before the body is read, so
 	// that the body is read under the caller's share of the memory
 	// (anonymous: a small limit and pool of their own).
-	caller, authErr := e.authenticate(r)
+	var p principal.Principal
+	caller, authErr := e.authenticate(r, &p) // p stays on the stack: each call copies it into its Request
 	if b, ok := jsonrpc.FromContext(r.Context()); ok {
 		e.serveBody(w, r, b, caller, authErr) // a Decoder in front of the endpoint decoded it
 		return
@@ -71,7 +72,7 @@ func (e *Endpoint) serveVerb(w http.ResponseWriter, r *http.Request) {
 		writeTransportError(w, errMethodNotAllowed)
 		return
 	}
-	caller, err := e.authenticate(r)
+	caller, err := e.authenticate(r, new(principal.Principal))
 	if err != nil {
 		e.auth.WriteError(w, r, err)
 		return
@@ -123,17 +124,18 @@ func (w *startedWriter) Flush() {
 // Unwrap gives http.ResponseController the underlying writer.
 func (w *startedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// authenticate returns the caller, nil for an anonymous request, or the
-// error of credentials that do not prove one; with RequireSignIn, an
-// anonymous request is principal.ErrUnauthenticated.
-func (e *Endpoint) authenticate(r *http.Request) (*principal.Principal, error) {
+// authenticate returns the caller (into, filled), nil for an anonymous
+// request, or the error of credentials that do not prove one; with
+// RequireSignIn, an anonymous request is principal.ErrUnauthenticated.
+func (e *Endpoint) authenticate(r *http.Request, into *principal.Principal) (*principal.Principal, error) {
 	if err := mcpwire.AuthRefusal(r.Context()); err != nil {
 		return nil, err // refused by this Authenticator in front of the endpoint (intercept): counted once
 	}
 	p, err := e.auth.Authenticate(r)
 	switch {
 	case err == nil:
-		return &p, nil
+		*into = p
+		return into, nil
 	case errors.Is(err, principal.ErrUnauthenticated):
 		if e.signIn {
 			return nil, principal.ErrUnauthenticated
@@ -175,7 +177,7 @@ type reply struct {
 func (e *Endpoint) serveMessage(r *http.Request, msg jsonrpc.Message, caller *principal.Principal, inBatch bool, received time.Time) reply {
 	c := recordPool.Get().(*record)
 	req := e.newRequest(&msg, caller, r)
-	c.Call = Call{Method: msg.Method, ID: msg.ID, Params: req.params, Principal: caller, HTTP: r, Start: received}
+	c.Call = Call{Method: msg.Method, ID: msg.ID, Params: req.params, Principal: req.Principal, HTTP: r, Start: received}
 	defer func() {
 		*c = record{}
 		recordPool.Put(c)

@@ -364,7 +364,7 @@ func (ep *endpoint) storeFailed(ctx context.Context, op string, err error) {
 // text of its members, without braces), through the endpoint's internal
 // hook: the handshake's answer is pre-encoded.
 func rawResult(c *mcphttp.Request, members []byte, private bool) (mcphttp.Result, error) {
-	if res, ok := seam.CallsOf().Result(c, members, private).(mcphttp.Result); ok {
+	if res, ok := seam.ResultOf[mcphttp.Result](c, members, private); ok {
 		return res, nil
 	}
 	return mcphttp.Result{}, errNotServed

@@ -215,7 +215,7 @@ func membersRoom(call *mcphttp.Request) int { return call.Room(mcphttp.CachePriv
 // (the JSON text of its members, without braces), through the endpoint's
 // internal hook: pages are encoded here, item by item within the room.
 func rawResult(call *mcphttp.Request, members []byte) (mcphttp.Result, error) {
-	if res, ok := seam.CallsOf().Result(call, members, true).(mcphttp.Result); ok {
+	if res, ok := seam.ResultOf[mcphttp.Result](call, members, true); ok {
 		return res, nil
 	}
 	return mcphttp.Result{}, errNotServed

@@ -95,7 +95,7 @@ func (p *Part) tryEncode(ctx context.Context, c *mcphttp.Request, res *Result) (
 	if res.IsError {
 		c.NoteToolError()
 	}
-	out, ok := seam.CallsOf().Result(c, b, true).(mcphttp.Result)
+	out, ok := seam.ResultOf[mcphttp.Result](c, b, true)
 	putBuf(buf, b)
 	return out, ok
 }
@@ -219,7 +219,7 @@ func membersRoom(c *mcphttp.Request) int { return c.Room(mcphttp.CachePrivate) -
 // (the JSON text of its members, without braces), through the endpoint's
 // internal hook.
 func rawResult(c *mcphttp.Request, members []byte) (mcphttp.Result, error) {
-	if res, ok := seam.CallsOf().Result(c, members, true).(mcphttp.Result); ok {
+	if res, ok := seam.ResultOf[mcphttp.Result](c, members, true); ok {
 		return res, nil
 	}
 	return mcphttp.Result{}, errNotServed

@@ -23,7 +23,7 @@ func TestCalls(t *testing.T) {
 			if in, ok := seam.CallsOf().WithSession(req, "s-1", true).(*mcphttp.Request); ok {
 				inner = in
 			}
-			res, ok := seam.CallsOf().Result(req, []byte(`"n":1`), true).(mcphttp.Result)
+			res, ok := seam.ResultOf[mcphttp.Result](req, []byte(`"n":1`), true)
 			require.True(t, ok)
 			return res, nil
 		}, mcphttp.MethodOptions{})

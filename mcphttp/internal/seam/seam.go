@@ -132,8 +132,9 @@ func EndpointOf(ep any) (Endpoint, bool) {
 // part's handler was given, as any (this package cannot name mcphttp's
 // types); given anything else they return nil.
 type Calls struct {
-	// Result returns the mcphttp.Result (as any) answering req whose
-	// result object holds members: the JSON text of its members, without
+	// Result returns a *mcphttp.Result (as any: a pointer, which does not
+	// allocate; copy the value at once, the next call of Result for the
+	// same req reuses it) answering req whose result object holds members: the JSON text of its members, without
 	// braces, valid JSON the part encoded; private selects the caching
 	// hints of mcphttp.CachePrivate, else CacheNone. The endpoint adds the
 	// braces, the era's members and the JSON-RPC envelope.
@@ -167,4 +168,14 @@ func CallsOf() Calls {
 		Result:      func(any, []byte, bool) any { return nil },
 		WithSession: func(any, string, bool) any { return nil },
 	}
+}
+
+// ResultOf is Calls.Result for a part: R is mcphttp.Result; ok is false
+// for a req the endpoint did not make.
+func ResultOf[R any](req any, members []byte, private bool) (res R, ok bool) {
+	p, ok := CallsOf().Result(req, members, private).(*R)
+	if !ok || p == nil {
+		return res, false
+	}
+	return *p, true
 }
