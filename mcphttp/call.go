@@ -66,6 +66,11 @@ type notes struct {
 	setTarget, setURI, setOutcome, setEntries bool
 
 	raw Result // the answer seam.Calls.Result built last: handed out by pointer, not boxed
+
+	// view is the envelope's part the endpoint's own handlers read
+	// (viewed: set before the handler runs, never written after).
+	view   paramView
+	viewed bool
 }
 
 // requestBuf is a Request with its notes: one allocation per call

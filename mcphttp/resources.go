@@ -121,7 +121,7 @@ func (e *Endpoint) list(ctx context.Context, c *Request) (Result, error) {
 	if c.Principal == nil && e.inv.HasListSources() {
 		return Result{}, principal.ErrUnauthenticated // before looking at params
 	}
-	cursor, err := mcpwire.CursorParam(c.params)
+	cursor, err := c.cursor()
 	if err != nil {
 		return Result{}, err
 	}
@@ -138,7 +138,7 @@ func (e *Endpoint) list(ctx context.Context, c *Request) (Result, error) {
 }
 
 func (e *Endpoint) templates(ctx context.Context, c *Request) (Result, error) {
-	cursor, err := mcpwire.CursorParam(c.params)
+	cursor, err := c.cursor()
 	if err != nil {
 		return Result{}, err
 	}
@@ -155,7 +155,7 @@ func (e *Endpoint) templates(ctx context.Context, c *Request) (Result, error) {
 }
 
 func (e *Endpoint) read(ctx context.Context, c *Request) (Result, error) {
-	uri, err := mcpwire.URIParam(c.params)
+	uri, err := c.uri()
 	if err != nil {
 		return Result{}, err
 	}

@@ -223,7 +223,8 @@ func (e *Endpoint) serveCallSafe(ctx context.Context, r *http.Request, msg jsonr
 // serveCall serves c under ctx (the request's context, or the one the
 // observers derived from it).
 func (e *Endpoint) serveCall(ctx context.Context, r *http.Request, msg jsonrpc.Message, c *record, req *Request, inBatch bool) (Result, error) {
-	if err := e.selectEra(r, msg, c, inBatch); err != nil {
+	env := readEnvelope(req.params) // the one read of the params
+	if err := e.selectEra(r, msg, c, &env, inBatch); err != nil {
 		return Result{}, err
 	}
 	switch msg.Kind {
@@ -234,6 +235,7 @@ func (e *Endpoint) serveCall(ctx context.Context, r *http.Request, msg jsonrpc.M
 		return accepted(), nil // answers to requests this endpoint never sends
 	}
 	req.Modern, req.ProtocolVersion = c.Modern, c.ProtocolVersion
+	req.notes.view, req.notes.viewed = env.paramView, true
 	return e.handle(ctx, req) // notifications too: the middleware sees them (a session check)
 }
 
