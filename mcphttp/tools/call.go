@@ -54,9 +54,7 @@ func (p *Part) call(ctx context.Context, c *mcphttp.Request) (mcphttp.Result, er
 			return mcphttp.Result{}, err
 		}
 	}
-	rb := new(requestBuf)
-	req := &rb.Request
-	*req = Request{Name: t.Name, Principal: c.Principal, ProtocolVersion: c.ProtocolVersion, SessionID: c.SessionID, call: c}
+	req := &Request{Name: t.Name, Principal: c.Principal, ProtocolVersion: c.ProtocolVersion, SessionID: c.SessionID, call: c}
 	if t.args != nil || t.InputSchema == "" {
 		var problem string
 		if req.Args, problem = decodeArgs(rawArgs, t.args); problem != "" {
@@ -72,16 +70,10 @@ func (p *Part) call(ctx context.Context, c *mcphttp.Request) (mcphttp.Result, er
 		req.Meta = meta[:len(meta):len(meta)]
 	}
 	res, err := t.Handler(ctx, req)
-	req.done.Store(true)
 	if err != nil {
 		return p.failure(ctx, c, err)
 	}
 	return p.encode(ctx, c, res)
-}
-
-// requestBuf is a tool's Request.
-type requestBuf struct {
-	Request
 }
 
 // failure answers an error of a tool's handler.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 	"github.com/mcpkit/mcpkit/inventory"
@@ -146,8 +145,7 @@ type Request struct {
 	// SessionID is the legacy session of the call, empty without one.
 	SessionID string
 
-	call *mcphttp.Request // the call being served
-	done atomic.Bool      // the handler returned
+	call *mcphttp.Request // the call being served (made for it, never reused)
 }
 
 // Bind decodes Arguments into v with encoding/json (absent arguments
@@ -181,10 +179,10 @@ func (r *Request) MetaString(name string) (string, bool) {
 
 // NoteURI tells the endpoint's observers the resource URI the call
 // concerned (mcphttp.Call.URI; the audit record's uri), as the built-in
-// tools do for what they read. After the handler returned it does
-// nothing.
+// tools do for what they read. Once the call was answered it does
+// nothing (see mcphttp.Request.NoteURI).
 func (r *Request) NoteURI(uri string) {
-	if r.call != nil && !r.done.Load() {
+	if r.call != nil {
 		r.call.NoteURI(uri)
 	}
 }
@@ -194,9 +192,10 @@ func (r *Request) NoteURI(uri string) {
 // repeats it as a JSON string, whose escapes may double it), so that the
 // whole response stays within the endpoint's byte limit: a third of the
 // room the response leaves. A handler that fills a page (list_resources,
-// a part's listing tool) stops there. It is 0 after the handler returned.
+// a part's listing tool) stops there. It is 0 for a Request the part did
+// not make.
 func (r *Request) Room() int {
-	if r.call == nil || r.done.Load() {
+	if r.call == nil {
 		return 0
 	}
 	fixed := textResultOverhead + len(`,"structuredContent":`)
@@ -204,10 +203,10 @@ func (r *Request) Room() int {
 }
 
 // NoteEntries tells the endpoint's observers how many items a listing
-// tool returned (mcphttp.Call.Entries). After the handler returned it
+// tool returned (mcphttp.Call.Entries). Once the call was answered it
 // does nothing.
 func (r *Request) NoteEntries(n int) {
-	if r.call != nil && !r.done.Load() {
+	if r.call != nil {
 		r.call.NoteEntries(n)
 	}
 }

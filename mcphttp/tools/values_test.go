@@ -71,6 +71,24 @@ func TestRequestIsAValueToKeep(t *testing.T) {
 	}
 	var strict struct{ N int }
 	assert.Error(t, kept[0].Bind(&strict), "an unknown member is an error of Bind")
+
+	// Read and noted on other goroutines while further calls are served
+	// (the race detector watches): nothing the endpoint reuses is shared.
+	var wg sync.WaitGroup
+	for _, req := range kept {
+		wg.Go(func() {
+			_ = req.Room()
+			req.NoteURI("x://late")
+			req.NoteEntries(3)
+			_, _ = req.MetaString("traceparent")
+			_ = string(req.Arguments) + req.SessionID + req.ProtocolVersion
+		})
+	}
+	for i := range 3 {
+		w := post(t, f.ep, alicePrincipal, eraLegacy, "tools/call", map[string]any{"name": "keep", "arguments": map[string]any{"n": i, "who": "alice"}})
+		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	}
+	wg.Wait()
 }
 
 // Every content kind, and structured content from a Go value, encode as
