@@ -20,12 +20,14 @@ import (
 // Request is one JSON-RPC request (or notification) being served: what a
 // method's [Handler] and a [Middleware] receive. The endpoint makes one
 // per call and never reuses it: a handler may keep it, hand it to a
-// goroutine and read it after returning. Its fields are the endpoint's
-// description of the call; the endpoint reads none of them back, so a
-// handler or middleware that edits them changes nothing the endpoint
-// does (do not edit them: a middleware's inner handlers see the same
-// Request). A Request never holds token bytes; only HTTP gives access to
-// them.
+// goroutine and read it after returning; its methods are safe for
+// concurrent use. Its fields are the endpoint's description of the call,
+// and the endpoint reads none of them back: a handler or middleware that
+// edits them changes nothing the endpoint does, but a middleware's inner
+// handlers get the same *Request, so edit a copy, never the Request
+// itself (a copy shares the notes: its Note methods record for the same
+// call). The Principal is shared with the observers' Call: do not modify
+// it. A Request never holds token bytes; only HTTP gives access to them.
 type Request struct {
 	// Method is the JSON-RPC method as the client sent it: client input.
 	Method string

@@ -113,8 +113,9 @@
 //
 // # Classes and observers
 //
-// Each tool has a class (Tool.Class), which mcphttp.Request.Class and mcphttp.Call.Class report
-// for its calls: rate limits count list_resources as a list, read_resource,
+// Each tool has a class (Tool.Class), which mcphttp.Request.Class and
+// mcphttp.Call.Class report for its calls: rate limits count
+// list_resources as a list, read_resource,
 // fetch and the typed tools as reads, search as a search, and tools/list
 // as a list. Observers see a call's Target as the tool's registered name,
 // its URI as the resource a built-in tool read, and a tool error result

@@ -80,8 +80,8 @@ type Tool struct {
 	Reach func(r *inventory.Reach) bool
 
 	// Class says what a call of the tool does, for rate limits and
-	// observers (mcphttp.Request.Class, mcphttp.Call.Class): mcphttp.ClassList, ClassRead,
-	// ClassSearch, or "" (anything else).
+	// observers (mcphttp.Request.Class, mcphttp.Call.Class):
+	// mcphttp.ClassList, ClassRead, ClassSearch, or "" (anything else).
 	Class string
 
 	// Handler answers the tool's calls. Required.
