@@ -1,10 +1,14 @@
 package mcphttp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
@@ -13,15 +17,255 @@ import (
 	"github.com/mcpkit/mcpkit/principal"
 )
 
-// Call is one JSON-RPC message being served: what a method's [Handler]
-// sees, and what an [Observer] is told. Fields that hold client input say
-// so; everything else is the endpoint's own. A Call never holds token
-// bytes, and no field but Request gives access to them: never export the
-// request's headers wholesale. The endpoint reuses the *Call it gives a
-// handler, a middleware and an observer's Start, and the buffer Params
-// points into: keep none of it beyond their return (copy the fields you
-// need; Params with bytes.Clone). An observer's End gets a copy of its
-// own (see [Observer]).
+// Request is one JSON-RPC request (or notification) being served: what a
+// method's [Handler] and a [Middleware] receive. The endpoint makes one
+// per call and never reuses it: a handler may keep it, hand it to a
+// goroutine and read it after returning; its methods are safe for
+// concurrent use. Its fields are the endpoint's description of the call,
+// and the endpoint reads none of them back: a handler or middleware that
+// edits them changes nothing the endpoint does, but a middleware's inner
+// handlers get the same *Request, so edit a copy, never the Request
+// itself (a copy shares the notes: its Note methods record for the same
+// call). The Principal is shared with the observers' Call: do not modify
+// it. A Request never holds token bytes; only HTTP gives access to them.
+type Request struct {
+	// Method is the JSON-RPC method as the client sent it: client input.
+	Method string
+	// ID is the request's id; zero (IsZero) for a notification.
+	ID jsonrpc.ID
+	// ProtocolVersion is the MCP protocol version the call is served
+	// under.
+	ProtocolVersion string
+	// Modern reports the 2026-07-28 protocol: stateless, with _meta on
+	// every request, and results that carry resultType and caching hints.
+	Modern bool
+	// SessionID is the legacy session the call belongs to (a validated
+	// Mcp-Session-Id); empty without one.
+	SessionID string
+	// Principal is the authenticated caller; nil for an anonymous call.
+	// It holds no token.
+	Principal *principal.Principal
+	// HTTP is the HTTP request that carried the call. Its Authorization
+	// header holds the credentials: read the headers you need (trace
+	// context), never all of them. Its body has been read.
+	HTTP *http.Request
+
+	params []byte    // the request's own copy of the message's params
+	e      *Endpoint // the endpoint serving the call; nil for a Request it did not make
+	notes  *notes    // what the handler records for observers; nil likewise
+}
+
+// notes is what a call's handler records for observers, under a lock: a
+// kept Request may note after its handler returned, when the record is
+// sealed and the notes are ignored.
+type notes struct {
+	mu                                        sync.Mutex
+	sealed                                    bool
+	target, uri, cursorReason, sessionID      string
+	errorType                                 string
+	outcome                                   Outcome
+	entries                                   int
+	setTarget, setURI, setOutcome, setEntries bool
+
+	raw Result // the answer seam.Calls.Result built last: handed out by pointer, not boxed
+
+	// view is the envelope's part the endpoint's own handlers read
+	// (viewed: set before the handler runs, never written after).
+	view   paramView
+	viewed bool
+}
+
+// requestBuf is a Request with its notes: one allocation per call
+// without params; inlineBuf adds room for small params.
+type requestBuf struct {
+	req    Request
+	notes  notes
+	caller principal.Principal // the call's own copy of its caller
+}
+
+type inlineBuf struct {
+	requestBuf
+	inline [192]byte
+}
+
+// newRequest makes the Request of one message; params are copied.
+func (e *Endpoint) newRequest(msg *jsonrpc.Message, caller *principal.Principal, r *http.Request) *Request {
+	var rb *requestBuf
+	var params []byte
+	switch n := len(msg.Params); {
+	case n == 0:
+		rb = new(requestBuf)
+	case n <= len(inlineBuf{}.inline):
+		ib := new(inlineBuf)
+		rb, params = &ib.requestBuf, append(ib.inline[:0:n], msg.Params...)
+	default:
+		rb, params = new(requestBuf), bytes.Clone(msg.Params)
+	}
+	rb.req = Request{Method: msg.Method, ID: msg.ID, HTTP: r, params: params, e: e, notes: &rb.notes}
+	if caller != nil {
+		rb.caller = *caller
+		rb.req.Principal = &rb.caller
+	}
+	return &rb.req
+}
+
+// Params returns the request's params (client input, strictly decoded:
+// no duplicate or case-variant member names, valid UTF-8): the JSON text
+// of an object, or nil. The bytes are the Request's own, valid after the
+// handler returned, and shared by every reader: do not modify them.
+func (r *Request) Params() []byte {
+	if r == nil {
+		return nil
+	}
+	return r.params
+}
+
+// Meta returns the string member name of the request's params._meta
+// ("traceparent", "tracestate": where MCP carries W3C trace context), and
+// whether it is there. It is client input.
+func (r *Request) Meta(name string) (string, bool) { return metaString(r.Params(), name) }
+
+// Class returns what the call does (see [MethodOptions.Class]): "list",
+// "read", "search", or "" for anything else, an unknown method included.
+func (r *Request) Class() string {
+	if r == nil || r.e == nil {
+		return "" // a Request the endpoint did not make
+	}
+	return r.e.classOf(r.Method, r.params)
+}
+
+// MaxResultBytes is the byte limit of the call's whole response.
+func (r *Request) MaxResultBytes() int {
+	if r == nil || r.e == nil {
+		return DefaultMaxResultBytes // a Request the endpoint did not make
+	}
+	return r.e.maxBytes
+}
+
+// Logger is the endpoint's operator logger.
+func (r *Request) Logger() *slog.Logger {
+	if r == nil || r.e == nil {
+		return slog.Default() // a Request the endpoint did not make
+	}
+	return r.e.log
+}
+
+// Room returns how many bytes the JSON text of a result object (what
+// [JSONResult] encodes) may take so that the whole response — the
+// JSON-RPC envelope, the era's members and _meta added to it included —
+// stays within the byte limit: a part that fills a result up to the
+// limit (a page) measures against it. It is negative when not even an
+// empty result fits.
+func (r *Request) Room(cache Cache) int {
+	if r == nil {
+		return 0
+	}
+	var head [64]byte
+	n := r.MaxResultBytes() - len(jsonrpc.AppendResultHead(head[:0], r.ID)) - len(`{}}`)
+	if meta := r.e.metaFor(r.Modern, cache); len(meta) > 0 {
+		n -= 1 + len(meta) // `,` meta
+	}
+	return n + len(`{}`)
+}
+
+// note runs f on the notes unless they are sealed (the handler returned)
+// or the Request is not the endpoint's.
+func (r *Request) note(f func(n *notes)) {
+	if r == nil || r.notes == nil {
+		return
+	}
+	r.notes.mu.Lock()
+	if !r.notes.sealed {
+		f(r.notes)
+	}
+	r.notes.mu.Unlock()
+}
+
+// NoteTarget records, for observers, the registered name of what the
+// call concerned (a tool's name); a handler that names a URI lets the
+// endpoint find the template (NoteURI). Like every Note, it is ignored
+// once the handler returned.
+func (r *Request) NoteTarget(name string) {
+	r.note(func(n *notes) { n.target, n.setTarget = name, true })
+}
+
+// NoteURI records, for observers, the resource URI (or completion
+// reference) the call named.
+func (r *Request) NoteURI(uri string) {
+	r.note(func(n *notes) { n.uri, n.setURI = uri, true })
+}
+
+// NoteOutcome records, for observers, an outcome that the error sent does
+// not tell apart (a tool error result about a missing resource, say).
+func (r *Request) NoteOutcome(o Outcome, cursorReason string) {
+	r.note(func(n *notes) { n.outcome, n.cursorReason, n.setOutcome = o, cursorReason, true })
+}
+
+// NoteToolError records a tool error result (isError): a JSON-RPC result
+// whose call did not succeed. The outcome is the one noted, else
+// OutcomeInvalid (bad arguments).
+func (r *Request) NoteToolError() {
+	r.note(func(n *notes) {
+		n.errorType = ErrorTypeToolError
+		if n.outcome == OutcomeOK {
+			n.outcome, n.setOutcome = OutcomeInvalid, true
+		}
+	})
+}
+
+// NoteEntries records, for observers, the number of items of a list page.
+func (r *Request) NoteEntries(count int) {
+	r.note(func(n *notes) { n.entries, n.setEntries = count, true })
+}
+
+// noteSession records the legacy session of the call (mcphttp/sessions,
+// through seam).
+func (r *Request) noteSession(id string) {
+	r.note(func(n *notes) { n.sessionID = id })
+}
+
+// sessionNoted returns the session noted so far.
+func (r *Request) sessionNoted() string {
+	if r.notes == nil {
+		return ""
+	}
+	r.notes.mu.Lock()
+	defer r.notes.mu.Unlock()
+	return r.notes.sessionID
+}
+
+// seal ends the notes (later ones are ignored) and copies them into c.
+func (r *Request) seal(c *Call) {
+	n := r.notes
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.sealed = true
+	if n.setTarget {
+		c.Target = n.target
+	}
+	if n.setURI {
+		c.URI = n.uri
+	}
+	if n.setOutcome {
+		c.Outcome, c.CursorReason = n.outcome, n.cursorReason
+	}
+	if n.errorType != "" {
+		c.ErrorType = n.errorType
+	}
+	if n.setEntries {
+		c.Entries = n.entries
+	}
+	if n.sessionID != "" {
+		c.SessionID = n.sessionID
+	}
+}
+
+// Call is what an [Observer] is told of one JSON-RPC message being
+// served: a value of the observer's own, which it may keep (hand it to a
+// goroutine, queue it, batch it). Fields that hold client input say so;
+// everything else is the endpoint's own. A Call never holds token bytes,
+// and no field but HTTP gives access to them: never export the request's
+// headers wholesale.
 type Call struct {
 	// Method is the JSON-RPC method as the client sent it: client input.
 	// An observer that uses it as a metric dimension or span name must map
@@ -31,13 +275,13 @@ type Call struct {
 	ID jsonrpc.ID
 	// Params are the message's params as received (client input), which
 	// the strict decoder found well-formed: no duplicate or case-variant
-	// member names, valid UTF-8. Read them with [jsonrpc.Members] and [jsonrpc.String].
+	// member names, valid UTF-8. They are the call's own copy, shared with
+	// the handler's [Request]: do not modify them.
 	Params []byte
 	// ProtocolVersion is the MCP protocol version the call is served
 	// under; empty when it was refused before the version was decided.
 	ProtocolVersion string
-	// Modern reports the 2026-07-28 protocol: stateless, with _meta on
-	// every request, and results that carry resultType and caching hints.
+	// Modern reports the 2026-07-28 protocol.
 	Modern bool
 	// SessionID is the legacy session the call belongs to (a validated
 	// Mcp-Session-Id, or the one an initialize minted); empty without one.
@@ -45,10 +289,10 @@ type Call struct {
 	// Principal is the authenticated caller; nil for an anonymous call or
 	// one refused by authentication. It holds no token.
 	Principal *principal.Principal
-	// Request is the HTTP request that carried the call. Its Authorization
+	// HTTP is the HTTP request that carried the call. Its Authorization
 	// header holds the credentials: read the headers you need (trace
-	// context), never all of them.
-	Request *http.Request
+	// context), never all of them. In End its body is closed.
+	HTTP *http.Request
 
 	// Target is the registered name of what the call concerned: the
 	// template or static resource of a read, subscription or completion,
@@ -63,7 +307,7 @@ type Call struct {
 
 	// Start is when the endpoint received the message (before
 	// authentication), Duration how long serving it took until the
-	// response was ready to write. Both are set for observers only.
+	// response was ready to write (set in End).
 	Start    time.Time
 	Duration time.Duration
 
@@ -88,20 +332,36 @@ type Call struct {
 	// of the JSON-RPC response body (0 for 202 and for challenges).
 	Entries, Bytes int
 
-	e *Endpoint // the endpoint serving the call
-
-	// class is Class's answer in End's copy, which has no Params.
-	class    string
-	hasClass bool
+	class string // Class's answer
 }
 
-// Meta returns the string member name of the request's params._meta
+// Meta returns the string member name of the call's params._meta
 // ("traceparent", "tracestate": where MCP carries W3C trace context), and
 // whether it is there. It is client input.
-func (c *Call) Meta(name string) (string, bool) {
+func (c Call) Meta(name string) (string, bool) { return metaString(c.Params, name) }
+
+// Class returns what the call does (see [MethodOptions.Class]): "list",
+// "read", "search", or "" for anything else, an unknown method included.
+func (c Call) Class() string { return c.class }
+
+// ErrorTypeToolError is the Call.ErrorType of a tool error result
+// (isError): the conventions' value for a tools/call that answered with a
+// result saying it failed.
+const ErrorTypeToolError = "tool_error"
+
+// record is the endpoint's pooled bookkeeping of one call: the Call its
+// observers are given copies of.
+type record struct {
+	Call
+}
+
+var recordPool = sync.Pool{New: func() any { return new(record) }}
+
+// metaString returns the string member name of params._meta.
+func metaString(params []byte, name string) (string, bool) {
 	var v string
 	var found bool
-	meta, ok := mcpwire.ObjectParam(c.Params, "_meta")
+	meta, ok := mcpwire.ObjectParam(params, "_meta")
 	if !ok {
 		return "", false
 	}
@@ -115,83 +375,12 @@ func (c *Call) Meta(name string) (string, bool) {
 	return v, found
 }
 
-// ErrorTypeToolError is the Call.ErrorType of a tool error result
-// (isError): the conventions' value for a tools/call that answered with a
-// result saying it failed.
-const ErrorTypeToolError = "tool_error"
-
-// NoteTarget records, for observers, the registered name of what the
-// call concerned (a tool's name); a handler that names a URI lets the
-// endpoint find the template (NoteURI).
-func (c *Call) NoteTarget(name string) { c.Target = name }
-
-// NoteURI records, for observers, the resource URI (or completion
-// reference) the call named.
-func (c *Call) NoteURI(uri string) { c.URI = uri }
-
-// NoteOutcome records, for observers, an outcome that the error sent does
-// not tell apart (a tool error result about a missing resource, say).
-func (c *Call) NoteOutcome(o Outcome, cursorReason string) {
-	c.Outcome, c.CursorReason = o, cursorReason
-}
-
-// NoteToolError records a tool error result (isError): a JSON-RPC result
-// whose call did not succeed. The outcome is the one noted, else
-// OutcomeInvalid (bad arguments).
-func (c *Call) NoteToolError() {
-	c.ErrorType = ErrorTypeToolError
-	if c.Outcome == OutcomeOK {
-		c.Outcome = OutcomeInvalid
-	}
-}
-
-// NoteEntries records, for observers, the number of items of a list page.
-func (c *Call) NoteEntries(n int) { c.Entries = n }
-
-// Class returns what the call does (see [MethodOptions.Class]): "list",
-// "read", "search", or "" for anything else, an unknown method included.
-func (c *Call) Class() string {
-	if c.hasClass {
-		return c.class
-	}
-	if c.e == nil {
-		return "" // a Call the endpoint did not make
-	}
-	if m, ok := c.e.methods[c.Method]; ok && m.opts.Class != nil {
-		return m.opts.Class(c.Params)
+// classOf returns the class of a call of method with params.
+func (e *Endpoint) classOf(method string, params []byte) string {
+	if m, ok := e.methods[method]; ok && m.opts.Class != nil {
+		return m.opts.Class(params)
 	}
 	return ""
-}
-
-// MaxResultBytes is the byte limit of the call's whole response.
-func (c *Call) MaxResultBytes() int {
-	if c.e == nil {
-		return DefaultMaxResultBytes // a Call the endpoint did not make
-	}
-	return c.e.maxBytes
-}
-
-// Logger is the endpoint's operator logger.
-func (c *Call) Logger() *slog.Logger {
-	if c.e == nil {
-		return slog.Default() // a Call the endpoint did not make
-	}
-	return c.e.log
-}
-
-// Room returns how many bytes the members of the call's result (what
-// [Call.Result] is given, with cache) may take so that the whole response
-// — the JSON-RPC envelope, the era's members and _meta included — stays
-// within the byte limit: a part that fills a result up to the limit (a
-// tool's page) measures against it. It is negative when not even an
-// empty result fits.
-func (c *Call) Room(cache Cache) int {
-	var head [64]byte
-	n := c.MaxResultBytes() - len(jsonrpc.AppendResultHead(head[:0], c.ID)) - len(`{}}`)
-	if meta := c.e.metaFor(c, cache); len(meta) > 0 {
-		n -= 1 + len(meta) // `,` meta
-	}
-	return n
 }
 
 // Cache says whether a result may be cached, in the 2026-07-28 protocol's
@@ -206,7 +395,7 @@ const (
 	CachePrivate
 )
 
-// Result is a method's answer: made by [Call.Result] or [Stream]. The
+// Result is a method's answer: made by [JSONResult] or [Stream]. The
 // zero value is an empty answer (202 without a body: the answer to a
 // notification).
 type Result struct {
@@ -218,17 +407,64 @@ type Result struct {
 	stream     func(w http.ResponseWriter, r *http.Request)
 }
 
-// Result returns the answer whose result object holds members: the
-// JSON text of its members, without braces (`"tools":[…]`), valid JSON
-// the handler encoded. The endpoint adds the braces, the members of the
-// protocol era (2026-07-28: resultType, the caching hints of cache, and
-// _meta with serverInfo) and the JSON-RPC envelope.
-func (c *Call) Result(members []byte, cache Cache) Result {
-	meta := c.e.metaFor(c, cache)
-	b := make([]byte, 0, len(members)+len(meta)+48)
-	b = jsonrpc.AppendResultHead(b, c.ID)
+// errNoRequest: a result built for a Request the endpoint did not make.
+var errNoRequest = errors.New("mcphttp: JSONResult: a Request the endpoint did not make")
+
+// JSONResult returns the answer to req whose result object is v, as
+// encoding/json encodes it: it must encode to a JSON object (a struct, a
+// map; a json.RawMessage holding one is sent as it is). The endpoint adds
+// the members of the protocol era (2026-07-28: resultType, the caching
+// hints of cache, and _meta with serverInfo) and the JSON-RPC envelope.
+// A v that does not encode to an object is an error; a result over the
+// byte limit (see [Request.Room]) is logged and answered with an
+// internal error, as the error returned. An empty result is
+// JSONResult(req, struct{}{}, cache).
+func JSONResult(req *Request, v any, cache Cache) (Result, error) {
+	if req == nil || req.e == nil {
+		return Result{}, errNoRequest
+	}
+	var b []byte
+	switch v := v.(type) {
+	case json.RawMessage:
+		b = v
+	default:
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			return Result{}, errors.New("mcphttp: JSONResult: the result does not encode: " + err.Error())
+		}
+	}
+	if o, err := jsonstrict.Parse(b); err != nil || o.Kind() != jsonstrict.Object {
+		return Result{}, errors.New("mcphttp: JSONResult: the result is not a JSON object")
+	}
+	members := trimObject(b)
+	if room := req.Room(cache) - 2; len(members) > room {
+		return Result{}, req.e.tooLarge(context.Background(), req.Method, "", len(members)+req.MaxResultBytes()-room)
+	}
+	return req.e.rawResult(req.ID, req.Modern, members, cache), nil
+}
+
+// trimObject returns the text between the braces of a JSON object's text
+// (whitespace around the members included: valid JSON).
+func trimObject(b []byte) []byte {
+	i, j := 0, len(b)
+	for i < j && b[i] != '{' {
+		i++
+	}
+	for j > i && b[j-1] != '}' {
+		j--
+	}
+	return b[i+1 : j-1]
+}
+
+// rawResult returns the answer whose result object holds members: the
+// JSON text of its members, without braces, valid JSON. Only the kit's
+// parts reach it (through seam), and JSONResult.
+func (e *Endpoint) rawResult(id jsonrpc.ID, modern bool, members []byte, cache Cache) Result {
+	meta := e.metaFor(modern, cache)
+	buf := getResp()
+	b := jsonrpc.AppendResultHead(buf.body[:0], id)
 	b = append(append(b, '{'), members...)
-	return Result{body: closeResult(b, meta, len(members) > 0)}
+	return Result{body: closeResult(b, meta, len(members) > 0), pooled: buf}
 }
 
 // Stream returns an answer that serves the request itself: an event
@@ -248,10 +484,10 @@ func (r Result) WithHeader(name, value string) Result {
 
 // Handler serves one method. The error, when not nil, is answered by the
 // endpoint's one error table (see [Error] for the part-defined ones).
-type Handler func(ctx context.Context, c *Call) (Result, error)
+type Handler func(ctx context.Context, req *Request) (Result, error)
 
 // Middleware wraps the serving of every request and notification (a
-// notification's c.ID.IsZero(): check it in a middleware meant for
+// notification's req.ID.IsZero(): check it in a middleware meant for
 // requests only, a rate limit, say), not of client responses, nor of calls
 // refused by authentication or by the era's rules.
 type Middleware func(next Handler) Handler

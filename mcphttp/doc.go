@@ -152,9 +152,14 @@
 //   - [Observe]: a part of observers ([Observer]), which a part may set up
 //     in its own Setup.
 //
-// A handler and a middleware get the [Call] being served (see [Call] for
-// what they may keep), and answer with a [Result] or an error the table
-// above maps ([Error] for a part's own). Serving HTTP methods other than
+// A handler and a middleware get the [Request] being served: made for
+// the call and never reused, so they may keep it, hand it to a goroutine
+// and read it after returning; its Note methods tell observers what the
+// call concerned until the handler returns. They answer with a [Result]
+// — [JSONResult] encodes a Go value as the result object, within the
+// byte limit, with the era's members added; [Stream] serves an event
+// stream — or an error the table above maps ([Error] for a part's own).
+// Observers get a [Call] value of their own. Serving HTTP methods other than
 // POST (the event streams of legacy sessions), checks before them, and the
 // legacy handshake's answer are not part of this seam: only the kit's
 // own parts reach them, through an internal package, so they can change

@@ -106,19 +106,23 @@ func declaresURLElicitation(caps jsonstrict.Value) bool {
 
 // noteInitialize remembers a legacy session whose initialize declared
 // elicitation.url.
-func (e *Endpoint) noteInitialize(c *Call) {
-	if c.Modern || c.SessionID == "" {
+func (e *Endpoint) noteInitialize(req *Request) {
+	if req.Modern {
 		return
 	}
-	caps, ok, _ := mcpwire.Member(c.Params, "capabilities")
+	id := req.sessionNoted()
+	if id == "" {
+		return
+	}
+	caps, ok, _ := mcpwire.Member(req.params, "capabilities")
 	if ok && declaresURLElicitation(caps) {
-		e.elicit.add(c.SessionID, time.Now())
+		e.elicit.add(id, time.Now())
 	}
 }
 
 // acceptsURLElicitation reports whether the client of c declared
 // elicitation.url.
-func (e *Endpoint) acceptsURLElicitation(c *Call) bool {
+func (e *Endpoint) acceptsURLElicitation(c *record) bool {
 	if c.Modern {
 		_, caps := metaOf(c.Params, metaClientCapabilities)
 		return declaresURLElicitation(caps)
@@ -134,7 +138,7 @@ func inputRequiredMethod(method string) bool {
 
 // elicitationReply answers a URLElicitation el for c: an input_required
 // result (ok true) or the error of the table.
-func (e *Endpoint) elicitationReply(c *Call, el URLElicitation) (res Result, err error, ok bool) {
+func (e *Endpoint) elicitationReply(c *record, el URLElicitation) (res Result, err error, ok bool) {
 	id, u, msg := el.URLElicitation()
 	capable := e.acceptsURLElicitation(c)
 	elicit := func(dst []byte) []byte {

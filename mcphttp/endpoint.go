@@ -195,6 +195,7 @@ func newEndpoint(inv *inventory.Inventory, opts Options) (*Endpoint, error) {
 func (e *Endpoint) finish(parts []Part) (*Endpoint, error) {
 	seam.Register(hooksOf)
 	seam.RegisterEndpoint(endpointOf)
+	seam.RegisterCalls(seamCalls)
 	for i, p := range parts {
 		if nilness.Is(p) {
 			return nil, fmt.Errorf("mcphttp: New: part %d is nil (%T)", i+1, p)
@@ -254,9 +255,9 @@ func (e *Endpoint) encodeInfo(opts Options) error {
 // metaFor returns the result members a call's result ends with: in the
 // modern protocol resultType, the caching hints and _meta; nothing in the
 // legacy ones.
-func (e *Endpoint) metaFor(c *Call, cache Cache) []byte {
+func (e *Endpoint) metaFor(modern bool, cache Cache) []byte {
 	switch {
-	case !c.Modern || e == nil:
+	case !modern || e == nil:
 		return nil
 	case cache == CachePrivate:
 		return e.metaPrivate

@@ -45,9 +45,9 @@ func metaOf(params []byte, name string) (meta jsonstrict.Value, v jsonstrict.Val
 
 // selectEra decides the protocol era and version of a message and applies
 // that era's header rules.
-func (e *Endpoint) selectEra(r *http.Request, msg jsonrpc.Message, c *Call, inBatch bool) error {
+func (e *Endpoint) selectEra(r *http.Request, msg jsonrpc.Message, c *record, env *envelope, inBatch bool) error {
 	header := mcpwire.HeaderValue(r.Header, headerProtocolVersion)
-	_, version := metaOf(msg.Params, metaProtocolVersion)
+	version := env.version
 	if msg.Kind != jsonrpc.KindResponse && (version.Kind() != jsonstrict.None || mcpwire.IsModernVersion(header)) {
 		if msg.Kind == jsonrpc.KindNotification {
 			// The 2026-07-28 schema puts _meta and the header rules on
@@ -59,12 +59,12 @@ func (e *Endpoint) selectEra(r *http.Request, msg jsonrpc.Message, c *Call, inBa
 		if inBatch {
 			return errBatchModern
 		}
-		return e.modernChecks(r, msg, c, version)
+		return e.modernChecks(r, msg, c, env)
 	}
 	// Legacy era.
 	switch {
 	case msg.Method == "initialize":
-		requested, _, _ := mcpwire.StringParam(msg.Params, "protocolVersion")
+		requested, _, _ := mcpwire.StringParam(msg.Params, "protocolVersion") // initialize's own member
 		c.ProtocolVersion = negotiate(requested)
 		if inBatch {
 			return errBatchInitialize
@@ -83,8 +83,8 @@ func (e *Endpoint) selectEra(r *http.Request, msg jsonrpc.Message, c *Call, inBa
 // Mcp-* headers that must repeat them. The header is compared before the
 // version is looked at: a header that disagrees with the body is a
 // mismatch (-32020), whatever the version says.
-func (e *Endpoint) modernChecks(r *http.Request, msg jsonrpc.Message, c *Call, v jsonstrict.Value) error {
-	version, ok := v.Str()
+func (e *Endpoint) modernChecks(r *http.Request, msg jsonrpc.Message, c *record, env *envelope) error {
+	version, ok := env.version.Str()
 	if !ok {
 		return errMeta(metaProtocolVersion)
 	}
@@ -96,7 +96,7 @@ func (e *Endpoint) modernChecks(r *http.Request, msg jsonrpc.Message, c *Call, v
 		// Legacy versions are negotiated with initialize, never per request.
 		return errUnsupportedVersion(version)
 	}
-	if _, caps := metaOf(msg.Params, metaClientCapabilities); caps.Kind() != jsonstrict.Object {
+	if env.caps.Kind() != jsonstrict.Object {
 		return errMeta(metaClientCapabilities)
 	}
 	if vs := headers[headerMethod]; len(vs) != 1 || vs[0] != msg.Method {
@@ -108,7 +108,14 @@ func (e *Endpoint) modernChecks(r *http.Request, msg jsonrpc.Message, c *Call, v
 			return errHeader(headerName)
 		}
 		name, ok := httpheader.DecodeValue(vs[0])
-		value, present, err := mcpwire.StringParam(msg.Params, m.opts.NameMember)
+		var value string
+		var present bool
+		var err error
+		if v, read := env.member(m.opts.NameMember); read {
+			value, present, err = mcpwire.StringValue(v, env.err)
+		} else {
+			value, present, err = mcpwire.StringParam(msg.Params, m.opts.NameMember)
+		}
 		if !ok || err != nil || !present || name != value {
 			return errHeader(headerName)
 		}

@@ -108,7 +108,7 @@ func errUnsupportedVersion(requested string) error {
 // classify is the one mapping: the HTTP status and JSON-RPC error for err,
 // or, for authentication and scope failures, the error the Authenticator
 // answers with a challenge.
-func (e *Endpoint) classify(c *Call, err error) (status int, rpc *jsonrpc.Error, challenge error) {
+func (e *Endpoint) classify(c *record, err error) (status int, rpc *jsonrpc.Error, challenge error) {
 	var (
 		pe        *Error
 		rpcErr    *jsonrpc.Error
@@ -132,7 +132,7 @@ func (e *Endpoint) classify(c *Call, err error) (status int, rpc *jsonrpc.Error,
 		}
 		return http.StatusOK, jsonrpc.NewError(jsonrpc.CodeInternalError, ""), nil
 	case errors.Is(err, inventory.ErrNotFound):
-		c.NoteOutcome(OutcomeNotFound, "")
+		c.Outcome = OutcomeNotFound
 		uri := ""
 		if errors.As(err, &ue) {
 			uri = ue.URI
@@ -146,7 +146,7 @@ func (e *Endpoint) classify(c *Call, err error) (status int, rpc *jsonrpc.Error,
 		}
 		return http.StatusOK, jsonrpc.NewError(code, "Resource not found").WithData(data), nil
 	case errors.As(err, &cursorErr):
-		c.NoteOutcome(OutcomeInvalidCursor, cursorErr.Reason)
+		c.Outcome, c.CursorReason = OutcomeInvalidCursor, cursorErr.Reason
 		data := struct {
 			Reason string `json:"reason"`
 		}{cursorErr.Reason}
@@ -185,7 +185,7 @@ func (e *Endpoint) classify(c *Call, err error) (status int, rpc *jsonrpc.Error,
 }
 
 // failure is the reply for an error from serving c.
-func (e *Endpoint) failure(c *Call, err error) reply {
+func (e *Endpoint) failure(c *record, err error) reply {
 	if el, ok := errors.AsType[URLElicitation](err); ok {
 		if res, _, ok := e.elicitationReply(c, el); ok {
 			return reply{Result: res}

@@ -61,5 +61,37 @@ func ExampleObserver() {
 // observerFunc is an Observer that acts at End only.
 type observerFunc func(context.Context, mcphttp.Call)
 
-func (f observerFunc) Start(ctx context.Context, _ *mcphttp.Call) context.Context { return ctx }
-func (f observerFunc) End(ctx context.Context, c mcphttp.Call)                    { f(ctx, c) }
+func (f observerFunc) Start(ctx context.Context, _ mcphttp.Call) context.Context { return ctx }
+func (f observerFunc) End(ctx context.Context, c mcphttp.Call)                   { f(ctx, c) }
+
+// A part's method of one's own answers with a typed result: the handler
+// gets the call's *Request (its own, which it may keep) and returns
+// JSONResult of a Go value; the endpoint adds the era's members and the
+// JSON-RPC envelope, and refuses a result over the byte limit.
+func ExampleJSONResult() {
+	whoami := mcphttp.PartFunc(func(s *mcphttp.Setup) error {
+		s.Handle("example/whoami", func(_ context.Context, req *mcphttp.Request) (mcphttp.Result, error) {
+			who := "anonymous"
+			if req.Principal != nil {
+				who = req.Principal.Subject
+			}
+			req.NoteTarget("whoami") // for observers: a name of the part's own
+			return mcphttp.JSONResult(req, struct {
+				Subject string `json:"subject"`
+			}{who}, mcphttp.CachePrivate)
+		}, mcphttp.MethodOptions{})
+		return nil
+	})
+	ep, err := mcphttp.New(opsInventory(), mcphttp.Options{}, whoami)
+	if err != nil {
+		panic(err)
+	}
+	body := `{"jsonrpc":"2.0","id":7,"method":"example/whoami"}`
+	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	ctx, _ := principal.NewContext(r.Context(), principal.Principal{Subject: "alice", ClientID: "notes-app"})
+	w := httptest.NewRecorder()
+	ep.ServeHTTP(w, r.WithContext(ctx))
+	fmt.Println(w.Body.String())
+	// Output: {"jsonrpc":"2.0","id":7,"result":{"subject":"alice"}}
+}

@@ -35,3 +35,37 @@ func (e *Endpoint) capabilities(notifying bool) []byte {
 // PrincipalFromContextOnly marks the Authenticator of an endpoint built
 // without one (mcpwire.ContextAuthenticator).
 func (contextAuth) PrincipalFromContextOnly() {}
+
+// seamCalls is what the kit's parts reach of a call (seam.Calls).
+var seamCalls = seam.Calls{
+	Result: func(req any, members []byte, private bool) any {
+		r, ok := req.(*Request)
+		if !ok || r == nil || r.e == nil {
+			return nil
+		}
+		cache := CacheNone
+		if private {
+			cache = CachePrivate
+		}
+		if r.notes == nil {
+			return nil
+		}
+		// The slot is the call's own (only its handler's goroutine builds
+		// answers): a pointer in an interface does not allocate.
+		r.notes.raw = r.e.rawResult(r.ID, r.Modern, members, cache)
+		return &r.notes.raw
+	},
+	WithSession: func(req any, id string, keep bool) any {
+		r, ok := req.(*Request)
+		if !ok || r == nil {
+			return nil
+		}
+		r.noteSession(id)
+		if !keep {
+			return nil
+		}
+		inner := *r
+		inner.SessionID = id
+		return &inner
+	},
+}

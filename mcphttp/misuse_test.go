@@ -127,14 +127,31 @@ func TestZeroValuesAnswer500(t *testing.T) {
 		}
 	}
 
-	// A zero Call's methods are usable too (an observer's test, say).
-	var c mcphttp.Call
+	// A zero Request's and Call's methods are usable too (a handler's or
+	// an observer's test, say); a result for a Request the endpoint did
+	// not make is an error.
+	var c mcphttp.Request
+	var nilReq *mcphttp.Request
 	require.NotPanics(t, func() {
-		assert.Equal(t, "", c.Class())
-		assert.NotNil(t, c.Logger())
-		assert.Equal(t, mcphttp.DefaultMaxResultBytes, c.MaxResultBytes())
-		_ = c.Room(mcphttp.CachePrivate)
-		_ = c.Result([]byte(`"a":1`), mcphttp.CachePrivate)
+		for _, r := range []*mcphttp.Request{&c, nilReq} {
+			assert.Equal(t, "", r.Class())
+			assert.NotNil(t, r.Logger())
+			assert.Equal(t, mcphttp.DefaultMaxResultBytes, r.MaxResultBytes())
+			_ = r.Room(mcphttp.CachePrivate)
+			_, ok := r.Meta("traceparent")
+			assert.False(t, ok)
+			r.NoteTarget("x")
+			r.NoteURI("x")
+			r.NoteOutcome(mcphttp.OutcomeError, "")
+			r.NoteToolError()
+			r.NoteEntries(1)
+			_, err := mcphttp.JSONResult(r, map[string]int{"a": 1}, mcphttp.CachePrivate)
+			assert.Error(t, err)
+		}
+		var call mcphttp.Call
+		assert.Equal(t, "", call.Class())
+		_, ok := call.Meta("traceparent")
+		assert.False(t, ok)
 	})
 }
 
@@ -142,14 +159,14 @@ func TestZeroValuesAnswer500(t *testing.T) {
 // demand.
 func panicky() mcphttp.Part {
 	return mcphttp.PartFunc(func(s *mcphttp.Setup) error {
-		s.Handle("test/panic", func(context.Context, *mcphttp.Call) (mcphttp.Result, error) {
+		s.Handle("test/panic", func(context.Context, *mcphttp.Request) (mcphttp.Result, error) {
 			var p *principal.Principal
 			_ = p.Subject // a nil dereference, as a careless handler does
 			return mcphttp.Result{}, nil
 		}, mcphttp.MethodOptions{})
 		seam.Of(s).HandleHTTP(http.MethodGet, func(http.ResponseWriter, *http.Request, *principal.Principal) { panic("verb") })
 		s.Use(func(next mcphttp.Handler) mcphttp.Handler {
-			return func(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
+			return func(ctx context.Context, c *mcphttp.Request) (mcphttp.Result, error) {
 				if c.Method == "test/panic-mw" {
 					panic("middleware")
 				}
@@ -196,7 +213,7 @@ type panicObserver struct {
 	ended          *int
 }
 
-func (o panicObserver) Start(ctx context.Context, _ *mcphttp.Call) context.Context {
+func (o panicObserver) Start(ctx context.Context, _ mcphttp.Call) context.Context {
 	if o.inStart {
 		panic("start")
 	}

@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -27,24 +28,21 @@ import (
 // elsewhere.
 //
 // Implementations must be safe for concurrent use and should be quick:
-// they run on the request path. Start's *Call is the endpoint's, reused
-// after the call: keep nothing of it past Start's return (take what you
-// need into the context). End's Call is a copy the observer may keep:
-// hand it to a goroutine, queue it, batch it.
+// they run on the request path. Start and End each get a [Call] of their
+// own, which the observer may keep: hand it to a goroutine, queue it,
+// batch it. Its Params are the call's own copy, which nothing modifies.
 type Observer interface {
 	// Start is called before the call is served, with the request's
-	// context. c holds what is known then: Method, ID, Start, Request and,
-	// when authentication came first, Principal. The context Start returns
-	// must be ctx or derived from it: the call is served under it, so the
-	// inventory's callbacks receive it and the spans they start nest under
-	// a span Start put there.
-	Start(ctx context.Context, c *Call) context.Context
+	// context. c holds what is known then: Method, ID, Params, Start,
+	// HTTP and, when authentication came first, Principal. The context
+	// Start returns must be ctx or derived from it: the call is served
+	// under it, so the inventory's callbacks receive it and the spans
+	// they start nest under a span Start put there.
+	Start(ctx context.Context, c Call) context.Context
 	// End is called with the context Start returned once the outcome is
-	// known, before the response is written. c is the observer's own
-	// copy, with every field set except Params, which is nil: params are
-	// client input of any size, in a buffer the endpoint reuses, so read
-	// them (and Meta) in Start. Class still answers. c.Request is net/http's: its headers may
-	// be read later, its body is closed.
+	// known, before the response is written, with every field set.
+	// c.HTTP is net/http's: its headers may be read later, its body is
+	// closed.
 	End(ctx context.Context, c Call)
 }
 
@@ -128,10 +126,14 @@ func (o *observed) at(i int) context.Context {
 
 // startObservers starts every observer and returns the context to serve
 // under.
-func (e *Endpoint) startObservers(ctx context.Context, c *Call) (context.Context, observed, error) {
+func (e *Endpoint) startObservers(ctx context.Context, c *record) (context.Context, observed, error) {
 	var o observed
+	if len(e.observers) == 0 {
+		return ctx, o, nil
+	}
+	c.class = e.classOf(c.Method, c.Params)
 	for i, ob := range e.observers {
-		next, ok := e.startOne(ctx, ob, c)
+		next, ok := e.startOne(ctx, ob, c.Call)
 		if !ok {
 			next = ctx // the observer's End still runs, with the context it was given
 		}
@@ -154,7 +156,7 @@ func (e *Endpoint) startObservers(ctx context.Context, c *Call) (context.Context
 
 // startOne runs an observer's Start, recovering a panic (ok false,
 // logged) or a nil context it returns.
-func (e *Endpoint) startOne(ctx context.Context, ob Observer, c *Call) (next context.Context, ok bool) {
+func (e *Endpoint) startOne(ctx context.Context, ob Observer, c Call) (next context.Context, ok bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			e.logPanic(ctx, "an observer's Start", c.Method, p)
@@ -190,7 +192,7 @@ func (e *Endpoint) logPanic(ctx context.Context, what, method string, p any) {
 
 // endObservers fills in what serving c decided and ends every observer
 // that was started. It returns false when one of them panicked (logged).
-func (e *Endpoint) endObservers(_ context.Context, o observed, c *Call, rep reply) bool {
+func (e *Endpoint) endObservers(_ context.Context, o observed, c *record, rep reply) bool {
 	if len(e.observers) == 0 {
 		return true
 	}
@@ -199,9 +201,7 @@ func (e *Endpoint) endObservers(_ context.Context, o observed, c *Call, rep repl
 	}
 	c.Bytes = len(rep.body)
 	c.Duration = time.Since(c.Start)
-	kept := *c // End's copy, which the observer may keep
-	kept.class, kept.hasClass = c.Class(), true
-	kept.Params = nil
+	kept := c.Call // End's copy, which the observer may keep
 	ok := true
 	for i := o.started - 1; i >= 0; i-- {
 		if !e.endOne(o.at(i), e.observers[i], kept) {
@@ -214,7 +214,7 @@ func (e *Endpoint) endObservers(_ context.Context, o observed, c *Call, rep repl
 // failed records in c the answer the error table gave: the status and
 // JSON-RPC error, or the challenge; classify noted the outcomes that
 // these do not tell apart.
-func (e *Endpoint) failed(c *Call, status int, rpc *jsonrpc.Error, challenge error) {
+func (e *Endpoint) failed(c *record, status int, rpc *jsonrpc.Error, challenge error) {
 	if challenge != nil {
 		e.challenged(c, challenge)
 		return
@@ -237,7 +237,7 @@ func (e *Endpoint) failed(c *Call, status int, rpc *jsonrpc.Error, challenge err
 
 // challenged records a refusal the Authenticator answers, by the status
 // it answers with.
-func (e *Endpoint) challenged(c *Call, err error) {
+func (e *Endpoint) challenged(c *record, err error) {
 	c.Status = e.auth.StatusOf(err)
 	c.ErrorType = strconv.Itoa(c.Status)
 	switch c.Status {
@@ -263,13 +263,13 @@ func (e *Endpoint) observeRefused(r *http.Request, b *jsonrpc.Body, received tim
 		return
 	}
 	one := func(msg jsonrpc.Message) {
-		c := callPool.Get().(*Call)
-		*c = Call{Method: msg.Method, ID: msg.ID, Params: msg.Params, Request: r, Start: received, e: e}
+		c := recordPool.Get().(*record)
+		c.Call = Call{Method: msg.Method, ID: msg.ID, Params: bytes.Clone(msg.Params), HTTP: r, Start: received}
 		ctx, o, _ := e.startObservers(r.Context(), c)
 		e.challenged(c, err)
 		_ = e.endObservers(ctx, o, c, reply{}) // the refusal is answered either way
-		*c = Call{}
-		callPool.Put(c)
+		*c = record{}
+		recordPool.Put(c)
 	}
 	if !b.Batch {
 		if b.Message.Kind != jsonrpc.KindResponse {

@@ -19,15 +19,15 @@ import (
 // nopObserver is the cheapest Observer: it measures the seam itself.
 type nopObserver struct{}
 
-func (nopObserver) Start(ctx context.Context, _ *mcphttp.Call) context.Context { return ctx }
-func (nopObserver) End(context.Context, mcphttp.Call)                          {}
+func (nopObserver) Start(ctx context.Context, _ mcphttp.Call) context.Context { return ctx }
+func (nopObserver) End(context.Context, mcphttp.Call)                         {}
 
 // keepObserver keeps End's copy of the Call, as an observer that queues
 // or batches records does.
 type keepObserver struct{ sink *mcphttp.Call }
 
-func (keepObserver) Start(ctx context.Context, _ *mcphttp.Call) context.Context { return ctx }
-func (o keepObserver) End(_ context.Context, c mcphttp.Call)                    { *o.sink = c }
+func (keepObserver) Start(ctx context.Context, _ mcphttp.Call) context.Context { return ctx }
+func (o keepObserver) End(_ context.Context, c mcphttp.Call)                   { *o.sink = c }
 
 // serveList serves one in-process resources/list (a 50-entry page, cached
 // token) and fails the benchmark unless it is a 200.

@@ -38,7 +38,7 @@ type recorder struct {
 
 type markKey struct{ name string }
 
-func (o *recorder) Start(ctx context.Context, c *mcphttp.Call) context.Context {
+func (o *recorder) Start(ctx context.Context, c mcphttp.Call) context.Context {
 	o.mu.Lock()
 	o.open++
 	o.mu.Unlock()
@@ -49,7 +49,8 @@ func (o *recorder) Start(ctx context.Context, c *mcphttp.Call) context.Context {
 func (o *recorder) End(ctx context.Context, c mcphttp.Call) {
 	rec, _ := ctx.Value(markKey{o.mark}).(observed)
 	rec.Call = c
-	rec.Request = nil // not compared
+	rec.HTTP = nil   // not compared
+	rec.Params = nil // not compared
 	rec.ctxMark = ctx.Value(markKey{o.mark})
 	if c.Principal != nil {
 		rec.subject = c.Principal.Subject
@@ -301,13 +302,13 @@ type keeper struct {
 	kept chan mcphttp.Call
 }
 
-func (k keeper) Start(ctx context.Context, _ *mcphttp.Call) context.Context { return ctx }
-func (k keeper) End(_ context.Context, c mcphttp.Call)                      { k.kept <- c }
+func (k keeper) Start(ctx context.Context, _ mcphttp.Call) context.Context { return ctx }
+func (k keeper) End(_ context.Context, c mcphttp.Call)                     { k.kept <- c }
 
 // TestObserverKeepsEnd: End's Call is the observer's own: kept past
 // End, read on another goroutine while later calls are served (the
-// endpoint reuses its *Call and the body's buffer), it still tells its
-// own call; Params is nil (read them in Start).
+// endpoint reuses its records and the body's buffer), it still tells its
+// own call, its Params included (the call's own copy).
 func TestObserverKeepsEnd(t *testing.T) {
 	k := keeper{kept: make(chan mcphttp.Call, 64)}
 	f := mcptest.New(t, mcptest.Options{}, mcphttp.Observe(k))
@@ -325,9 +326,14 @@ func TestObserverKeepsEnd(t *testing.T) {
 	wg.Wait()
 	close(k.kept)
 	methods := map[string]int{}
+	params := map[string]bool{}
 	for c := range k.kept {
 		methods[c.Method]++
-		assert.Nil(t, c.Params)
+		if c.Method == "ping" {
+			params[string(c.Params)] = true
+		} else {
+			assert.Nil(t, c.Params)
+		}
 		assert.Equal(t, http.StatusOK, c.Status)
 		require.NotNil(t, c.Principal)
 		assert.Equal(t, "alice", c.Principal.Subject)
@@ -340,4 +346,7 @@ func TestObserverKeepsEnd(t *testing.T) {
 		}
 	}
 	assert.Equal(t, map[string]int{"ping": 20, "resources/list": 20}, methods)
+	for i := range 20 {
+		assert.True(t, params[`{"n":`+strconv.Itoa(i)+`}`], "ping %d's params, kept", i)
+	}
 }

@@ -21,8 +21,8 @@ func TestMaxPageBytesBoundsPagesOnly(t *testing.T) {
 	const pageLimit, resultLimit = 24 << 10, 1 << 20
 	label := strings.Repeat("x", 200)
 	big := mcphttp.PartFunc(func(s *mcphttp.Setup) error {
-		s.Handle("test/big", func(_ context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
-			return c.Result([]byte(`"text":"`+strings.Repeat("y", 2*pageLimit)+`"`), mcphttp.CacheNone), nil
+		s.Handle("test/big", func(_ context.Context, c *mcphttp.Request) (mcphttp.Result, error) {
+			return mcphttp.JSONResult(c, map[string]string{"text": strings.Repeat("y", 2*pageLimit)}, mcphttp.CacheNone)
 		}, mcphttp.MethodOptions{})
 		return nil
 	})

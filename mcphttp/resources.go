@@ -105,57 +105,57 @@ func resultReply(id jsonrpc.ID, result []byte) Result {
 
 // initialize answers the legacy handshake without a session; a part that
 // mints sessions registers its own.
-func (e *Endpoint) initialize(_ context.Context, c *Call) (Result, error) {
+func (e *Endpoint) initialize(_ context.Context, c *Request) (Result, error) {
 	return resultReply(c.ID, e.initializeResult(c.ProtocolVersion, false)), nil
 }
 
-func (e *Endpoint) ping(_ context.Context, c *Call) (Result, error) {
+func (e *Endpoint) ping(_ context.Context, c *Request) (Result, error) {
 	return resultReply(c.ID, []byte("{}")), nil
 }
 
-func (e *Endpoint) serverDiscover(_ context.Context, c *Call) (Result, error) {
+func (e *Endpoint) serverDiscover(_ context.Context, c *Request) (Result, error) {
 	return resultReply(c.ID, e.discover), nil
 }
 
-func (e *Endpoint) list(ctx context.Context, c *Call) (Result, error) {
+func (e *Endpoint) list(ctx context.Context, c *Request) (Result, error) {
 	if c.Principal == nil && e.inv.HasListSources() {
 		return Result{}, principal.ErrUnauthenticated // before looking at params
 	}
-	cursor, err := mcpwire.CursorParam(c.Params)
+	cursor, err := c.cursor()
 	if err != nil {
 		return Result{}, err
 	}
 	buf := getResp()
-	meta := e.metaFor(c, CachePrivate)
+	meta := e.metaFor(c.Modern, CachePrivate)
 	buf.start(jsonrpc.AppendResultHead(buf.body[:0], c.ID), "resources", e.pageBytes, e.pageReserve(meta), e.statics)
 	next, err := e.inv.List(ctx, c.Principal, cursor, buf.fitItem)
 	if err != nil {
 		release(buf, nil)
 		return Result{}, err
 	}
-	c.Entries = buf.items
+	c.NoteEntries(buf.items)
 	return Result{body: endPage(buf.body, next, meta), pooled: buf}, nil
 }
 
-func (e *Endpoint) templates(ctx context.Context, c *Call) (Result, error) {
-	cursor, err := mcpwire.CursorParam(c.Params)
+func (e *Endpoint) templates(ctx context.Context, c *Request) (Result, error) {
+	cursor, err := c.cursor()
 	if err != nil {
 		return Result{}, err
 	}
 	buf := getResp()
-	meta := e.metaFor(c, CachePrivate)
+	meta := e.metaFor(c.Modern, CachePrivate)
 	buf.start(jsonrpc.AppendResultHead(buf.body[:0], c.ID), "resourceTemplates", e.pageBytes, e.pageReserve(meta), nil)
 	next, err := e.inv.Templates(ctx, c.Principal, cursor, buf.fitTmpl)
 	if err != nil {
 		release(buf, nil)
 		return Result{}, err
 	}
-	c.Entries = buf.items
+	c.NoteEntries(buf.items)
 	return Result{body: endPage(buf.body, next, meta), pooled: buf}, nil
 }
 
-func (e *Endpoint) read(ctx context.Context, c *Call) (Result, error) {
-	uri, err := mcpwire.URIParam(c.Params)
+func (e *Endpoint) read(ctx context.Context, c *Request) (Result, error) {
+	uri, err := c.uri()
 	if err != nil {
 		return Result{}, err
 	}
@@ -173,31 +173,31 @@ func (e *Endpoint) read(ctx context.Context, c *Call) (Result, error) {
 		}
 		out = mcpwire.AppendContents(out, &contents[i])
 	}
-	out = closeResult(append(out, ']'), e.metaFor(c, CachePrivate), true)
+	out = closeResult(append(out, ']'), e.metaFor(c.Modern, CachePrivate), true)
 	if len(out) > e.maxBytes {
 		release(buf, out)
-		return Result{}, e.tooLarge(ctx, c, len(out))
+		return Result{}, e.tooLarge(ctx, c.Method, "", len(out))
 	}
 	return Result{body: out, pooled: buf}, nil
 }
 
 // tooLarge logs a response of n bytes over the byte limit and returns the
 // error that answers it (a generic internal error).
-func (e *Endpoint) tooLarge(ctx context.Context, c *Call, n int) error {
+func (e *Endpoint) tooLarge(ctx context.Context, method, target string, n int) error {
 	e.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "mcphttp: response over the byte limit",
-		slog.String("method", c.Method), slog.String("target", c.Target), slog.Int("bytes", n), slog.Int("limit", e.maxBytes))
+		slog.String("method", method), slog.String("target", target), slog.Int("bytes", n), slog.Int("limit", e.maxBytes))
 	return mcpwire.ResultTooLarge{}
 }
 
 // complete serves completion/complete for resource templates:
 // {"ref":{"type":"ref/resource","uri":…},"argument":{"name","value"},
 // "context":{"arguments":{…}}}.
-func (e *Endpoint) complete(ctx context.Context, c *Call) (Result, error) {
+func (e *Endpoint) complete(ctx context.Context, c *Request) (Result, error) {
 	if !e.inv.Completes() {
 		return Result{}, errMethodNotFound
 	}
-	ref, okRef := mcpwire.ObjectParam(c.Params, "ref")
-	arg, okArg := mcpwire.ObjectParam(c.Params, "argument")
+	ref, okRef := mcpwire.ObjectParam(c.params, "ref")
+	arg, okArg := mcpwire.ObjectParam(c.params, "argument")
 	if !okRef || !okArg {
 		return Result{}, mcpwire.InvalidParams("params.ref and params.argument are required")
 	}
@@ -214,7 +214,7 @@ func (e *Endpoint) complete(ctx context.Context, c *Call) (Result, error) {
 		return Result{}, mcpwire.InvalidParams("params.ref.type must be ref/resource")
 	}
 	c.NoteURI(uri)
-	args, err := contextArguments(c.Params)
+	args, err := contextArguments(c.params)
 	if err != nil {
 		return Result{}, err
 	}
@@ -256,7 +256,7 @@ func contextArguments(params []byte) (map[string]string, error) {
 // completionResult encodes {"completion":{"values":[…],"total":n,"hasMore":b}},
 // leaving total out when it is unknown (zero with HasMore; see
 // inventory.Completion).
-func (e *Endpoint) completionResult(c *Call, comp inventory.Completion) []byte {
+func (e *Endpoint) completionResult(c *Request, comp inventory.Completion) []byte {
 	b := make([]byte, 0, 64+16*len(comp.Values))
 	b = append(b, `{"completion":{"values":[`...)
 	for i, v := range comp.Values {
@@ -273,7 +273,7 @@ func (e *Endpoint) completionResult(c *Call, comp inventory.Completion) []byte {
 	b = append(b, `,"hasMore":`...)
 	b = strconv.AppendBool(b, comp.HasMore)
 	b = append(b, '}')
-	if meta := e.metaFor(c, CacheNone); meta != nil {
+	if meta := e.metaFor(c.Modern, CacheNone); meta != nil {
 		b = append(append(b, ','), meta...)
 	}
 	return append(b, '}')

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/httpheader"
@@ -45,7 +44,8 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Who is asking is in the headers: known before the body is read, so
 	// that the body is read under the caller's share of the memory
 	// (anonymous: a small limit and pool of their own).
-	caller, authErr := e.authenticate(r)
+	var p principal.Principal
+	caller, authErr := e.authenticate(r, &p) // p stays on the stack: each call copies it into its Request
 	if b, ok := jsonrpc.FromContext(r.Context()); ok {
 		e.serveBody(w, r, b, caller, authErr) // a Decoder in front of the endpoint decoded it
 		return
@@ -72,7 +72,7 @@ func (e *Endpoint) serveVerb(w http.ResponseWriter, r *http.Request) {
 		writeTransportError(w, errMethodNotAllowed)
 		return
 	}
-	caller, err := e.authenticate(r)
+	caller, err := e.authenticate(r, new(principal.Principal))
 	if err != nil {
 		e.auth.WriteError(w, r, err)
 		return
@@ -124,17 +124,18 @@ func (w *startedWriter) Flush() {
 // Unwrap gives http.ResponseController the underlying writer.
 func (w *startedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// authenticate returns the caller, nil for an anonymous request, or the
-// error of credentials that do not prove one; with RequireSignIn, an
-// anonymous request is principal.ErrUnauthenticated.
-func (e *Endpoint) authenticate(r *http.Request) (*principal.Principal, error) {
+// authenticate returns the caller (into, filled), nil for an anonymous
+// request, or the error of credentials that do not prove one; with
+// RequireSignIn, an anonymous request is principal.ErrUnauthenticated.
+func (e *Endpoint) authenticate(r *http.Request, into *principal.Principal) (*principal.Principal, error) {
 	if err := mcpwire.AuthRefusal(r.Context()); err != nil {
 		return nil, err // refused by this Authenticator in front of the endpoint (intercept): counted once
 	}
 	p, err := e.auth.Authenticate(r)
 	switch {
 	case err == nil:
-		return &p, nil
+		*into = p
+		return into, nil
 	case errors.Is(err, principal.ErrUnauthenticated):
 		if e.signIn {
 			return nil, principal.ErrUnauthenticated
@@ -170,23 +171,23 @@ type reply struct {
 	challenge error // when set, answer with the Authenticator's challenge
 }
 
-var callPool = sync.Pool{New: func() any { return new(Call) }}
-
 // serveMessage serves one decoded message. inBatch is set for the elements
 // of a 2025-03-26 batch; received is when the body arrived (zero without
 // observers).
 func (e *Endpoint) serveMessage(r *http.Request, msg jsonrpc.Message, caller *principal.Principal, inBatch bool, received time.Time) reply {
-	c := callPool.Get().(*Call)
-	*c = Call{Method: msg.Method, ID: msg.ID, Params: msg.Params, Principal: caller, Request: r, Start: received, e: e}
+	c := recordPool.Get().(*record)
+	req := e.newRequest(&msg, caller, r)
+	c.Call = Call{Method: msg.Method, ID: msg.ID, Params: req.params, Principal: req.Principal, HTTP: r, Start: received}
 	defer func() {
-		*c = Call{}
-		callPool.Put(c)
+		*c = record{}
+		recordPool.Put(c)
 	}()
 	ctx, ends, err := e.startObservers(r.Context(), c)
 	var res Result
 	if err == nil {
-		res, err = e.serveCallSafe(ctx, r, msg, c, inBatch)
+		res, err = e.serveCallSafe(ctx, r, msg, c, req, inBatch)
 	}
+	req.seal(&c.Call) // a kept Request notes nothing more
 	var rep reply
 	if err != nil {
 		rep = e.failure(c, err)
@@ -209,20 +210,21 @@ func (e *Endpoint) serveMessage(r *http.Request, msg jsonrpc.Message, caller *pr
 // serveCallSafe is serveCall that recovers a panic of a part's handler or
 // middleware (a tool's, say): logged with its stack, answered with an
 // internal error, and the server goes on.
-func (e *Endpoint) serveCallSafe(ctx context.Context, r *http.Request, msg jsonrpc.Message, c *Call, inBatch bool) (res Result, err error) {
+func (e *Endpoint) serveCallSafe(ctx context.Context, r *http.Request, msg jsonrpc.Message, c *record, req *Request, inBatch bool) (res Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			e.logPanic(ctx, "a method's handler", c.Method, p)
 			res, err = Result{}, errPanicked
 		}
 	}()
-	return e.serveCall(ctx, r, msg, c, inBatch)
+	return e.serveCall(ctx, r, msg, c, req, inBatch)
 }
 
 // serveCall serves c under ctx (the request's context, or the one the
 // observers derived from it).
-func (e *Endpoint) serveCall(ctx context.Context, r *http.Request, msg jsonrpc.Message, c *Call, inBatch bool) (Result, error) {
-	if err := e.selectEra(r, msg, c, inBatch); err != nil {
+func (e *Endpoint) serveCall(ctx context.Context, r *http.Request, msg jsonrpc.Message, c *record, req *Request, inBatch bool) (Result, error) {
+	env := readEnvelope(req.params) // the one read of the params
+	if err := e.selectEra(r, msg, c, &env, inBatch); err != nil {
 		return Result{}, err
 	}
 	switch msg.Kind {
@@ -232,22 +234,24 @@ func (e *Endpoint) serveCall(ctx context.Context, r *http.Request, msg jsonrpc.M
 		}
 		return accepted(), nil // answers to requests this endpoint never sends
 	}
-	return e.handle(ctx, c) // notifications too: the middleware sees them (a session check)
+	req.Modern, req.ProtocolVersion = c.Modern, c.ProtocolVersion
+	req.notes.view, req.notes.viewed = env.paramView, true
+	return e.handle(ctx, req) // notifications too: the middleware sees them (a session check)
 }
 
 // dispatch is the method table: the innermost handler. A notification is
 // never answered, whatever its method.
-func (e *Endpoint) dispatch(ctx context.Context, c *Call) (Result, error) {
-	if c.ID.IsZero() {
+func (e *Endpoint) dispatch(ctx context.Context, req *Request) (Result, error) {
+	if req.ID.IsZero() {
 		return accepted(), nil
 	}
-	m, ok := e.methods[c.Method]
-	if !ok || m.opts.Era == EraLegacy && c.Modern || m.opts.Era == EraModern && !c.Modern {
+	m, ok := e.methods[req.Method]
+	if !ok || m.opts.Era == EraLegacy && req.Modern || m.opts.Era == EraModern && !req.Modern {
 		return Result{}, errMethodNotFound
 	}
-	res, err := m.h(ctx, c)
-	if c.Method == "initialize" && err == nil {
-		e.noteInitialize(c)
+	res, err := m.h(ctx, req)
+	if req.Method == "initialize" && err == nil {
+		e.noteInitialize(req)
 	}
 	return res, err
 }
@@ -309,7 +313,7 @@ func (e *Endpoint) write(w http.ResponseWriter, r *http.Request, rep reply) {
 // response.
 func (e *Endpoint) serveBatch(w http.ResponseWriter, r *http.Request, items []jsonrpc.BatchItem, caller *principal.Principal, received time.Time) {
 	if v := mcpwire.HeaderValue(r.Header, headerProtocolVersion); v != "" && v != mcpwire.Version20250326 {
-		e.write(w, r, e.failure(&Call{e: e}, errBatchVersion))
+		e.write(w, r, e.failure(&record{}, errBatchVersion))
 		return
 	}
 	out := make([]byte, 0, 256*len(items))
@@ -321,7 +325,7 @@ func (e *Endpoint) serveBatch(w http.ResponseWriter, r *http.Request, items []js
 		}
 		var rep reply
 		if it.Err != nil {
-			rep = e.failure(&Call{ID: it.Message.ID, e: e}, it.Err)
+			rep = e.failure(&record{Call{ID: it.Message.ID}}, it.Err)
 		} else {
 			rep = e.serveMessage(r, it.Message, caller, true, received)
 		}

@@ -204,7 +204,7 @@ func scopedTool() tools.Tool {
 	return tools.Tool{Name: "test_scoped_tool", Description: "A tool that needs the tools:call scope",
 		Access: inventory.Protected, RequiredScopes: []string{scopeTool}, ReadOnly: true,
 		Handler: func(_ context.Context, req *tools.Request) (tools.Result, error) {
-			return tools.TextResult("scoped tool called by " + req.Principal().Subject), nil
+			return tools.TextResult("scoped tool called by " + req.Principal.Subject), nil
 		}}
 }
 

@@ -53,7 +53,7 @@ func ownTools(notes *memstore.Store) []tools.Tool {
 		Name: "count_notes", Description: "Counts the caller's notes.", ReadOnly: true,
 		RequiredScopes: []string{scopeRead},
 		Handler: func(_ context.Context, req *tools.Request) (tools.Result, error) {
-			return tools.TextResult(strconv.Itoa(len(notes.URIs(req.Caller.Subject)))), nil
+			return tools.TextResult(strconv.Itoa(len(notes.URIs(req.Principal.Subject)))), nil
 		},
 	}, {
 		Name: "add_note", Description: "Adds a note for the caller and returns its URI.",
@@ -63,7 +63,7 @@ func ownTools(notes *memstore.Store) []tools.Tool {
 			if strings.IndexFunc(req.Args["title"], unicode.IsControl) >= 0 { // a listed name has none
 				return tools.ErrorResult("The title must not hold control characters."), nil
 			}
-			uri, err := notes.Add(req.Caller.Subject, rand.Text(), req.Args["title"], req.Args["text"])
+			uri, err := notes.Add(req.Principal.Subject, rand.Text(), req.Args["title"], req.Args["text"])
 			if err != nil {
 				return tools.Result{}, err // logged; the client gets a fixed tool error
 			}

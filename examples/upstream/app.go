@@ -216,7 +216,7 @@ func (a *app) elicitGrants(mux *http.ServeMux, photosAS *devissuer.Server) (clie
 	disconnect := tools.Tool{Name: "photos_disconnect", Description: "Forget your connection to the photos service",
 		RequiredScopes: []string{scopeMCP},
 		Handler: func(ctx context.Context, req *tools.Request) (tools.Result, error) {
-			p := req.Principal()
+			p := req.Principal
 			if p == nil {
 				return tools.Result{}, principal.ErrUnauthenticated
 			}

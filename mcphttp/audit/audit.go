@@ -250,7 +250,7 @@ func (a *Audit) remote(r *http.Request) string {
 }
 
 // Start returns ctx: the audit needs nothing before the call.
-func (a *Audit) Start(ctx context.Context, _ *mcphttp.Call) context.Context { return ctx }
+func (a *Audit) Start(ctx context.Context, _ mcphttp.Call) context.Context { return ctx }
 
 // End writes the record of c, when its method touches the inventory.
 func (a *Audit) End(ctx context.Context, c mcphttp.Call) {
@@ -274,8 +274,8 @@ func (a *Audit) End(ctx context.Context, c mcphttp.Call) {
 	rec.URI, rec.URITruncated = clip(rec.URI, MaxURIBytes)
 	if refused(rec.Outcome) {
 		rec.Remote = "-" // no address to tell
-		if c.Request != nil {
-			rec.Remote = a.remote(c.Request)
+		if c.HTTP != nil {
+			rec.Remote = a.remote(c.HTTP)
 		}
 	}
 	if a.opts.RefusalInterval > 0 && (rec.Remote != "" || a.counting.Load()) {

@@ -22,7 +22,7 @@ func TestZeroAuditRecords(t *testing.T) {
 	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
 	t.Cleanup(func() { slog.SetDefault(old) })
 	var a audit.Audit
-	c := &mcphttp.Call{Method: "resources/read", Start: time.Now(), Status: 200}
-	require.NotPanics(t, func() { a.End(a.Start(context.Background(), c), *c) })
+	c := mcphttp.Call{Method: "resources/read", Start: time.Now(), Status: 200}
+	require.NotPanics(t, func() { a.End(a.Start(context.Background(), c), c) })
 	assert.Contains(t, buf.String(), "mcp audit")
 }

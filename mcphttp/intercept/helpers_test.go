@@ -241,7 +241,7 @@ type bridge struct{}
 func (bridge) Setup(s *mcphttp.Setup) error {
 	inv := s.Inventory()
 	s.Capability("tools", func(n bool) string { return `{"listChanged":` + strconv.FormatBool(n) + `}` })
-	s.Handle("tools/list", func(_ context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
+	s.Handle("tools/list", func(_ context.Context, c *mcphttp.Request) (mcphttp.Result, error) {
 		names := []string{"read_resource"}
 		if c.Principal != nil && c.Principal.Subject != "" {
 			names = bridgeTools
@@ -254,28 +254,28 @@ func (bridge) Setup(s *mcphttp.Setup) error {
 			b = mcpwire.AppendString(append(b, `{"name":`...), n)
 			b = append(b, `,"inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`...)
 		}
-		return c.Result(append(b, ']'), mcphttp.CachePrivate), nil
+		return mcphttp.JSONResult(c, json.RawMessage(append(append([]byte{'{'}, b...), "]}"...)), mcphttp.CachePrivate)
 	}, mcphttp.MethodOptions{})
-	s.Handle("tools/call", func(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
-		name, _, _ := mcpwire.StringParam(c.Params, "name")
+	s.Handle("tools/call", func(ctx context.Context, c *mcphttp.Request) (mcphttp.Result, error) {
+		name, _, _ := mcpwire.StringParam(c.Params(), "name")
 		if !slices.Contains(bridgeTools, name) {
 			return mcphttp.Result{}, mcpwire.InvalidParams("unknown tool")
 		}
 		c.NoteTarget(name)
 		text := name
 		if name == "read_resource" {
-			args, _ := mcpwire.ObjectParam(c.Params, "arguments")
+			args, _ := mcpwire.ObjectParam(c.Params(), "arguments")
 			uri, _, err := mcpwire.StringParam(args, "uri")
 			if err != nil || uri == "" {
 				return mcphttp.Result{}, mcpwire.InvalidParams("uri is required")
 			}
 			contents, err := inv.Read(ctx, c.Principal, uri)
 			if err != nil {
-				return c.Result([]byte(`"content":[{"type":"text","text":"not found"}],"isError":true`), mcphttp.CachePrivate), nil
+				return mcphttp.JSONResult(c, json.RawMessage(`{"content":[{"type":"text","text":"not found"}],"isError":true}`), mcphttp.CachePrivate)
 			}
 			text = contents[0].Text
 		}
-		return c.Result(append(mcpwire.AppendString([]byte(`"content":[{"type":"text","text":`), text), "}]"...), mcphttp.CachePrivate), nil
+		return mcphttp.JSONResult(c, map[string]any{"content": []map[string]string{{"type": "text", "text": text}}}, mcphttp.CachePrivate)
 	}, mcphttp.MethodOptions{NameMember: "name", Claims: func(params []byte) bool {
 		name, present, err := mcpwire.StringParam(params, "name")
 		return err != nil || !present || slices.Contains(bridgeTools, name)

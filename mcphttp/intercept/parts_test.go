@@ -21,7 +21,7 @@ type methodsSeen struct {
 	methods []string
 }
 
-func (o *methodsSeen) Start(ctx context.Context, _ *mcphttp.Call) context.Context { return ctx }
+func (o *methodsSeen) Start(ctx context.Context, _ mcphttp.Call) context.Context { return ctx }
 func (o *methodsSeen) End(_ context.Context, c mcphttp.Call) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

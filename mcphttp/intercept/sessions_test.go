@@ -367,7 +367,7 @@ func TestSessionsStreamOverHTTP(t *testing.T) {
 func TestSubscriptionsListenIsTheEndpoints(t *testing.T) {
 	listen := mcphttp.PartFunc(func(s *mcphttp.Setup) error {
 		seam.Of(s).Notifying()
-		s.Handle("subscriptions/listen", func(_ context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
+		s.Handle("subscriptions/listen", func(_ context.Context, c *mcphttp.Request) (mcphttp.Result, error) {
 			return mcphttp.Stream(func(w http.ResponseWriter, _ *http.Request) {
 				w.Header().Set("Content-Type", "text/event-stream")
 				_, _ = io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/list_changed\"}\n\n")

@@ -97,14 +97,14 @@ func New(opts Options) (*Observer, error) {
 }
 
 // Start starts the call's server span and returns the context carrying it.
-func (o *Observer) Start(ctx context.Context, c *mcphttp.Call) context.Context {
-	if r := c.Request; r != nil && !trace.SpanContextFromContext(ctx).IsValid() {
+func (o *Observer) Start(ctx context.Context, c mcphttp.Call) context.Context {
+	if r := c.HTTP; r != nil && !trace.SpanContextFromContext(ctx).IsValid() {
 		ctx = o.prop.Extract(ctx, propagation.HeaderCarrier(r.Header))
 	}
 	method := methodName(c.Method)
 	attrs := make([]attribute.KeyValue, 0, 5)
 	attrs = append(attrs, semconv.McpMethodNameKey.String(method), semconv.NetworkTransportTCP, semconv.NetworkProtocolName("http"))
-	if r := c.Request; r != nil {
+	if r := c.HTTP; r != nil {
 		attrs = append(attrs, semconv.NetworkProtocolVersion(protoVersion(r.ProtoMajor, r.ProtoMinor)))
 	}
 	if id, ok := requestID(c.ID); ok {
@@ -114,7 +114,7 @@ func (o *Observer) Start(ctx context.Context, c *mcphttp.Call) context.Context {
 	opts = append(opts, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(c.Start), trace.WithAttributes(attrs...))
 	if _, ok := c.Meta("traceparent"); ok {
 		ambient := trace.SpanContextFromContext(ctx)
-		mctx := o.prop.Extract(ctx, metaCarrier{c})
+		mctx := o.prop.Extract(ctx, metaCarrier(c.Params))
 		if sc := trace.SpanContextFromContext(mctx); sc.IsValid() && !sc.Equal(ambient) {
 			ctx = mctx
 			if ambient.IsValid() {
@@ -215,10 +215,10 @@ func (o *Observer) annotate(span trace.Span, method string, tool bool, c *mcphtt
 }
 
 // metaCarrier reads trace context from params._meta.
-type metaCarrier struct{ c *mcphttp.Call }
+type metaCarrier []byte // the call's params
 
 func (m metaCarrier) Get(key string) string {
-	v, _ := m.c.Meta(key)
+	v, _ := mcphttp.Call{Params: m}.Meta(key)
 	return v
 }
 

@@ -422,13 +422,13 @@ func TestSubjectOfSeveralIssuers(t *testing.T) {
 		})
 		require.NoError(t, err)
 		for _, iss := range []string{"https://a.example", "https://b.example", ""} {
-			c := &mcphttp.Call{
+			c := mcphttp.Call{
 				Method:    "resources/list",
 				Principal: &principal.Principal{Issuer: iss, Subject: "alice"},
-				Request:   httptest.NewRequest(http.MethodPost, "/mcp", nil),
+				HTTP:      httptest.NewRequest(http.MethodPost, "/mcp", nil),
 				Status:    http.StatusOK,
 			}
-			o.End(o.Start(context.Background(), c), *c)
+			o.End(o.Start(context.Background(), c), c)
 		}
 		var ids []string
 		for _, s := range rec.Ended() {

@@ -29,7 +29,7 @@ func TestMaxInFlight(t *testing.T) {
 	// each call until release.
 	hold := mcphttp.PartFunc(func(s *mcphttp.Setup) error {
 		s.Use(func(next mcphttp.Handler) mcphttp.Handler {
-			return func(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
+			return func(ctx context.Context, c *mcphttp.Request) (mcphttp.Result, error) {
 				if blocking.Load() {
 					entered <- struct{}{}
 					<-release

@@ -374,7 +374,7 @@ var errTooManyInFlight = errRateLimited(time.Second)
 
 // Part returns the endpoint part that applies the limiter: to every
 // request the endpoint serves, by the class of what it does
-// (mcphttp.Call.Class), and to the HTTP methods parts serve (GET and
+// (mcphttp.Request.Class), and to the HTTP methods parts serve (GET and
 // DELETE of legacy sessions: the other class). Notifications and client
 // responses are never limited. The part of a nil Limiter, or of one not
 // made by New, is refused by mcphttp.New: a limiter that was meant to
@@ -385,19 +385,19 @@ func (l *Limiter) Part() mcphttp.Part {
 			return errNotMade
 		}
 		s.Use(func(next mcphttp.Handler) mcphttp.Handler {
-			return func(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
+			return func(ctx context.Context, c *mcphttp.Request) (mcphttp.Result, error) {
 				if c.ID.IsZero() {
 					return next(ctx, c)
 				}
 				var k callerKey // computed once, for both
-				key, held, ok := l.beginCall(c.Request, c.Principal, &k)
+				key, held, ok := l.beginCall(c.HTTP, c.Principal, &k)
 				if !ok {
 					return mcphttp.Result{}, errTooManyInFlight
 				}
 				if held {
 					defer l.inflight.end(key)
 				}
-				if err := l.check(c.Request, c.Principal, c.Class(), &k); err != nil {
+				if err := l.check(c.HTTP, c.Principal, c.Class(), &k); err != nil {
 					return mcphttp.Result{}, err
 				}
 				return next(ctx, c)

@@ -93,8 +93,8 @@ func TestRefusedCredentialsAnswerInTheRateLimitShape(t *testing.T) {
 // read to name its calls.
 type noopObserver struct{}
 
-func (noopObserver) Start(ctx context.Context, _ *mcphttp.Call) context.Context { return ctx }
-func (noopObserver) End(context.Context, mcphttp.Call)                          {}
+func (noopObserver) Start(ctx context.Context, _ mcphttp.Call) context.Context { return ctx }
+func (noopObserver) End(context.Context, mcphttp.Call)                         {}
 
 func mustID(t *testing.T, w *httptest.ResponseRecorder) json.RawMessage {
 	t.Helper()

@@ -165,12 +165,12 @@ func (ep *endpoint) members() []string {
 // listen serves a modern subscriptions/listen request: an SSE response
 // whose first message acknowledges the subscription, followed by the
 // notifications the filter asked for and the caller may see.
-func (ep *endpoint) listen(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
+func (ep *endpoint) listen(ctx context.Context, c *mcphttp.Request) (mcphttp.Result, error) {
 	if c.Principal == nil {
 		return mcphttp.Result{}, principal.ErrUnauthenticated // streams are per principal
 	}
 	members := ep.members()
-	asked, err := parseFilter(c.Params, members)
+	asked, err := parseFilter(c.Params(), members)
 	if err != nil {
 		return mcphttp.Result{}, err
 	}

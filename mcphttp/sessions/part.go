@@ -223,41 +223,43 @@ func newID() string {
 // nobody), and a signed-in one when the store is full or failing, are
 // answered without a session and without the notification capabilities,
 // never refused.
-func (ep *endpoint) initialize(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
+func (ep *endpoint) initialize(ctx context.Context, c *mcphttp.Request) (mcphttp.Result, error) {
 	if c.Principal != nil {
 		id := newID()
 		ended, err := ep.store.Create(ctx, id, c.Principal)
 		ep.attached.end(ended...)
 		if err == nil {
-			c.SessionID = id
-			return ep.initializeResult(c, true).WithHeader(mcpwire.HeaderSessionID, id), nil
+			seam.CallsOf().WithSession(c, id, false)
+			res, err := ep.initializeResult(c, true)
+			return res.WithHeader(mcpwire.HeaderSessionID, id), err
 		}
 		if !errors.Is(err, ErrFull) {
 			ep.storeFailed(ctx, "create", err)
 		}
 	}
-	return ep.initializeResult(c, false), nil
+	return ep.initializeResult(c, false)
 }
 
-func (ep *endpoint) initializeResult(c *mcphttp.Call, notifying bool) mcphttp.Result {
+func (ep *endpoint) initializeResult(c *mcphttp.Request, notifying bool) (mcphttp.Result, error) {
 	res := ep.hooks.InitializeResult(c.ProtocolVersion, notifying)
-	return c.Result(res[1:len(res)-1], mcphttp.CacheNone) // the members, without the braces
+	return rawResult(c, res[1:len(res)-1], false) // the members, without the braces
 }
 
 // checkSession is the middleware that checks the Mcp-Session-Id of legacy
 // messages (requests and notifications) other than initialize: one
 // naming a session that is unknown, ended, expired or another
 // principal's — or naming one anonymously — gets 404; one without the
-// header is served statelessly. The session's id goes in Call.SessionID.
+// header is served statelessly. The session's id goes in the Request's
+// SessionID (for the handlers inside) and the observers' Call.SessionID.
 // resources/subscribe and unsubscribe requests check their session in the
 // same store operation that changes it.
 func (ep *endpoint) checkSession(next mcphttp.Handler) mcphttp.Handler {
-	return func(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
+	return func(ctx context.Context, c *mcphttp.Request) (mcphttp.Result, error) {
 		if c.Modern || c.Method == "initialize" ||
 			!c.ID.IsZero() && (c.Method == "resources/subscribe" || c.Method == "resources/unsubscribe") {
 			return next(ctx, c)
 		}
-		id := sessionHeader(c.Request)
+		id := sessionHeader(c.HTTP)
 		if id == "" {
 			return next(ctx, c)
 		}
@@ -277,7 +279,9 @@ func (ep *endpoint) checkSession(next mcphttp.Handler) mcphttp.Handler {
 		case err != nil:
 			ep.storeFailed(ctx, "find", err) // served without the session: it authenticates nothing
 		default:
-			c.SessionID = id
+			if inner, ok := seam.CallsOf().WithSession(c, id, true).(*mcphttp.Request); ok {
+				c = inner
+			}
 		}
 		return next(ctx, c)
 	}
@@ -288,15 +292,15 @@ func (ep *endpoint) checkSession(next mcphttp.Handler) mcphttp.Handler {
 // stream. A session that is not found is answered first (404), as for
 // every other message; a subscription to a URI the caller may not read is
 // refused as not found.
-func (ep *endpoint) subscribe(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
-	id := sessionHeader(c.Request)
+func (ep *endpoint) subscribe(ctx context.Context, c *mcphttp.Request) (mcphttp.Result, error) {
+	id := sessionHeader(c.HTTP)
 	if id == "" {
 		return mcphttp.Result{}, errNeedsSession(c.Method)
 	}
 	if c.Principal == nil {
 		return mcphttp.Result{}, ep.notFound(ctx, c)
 	}
-	uri, err := mcpwire.URIParam(c.Params)
+	uri, err := mcpwire.URIParam(c.Params())
 	if err != nil {
 		return mcphttp.Result{}, ep.sessionFirst(ctx, c, id, err)
 	}
@@ -313,24 +317,24 @@ func (ep *endpoint) subscribe(ctx context.Context, c *mcphttp.Call) (mcphttp.Res
 	case errors.Is(err, ErrNotFound):
 		return mcphttp.Result{}, ep.notFound(ctx, c)
 	case errors.Is(err, ErrTooManySubscriptions):
-		c.SessionID = id
+		seam.CallsOf().WithSession(c, id, false)
 		return mcphttp.Result{}, errTooManySubs
 	case err != nil:
 		ep.storeFailed(ctx, "subscribe", err)
 		return mcphttp.Result{}, err // an internal error, logged by the table without its text
 	}
-	c.SessionID = id
-	return c.Result(nil, mcphttp.CacheNone), nil
+	seam.CallsOf().WithSession(c, id, false)
+	return rawResult(c, nil, false)
 }
 
 // sessionFirst returns errSessionNotFound when the session id is not
 // found, else err: the session is answered before the params.
-func (ep *endpoint) sessionFirst(ctx context.Context, c *mcphttp.Call, id string, err error) error {
+func (ep *endpoint) sessionFirst(ctx context.Context, c *mcphttp.Request, id string, err error) error {
 	switch _, ferr := ep.store.Find(ctx, id, c.Principal); {
 	case errors.Is(ferr, ErrNotFound):
 		return ep.notFound(ctx, c)
 	case ferr == nil:
-		c.SessionID = id
+		seam.CallsOf().WithSession(c, id, false)
 	}
 	return err
 }
@@ -338,7 +342,7 @@ func (ep *endpoint) sessionFirst(ctx context.Context, c *mcphttp.Call, id string
 // notFound answers a request whose session is not found: 404, or, for a
 // session of a legacy handler in front of the endpoint (one the part did
 // not adopt), the answer to a request without a session.
-func (ep *endpoint) notFound(ctx context.Context, c *mcphttp.Call) error {
+func (ep *endpoint) notFound(ctx context.Context, c *mcphttp.Request) error {
 	if mcpwire.ForeignSessions(ctx) {
 		return errNeedsSession(c.Method)
 	}
@@ -358,3 +362,17 @@ func (ep *endpoint) storeFailed(ctx context.Context, op string, err error) {
 	ep.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "sessions: the session store failed",
 		slog.String("op", op), slog.String("err", err.Error()))
 }
+
+// rawResult answers c with the result object holding members (the JSON
+// text of its members, without braces), through the endpoint's internal
+// hook: the handshake's answer is pre-encoded.
+func rawResult(c *mcphttp.Request, members []byte, private bool) (mcphttp.Result, error) {
+	if res, ok := seam.ResultOf[mcphttp.Result](c, members, private); ok {
+		return res, nil
+	}
+	return mcphttp.Result{}, errNotServed
+}
+
+// errNotServed: a Request the endpoint did not make (a test's, say) cannot
+// be answered.
+var errNotServed = errors.New("sessions: a Request the endpoint did not make")

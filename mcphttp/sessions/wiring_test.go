@@ -192,7 +192,7 @@ type recorder struct {
 	calls []mcphttp.Call
 }
 
-func (r *recorder) Start(ctx context.Context, _ *mcphttp.Call) context.Context { return ctx }
+func (r *recorder) Start(ctx context.Context, _ mcphttp.Call) context.Context { return ctx }
 
 func (r *recorder) End(_ context.Context, c mcphttp.Call) {
 	r.mu.Lock()

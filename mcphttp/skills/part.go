@@ -11,6 +11,7 @@ import (
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcpwire"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/seam"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -63,24 +64,24 @@ func notFound(uri, message string) error {
 // longest `,"nextCursor":"…"`.
 func pageReserve() int { return len(`],"nextCursor":""`) + maxCursorLen() }
 
-func (c *Catalog) serveList(ctx context.Context, call *mcphttp.Call) (mcphttp.Result, error) {
+func (c *Catalog) serveList(ctx context.Context, call *mcphttp.Request) (mcphttp.Result, error) {
 	if call.Principal == nil {
 		return mcphttp.Result{}, principal.ErrUnauthenticated // before looking at params
 	}
-	cursor, err := mcpwire.CursorParam(call.Params)
+	cursor, err := mcpwire.CursorParam(call.Params())
 	if err != nil {
 		return mcphttp.Result{}, err
 	}
-	room := call.Room(mcphttp.CachePrivate) - pageReserve()
+	room := membersRoom(call) - pageReserve()
 	b, next, items, err := c.appendPage(ctx, call.Principal, cursor, append(make([]byte, 0, 4096), `"skills":[`...), room)
 	if err != nil {
 		return mcphttp.Result{}, err
 	}
 	call.NoteEntries(items)
-	return call.Result(endPage(b, next), mcphttp.CachePrivate), nil
+	return rawResult(call, endPage(b, next))
 }
 
-func (c *Catalog) serveGet(ctx context.Context, call *mcphttp.Call) (mcphttp.Result, error) {
+func (c *Catalog) serveGet(ctx context.Context, call *mcphttp.Request) (mcphttp.Result, error) {
 	uri, err := callURI(call)
 	if err != nil {
 		return mcphttp.Result{}, err
@@ -93,23 +94,23 @@ func (c *Catalog) serveGet(ctx context.Context, call *mcphttp.Call) (mcphttp.Res
 		return mcphttp.Result{}, err
 	}
 	b := appendSkill(append(make([]byte, 0, 1024), `"skill":`...), &s)
-	if len(b) > call.Room(mcphttp.CachePrivate) {
+	if len(b) > membersRoom(call) {
 		call.Logger().Error("skills: skills/get answer over the byte limit", "source", c.src.Template, "bytes", len(b))
 		return mcphttp.Result{}, mcpwire.ResultTooLarge{}
 	}
-	return call.Result(b, mcphttp.CachePrivate), nil
+	return rawResult(call, b)
 }
 
-func (c *Catalog) serveDir(ctx context.Context, call *mcphttp.Call) (mcphttp.Result, error) {
+func (c *Catalog) serveDir(ctx context.Context, call *mcphttp.Request) (mcphttp.Result, error) {
 	uri, err := callURI(call)
 	if err != nil {
 		return mcphttp.Result{}, err
 	}
-	cursor, err := mcpwire.CursorParam(call.Params)
+	cursor, err := mcpwire.CursorParam(call.Params())
 	if err != nil {
 		return mcphttp.Result{}, err
 	}
-	room := call.Room(mcphttp.CachePrivate) - pageReserve()
+	room := membersRoom(call) - pageReserve()
 	b := append(make([]byte, 0, 2048), `"resources":[`...)
 	items := 0
 	next, err := c.ReadDir(ctx, call.Principal, uri, cursor, func(it *inventory.Item) bool {
@@ -132,7 +133,7 @@ func (c *Catalog) serveDir(ctx context.Context, call *mcphttp.Call) (mcphttp.Res
 		return mcphttp.Result{}, err
 	}
 	call.NoteEntries(items)
-	return call.Result(endPage(b, next), mcphttp.CachePrivate), nil
+	return rawResult(call, endPage(b, next))
 }
 
 // appendPage appends to b the skills of caller's page after cursor, comma
@@ -158,11 +159,11 @@ func (c *Catalog) appendPage(ctx context.Context, caller *principal.Principal, c
 
 // callURI returns the uri parameter of a call about one resource (noted
 // for the observer); the call needs a caller.
-func callURI(call *mcphttp.Call) (string, error) {
+func callURI(call *mcphttp.Request) (string, error) {
 	if call.Principal == nil {
 		return "", principal.ErrUnauthenticated
 	}
-	uri, err := mcpwire.URIParam(call.Params)
+	uri, err := mcpwire.URIParam(call.Params())
 	if err != nil {
 		return "", err
 	}
@@ -205,3 +206,21 @@ func appendSkill(dst []byte, s *Skill) []byte {
 	}
 	return append(dst, ']', '}')
 }
+
+// membersRoom is the room of a private result's members (Room counts the
+// braces).
+func membersRoom(call *mcphttp.Request) int { return call.Room(mcphttp.CachePrivate) - len("{}") }
+
+// rawResult answers call with the private result object holding members
+// (the JSON text of its members, without braces), through the endpoint's
+// internal hook: pages are encoded here, item by item within the room.
+func rawResult(call *mcphttp.Request, members []byte) (mcphttp.Result, error) {
+	if res, ok := seam.ResultOf[mcphttp.Result](call, members, true); ok {
+		return res, nil
+	}
+	return mcphttp.Result{}, errNotServed
+}
+
+// errNotServed: a Request the endpoint did not make (a test's, say) cannot
+// be answered.
+var errNotServed = errors.New("skills: a Request the endpoint did not make")

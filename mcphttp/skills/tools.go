@@ -51,7 +51,7 @@ func (c *Catalog) listTool(ctx context.Context, req *tools.Request) (tools.Resul
 	// The page goes out twice (structuredContent and a text item holding
 	// it as a JSON string): req.Room is what it may take.
 	room := req.Room() - pageReserve()
-	b, next, items, err := c.appendPage(ctx, req.Principal(), req.Args["cursor"], append(make([]byte, 0, 4096), `{"skills":[`...), room)
+	b, next, items, err := c.appendPage(ctx, req.Principal, req.Args["cursor"], append(make([]byte, 0, 4096), `{"skills":[`...), room)
 	if err != nil {
 		return tools.Result{}, err
 	}
@@ -63,7 +63,7 @@ func (c *Catalog) listTool(ctx context.Context, req *tools.Request) (tools.Resul
 func (c *Catalog) getTool(ctx context.Context, req *tools.Request) (tools.Result, error) {
 	uri := req.Args["uri"]
 	req.NoteURI(uri)
-	s, err := c.Get(ctx, req.Principal(), uri)
+	s, err := c.Get(ctx, req.Principal, uri)
 	if err != nil {
 		return tools.Result{}, err // not found: the tools part's "Resource not found." for every such URI
 	}

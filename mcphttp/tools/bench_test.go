@@ -76,7 +76,7 @@ func BenchmarkToolsCall(b *testing.B) {
 	own := tools.Tool{ // a tool of one's own: the caller's name and an argument echoed
 		Name: "greet", Args: []tools.Arg{{Name: "name", Required: true}}, RequiredScopes: []string{"docs:read"},
 		Handler: func(_ context.Context, req *tools.Request) (tools.Result, error) {
-			return tools.TextResult("hello " + req.Args["name"] + " from " + req.Caller.Subject), nil
+			return tools.TextResult("hello " + req.Args["name"] + " from " + req.Principal.Subject), nil
 		},
 	}
 	part, err := tools.New(append(builtin, own)...)

@@ -257,7 +257,7 @@ func (pg *page) fit(it *inventory.Item) bool {
 // binary ones embedded resources (with the blob base64-encoded).
 func (b *builtins) read(ctx context.Context, req *Request, uri string) (Result, error) {
 	req.NoteURI(uri)
-	contents, err := b.inv.Read(ctx, req.Principal(), uri)
+	contents, err := b.inv.Read(ctx, req.Principal, uri)
 	if err != nil {
 		return Result{}, err
 	}

@@ -27,8 +27,8 @@ var errUnknownTool = &mcphttp.Error{Code: jsonrpc.CodeInvalidParams, Message: "U
 // is a failure of the application's code, whose details go to the
 // operator log only. Authentication and scope failures are the challenges
 // of the resource methods.
-func (p *Part) call(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
-	name, rawArgs, meta, err := callParams(c.Params)
+func (p *Part) call(ctx context.Context, c *mcphttp.Request) (mcphttp.Result, error) {
+	name, rawArgs, meta, err := callParams(c.Params())
 	if err != nil {
 		return mcphttp.Result{}, err
 	}
@@ -49,54 +49,35 @@ func (p *Part) call(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error
 	if err := t.admit(c.Principal); err != nil {
 		return mcphttp.Result{}, err
 	}
-	if c.Modern && len(t.headers) > 0 && c.Request != nil {
-		if err := checkHeaders(c.Request.Header, rawArgs, t.headers); err != nil {
+	if c.Modern && len(t.headers) > 0 && c.HTTP != nil {
+		if err := checkHeaders(c.HTTP.Header, rawArgs, t.headers); err != nil {
 			return mcphttp.Result{}, err
 		}
 	}
-	rb := new(requestBuf)
-	req := &rb.Request
-	*req = Request{Name: t.Name, ProtocolVersion: c.ProtocolVersion, SessionID: c.SessionID, call: c}
-	if c.Principal != nil {
-		req.Caller, req.Authenticated = *c.Principal, true
-	}
+	req := &Request{Name: t.Name, Principal: c.Principal, ProtocolVersion: c.ProtocolVersion, SessionID: c.SessionID, call: c}
 	if t.args != nil || t.InputSchema == "" {
 		var problem string
 		if req.Args, problem = decodeArgs(rawArgs, t.args); problem != "" {
 			return p.encode(ctx, c, ErrorResult("Invalid arguments: "+problem))
 		}
 	}
-	// The params live in the request body's buffer: the handler gets
-	// copies it may keep.
-	own := rb.inline[:0]
-	if len(rawArgs)+len(meta) > len(rb.inline) {
-		own = make([]byte, 0, len(rawArgs)+len(meta))
-	}
+	// The params are the mcphttp.Request's own copy, which nothing
+	// modifies: the handler may keep them.
 	if rawArgs != nil {
-		own = append(own, rawArgs...)
-		req.Arguments = own[:len(own):len(own)]
+		req.Arguments = rawArgs[:len(rawArgs):len(rawArgs)]
 	}
 	if meta != nil {
-		own = append(own, meta...)
-		req.Meta = own[len(own)-len(meta) : len(own) : len(own)]
+		req.Meta = meta[:len(meta):len(meta)]
 	}
 	res, err := t.Handler(ctx, req)
-	req.call = nil
 	if err != nil {
 		return p.failure(ctx, c, err)
 	}
 	return p.encode(ctx, c, res)
 }
 
-// requestBuf is a tool's Request with room for the copies of small
-// arguments and _meta: one allocation for both.
-type requestBuf struct {
-	Request
-	inline [128]byte
-}
-
 // failure answers an error of a tool's handler.
-func (p *Part) failure(ctx context.Context, c *mcphttp.Call, err error) (mcphttp.Result, error) {
+func (p *Part) failure(ctx context.Context, c *mcphttp.Request, err error) (mcphttp.Result, error) {
 	var (
 		cursorErr *inventory.CursorError
 		paramsErr *inventory.ParamsError
@@ -119,7 +100,7 @@ func (p *Part) failure(ctx context.Context, c *mcphttp.Call, err error) (mcphttp
 		// Logged where it was found (the inventory, the encoder).
 	default:
 		p.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "mcphttp/tools: tool failed",
-			slog.String("tool", c.Target), slog.String("error", err.Error()))
+			slog.String("tool", toolOf(c)), slog.String("error", err.Error()))
 	}
 	return p.failed(ctx, c)
 }
@@ -259,4 +240,11 @@ func utf16Len(s string) int {
 		}
 	}
 	return n
+}
+
+// toolOf returns the name of the tool a tools/call being answered names:
+// a registered one (the call was routed to it), for the operator log.
+func toolOf(c *mcphttp.Request) string {
+	name, _ := toolName(c.Params())
+	return name
 }

@@ -317,7 +317,7 @@ func TestToolClasses(t *testing.T) {
 	var seen []string
 	classes := mcphttp.PartFunc(func(s *mcphttp.Setup) error {
 		s.Use(func(next mcphttp.Handler) mcphttp.Handler {
-			return func(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
+			return func(ctx context.Context, c *mcphttp.Request) (mcphttp.Result, error) {
 				mu.Lock()
 				seen = append(seen, c.Class())
 				mu.Unlock()
@@ -367,7 +367,7 @@ func TestToolClasses(t *testing.T) {
 		var mu sync.Mutex
 		used := map[string]bool{}
 		s.Use(func(next mcphttp.Handler) mcphttp.Handler {
-			return func(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
+			return func(ctx context.Context, c *mcphttp.Request) (mcphttp.Result, error) {
 				if c.Class() == mcphttp.ClassSearch && c.Principal != nil {
 					mu.Lock()
 					over := used[c.Principal.Subject]

@@ -19,9 +19,10 @@
 //		},
 //	})...)
 //
-// A handler gets a [Request] of its own, which it may keep: the caller as
-// a value (Authenticated false, the zero Principal, for an anonymous
-// one), the checked string arguments, the raw arguments ([Request.Bind]
+// A handler gets a [Request] of its own, which it may keep: the caller
+// (Request.Principal, nil for an anonymous one: the same spelling as
+// mcphttp.Request and the inventory's methods), the checked string
+// arguments, the raw arguments ([Request.Bind]
 // decodes them) and _meta. It returns a [Result] of Go values — text,
 // image, audio, embedded resource and resource link items, structured
 // content (any value that encodes as a JSON object), isError — which the
@@ -112,8 +113,9 @@
 //
 // # Classes and observers
 //
-// Each tool has a class (Tool.Class), which mcphttp.Call.Class reports
-// for its calls: rate limits count list_resources as a list, read_resource,
+// Each tool has a class (Tool.Class), which mcphttp.Request.Class and
+// mcphttp.Call.Class report for its calls: rate limits count
+// list_resources as a list, read_resource,
 // fetch and the typed tools as reads, search as a search, and tools/list
 // as a list. Observers see a call's Target as the tool's registered name,
 // its URI as the resource a built-in tool read, and a tool error result

@@ -29,7 +29,7 @@ type recorder struct {
 	open  int // Start without End
 }
 
-func (o *recorder) Start(ctx context.Context, _ *mcphttp.Call) context.Context {
+func (o *recorder) Start(ctx context.Context, _ mcphttp.Call) context.Context {
 	o.mu.Lock()
 	o.open++
 	o.mu.Unlock()
@@ -38,7 +38,8 @@ func (o *recorder) Start(ctx context.Context, _ *mcphttp.Call) context.Context {
 
 func (o *recorder) End(_ context.Context, c mcphttp.Call) {
 	rec := observed{Call: c, class: c.Class()}
-	rec.Request = nil // not compared
+	rec.HTTP = nil // not compared
+	rec.Params = nil
 	if c.Principal != nil {
 		rec.subject = c.Principal.Subject
 		rec.Principal = nil
@@ -66,8 +67,24 @@ func (o *recorder) one(t *testing.T) observed {
 // inventory gave. (The audit record is made of these fields — Target,
 // Outcome, the caller's subject — and is tested with mcphttp/audit.)
 func TestObserverTools(t *testing.T) {
+	t.Run("direct", func(t *testing.T) { testObserverTools(t, mcphttp.PartFunc(func(*mcphttp.Setup) error { return nil })) })
+	// A middleware may hand the handlers inside a copy of the Request: the
+	// part answers through it and its notes reach the observers the same.
+	copying := mcphttp.PartFunc(func(s *mcphttp.Setup) error {
+		s.Use(func(next mcphttp.Handler) mcphttp.Handler {
+			return func(ctx context.Context, req *mcphttp.Request) (mcphttp.Result, error) {
+				cp := *req
+				return next(ctx, &cp)
+			}
+		})
+		return nil
+	})
+	t.Run("a copy", func(t *testing.T) { testObserverTools(t, copying) })
+}
+
+func testObserverTools(t *testing.T, front mcphttp.Part) {
 	obs := &recorder{}
-	f := newFixture(t, fixtureOptions{parts: []mcphttp.Part{mcphttp.Observe(obs)}})
+	f := newFixture(t, fixtureOptions{parts: []mcphttp.Part{mcphttp.Observe(obs), front}})
 	noScope := &principal.Principal{Subject: "dave", ClientID: "client-1", Audience: testResource}
 	call := func(name string, args map[string]any) map[string]any {
 		return map[string]any{"name": name, "arguments": args}

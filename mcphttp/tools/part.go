@@ -128,8 +128,8 @@ func (p *Part) appendList(ctx context.Context, dst []byte, caller *principal.Pri
 }
 
 // list serves tools/list: the tools the caller may see, on one page.
-func (p *Part) list(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
-	cursor, err := mcpwire.CursorParam(c.Params)
+func (p *Part) list(ctx context.Context, c *mcphttp.Request) (mcphttp.Result, error) {
+	cursor, err := mcpwire.CursorParam(c.Params())
 	if err != nil {
 		return mcphttp.Result{}, err
 	}
@@ -141,11 +141,11 @@ func (p *Part) list(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error
 		return mcphttp.Result{}, err
 	}
 	b = append(b, ']')
-	if room := c.Room(mcphttp.CachePrivate); len(b) > room {
-		p.tooLarge(ctx, c, len(b), room)
+	if room := membersRoom(c); len(b) > room {
+		p.tooLarge(ctx, c, "", len(b), room)
 		return mcphttp.Result{}, mcpwire.ResultTooLarge{}
 	}
-	return c.Result(b, mcphttp.CachePrivate), nil
+	return rawResult(c, b)
 }
 
 // signature names the set of tools the caller may see: it differs exactly
@@ -232,8 +232,8 @@ func (p *Part) claims(params []byte) bool {
 }
 
 // tooLarge logs a result over the byte limit.
-func (p *Part) tooLarge(ctx context.Context, c *mcphttp.Call, n, room int) {
+func (p *Part) tooLarge(ctx context.Context, c *mcphttp.Request, tool string, n, room int) {
 	p.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "mcphttp/tools: response over the byte limit",
-		slog.String("method", c.Method), slog.String("tool", c.Target), slog.Int("bytes", n+c.MaxResultBytes()-room),
+		slog.String("method", c.Method), slog.String("tool", tool), slog.Int("bytes", n+c.MaxResultBytes()-room),
 		slog.Int("limit", c.MaxResultBytes()))
 }

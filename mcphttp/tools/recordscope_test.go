@@ -73,7 +73,7 @@ func projectsEndpoint(t *testing.T, logs *syncBuffer) *mcphttp.Endpoint {
 	require.NoError(t, err)
 	deploy := tools.Tool{Name: "deploy", Description: "Deploys a project.",
 		Handler: func(_ context.Context, req *tools.Request) (tools.Result, error) {
-			if err := needs(&req.Caller, "proj:deploy"); err != nil {
+			if err := needs(req.Principal, "proj:deploy"); err != nil {
 				return tools.Result{}, err
 			}
 			return tools.TextResult("deployed"), nil

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpkit/mcpkit/internal/jsonstrict"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcpwire"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/seam"
 )
 
 // Tool results on the wire:
@@ -23,7 +24,7 @@ import (
 //
 // the members of a result object, which the endpoint closes with the
 // era's members. The whole response stays within the byte limit
-// (mcphttp.Call.Room).
+// (mcphttp.Request.Room).
 
 // The text item's encoding around its JSON string.
 const (
@@ -51,7 +52,7 @@ func putBuf(p *[]byte, b []byte) {
 
 // encode answers a call with res: encoded within the byte limit, or,
 // over it or malformed, the generic tool error (logged).
-func (p *Part) encode(ctx context.Context, c *mcphttp.Call, res Result) (mcphttp.Result, error) {
+func (p *Part) encode(ctx context.Context, c *mcphttp.Request, res Result) (mcphttp.Result, error) {
 	if out, ok := p.tryEncode(ctx, c, &res); ok {
 		return out, nil
 	}
@@ -60,7 +61,7 @@ func (p *Part) encode(ctx context.Context, c *mcphttp.Call, res Result) (mcphttp
 
 // failed is the generic tool error of a call the server could not
 // complete.
-func (p *Part) failed(ctx context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
+func (p *Part) failed(ctx context.Context, c *mcphttp.Request) (mcphttp.Result, error) {
 	c.NoteOutcome(mcphttp.OutcomeError, "")
 	res := ErrorResult(textFailed)
 	if out, ok := p.tryEncode(ctx, c, &res); ok {
@@ -74,29 +75,29 @@ const textFailed = "The server could not complete this call."
 
 // tryEncode encodes res as the call's answer; ok is false (and logged)
 // when res is malformed or over the byte limit.
-func (p *Part) tryEncode(ctx context.Context, c *mcphttp.Call, res *Result) (mcphttp.Result, bool) {
+func (p *Part) tryEncode(ctx context.Context, c *mcphttp.Request, res *Result) (mcphttp.Result, bool) {
 	structured, err := structuredJSON(res.Structured)
 	if err == nil {
 		err = checkContent(res.Content)
 	}
 	if err != nil {
 		p.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "mcphttp/tools: a tool's result is malformed",
-			slog.String("tool", c.Target), slog.String("error", err.Error()))
+			slog.String("tool", toolOf(c)), slog.String("error", err.Error()))
 		return mcphttp.Result{}, false
 	}
 	buf := getBuf()
 	b := appendResult((*buf)[:0], res, structured, mcpwire.Structured(c.ProtocolVersion))
-	if room := c.Room(mcphttp.CachePrivate); len(b) > room {
+	if room := membersRoom(c); len(b) > room {
 		putBuf(buf, b)
-		p.tooLarge(ctx, c, len(b), room)
+		p.tooLarge(ctx, c, toolOf(c), len(b), room)
 		return mcphttp.Result{}, false
 	}
 	if res.IsError {
 		c.NoteToolError()
 	}
-	out := c.Result(b, mcphttp.CachePrivate)
+	out, ok := seam.ResultOf[mcphttp.Result](c, b, true)
 	putBuf(buf, b)
-	return out, true
+	return out, ok
 }
 
 // structuredJSON returns the JSON object of a Result's Structured: a
@@ -209,3 +210,21 @@ func validObject(b []byte) bool {
 	v, err := jsonstrict.Parse(b)
 	return err == nil && v.Kind() == jsonstrict.Object
 }
+
+// membersRoom is the room of a private result's members (Room counts the
+// braces of the result object).
+func membersRoom(c *mcphttp.Request) int { return c.Room(mcphttp.CachePrivate) - len("{}") }
+
+// rawResult answers c with the private result object holding members
+// (the JSON text of its members, without braces), through the endpoint's
+// internal hook.
+func rawResult(c *mcphttp.Request, members []byte) (mcphttp.Result, error) {
+	if res, ok := seam.ResultOf[mcphttp.Result](c, members, true); ok {
+		return res, nil
+	}
+	return mcphttp.Result{}, errNotServed
+}
+
+// errNotServed: a Request the endpoint did not make (a test's, say) cannot
+// be answered.
+var errNotServed = errors.New("mcphttp/tools: a Request the endpoint did not make")

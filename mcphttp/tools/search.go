@@ -7,7 +7,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpkit/mcpkit/inventory"
-	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcpwire"
 )
 
@@ -24,7 +23,7 @@ func (b *builtins) search(ctx context.Context, req *Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	room := c.Room(mcphttp.CachePrivate) - textResultOverhead
+	room := membersRoom(c) - textResultOverhead
 	inner := append(make([]byte, 0, 128*len(hits)+16), `{"results":[`...)
 	used := len(inner) + len(`]}`) // escaped, these take no more bytes
 	var item, esc []byte
@@ -99,7 +98,7 @@ func (b *builtins) fetch(ctx context.Context, req *Request) (Result, error) {
 		title = id
 	}
 	url := b.cite(id)
-	room := c.Room(mcphttp.CachePrivate) - textResultOverhead
+	room := membersRoom(c) - textResultOverhead
 	doc := func(text []byte, truncated bool) []byte {
 		d := append(make([]byte, 0, len(text)+len(id)*2+len(title)+128), `{"id":`...)
 		d = mcpwire.AppendString(d, id)

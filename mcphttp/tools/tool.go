@@ -80,8 +80,8 @@ type Tool struct {
 	Reach func(r *inventory.Reach) bool
 
 	// Class says what a call of the tool does, for rate limits and
-	// observers (mcphttp.Call.Class): mcphttp.ClassList, ClassRead,
-	// ClassSearch, or "" (anything else).
+	// observers (mcphttp.Request.Class, mcphttp.Call.Class):
+	// mcphttp.ClassList, ClassRead, ClassSearch, or "" (anything else).
 	Class string
 
 	// Handler answers the tool's calls. Required.
@@ -123,11 +123,11 @@ type Handler func(ctx context.Context, req *Request) (Result, error)
 type Request struct {
 	// Name is the tool's registered name.
 	Name string
-	// Caller is the authenticated caller; the zero Principal (Subject
-	// "") when Authenticated is false: an anonymous call of a public
-	// tool. It holds no token.
-	Caller        principal.Principal
-	Authenticated bool
+	// Principal is the authenticated caller, as the inventory's methods
+	// take it (Inventory.Read, List, Search); nil for an anonymous call of
+	// a public tool. It holds no token, and is shared with the endpoint:
+	// do not modify it.
+	Principal *principal.Principal
 	// Args holds the arguments of Tool.Args that the call has, checked;
 	// nil when Tool.Args is nil.
 	Args map[string]string
@@ -145,7 +145,7 @@ type Request struct {
 	// SessionID is the legacy session of the call, empty without one.
 	SessionID string
 
-	call *mcphttp.Call // the call being served; nil once the handler returned
+	call *mcphttp.Request // the call being served (made for it, never reused)
 }
 
 // Bind decodes Arguments into v with encoding/json (absent arguments
@@ -177,19 +177,10 @@ func (r *Request) MetaString(name string) (string, bool) {
 	return v, found
 }
 
-// Principal returns the caller as the inventory's methods take it
-// (Inventory.Read, List, Search): nil for an anonymous call.
-func (r *Request) Principal() *principal.Principal {
-	if !r.Authenticated {
-		return nil
-	}
-	return &r.Caller
-}
-
 // NoteURI tells the endpoint's observers the resource URI the call
 // concerned (mcphttp.Call.URI; the audit record's uri), as the built-in
-// tools do for what they read. After the handler returned it does
-// nothing.
+// tools do for what they read. Once the call was answered it does
+// nothing (see mcphttp.Request.NoteURI).
 func (r *Request) NoteURI(uri string) {
 	if r.call != nil {
 		r.call.NoteURI(uri)
@@ -201,17 +192,18 @@ func (r *Request) NoteURI(uri string) {
 // repeats it as a JSON string, whose escapes may double it), so that the
 // whole response stays within the endpoint's byte limit: a third of the
 // room the response leaves. A handler that fills a page (list_resources,
-// a part's listing tool) stops there. It is 0 after the handler returned.
+// a part's listing tool) stops there. It is 0 for a Request the part did
+// not make.
 func (r *Request) Room() int {
 	if r.call == nil {
 		return 0
 	}
 	fixed := textResultOverhead + len(`,"structuredContent":`)
-	return max(r.call.Room(mcphttp.CachePrivate)-fixed, 0) / 3
+	return max(membersRoom(r.call)-fixed, 0) / 3
 }
 
 // NoteEntries tells the endpoint's observers how many items a listing
-// tool returned (mcphttp.Call.Entries). After the handler returned it
+// tool returned (mcphttp.Call.Entries). Once the call was answered it
 // does nothing.
 func (r *Request) NoteEntries(n int) {
 	if r.call != nil {

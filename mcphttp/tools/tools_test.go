@@ -48,9 +48,9 @@ func TestToolsCapability(t *testing.T) {
 	streams := mcphttp.PartFunc(func(s *mcphttp.Setup) error {
 		seam.Of(s).Notifying()
 		setup = s
-		s.Handle("initialize", func(_ context.Context, c *mcphttp.Call) (mcphttp.Result, error) {
+		s.Handle("initialize", func(_ context.Context, c *mcphttp.Request) (mcphttp.Result, error) {
 			res := seam.Of(setup).InitializeResult(c.ProtocolVersion, true) // a session's answer
-			return c.Result(res[1:len(res)-1], mcphttp.CacheNone), nil
+			return mcphttp.JSONResult(c, json.RawMessage(res), mcphttp.CacheNone)
 		}, mcphttp.MethodOptions{Era: mcphttp.EraLegacy})
 		return nil
 	})

@@ -110,7 +110,7 @@ func CountWordsTool(inv *inventory.Inventory) tools.Tool {
 		Handler: func(ctx context.Context, req *tools.Request) (tools.Result, error) {
 			uri := documentPrefix + req.Args["id"]
 			req.NoteURI(uri)
-			contents, err := inv.Read(ctx, req.Principal(), uri)
+			contents, err := inv.Read(ctx, req.Principal, uri)
 			if err != nil {
 				return tools.Result{}, err // not found, a challenge: answered as for every tool
 			}

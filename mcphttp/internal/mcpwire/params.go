@@ -81,6 +81,22 @@ func Member(params []byte, name string) (v jsonstrict.Value, ok bool, err error)
 	return v, ok, nil
 }
 
+// StringValue is StringParam of a member already found: v of Kind None
+// when it is absent; err the error of the params' walk.
+func StringValue(v jsonstrict.Value, err error) (value string, present bool, _ error) {
+	if err != nil || v.Kind() == jsonstrict.None || v.Kind() == jsonstrict.Null {
+		return "", false, err
+	}
+	s, isStr := v.Str()
+	if !isStr {
+		return "", false, ErrParamsFit()
+	}
+	return s, true, nil
+}
+
+// IsNull reports whether a JSON text is null (with surrounding spaces).
+func IsNull(b []byte) bool { return isNull(b) }
+
 // isNull reports whether a JSON text is null (with surrounding spaces).
 func isNull(b []byte) bool {
 	v, err := jsonstrict.Parse(b)
@@ -94,8 +110,10 @@ func ErrParamsFit() error { return InvalidParams("params do not fit the method")
 // the first page. The endpoint never issues an empty cursor, so an empty
 // one that is present is invalid (an *inventory.CursorError), not "start
 // over".
-func CursorParam(params []byte) (string, error) {
-	cursor, present, err := StringParam(params, "cursor")
+func CursorParam(params []byte) (string, error) { return Cursor(StringParam(params, "cursor")) }
+
+// Cursor is CursorParam of what StringParam returned for "cursor".
+func Cursor(cursor string, present bool, err error) (string, error) {
 	switch {
 	case err != nil:
 		return "", err
@@ -106,8 +124,10 @@ func CursorParam(params []byte) (string, error) {
 }
 
 // URIParam returns the required params.uri of a request.
-func URIParam(params []byte) (string, error) {
-	uri, _, err := StringParam(params, "uri")
+func URIParam(params []byte) (string, error) { return URI(StringParam(params, "uri")) }
+
+// URI is URIParam of what StringParam returned for "uri".
+func URI(uri string, _ bool, err error) (string, error) {
 	if err != nil {
 		return "", err
 	}

@@ -125,3 +125,57 @@ func EndpointOf(ep any) (Endpoint, bool) {
 	}
 	return (*f)(ep)
 }
+
+// Calls is what the kit's parts reach of a call being served beyond
+// mcphttp.Request: the answers their fast encoders build, and the legacy
+// session a call belongs to. Its functions take the *mcphttp.Request the
+// part's handler was given, as any (this package cannot name mcphttp's
+// types); given anything else they return nil.
+type Calls struct {
+	// Result returns a *mcphttp.Result (as any: a pointer, which does not
+	// allocate; copy the value at once, the next call of Result for the
+	// same req reuses it) answering req whose result object holds members: the JSON text of its members, without
+	// braces, valid JSON the part encoded; private selects the caching
+	// hints of mcphttp.CachePrivate, else CacheNone. The endpoint adds the
+	// braces, the era's members and the JSON-RPC envelope.
+	Result func(req any, members []byte, private bool) any
+	// WithSession records, for observers, that req belongs to the legacy
+	// session id, and returns a *mcphttp.Request (as any) that is req
+	// with SessionID set, sharing req's notes, for the handlers inside a
+	// middleware; with keep false it only records and returns nil.
+	WithSession func(req any, id string, keep bool) any
+}
+
+// calls is what mcphttp registered; nil before the first endpoint is
+// built.
+var calls atomic.Pointer[Calls]
+
+// RegisterCalls makes c what [CallsOf] returns. Only mcphttp calls it,
+// before it returns its first endpoint; the first registration stays.
+func RegisterCalls(c Calls) {
+	if c.Result != nil && c.WithSession != nil {
+		calls.CompareAndSwap(nil, &c)
+	}
+}
+
+// CallsOf returns what mcphttp registered; its functions return nil
+// before any endpoint was built (when no call can be served anyway).
+func CallsOf() Calls {
+	if c := calls.Load(); c != nil {
+		return *c
+	}
+	return Calls{
+		Result:      func(any, []byte, bool) any { return nil },
+		WithSession: func(any, string, bool) any { return nil },
+	}
+}
+
+// ResultOf is Calls.Result for a part: R is mcphttp.Result; ok is false
+// for a req the endpoint did not make.
+func ResultOf[R any](req any, members []byte, private bool) (res R, ok bool) {
+	p, ok := CallsOf().Result(req, members, private).(*R)
+	if !ok || p == nil {
+		return res, false
+	}
+	return *p, true
+}
