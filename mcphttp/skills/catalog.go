@@ -36,8 +36,10 @@ type GetRequest struct {
 	// with another never reaches the GetFunc).
 	Name string
 	// Principal is the authenticated caller, with the identity the
-	// template's Owner names (never empty).
-	Principal principal.Principal
+	// template's Owner names: never nil, never without that identity. It
+	// is the kit's own: read it, never modify it (the spelling of every
+	// callback's caller: inventory's requests, tools.Request).
+	Principal *principal.Principal
 }
 
 // Page is one answer of a ListFunc.
@@ -300,7 +302,7 @@ func (c *Catalog) Get(ctx context.Context, caller *principal.Principal, uri stri
 	if !ok {
 		return Skill{}, inventory.ErrNotFound
 	}
-	s, err := c.callGet(ctx, GetRequest{URI: uri, Dir: dir, Name: name, Principal: *caller})
+	s, err := c.callGet(ctx, GetRequest{URI: uri, Dir: dir, Name: name, Principal: caller})
 	if err != nil {
 		return Skill{}, err
 	}
@@ -352,7 +354,7 @@ func (c *Catalog) callList(ctx context.Context, req inventory.ListRequest) (page
 
 func (c *Catalog) callGet(ctx context.Context, req GetRequest) (s Skill, err error) {
 	defer c.recover(ctx, "skills/get", &err)
-	s, err = callback.Call(ctx, c.runner, &req.Principal, c.src.Get, req)
+	s, err = callback.Call(ctx, c.runner, req.Principal, c.src.Get, req)
 	switch {
 	case errors.Is(err, inventory.ErrNotFound):
 		return Skill{}, inventory.ErrNotFound

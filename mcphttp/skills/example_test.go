@@ -26,11 +26,11 @@ func Example() {
 		Files: []skills.File{{URI: "skill://git-workflow/SKILL.md", Digest: skills.Digest([]byte(manifest)),
 			Size: int64(len(manifest)), MIMEType: "text/markdown"}},
 	}
-	mine := func(p principal.Principal) bool { return p.Key() == "alice" }
+	mine := func(p *principal.Principal) bool { return p.Key() == "alice" }
 	inv, err := inventory.New(nil, []inventory.Template{{
 		Name: "skill-files", URITemplate: "skill://{+path}",
 		Read: func(_ context.Context, req inventory.ReadRequest) ([]inventory.Contents, error) {
-			if req.URI != skill.URI || !mine(*req.Principal) {
+			if req.URI != skill.URI || !mine(req.Principal) {
 				return nil, inventory.ErrNotFound
 			}
 			return []inventory.Contents{{URI: req.URI, MIMEType: "text/markdown", Text: manifest}}, nil
@@ -42,7 +42,7 @@ func Example() {
 	catalog, err := skills.New(inv, skills.Source{
 		Template: "skill-files",
 		List: func(_ context.Context, req inventory.ListRequest) (skills.Page, error) {
-			if !mine(*req.Principal) || req.After >= skill.Key {
+			if !mine(req.Principal) || req.After >= skill.Key {
 				return skills.Page{}, nil
 			}
 			return skills.Page{Skills: []skills.Skill{skill}}, nil

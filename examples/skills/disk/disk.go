@@ -74,9 +74,13 @@ func (s *Skills) Source() skills.Source {
 	return skills.Source{Template: TemplateName, List: s.list, Get: s.get}
 }
 
-// userRoot opens the caller's folder; nil (no skills) when the caller's
-// key is no safe file name or the caller has no folder.
-func (s *Skills) userRoot(p principal.Principal) *os.Root {
+// userRoot opens the caller's folder; nil (no skills) without a caller,
+// when the caller's key is no safe file name, or when the caller has no
+// folder.
+func (s *Skills) userRoot(p *principal.Principal) *os.Root {
+	if p == nil {
+		return nil
+	}
 	key := p.Key()
 	if !safeName(key) {
 		return nil
@@ -105,7 +109,7 @@ func safeName(s string) bool {
 // list: the caller's skill folders named after After, in name order; a
 // folder that is no valid skill is logged and left out.
 func (s *Skills) list(ctx context.Context, req inventory.ListRequest) (skills.Page, error) {
-	r := s.userRoot(*req.Principal)
+	r := s.userRoot(req.Principal)
 	if r == nil {
 		return skills.Page{}, nil
 	}
@@ -161,7 +165,7 @@ func (s *Skills) read(_ context.Context, req inventory.ReadRequest) ([]inventory
 	if req.Principal == nil { // the template is protected: never so
 		return nil, inventory.ErrNotFound
 	}
-	r := s.userRoot(*req.Principal)
+	r := s.userRoot(req.Principal)
 	if r == nil {
 		return nil, inventory.ErrNotFound
 	}

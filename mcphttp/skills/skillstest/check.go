@@ -101,7 +101,7 @@ func checkSkill(ctx context.Context, inv *inventory.Inventory, src skills.Source
 		return append(problems, fmt.Sprintf("%s: %v", s.URI, err))
 	}
 	dir, name, _ := skills.SplitURI(s.URI) // Validate checked it
-	got, err := src.Get(ctx, skills.GetRequest{URI: s.URI, Dir: dir, Name: name, Principal: p})
+	got, err := src.Get(ctx, skills.GetRequest{URI: s.URI, Dir: dir, Name: name, Principal: &p})
 	switch {
 	case err != nil:
 		problems = append(problems, fmt.Sprintf("%s: Get of a listed skill failed: %v", s.URI, err))
