@@ -21,12 +21,13 @@ import (
 // method's [Handler] and a [Middleware] receive. The endpoint makes one
 // per call and never reuses it: a handler may keep it, hand it to a
 // goroutine and read it after returning; its methods are safe for
-// concurrent use. Its fields are the endpoint's description of the call,
-// and the endpoint reads none of them back: a handler or middleware that
-// edits them changes nothing the endpoint does, but a middleware's inner
-// handlers get the same *Request, so edit a copy, never the Request
-// itself (a copy shares the notes: its Note methods record for the same
-// call). The Principal is shared with the observers' Call: do not modify
+// concurrent use. Its fields are the endpoint's description of the call:
+// the endpoint routes the call and builds its answer (the JSON-RPC id, the
+// era's members) from its own record of them, so editing them changes
+// neither. A middleware may hand its inner handlers a copy with fields
+// changed (they read the copy); it must not edit the Request itself,
+// which other goroutines may read (a copy shares the notes: its Note
+// methods record for the same call). The Principal is shared with the observers' Call: do not modify
 // it. A Request never holds token bytes; only HTTP gives access to them.
 type Request struct {
 	// Method is the JSON-RPC method as the client sent it: client input.
@@ -53,6 +54,12 @@ type Request struct {
 	params []byte    // the request's own copy of the message's params
 	e      *Endpoint // the endpoint serving the call; nil for a Request it did not make
 	notes  *notes    // what the handler records for observers; nil likewise
+	// What the endpoint routes and answers by: its own copies of ID,
+	// Method and Modern, which an edited copy of the Request does not
+	// change.
+	id     jsonrpc.ID
+	method string
+	modern bool
 }
 
 // notes is what a call's handler records for observers, under a lock: a
@@ -101,7 +108,8 @@ func (e *Endpoint) newRequest(msg *jsonrpc.Message, caller *principal.Principal,
 	default:
 		rb, params = new(requestBuf), bytes.Clone(msg.Params)
 	}
-	rb.req = Request{Method: msg.Method, ID: msg.ID, HTTP: r, params: params, e: e, notes: &rb.notes}
+	rb.req = Request{Method: msg.Method, ID: msg.ID, HTTP: r, params: params, e: e, notes: &rb.notes,
+		id: msg.ID, method: msg.Method}
 	if caller != nil {
 		rb.caller = *caller
 		rb.req.Principal = &rb.caller
@@ -154,15 +162,15 @@ func (r *Request) Logger() *slog.Logger {
 // [JSONResult] encodes) may take so that the whole response — the
 // JSON-RPC envelope, the era's members and _meta added to it included —
 // stays within the byte limit: a part that fills a result up to the
-// limit (a page) measures against it. It is negative when not even an
-// empty result fits.
+// limit (a page) measures against it. It is less than 2 (the length of
+// `{}`) when not even an empty result fits.
 func (r *Request) Room(cache Cache) int {
 	if r == nil {
 		return 0
 	}
 	var head [64]byte
-	n := r.MaxResultBytes() - len(jsonrpc.AppendResultHead(head[:0], r.ID)) - len(`{}}`)
-	if meta := r.e.metaFor(r.Modern, cache); len(meta) > 0 {
+	n := r.MaxResultBytes() - len(jsonrpc.AppendResultHead(head[:0], r.id)) - len(`{}}`)
+	if meta := r.e.metaFor(r.modern, cache); len(meta) > 0 {
 		n -= 1 + len(meta) // `,` meta
 	}
 	return n + len(`{}`)
@@ -397,11 +405,15 @@ const (
 
 // Result is a method's answer: made by [JSONResult] or [Stream]. The
 // zero value is an empty answer (202 without a body: the answer to a
-// notification).
+// notification). A Result answers the call it was made for, once: its
+// body holds that call's id, and the endpoint recycles a written
+// Result's storage. A middleware must not keep one to return again (the
+// endpoint answers such a Result with an internal error, logged).
 type Result struct {
 	status     int
 	body       []byte   // the whole JSON-RPC response; nil: 202 without a body
 	pooled     *respBuf // body's storage, recycled once written
+	gen        uint32   // pooled's generation when the Result was made
 	retryAfter int      // Retry-After in seconds; 0: none
 	header     [2]string
 	stream     func(w http.ResponseWriter, r *http.Request)
@@ -438,13 +450,14 @@ func JSONResult(req *Request, v any, cache Cache) (Result, error) {
 	}
 	members := trimObject(b)
 	if room := req.Room(cache) - 2; len(members) > room {
-		return Result{}, req.e.tooLarge(context.Background(), req.Method, "", len(members)+req.MaxResultBytes()-room)
+		return Result{}, req.e.tooLarge(context.Background(), req.method, "", len(members)+req.MaxResultBytes()-room)
 	}
-	return req.e.rawResult(req.ID, req.Modern, members, cache), nil
+	return req.e.rawResult(req.id, req.modern, members, cache), nil
 }
 
-// trimObject returns the text between the braces of a JSON object's text
-// (whitespace around the members included: valid JSON).
+// trimObject returns the members of a JSON object's text: what is
+// between its braces, without the whitespace around it (an empty object's
+// is empty, so that no comma precedes the era's members).
 func trimObject(b []byte) []byte {
 	i, j := 0, len(b)
 	for i < j && b[i] != '{' {
@@ -453,7 +466,7 @@ func trimObject(b []byte) []byte {
 	for j > i && b[j-1] != '}' {
 		j--
 	}
-	return b[i+1 : j-1]
+	return bytes.TrimSpace(b[i+1 : j-1])
 }
 
 // rawResult returns the answer whose result object holds members: the
@@ -464,7 +477,7 @@ func (e *Endpoint) rawResult(id jsonrpc.ID, modern bool, members []byte, cache C
 	buf := getResp()
 	b := jsonrpc.AppendResultHead(buf.body[:0], id)
 	b = append(append(b, '{'), members...)
-	return Result{body: closeResult(b, meta, len(members) > 0), pooled: buf}
+	return buf.result(closeResult(b, meta, len(members) > 0))
 }
 
 // Stream returns an answer that serves the request itself: an event
@@ -523,3 +536,7 @@ func codeString(code int64) string {
 	}
 	return strconv.FormatInt(code, 10)
 }
+
+// stale reports whether r's storage was recycled since r was made: r was
+// written already.
+func (r Result) stale() bool { return r.pooled != nil && r.pooled.gen.Load() != r.gen }

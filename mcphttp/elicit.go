@@ -107,7 +107,7 @@ func declaresURLElicitation(caps jsonstrict.Value) bool {
 // noteInitialize remembers a legacy session whose initialize declared
 // elicitation.url.
 func (e *Endpoint) noteInitialize(req *Request) {
-	if req.Modern {
+	if req.modern {
 		return
 	}
 	id := req.sessionNoted()

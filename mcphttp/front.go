@@ -50,9 +50,13 @@ var seamCalls = seam.Calls{
 		if r.notes == nil {
 			return nil
 		}
-		// The slot is the call's own (only its handler's goroutine builds
-		// answers): a pointer in an interface does not allocate.
-		r.notes.raw = r.e.rawResult(r.ID, r.Modern, members, cache)
+		// The slot is the call's own: a pointer in an interface does not
+		// allocate. The kit's parts build one answer per call, on the
+		// handler's goroutine, and read it at once.
+		res := r.e.rawResult(r.id, r.modern, members, cache)
+		r.notes.mu.Lock()
+		r.notes.raw = res
+		r.notes.mu.Unlock()
 		return &r.notes.raw
 	},
 	WithSession: func(req any, id string, keep bool) any {

@@ -22,7 +22,7 @@ func TestJSONResultChecks(t *testing.T) {
 		"raw-array": json.RawMessage(`[1]`), "raw-broken": json.RawMessage(`{"a":`),
 		"raw-twice": json.RawMessage(`{"a":1,"a":2}`),
 		"ok-map":    map[string]int{"a": 1}, "ok-struct": struct{ A int }{1}, "ok-raw": json.RawMessage(` {"a":1} `),
-		"ok-empty": struct{}{},
+		"ok-empty": struct{}{}, "ok-raw-empty": json.RawMessage("{ \n}"), "ok-raw-spaced": json.RawMessage(`{ "a" : 1 }`),
 	}
 	errs := map[string]error{}
 	part := mcphttp.PartFunc(func(s *mcphttp.Setup) error {
@@ -44,6 +44,13 @@ func TestJSONResultChecks(t *testing.T) {
 			assert.NoError(t, errs[name], name)
 			require.Nil(t, rpc.Error, name)
 			assert.Equal(t, byte('{'), rpc.Result[0], name)
+			// 2026-07-28: the era's members follow the result's own,
+			// and the whole is valid JSON.
+			body, headers := mcptest.Modern(2, "test/"+name, nil)
+			w := f.Do(t, mcptest.Request{Body: body, Headers: headers})
+			require.Equal(t, 200, w.Code, w.Body.String())
+			require.True(t, json.Valid(w.Body.Bytes()), "%s: %s", name, w.Body.String())
+			assert.Contains(t, w.Body.String(), `"resultType":"complete"`, name)
 			continue
 		}
 		assert.Error(t, errs[name], name)

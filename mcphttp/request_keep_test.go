@@ -100,3 +100,88 @@ func TestRequestKeptPastReturn(t *testing.T) {
 		assert.Zero(t, c.Entries)
 	}
 }
+
+// A middleware that keeps a Result and returns it again — for the next
+// call, or twice in one batch — never sends the first call's bytes (its
+// id, another caller's data) nor corrupts the endpoint's recycled
+// storage: the stale Result is answered with an internal error.
+func TestKeptResultIsNotSentAgain(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		kept *mcphttp.Result
+	)
+	replay := mcphttp.PartFunc(func(s *mcphttp.Setup) error {
+		s.Use(func(next mcphttp.Handler) mcphttp.Handler {
+			return func(ctx context.Context, req *mcphttp.Request) (mcphttp.Result, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if kept != nil && req.Method != "ping" { // the misuse: a cache of answers
+					return *kept, nil
+				}
+				res, err := next(ctx, req)
+				if err == nil && req.Method != "ping" {
+					kept = &res
+				}
+				return res, err
+			}
+		})
+		s.Handle("test/secret", func(_ context.Context, req *mcphttp.Request) (mcphttp.Result, error) {
+			return mcphttp.JSONResult(req, map[string]string{"secret": req.Principal.Subject + "-secret"}, mcphttp.CachePrivate)
+		}, mcphttp.MethodOptions{})
+		return nil
+	})
+	f := mcptest.New(t, mcptest.Options{}, replay)
+	alice, bob := f.Token(t, "alice"), f.Token(t, "bob")
+	for _, method := range []string{"test/secret", "resources/list"} {
+		mu.Lock()
+		kept = nil
+		mu.Unlock()
+		w := f.Do(t, mcptest.Request{Body: mcptest.Legacy(1, method, nil), Token: alice})
+		require.Equal(t, 200, w.Code, w.Body.String())
+		assert.NotContains(t, w.Body.String(), `"error"`)
+
+		w = f.Do(t, mcptest.Request{Body: mcptest.Legacy(2, method, nil), Token: bob})
+		assert.NotContains(t, w.Body.String(), "alice", "%s: the kept answer was sent to bob", method)
+		assert.Contains(t, w.Body.String(), `"id":2`)
+		assert.Contains(t, w.Body.String(), `"code":-32603`, method)
+
+		// Twice in one batch (2025-03-26): the second is refused too.
+		mu.Lock()
+		kept = nil
+		mu.Unlock()
+		batch := `[` + mcptest.Legacy(3, method, nil) + `,` + mcptest.Legacy(4, method, nil) + `]`
+		w = f.Do(t, mcptest.Request{Body: batch, Token: alice}) // no version header: 2025-03-26
+		assert.Contains(t, w.Body.String(), `"code":-32603`, method)
+		// The endpoint's storage is whole: later calls answer themselves.
+		for i := range 8 {
+			w = f.Do(t, mcptest.Request{Body: mcptest.Legacy(10+i, "ping", nil), Token: bob})
+			assert.Equal(t, `{"jsonrpc":"2.0","id":`+strconv.Itoa(10+i)+`,"result":{}}`, w.Body.String())
+		}
+	}
+}
+
+// A middleware that hands its inner handler a copy of the Request with
+// ID, Method and Modern changed changes neither how the endpoint routes
+// the call nor the answer's envelope (its id, its era's members).
+func TestEditedCopyRoutesAndAnswersAsTheCall(t *testing.T) {
+	var seen string
+	part := mcphttp.PartFunc(func(s *mcphttp.Setup) error {
+		s.Use(func(next mcphttp.Handler) mcphttp.Handler {
+			return func(ctx context.Context, req *mcphttp.Request) (mcphttp.Result, error) {
+				c := *req
+				c.ID, c.Method, c.Modern = mcphttp.Request{}.ID, "test/other", true
+				return next(ctx, &c)
+			}
+		})
+		s.Handle("test/echo", func(_ context.Context, req *mcphttp.Request) (mcphttp.Result, error) {
+			seen = req.Method
+			return mcphttp.JSONResult(req, map[string]bool{"ok": true}, mcphttp.CachePrivate)
+		}, mcphttp.MethodOptions{})
+		return nil
+	})
+	f := mcptest.New(t, mcptest.Options{}, part)
+	w := f.Do(t, mcptest.Request{Body: mcptest.Legacy(7, "test/echo", nil), Token: f.Token(t, "alice")})
+	require.Equal(t, 200, w.Code, w.Body.String())
+	assert.Equal(t, `{"jsonrpc":"2.0","id":7,"result":{"ok":true}}`, w.Body.String(), "the call's id, the legacy era's answer")
+	assert.Equal(t, "test/other", seen, "the inner handler reads the copy")
+}

@@ -130,11 +130,11 @@ func (e *Endpoint) list(ctx context.Context, c *Request) (Result, error) {
 	buf.start(jsonrpc.AppendResultHead(buf.body[:0], c.ID), "resources", e.pageBytes, e.pageReserve(meta), e.statics)
 	next, err := e.inv.List(ctx, c.Principal, cursor, buf.fitItem)
 	if err != nil {
-		release(buf, nil)
+		buf.discard()
 		return Result{}, err
 	}
 	c.NoteEntries(buf.items)
-	return Result{body: endPage(buf.body, next, meta), pooled: buf}, nil
+	return buf.result(endPage(buf.body, next, meta)), nil
 }
 
 func (e *Endpoint) templates(ctx context.Context, c *Request) (Result, error) {
@@ -147,11 +147,11 @@ func (e *Endpoint) templates(ctx context.Context, c *Request) (Result, error) {
 	buf.start(jsonrpc.AppendResultHead(buf.body[:0], c.ID), "resourceTemplates", e.pageBytes, e.pageReserve(meta), nil)
 	next, err := e.inv.Templates(ctx, c.Principal, cursor, buf.fitTmpl)
 	if err != nil {
-		release(buf, nil)
+		buf.discard()
 		return Result{}, err
 	}
 	c.NoteEntries(buf.items)
-	return Result{body: endPage(buf.body, next, meta), pooled: buf}, nil
+	return buf.result(endPage(buf.body, next, meta)), nil
 }
 
 func (e *Endpoint) read(ctx context.Context, c *Request) (Result, error) {
@@ -175,10 +175,10 @@ func (e *Endpoint) read(ctx context.Context, c *Request) (Result, error) {
 	}
 	out = closeResult(append(out, ']'), e.metaFor(c.Modern, CachePrivate), true)
 	if len(out) > e.maxBytes {
-		release(buf, out)
+		release(buf, buf.gen.Load(), out)
 		return Result{}, e.tooLarge(ctx, c.Method, "", len(out))
 	}
-	return Result{body: out, pooled: buf}, nil
+	return buf.result(out), nil
 }
 
 // tooLarge logs a response of n bytes over the byte limit and returns the

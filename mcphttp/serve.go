@@ -187,6 +187,13 @@ func (e *Endpoint) serveMessage(r *http.Request, msg jsonrpc.Message, caller *pr
 	if err == nil {
 		res, err = e.serveCallSafe(ctx, r, msg, c, req, inBatch)
 	}
+	if err == nil && res.stale() {
+		// A Result written already (a middleware kept it): its storage
+		// may hold another call's answer now.
+		e.log.LogAttrs(ctx, slog.LevelError, "mcphttp: a method's Result was returned again after it was written (a middleware kept it?); answered with an internal error",
+			slog.String("method", c.Method))
+		res, err = Result{}, errPanicked
+	}
 	req.seal(&c.Call) // a kept Request notes nothing more
 	var rep reply
 	if err != nil {
@@ -201,7 +208,7 @@ func (e *Endpoint) serveMessage(r *http.Request, msg jsonrpc.Message, caller *pr
 	if !e.endObservers(ctx, ends, c, rep) {
 		// An observer panicked: the caller gets the internal error, which
 		// the other observers were not told of.
-		release(rep.pooled, nil)
+		release(rep.pooled, rep.gen, nil)
 		rep = e.failure(c, errPanicked)
 	}
 	return rep
@@ -234,7 +241,7 @@ func (e *Endpoint) serveCall(ctx context.Context, r *http.Request, msg jsonrpc.M
 		}
 		return accepted(), nil // answers to requests this endpoint never sends
 	}
-	req.Modern, req.ProtocolVersion = c.Modern, c.ProtocolVersion
+	req.Modern, req.ProtocolVersion, req.modern = c.Modern, c.ProtocolVersion, c.Modern
 	req.notes.view, req.notes.viewed = env.paramView, true
 	return e.handle(ctx, req) // notifications too: the middleware sees them (a session check)
 }
@@ -242,15 +249,15 @@ func (e *Endpoint) serveCall(ctx context.Context, r *http.Request, msg jsonrpc.M
 // dispatch is the method table: the innermost handler. A notification is
 // never answered, whatever its method.
 func (e *Endpoint) dispatch(ctx context.Context, req *Request) (Result, error) {
-	if req.ID.IsZero() {
+	if req.id.IsZero() {
 		return accepted(), nil
 	}
-	m, ok := e.methods[req.Method]
-	if !ok || m.opts.Era == EraLegacy && req.Modern || m.opts.Era == EraModern && !req.Modern {
+	m, ok := e.methods[req.method]
+	if !ok || m.opts.Era == EraLegacy && req.modern || m.opts.Era == EraModern && !req.modern {
 		return Result{}, errMethodNotFound
 	}
 	res, err := m.h(ctx, req)
-	if req.Method == "initialize" && err == nil {
+	if req.method == "initialize" && err == nil {
 		e.noteInitialize(req)
 	}
 	return res, err
@@ -271,7 +278,7 @@ func (e *Endpoint) serves(msg jsonrpc.Message) bool {
 // write sends a reply.
 func (e *Endpoint) write(w http.ResponseWriter, r *http.Request, rep reply) {
 	if rep.challenge != nil {
-		release(rep.pooled, nil)
+		release(rep.pooled, rep.gen, nil)
 		e.auth.WriteError(w, r, rep.challenge)
 		return
 	}
@@ -300,7 +307,7 @@ func (e *Endpoint) write(w http.ResponseWriter, r *http.Request, rep reply) {
 	h["Content-Type"], h["Content-Length"] = vals[1:2:2], vals[2:3:3]
 	w.WriteHeader(cmpOr(rep.status, http.StatusOK))
 	_, _ = w.Write(rep.body)
-	release(rep.pooled, rep.body)
+	release(rep.pooled, rep.gen, rep.body)
 }
 
 // serveBatch answers a JSON array of messages, which only protocol
@@ -342,7 +349,7 @@ func (e *Endpoint) serveBatch(w http.ResponseWriter, r *http.Request, items []js
 			out = append(out, ',')
 		}
 		out = append(out, rep.body...)
-		release(rep.pooled, rep.body)
+		release(rep.pooled, rep.gen, rep.body)
 		n++
 	}
 	if n == 0 {

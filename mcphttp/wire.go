@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpkit/mcpkit/internal/budget"
 	"github.com/mcpkit/mcpkit/inventory"
@@ -17,6 +18,10 @@ import (
 // fit methods are the inventory's fit functions: each encodes the item
 // offered into body and says whether the response still fits.
 type respBuf struct {
+	// gen counts the buffer's releases: a Result made from it before the
+	// last release is stale (a middleware that kept a Result and returned
+	// it again; see Result.stale).
+	gen     atomic.Uint32
 	body    []byte
 	page    budget.Page // the page's byte room, its trailer kept aside
 	items   int
@@ -34,10 +39,19 @@ var respPool = sync.Pool{New: func() any {
 
 func getResp() *respBuf { return respPool.Get().(*respBuf) }
 
-// release returns a response's storage to the pool. Huge responses are not
-// kept alive.
-func release(buf *respBuf, body []byte) {
-	if buf == nil {
+// result returns the answer whose body is body, in b's storage.
+func (b *respBuf) result(body []byte) Result {
+	return Result{body: body, pooled: b, gen: b.gen.Load()}
+}
+
+// discard returns storage no Result was made of to the pool.
+func (b *respBuf) discard() { release(b, b.gen.Load(), nil) }
+
+// release returns a response's storage to the pool, once: a buffer whose
+// generation moved on since gen was released already. Huge responses are
+// not kept alive.
+func release(buf *respBuf, gen uint32, body []byte) {
+	if buf == nil || !buf.gen.CompareAndSwap(gen, gen+1) {
 		return
 	}
 	if body != nil {
