@@ -138,13 +138,13 @@ func newFleetKeepAlive(t *testing.T, n int, store sessions.Store, lim sessions.L
 type broker struct {
 	mu        sync.Mutex
 	listeners []func(notify.Event)
-	holding   bool
+	holding   func(notify.Event) bool // which events to hold; nil: none
 	held      []notify.Event
 }
 
 func (b *broker) Publish(_ context.Context, e notify.Event) error {
 	b.mu.Lock()
-	if b.holding {
+	if b.holding != nil && b.holding(e) {
 		b.held = append(b.held, e)
 		b.mu.Unlock()
 		return nil
@@ -163,10 +163,10 @@ func (b *broker) deliver(e notify.Event) {
 	}
 }
 
-// hold keeps what is published from now on until release.
-func (b *broker) hold() {
+// holdIf keeps the events published from now on that match until release.
+func (b *broker) holdIf(match func(notify.Event) bool) {
 	b.mu.Lock()
-	b.holding = true
+	b.holding = match
 	b.mu.Unlock()
 }
 
@@ -174,7 +174,7 @@ func (b *broker) hold() {
 func (b *broker) release() {
 	b.mu.Lock()
 	held := b.held
-	b.held, b.holding = nil, false
+	b.held, b.holding = nil, nil
 	b.mu.Unlock()
 	for _, e := range held {
 		b.deliver(e)
@@ -301,18 +301,20 @@ func (l lockedWriter) Write(b []byte) (int, error) {
 // keeps its session alive, and a DELETE through another instance ends
 // the stream at its next refresh.
 func TestFleetRefreshesOnTheWheel(t *testing.T) {
-	const idle = 800 * time.Millisecond // a refresh every 200 ms; keep-alives every 50 ms
+	// A refresh every 500 ms, run by the wheel's turns (every 6 ms, which
+	// drift under load): the idle time leaves them 4 times the room.
+	const idle = 2 * time.Second
 	lim := sessions.Limits{IdleTimeout: idle}
 	mem, err := sessions.NewMemoryStore(lim)
 	require.NoError(t, err)
-	fleet := newFleetKeepAlive(t, 2, mem, lim, nil, nil, 50*time.Millisecond)
+	fleet := newFleetKeepAlive(t, 2, mem, lim, nil, nil, 100*time.Millisecond)
 	a, b := fleet[0], fleet[1]
 	alice := a.Token(t, "alice")
 	session := a.initialize(t, alice)
 	s := openStream(t, a.Get(t, alice, session, nil))
 	mcptest.WaitSubscribers(t, a.Hub, "alice", 1)
 
-	time.Sleep(3 * idle) // no request but the stream's refreshes
+	time.Sleep(2 * idle) // no request but the stream's refreshes
 	select {
 	case <-s.Done():
 		t.Fatal("the stream ended while its session was in use")

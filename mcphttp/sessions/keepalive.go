@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,11 +30,18 @@ const keepAliveSlots = 16
 // a turn that reaches a stream whose refresh is due hands it to a
 // refresher, a goroutine that asks the store for a batch of sessions one
 // after the other. A stream's goroutine wakes only when its session is
-// gone. At most maxRefreshers batches run at once: a store that answers
-// slowly delays the refreshes of a turn (they are due again a
-// KeepAlive later, well within the session's idle time), never the
-// keep-alives.
-const maxRefreshers = 4
+// gone. At most maxRefreshers batches run at once, each on up to
+// refreshLanes goroutines, each refresh given at most refreshTimeout (a
+// refresh that times out counts the session alive, as any store failure
+// does): a store that answers slowly for some sessions (a shard failing
+// over) holds up a lane, not the batch, delays the refreshes of a turn
+// at worst (they are due again a KeepAlive later, well within the
+// session's idle time), and never the keep-alives.
+const (
+	maxRefreshers  = 4
+	refreshLanes   = 8
+	refreshTimeout = 5 * time.Second
+)
 
 // pinger is a Part's keep-alive wheel.
 type pinger struct {
@@ -60,9 +68,10 @@ type ping struct {
 	quiet bool
 
 	// refresh, when not nil, tells the store that the stream's session
-	// is in use and reports whether it lives on; run every refreshEvery,
-	// by a refresher. gone is closed when it reported false.
-	refresh      func() bool
+	// is in use, within the time given, and reports whether it lives on;
+	// run every refreshEvery, by a refresher. gone is closed when it
+	// reported false.
+	refresh      func(timeout time.Duration) bool
 	refreshEvery time.Duration
 	gone         chan struct{}
 	// Under the pinger's lock: when the next refresh is due; whether gone
@@ -97,7 +106,7 @@ func (p *pinger) refreshes(d time.Duration) bool { return d >= p.every }
 
 // addRefresh puts a stream on the wheel with its session's refresh, run
 // every d (see refreshes); quiet: no keep-alives.
-func (p *pinger) addRefresh(w keepAliver, quiet bool, d time.Duration, refresh func() bool) *ping {
+func (p *pinger) addRefresh(w keepAliver, quiet bool, d time.Duration, refresh func(timeout time.Duration) bool) *ping {
 	pg := &ping{c: make(chan struct{}, 1), w: w, quiet: quiet, refresh: refresh, refreshEvery: d,
 		gone: make(chan struct{}), due: p.now().Add(d)}
 	return p.addPing(pg)
@@ -169,23 +178,38 @@ func (p *pinger) tick() {
 	}
 }
 
-// refreshAll runs the refreshes of a turn, one after the other, and ends
-// the streams whose sessions are gone.
+// refreshAll runs the refreshes of a turn on up to refreshLanes
+// goroutines, and ends the streams whose sessions are gone.
 func (p *pinger) refreshAll(batch []*ping) {
 	defer func() {
 		p.mu.Lock()
 		p.refreshers--
 		p.mu.Unlock()
 	}()
-	for _, pg := range batch {
-		if pg.refresh() {
-			continue
+	timeout := min(refreshTimeout, p.every)
+	var next atomic.Int64
+	lane := func() {
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= len(batch) {
+				return
+			}
+			pg := batch[i]
+			if pg.refresh(timeout) {
+				continue
+			}
+			p.mu.Lock()
+			if !pg.closed {
+				pg.closed = true
+				close(pg.gone)
+			}
+			p.mu.Unlock()
 		}
-		p.mu.Lock()
-		if !pg.closed {
-			pg.closed = true
-			close(pg.gone)
-		}
-		p.mu.Unlock()
 	}
+	var wg sync.WaitGroup
+	for range min(len(batch), refreshLanes) - 1 {
+		wg.Go(lane)
+	}
+	lane()
+	wg.Wait()
 }

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"io"
+	"maps"
 	"net"
 	"sync"
 	"syscall"
@@ -315,8 +316,8 @@ func TestPingerRefreshes(t *testing.T) {
 	var mu sync.Mutex
 	calls := map[string]int{}
 	alive := map[string]bool{"a": true, "q": true, "g": true}
-	refresh := func(name string) func() bool {
-		return func() bool {
+	refresh := func(name string) func(time.Duration) bool {
+		return func(time.Duration) bool {
 			mu.Lock()
 			defer mu.Unlock()
 			calls[name]++
@@ -364,50 +365,89 @@ func TestPingerRefreshes(t *testing.T) {
 	assert.Equal(t, before, count("a")+count("q"), "no refresh after the stream left")
 }
 
-// A store that does not answer holds at most maxRefreshers batches of
-// refreshes; the turns go on, every stream's keep-alive on time, and the
-// refreshes held back run once the store answers.
+// A store that does not answer: a stuck refresh holds up one lane, not
+// the other refreshes of its batch; when every refresh is stuck, at most
+// maxRefreshers batches wait and the turns go on, every stream's
+// keep-alive on time; once the store answers, every stream is refreshed
+// again within one revolution. Each refresh is given a timeout no longer
+// than refreshTimeout nor a KeepAlive.
 func TestPingerSlowStore(t *testing.T) {
 	p := newPinger(time.Hour * keepAliveSlots)
 	now := time.Unix(1e9, 0)
 	p.now = func() time.Time { return now }
-	release := make(chan struct{})
+	idle := func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.refreshers == 0 }
+	turn := func() { now = now.Add(p.turn); p.tick() }
+
 	var mu sync.Mutex
-	calls := 0
-	stuck := func() bool {
-		mu.Lock()
-		calls++
-		mu.Unlock()
-		<-release
-		return true
-	}
+	counts := map[int]int{}
+	var timeouts []time.Duration
+	stuckOne := make(chan struct{}) // ping 0's store call
+	stuckAll := make(chan struct{}) // closed: every call answers
+	allStuck := false
 	var pings []*ping
 	for i := range 2 * keepAliveSlots { // two streams a slot
-		pings = append(pings, p.addRefresh(nil, false, p.every, stuck))
+		pings = append(pings, p.addRefresh(nil, false, p.every, func(timeout time.Duration) bool {
+			mu.Lock()
+			counts[i]++
+			timeouts = append(timeouts, timeout)
+			wait := allStuck
+			mu.Unlock()
+			if i == 0 {
+				<-stuckOne
+			}
+			if wait {
+				<-stuckAll
+			}
+			return true
+		}))
 		if i%2 == 1 {
-			now = now.Add(p.turn)
-			p.tick()
+			turn()
 		}
 	}
-	for range 2 * keepAliveSlots { // every refresh due
-		now = now.Add(p.turn)
-		p.tick()
+	settled := func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.refreshers <= 1 } // ping 0's batch waits
+	// Slot 0's batch (pings 0 and 1) went out at the last turn; the other
+	// slots' now, at the pace batches end.
+	for range keepAliveSlots - 1 {
+		turn()
+		require.Eventually(t, settled, 5*time.Second, time.Millisecond)
+	}
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(counts) == len(pings)
+	}, 5*time.Second, time.Millisecond, "ping 0's store call is stuck; the rest of its batch and the other batches are refreshed: %v", counts)
+	close(stuckOne)
+	require.Eventually(t, idle, 5*time.Second, time.Millisecond)
+
+	mu.Lock()
+	allStuck = true
+	mu.Unlock()
+	for range 2 * keepAliveSlots {
+		turn()
 	}
 	p.mu.Lock()
-	assert.Equal(t, maxRefreshers, p.refreshers, "batches under way, bounded")
+	assert.Equal(t, maxRefreshers, p.refreshers, "batches under way while the store is stuck: bounded")
 	p.mu.Unlock()
 	for i, pg := range pings {
 		assert.True(t, pending(pg), "stream %d: its keep-alive came on time", i)
 	}
-	close(release)
-	require.Eventually(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.refreshers == 0 }, 5*time.Second, time.Millisecond)
-	for range keepAliveSlots * (len(pings)/maxRefreshers + 1) {
-		now = now.Add(p.turn)
-		p.tick()
-		require.Eventually(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.refreshers == 0 }, 5*time.Second, time.Millisecond)
+	mu.Lock()
+	allStuck = false
+	before := maps.Clone(counts)
+	mu.Unlock()
+	close(stuckAll)
+	require.Eventually(t, idle, 5*time.Second, time.Millisecond)
+	for range keepAliveSlots {
+		turn()
+		require.Eventually(t, idle, 5*time.Second, time.Millisecond)
 	}
 	mu.Lock()
-	assert.GreaterOrEqual(t, calls, len(pings), "the refreshes held back ran")
+	for i := range pings {
+		assert.Greater(t, counts[i], before[i], "stream %d: refreshed within a revolution once the store answers", i)
+	}
+	for _, d := range timeouts {
+		assert.True(t, d > 0 && d <= refreshTimeout && d <= p.every, "timeout %v", d)
+	}
 	mu.Unlock()
 	for _, pg := range pings {
 		p.remove(pg)

@@ -242,7 +242,7 @@ func (ep *endpoint) initialize(ctx context.Context, c *mcphttp.Request) (mcphttp
 
 func (ep *endpoint) initializeResult(c *mcphttp.Request, notifying bool) (mcphttp.Result, error) {
 	res := ep.hooks.InitializeResult(c.ProtocolVersion, notifying)
-	return rawResult(c, res[1:len(res)-1], false) // the members, without the braces
+	return seam.Answer[mcphttp.Result](c, res[1:len(res)-1], false) // the members, without the braces
 }
 
 // checkSession is the middleware that checks the Mcp-Session-Id of legacy
@@ -324,7 +324,7 @@ func (ep *endpoint) subscribe(ctx context.Context, c *mcphttp.Request) (mcphttp.
 		return mcphttp.Result{}, err // an internal error, logged by the table without its text
 	}
 	seam.CallsOf().WithSession(c, id, false)
-	return rawResult(c, nil, false)
+	return seam.Answer[mcphttp.Result](c, nil, false)
 }
 
 // sessionFirst returns errSessionNotFound when the session id is not
@@ -362,17 +362,3 @@ func (ep *endpoint) storeFailed(ctx context.Context, op string, err error) {
 	ep.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "sessions: the session store failed",
 		slog.String("op", op), slog.String("err", err.Error()))
 }
-
-// rawResult answers c with the result object holding members (the JSON
-// text of its members, without braces), through the endpoint's internal
-// hook: the handshake's answer is pre-encoded.
-func rawResult(c *mcphttp.Request, members []byte, private bool) (mcphttp.Result, error) {
-	if res, ok := seam.ResultOf[mcphttp.Result](c, members, private); ok {
-		return res, nil
-	}
-	return mcphttp.Result{}, errNotServed
-}
-
-// errNotServed: a Request the endpoint did not make (a test's, say) cannot
-// be answered.
-var errNotServed = errors.New("sessions: a Request the endpoint did not make")

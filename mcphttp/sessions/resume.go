@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"log/slog"
 	"slices"
-	"time"
 
 	"github.com/mcpkit/mcpkit/notify"
 )
@@ -37,9 +36,8 @@ import (
 // the principal's key received after that id (hub.Since, scoped to the
 // caller's own key whatever the id holds), replays it through the same
 // delivery as live events (the session's subscriptions and the caller's
-// access as they are now), and skips the live events it replayed and,
-// for a while, those the log places before the id it resumed from (late
-// arrivals the client already has; see beforeAnchor). An id
+// access as they are now), and skips the live events it replayed, and the
+// event it resumed from should it arrive late (see duplicate). An id
 // that is malformed, of another principal (its tag), unknown to the log,
 // older than what it keeps, or that the log cannot be asked about now,
 // gets a clean restart instead: list_changed, the watchers'
@@ -84,7 +82,6 @@ func (st *stream) open(ctx context.Context, resuming bool, last []string, mark s
 	if resuming {
 		if missed, ok := st.since(ctx, last); ok {
 			st.anchor, _ = parseEventID(last[0], st.tag)
-			st.anchorUntil = time.Now().Add(lateWindow)
 			if err := st.out.prime(last[0]); err != nil {
 				return err
 			}
@@ -194,51 +191,23 @@ func (st *stream) listSubscriptions(ctx context.Context) {
 }
 
 // duplicate reports whether ev is a live event the stream replayed already
-// (each arrives live at most once, so it is forgotten then), or, on a
-// stream that resumed, one the client had before it resumed (see
-// beforeAnchor).
-func (st *stream) duplicate(ctx context.Context, ev notify.Event) bool {
+// (each arrives live at most once, so it is forgotten then), or the event
+// the stream resumed from (Last-Event-ID), arriving late: the client has
+// it. Any other late event is delivered, even one the log places before
+// the resume point: the log's order is not the order the client received
+// events in (two instances publish in their own order), so the client may
+// lack it. At least once, never lost: a client may see an update twice.
+func (st *stream) duplicate(ev notify.Event) bool {
 	if ev.ID == "" {
 		return false
+	}
+	if ev.ID == st.anchor {
+		st.anchor = "" // arrives once
+		return true
 	}
 	if _, dup := st.replayed[ev.ID]; dup {
 		delete(st.replayed, ev.ID)
 		return true
-	}
-	return st.beforeAnchor(ctx, ev)
-}
-
-// lateWindow is how long after a stream resumed its live events are
-// checked against the id it resumed from.
-const lateWindow = 30 * time.Second
-
-// beforeAnchor reports whether the log places ev before the event the
-// stream resumed from: an event that reaches this instance late (its
-// broker's delivery delayed, a listener behind) after the client, on
-// another stream, got it and resumed past it. Only positive evidence
-// counts: ev's id known to the log with the anchor after it. An id the
-// log cannot place (another log's, trimmed) or a log that fails leaves
-// the event delivered: never a drop on a guess. Asked for the live events
-// of lateWindow after the resume only, one log read each.
-func (st *stream) beforeAnchor(ctx context.Context, ev notify.Event) bool {
-	switch {
-	case st.anchor == "":
-		return false
-	case ev.ID == st.anchor:
-		return true // the anchor itself: the client has it
-	}
-	if time.Now().After(st.anchorUntil) {
-		st.anchor = ""
-		return false
-	}
-	after, ok, err := st.ep.hub.Since(ctx, st.caller.Key(), ev.ID)
-	if err != nil || !ok {
-		return false
-	}
-	for _, e := range after {
-		if e.ID == st.anchor {
-			return true
-		}
 	}
 	return false
 }

@@ -297,46 +297,49 @@ func TestResumeWithAFailingLog(t *testing.T) {
 	assert.Equal(t, []string{msgListChanged, msgUpdated(aliceDoc)}, []string{s.Next(t), s.Next(t)})
 }
 
-// TestResumeSkipsLateEvents: an event that reaches an instance late (its
-// broker's delivery delayed) after the client resumed past it is not
-// sent again — the log places it before the id the stream resumed from —
-// while an event published after the resume, and one whose id the log
-// cannot place (never a drop on a guess), are delivered.
-func TestResumeSkipsLateEvents(t *testing.T) {
+// TestResumeLateEvents: events that reach an instance late (its broker's
+// delivery delayed) after the client resumed there are delivered — the
+// log's order is not the order the client received them in, so one the
+// log places before the resume point may be one the client never had (B
+// published e2 before C published e1, logged first) — except the event
+// the client resumed from, which it has. An id the log cannot place is
+// delivered too.
+func TestResumeLateEvents(t *testing.T) {
 	fleet := resumeFleet(t, 2, notify.NewMemoryLog(notify.MemoryLogOptions{}))
 	a, b := fleet[0], fleet[1]
 	alice := a.Token(t, "alice")
 	session := a.initialize(t, alice)
 	subscribe(t, a, alice, session, aliceDoc)
+	subscribe(t, a, alice, session, aliceOther)
 	ctx := context.Background()
 
 	s := openStream(t, b.Get(t, alice, session, nil))
 	mcptest.WaitSubscribers(t, b.Hub, "alice", 1)
-	b.Hub.ResourceUpdated(ctx, "alice", aliceDoc) // the edit: B's client gets it at once
-	edit := s.NextEvent(t)
-	assert.Equal(t, msgUpdated(aliceDoc), edit.Data)
-	b.Hub.ListChanged(ctx, "alice")
-	mark := s.NextEvent(t)
+	b.Hub.ListChanged(ctx, "alice") // once it arrives, the stream's opening replay is over
+	require.Equal(t, msgListChanged, s.Next(t))
+	// e1 is logged first but its delivery is held; e2, logged after it,
+	// reaches B's stream at once; the client resumes from e2.
+	a.broker.holdIf(func(e notify.Event) bool { return e.URI == aliceOther })
+	a.Hub.ResourceUpdated(ctx, "alice", aliceOther) // e1: logged, held on its way
+	b.Hub.ResourceUpdated(ctx, "alice", aliceDoc)   // e2
+	e2 := s.NextEvent(t)
+	assert.Equal(t, msgUpdated(aliceDoc), e2.Data)
 	s.Close()
 	mcptest.WaitSubscribers(t, b.Hub, "alice", 0)
 
-	// The client resumes on A from its last id while the edit and the
-	// mark are on their way to A.
-	a.broker.hold()
-	require.NoError(t, a.broker.Publish(ctx, notify.Event{Subject: "alice", Kind: notify.ResourceUpdated, URI: aliceDoc, ID: idOf(t, edit.ID)}))
-	require.NoError(t, a.broker.Publish(ctx, notify.Event{Subject: "alice", Kind: notify.ListChanged, ID: idOf(t, mark.ID)}))
-	again := openStream(t, a.Get(t, alice, session, lastEventID(mark.ID)))
+	again := openStream(t, a.Get(t, alice, session, lastEventID(e2.ID)))
 	defer again.Close()
 	mcptest.WaitSubscribers(t, a.Hub, "alice", 1)
-	a.broker.release() // late: to A's hub (and B's, with no stream)
-
-	require.NoError(t, a.broker.Publish(ctx, notify.Event{Subject: "alice", Kind: notify.ResourceUpdated, URI: aliceDoc, ID: "another-log-7"}))
+	// e2 again, late (the anchor: skipped), then e1 (never seen: delivered).
+	a.broker.holdIf(func(notify.Event) bool { return true })
+	require.NoError(t, a.broker.Publish(ctx, notify.Event{Subject: "alice", Kind: notify.ResourceUpdated, URI: aliceDoc, ID: idOf(t, e2.ID)}))
+	a.broker.release()
 	got := again.NextEvent(t)
-	assert.Equal(t, msgUpdated(aliceDoc), got.Data, "an id the log cannot place is delivered; the late edit and mark were not")
-	assert.True(t, strings.HasSuffix(got.ID, ".another-log-7"), got.ID)
-	a.Hub.ListChanged(ctx, "alice")
+	assert.Equal(t, msgUpdated(aliceOther), got.Data, "e1, logged before the resume point but never received: delivered")
+	require.NoError(t, a.broker.Publish(ctx, notify.Event{Subject: "alice", Kind: notify.ResourceUpdated, URI: aliceDoc, ID: "another-log-7"}))
 	got = again.NextEvent(t)
-	assert.Equal(t, msgListChanged, got.Data, "published after the resume: delivered")
+	assert.Equal(t, msgUpdated(aliceDoc), got.Data, "an id the log cannot place is delivered")
+	assert.True(t, strings.HasSuffix(got.ID, ".another-log-7"), got.ID)
 	again.None(t)
 }
 

@@ -40,12 +40,10 @@ type stream struct {
 	// replay or a restart runs (hasSubs: taken).
 	tag      string
 	replayed map[string]struct{}
-	// anchor: the log id the stream resumed from (Last-Event-ID), and
-	// until when live events are checked against it.
-	anchor      string
-	anchorUntil time.Time
-	subs        []string
-	hasSubs     bool
+	// anchor: the log id the stream resumed from (Last-Event-ID).
+	anchor  string
+	subs    []string
+	hasSubs bool
 
 	// A modern listen: the request's id and the filter agreed to.
 	listen *filter
@@ -170,8 +168,13 @@ func (st *stream) run(ctx context.Context) {
 	_, quiet := st.out.(sendOutput) // a legacy handler's stream has keep-alives of its own
 	w, _ := st.out.(keepAliver)
 	if st.refresh > 0 && st.ep.pinger.refreshes(st.refresh) {
-		pg := st.ep.pinger.addRefresh(w, quiet, st.refresh, func() bool {
-			return ctx.Err() != nil || st.alive(ctx) // a stream that ended is not refreshed
+		pg := st.ep.pinger.addRefresh(w, quiet, st.refresh, func(timeout time.Duration) bool {
+			if ctx.Err() != nil {
+				return true // a stream that ended is not refreshed
+			}
+			rctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			return st.alive(rctx)
 		})
 		defer st.ep.pinger.remove(pg)
 		ping, gone = pg.c, pg.gone
@@ -230,7 +233,7 @@ func (st *stream) run(ctx context.Context) {
 				st.subs, st.hasSubs = nil, false
 			case ev.Kind == notify.Missed:
 				err = st.startOver(ctx)
-			case !st.duplicate(ctx, ev):
+			case !st.duplicate(ev):
 				err = st.deliver(ctx, ev)
 			}
 		}

@@ -78,7 +78,7 @@ func (c *Catalog) serveList(ctx context.Context, call *mcphttp.Request) (mcphttp
 		return mcphttp.Result{}, err
 	}
 	call.NoteEntries(items)
-	return rawResult(call, endPage(b, next))
+	return seam.Answer[mcphttp.Result](call, endPage(b, next), true)
 }
 
 func (c *Catalog) serveGet(ctx context.Context, call *mcphttp.Request) (mcphttp.Result, error) {
@@ -98,7 +98,7 @@ func (c *Catalog) serveGet(ctx context.Context, call *mcphttp.Request) (mcphttp.
 		call.Logger().Error("skills: skills/get answer over the byte limit", "source", c.src.Template, "bytes", len(b))
 		return mcphttp.Result{}, mcpwire.ResultTooLarge{}
 	}
-	return rawResult(call, b)
+	return seam.Answer[mcphttp.Result](call, b, true)
 }
 
 func (c *Catalog) serveDir(ctx context.Context, call *mcphttp.Request) (mcphttp.Result, error) {
@@ -133,7 +133,7 @@ func (c *Catalog) serveDir(ctx context.Context, call *mcphttp.Request) (mcphttp.
 		return mcphttp.Result{}, err
 	}
 	call.NoteEntries(items)
-	return rawResult(call, endPage(b, next))
+	return seam.Answer[mcphttp.Result](call, endPage(b, next), true)
 }
 
 // appendPage appends to b the skills of caller's page after cursor, comma
@@ -210,17 +210,3 @@ func appendSkill(dst []byte, s *Skill) []byte {
 // membersRoom is the room of a private result's members (Room counts the
 // braces).
 func membersRoom(call *mcphttp.Request) int { return call.Room(mcphttp.CachePrivate) - len("{}") }
-
-// rawResult answers call with the private result object holding members
-// (the JSON text of its members, without braces), through the endpoint's
-// internal hook: pages are encoded here, item by item within the room.
-func rawResult(call *mcphttp.Request, members []byte) (mcphttp.Result, error) {
-	if res, ok := seam.ResultOf[mcphttp.Result](call, members, true); ok {
-		return res, nil
-	}
-	return mcphttp.Result{}, errNotServed
-}
-
-// errNotServed: a Request the endpoint did not make (a test's, say) cannot
-// be answered.
-var errNotServed = errors.New("skills: a Request the endpoint did not make")

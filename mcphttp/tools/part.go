@@ -10,6 +10,7 @@ import (
 	"github.com/mcpkit/mcpkit/inventory"
 	"github.com/mcpkit/mcpkit/mcphttp"
 	"github.com/mcpkit/mcpkit/mcphttp/internal/mcpwire"
+	"github.com/mcpkit/mcpkit/mcphttp/internal/seam"
 	"github.com/mcpkit/mcpkit/principal"
 )
 
@@ -145,7 +146,7 @@ func (p *Part) list(ctx context.Context, c *mcphttp.Request) (mcphttp.Result, er
 		p.tooLarge(ctx, c, "", len(b), room)
 		return mcphttp.Result{}, mcpwire.ResultTooLarge{}
 	}
-	return rawResult(c, b)
+	return seam.Answer[mcphttp.Result](c, b, true)
 }
 
 // signature names the set of tools the caller may see: it differs exactly

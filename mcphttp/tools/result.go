@@ -214,17 +214,3 @@ func validObject(b []byte) bool {
 // membersRoom is the room of a private result's members (Room counts the
 // braces of the result object).
 func membersRoom(c *mcphttp.Request) int { return c.Room(mcphttp.CachePrivate) - len("{}") }
-
-// rawResult answers c with the private result object holding members
-// (the JSON text of its members, without braces), through the endpoint's
-// internal hook.
-func rawResult(c *mcphttp.Request, members []byte) (mcphttp.Result, error) {
-	if res, ok := seam.ResultOf[mcphttp.Result](c, members, true); ok {
-		return res, nil
-	}
-	return mcphttp.Result{}, errNotServed
-}
-
-// errNotServed: a Request the endpoint did not make (a test's, say) cannot
-// be answered.
-var errNotServed = errors.New("mcphttp/tools: a Request the endpoint did not make")

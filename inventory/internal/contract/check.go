@@ -42,8 +42,8 @@ const (
 	NumRules            // the number of rules, OK included
 )
 
-// MaxLimit is the largest page a list callback is asked for.
-const MaxLimit = budget.MaxItems
+// maxLimit is the largest page a list callback is asked for.
+const maxLimit = budget.MaxItems
 
 // Key returns the rule a key breaks, or OK.
 func Key(k string) Rule {
@@ -130,12 +130,12 @@ func MIME(s string) Rule {
 // (as they do when they are made from the keys, or from ids in key
 // order), each is compared with the one before only, which no earlier
 // URI can equal; from the first URI out of order on, the URIs are kept in
-// a small open-addressing set (up to MaxLimit entries; a larger page,
+// a small open-addressing set (up to maxLimit entries; a larger page,
 // which Start refuses for the inventory's own requests, only reaches
 // ValidatePage), filled with the URIs before it.
 //
 // The zero Page is ready for Start, and a Page allocates nothing but the
-// set of a page over MaxLimit entries.
+// set of a page over maxLimit entries.
 type Page struct {
 	// Escape: a name that breaks only the character rule (display.Name)
 	// is escaped into Name rather than failing the page (the runtime's
@@ -163,11 +163,11 @@ type Page struct {
 	last   string
 
 	slots  [dupSlots]uint8 // entry index + 1; 0 = empty
-	hashes [MaxLimit]uint64
-	big    map[string]struct{} // pages over MaxLimit entries
+	hashes [maxLimit]uint64
+	big    map[string]struct{} // pages over maxLimit entries
 }
 
-const dupSlots = 256 // > 2 × MaxLimit: short probe sequences
+const dupSlots = 256 // > 2 × maxLimit: short probe sequences
 
 // uriSeed keys the hashes of the duplicate check.
 var uriSeed = maphash.MakeSeed()
@@ -264,7 +264,7 @@ func (c *Page) Seen(i int, uri string, uriAt func(j int) string) bool {
 
 // add adds entry i's URI to the set, and reports whether it was there.
 func (c *Page) add(i int, uriAt func(j int) string) bool {
-	if c.n > MaxLimit {
+	if c.n > maxLimit {
 		if c.big == nil {
 			c.big = make(map[string]struct{}, c.n)
 		}

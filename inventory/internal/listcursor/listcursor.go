@@ -49,38 +49,38 @@ func Append(dst []byte, p Position) []byte {
 	return append(dst, p.Key...)
 }
 
-// ErrPayload is Parse's error.
-var ErrPayload = errors.New("inventory: malformed cursor payload")
+// errPayload is Parse's error.
+var errPayload = errors.New("inventory: malformed cursor payload")
 
 // Parse decodes a payload of Append: a Source of at most 1<<16, an
 // Offset of at most 1<<20, a Key that is empty or a valid entry key.
 func Parse(b []byte) (Position, error) {
 	if len(b) < 2 || b[0] != version {
-		return Position{}, ErrPayload
+		return Position{}, errPayload
 	}
 	b = b[1:]
 	tag, n := uvarint(b)
 	if n <= 0 || tag > maxSource {
-		return Position{}, ErrPayload
+		return Position{}, errPayload
 	}
 	b = b[n:]
 	v, n := uvarint(b)
 	if n <= 0 {
-		return Position{}, ErrPayload
+		return Position{}, errPayload
 	}
 	b = b[n:]
 	if tag == 0 {
 		if len(b) != 0 || v > maxOffset {
-			return Position{}, ErrPayload
+			return Position{}, errPayload
 		}
 		return Position{Source: -1, Offset: int(v)}, nil
 	}
 	if v != uint64(len(b)) || v > contract.MaxKeyBytes {
-		return Position{}, ErrPayload
+		return Position{}, errPayload
 	}
 	p := Position{Source: int(tag - 1), Key: string(b)}
 	if p.Key != "" && contract.Key(p.Key) != contract.OK {
-		return Position{}, ErrPayload
+		return Position{}, errPayload
 	}
 	return p, nil
 }

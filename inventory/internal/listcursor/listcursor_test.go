@@ -43,7 +43,7 @@ func TestParseRefusesMalformed(t *testing.T) {
 		"bad uvarint":    {version, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80},
 	} {
 		_, err := Parse(b)
-		assert.ErrorIs(t, err, ErrPayload, name)
+		assert.ErrorIs(t, err, errPayload, name)
 	}
 	for name, b := range map[string][]byte{
 		"empty":    nil,
@@ -80,7 +80,7 @@ func TestParseRefusesOverlongVarints(t *testing.T) {
 	_, ok := ParseTemplates([]byte{version, 0xff, 0x00})
 	assert.False(t, ok)
 	_, err := Parse([]byte{version, 0x80, 0x00, 0x01})
-	assert.ErrorIs(t, err, ErrPayload)
+	assert.ErrorIs(t, err, errPayload)
 	_, err = Parse([]byte{version, 0x00, 0x81, 0x00})
-	assert.ErrorIs(t, err, ErrPayload)
+	assert.ErrorIs(t, err, errPayload)
 }

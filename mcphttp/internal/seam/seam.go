@@ -12,6 +12,7 @@ package seam
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync/atomic"
 
@@ -178,4 +179,19 @@ func ResultOf[R any](req any, members []byte, private bool) (res R, ok bool) {
 		return res, false
 	}
 	return *p, true
+}
+
+// ErrNotServed is Answer's error for a Request the endpoint did not make
+// (a test's, say): it cannot be answered.
+var ErrNotServed = errors.New("mcphttp: a Request the endpoint did not make")
+
+// Answer is ResultOf for a part's handler: the answer to req whose result
+// object holds members (the JSON text of its members, without braces),
+// or ErrNotServed.
+func Answer[R any](req any, members []byte, private bool) (R, error) {
+	if res, ok := ResultOf[R](req, members, private); ok {
+		return res, nil
+	}
+	var zero R
+	return zero, ErrNotServed
 }
