@@ -31,8 +31,11 @@ func NewProofKey(t KeyType) (*ProofKey, error) {
 
 // PublicJWK returns the public JWK as a map (what a proof's "jwk" header
 // carries), computed by jwx.
-func (k *ProofKey) PublicJWK() (map[string]any, error) {
-	jk, err := jwk.FromRaw(k.Private.Public())
+func (k *ProofKey) PublicJWK() (map[string]any, error) { return jwkMap(k.Private.Public()) }
+
+// jwkMap returns the JWK of a raw key as a map, as jwx encodes it.
+func jwkMap(raw any) (map[string]any, error) {
+	jk, err := jwk.FromRaw(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -58,18 +61,7 @@ func WithMember(jwk map[string]any, name string, v any) map[string]any {
 
 // PrivateJWK returns the whole JWK, private members included (what a
 // careless client would put in a proof).
-func (k *ProofKey) PrivateJWK() (map[string]any, error) {
-	jk, err := jwk.FromRaw(k.Private)
-	if err != nil {
-		return nil, err
-	}
-	b, err := json.Marshal(jk)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	return m, json.Unmarshal(b, &m)
-}
+func (k *ProofKey) PrivateJWK() (map[string]any, error) { return jwkMap(k.Private) }
 
 // Thumbprint returns the RFC 7638 SHA-256 thumbprint of the public key,
 // base64url, as jwx computes it (an implementation independent of the
