@@ -78,7 +78,7 @@ type notes struct {
 
 	// view is the envelope's part the endpoint's own handlers read
 	// (viewed: set before the handler runs, never written after).
-	view   paramView
+	view   mcpwire.ParamView
 	viewed bool
 }
 

@@ -124,7 +124,7 @@ func (e *Endpoint) noteInitialize(req *Request) {
 // elicitation.url.
 func (e *Endpoint) acceptsURLElicitation(c *record) bool {
 	if c.Modern {
-		_, caps := metaOf(c.Params, metaClientCapabilities)
+		_, caps := mcpwire.MetaOf(c.Params, metaClientCapabilities)
 		return declaresURLElicitation(caps)
 	}
 	return c.SessionID != "" && e.elicit.has(c.SessionID, time.Now())

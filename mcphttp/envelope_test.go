@@ -34,30 +34,30 @@ func FuzzEnvelope(f *testing.F) {
 				return // not what the strict decoder lets through
 			}
 		}
-		env := readEnvelope(params)
-		_, version := metaOf(params, metaProtocolVersion)
-		_, caps := metaOf(params, metaClientCapabilities)
-		if !bytes.Equal(env.version.Raw(), version.Raw()) || env.version.Kind() != version.Kind() {
-			t.Fatalf("%q: version %q, metaOf %q", params, env.version.Raw(), version.Raw())
+		env := mcpwire.ReadEnvelope(params)
+		_, version := mcpwire.MetaOf(params, metaProtocolVersion)
+		_, caps := mcpwire.MetaOf(params, metaClientCapabilities)
+		if !bytes.Equal(env.Version.Raw(), version.Raw()) || env.Version.Kind() != version.Kind() {
+			t.Fatalf("%q: version %q, metaOf %q", params, env.Version.Raw(), version.Raw())
 		}
-		if !bytes.Equal(env.caps.Raw(), caps.Raw()) || env.caps.Kind() != caps.Kind() {
-			t.Fatalf("%q: capabilities %q, metaOf %q", params, env.caps.Raw(), caps.Raw())
+		if !bytes.Equal(env.Caps.Raw(), caps.Raw()) || env.Caps.Kind() != caps.Kind() {
+			t.Fatalf("%q: capabilities %q, metaOf %q", params, env.Caps.Raw(), caps.Raw())
 		}
 		for _, name := range []string{"name", "uri", "cursor"} {
-			v, ok := env.member(name)
+			v, ok := env.Member(name)
 			if !ok {
 				t.Fatalf("member %s not held", name)
 			}
-			gv, gp, gerr := mcpwire.StringValue(v, env.err)
+			gv, gp, gerr := mcpwire.StringValue(v, env.Err)
 			wv, wp, werr := mcpwire.StringParam(params, name)
 			if gv != wv || gp != wp || errText(gerr) != errText(werr) {
 				t.Fatalf("%q: %s = (%q, %v, %v), StringParam (%q, %v, %v)", params, name, gv, gp, gerr, wv, wp, werr)
 			}
 		}
-		if _, ok := env.member("arguments"); ok {
+		if _, ok := env.Member("arguments"); ok {
 			t.Fatal("a member the envelope does not hold")
 		}
-		r := &Request{params: params, notes: &notes{view: env.paramView, viewed: true}}
+		r := &Request{params: params, notes: &notes{view: env.View, viewed: true}}
 		gc, gerr := r.cursor()
 		wc, werr := mcpwire.CursorParam(params)
 		if gc != wc || errText(gerr) != errText(werr) {
@@ -87,11 +87,11 @@ func BenchmarkEnvelope(b *testing.B) {
 	b.Run("once", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			env := readEnvelope(params)
-			v, _ := env.member("uri")
-			name, _, err := mcpwire.StringValue(v, env.err)
-			uri, err2 := mcpwire.URI(mcpwire.StringValue(env.uri, env.err))
-			if env.version.Kind() != jsonstrict.String || env.caps.Kind() != jsonstrict.Object || err != nil || err2 != nil || name != uri {
+			env := mcpwire.ReadEnvelope(params)
+			v, _ := env.Member("uri")
+			name, _, err := mcpwire.StringValue(v, env.Err)
+			uri, err2 := mcpwire.URI(mcpwire.StringValue(env.View.URI, env.Err))
+			if env.Version.Kind() != jsonstrict.String || env.Caps.Kind() != jsonstrict.Object || err != nil || err2 != nil || name != uri {
 				b.Fatal("read")
 			}
 		}
@@ -99,8 +99,8 @@ func BenchmarkEnvelope(b *testing.B) {
 	b.Run("each-step", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_, version := metaOf(params, metaProtocolVersion)
-			_, caps := metaOf(params, metaClientCapabilities)
+			_, version := mcpwire.MetaOf(params, metaProtocolVersion)
+			_, caps := mcpwire.MetaOf(params, metaClientCapabilities)
 			name, _, err := mcpwire.StringParam(params, "uri")
 			uri, err2 := mcpwire.URIParam(params)
 			if version.Kind() != jsonstrict.String || caps.Kind() != jsonstrict.Object || err != nil || err2 != nil || name != uri {

@@ -14,8 +14,8 @@ var allVersions = mcpwire.Versions()
 
 // Reserved _meta keys of the modern protocol.
 const (
-	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
-	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaProtocolVersion    = mcpwire.MetaProtocolVersion
+	metaClientCapabilities = mcpwire.MetaClientCapabilities
 	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
 )
 
@@ -26,28 +26,11 @@ const (
 	headerName            = "Mcp-Name"
 )
 
-// metaOf returns the string member name of params._meta, and whether
-// _meta is there at all (kind None when it is not).
-func metaOf(params []byte, name string) (meta jsonstrict.Value, v jsonstrict.Value) {
-	m, ok, _ := mcpwire.Member(params, "_meta")
-	if !ok || m.Kind() != jsonstrict.Object {
-		return m, v
-	}
-	_ = m.Members(func(n []byte, mv jsonstrict.Value) bool {
-		if string(n) == name {
-			v = mv
-			return false
-		}
-		return true
-	})
-	return m, v
-}
-
 // selectEra decides the protocol era and version of a message and applies
 // that era's header rules.
-func (e *Endpoint) selectEra(r *http.Request, msg jsonrpc.Message, c *record, env *envelope, inBatch bool) error {
+func (e *Endpoint) selectEra(r *http.Request, msg jsonrpc.Message, c *record, env *mcpwire.Envelope, inBatch bool) error {
 	header := mcpwire.HeaderValue(r.Header, headerProtocolVersion)
-	version := env.version
+	version := env.Version
 	if msg.Kind != jsonrpc.KindResponse && (version.Kind() != jsonstrict.None || mcpwire.IsModernVersion(header)) {
 		if msg.Kind == jsonrpc.KindNotification {
 			// The 2026-07-28 schema puts _meta and the header rules on
@@ -83,8 +66,8 @@ func (e *Endpoint) selectEra(r *http.Request, msg jsonrpc.Message, c *record, en
 // Mcp-* headers that must repeat them. The header is compared before the
 // version is looked at: a header that disagrees with the body is a
 // mismatch (-32020), whatever the version says.
-func (e *Endpoint) modernChecks(r *http.Request, msg jsonrpc.Message, c *record, env *envelope) error {
-	version, ok := env.version.Str()
+func (e *Endpoint) modernChecks(r *http.Request, msg jsonrpc.Message, c *record, env *mcpwire.Envelope) error {
+	version, ok := env.Version.Str()
 	if !ok {
 		return errMeta(metaProtocolVersion)
 	}
@@ -96,7 +79,7 @@ func (e *Endpoint) modernChecks(r *http.Request, msg jsonrpc.Message, c *record,
 		// Legacy versions are negotiated with initialize, never per request.
 		return errUnsupportedVersion(version)
 	}
-	if env.caps.Kind() != jsonstrict.Object {
+	if env.Caps.Kind() != jsonstrict.Object {
 		return errMeta(metaClientCapabilities)
 	}
 	if vs := headers[headerMethod]; len(vs) != 1 || vs[0] != msg.Method {
@@ -111,8 +94,8 @@ func (e *Endpoint) modernChecks(r *http.Request, msg jsonrpc.Message, c *record,
 		var value string
 		var present bool
 		var err error
-		if v, read := env.member(m.opts.NameMember); read {
-			value, present, err = mcpwire.StringValue(v, env.err)
+		if v, read := env.Member(m.opts.NameMember); read {
+			value, present, err = mcpwire.StringValue(v, env.Err)
 		} else {
 			value, present, err = mcpwire.StringParam(msg.Params, m.opts.NameMember)
 		}

@@ -230,7 +230,7 @@ func (e *Endpoint) serveCallSafe(ctx context.Context, r *http.Request, msg jsonr
 // serveCall serves c under ctx (the request's context, or the one the
 // observers derived from it).
 func (e *Endpoint) serveCall(ctx context.Context, r *http.Request, msg jsonrpc.Message, c *record, req *Request, inBatch bool) (Result, error) {
-	env := readEnvelope(req.params) // the one read of the params
+	env := mcpwire.ReadEnvelope(req.params) // the one read of the params
 	if err := e.selectEra(r, msg, c, &env, inBatch); err != nil {
 		return Result{}, err
 	}
@@ -242,7 +242,7 @@ func (e *Endpoint) serveCall(ctx context.Context, r *http.Request, msg jsonrpc.M
 		return accepted(), nil // answers to requests this endpoint never sends
 	}
 	req.Modern, req.ProtocolVersion, req.modern = c.Modern, c.ProtocolVersion, c.Modern
-	req.notes.view, req.notes.viewed = env.paramView, true
+	req.notes.view, req.notes.viewed = env.View, true
 	return e.handle(ctx, req) // notifications too: the middleware sees them (a session check)
 }
 
