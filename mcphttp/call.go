@@ -475,7 +475,7 @@ func trimObject(b []byte) []byte {
 func (e *Endpoint) rawResult(id jsonrpc.ID, modern bool, members []byte, cache Cache) Result {
 	meta := e.metaFor(modern, cache)
 	buf := getResp()
-	b := jsonrpc.AppendResultHead(buf.body[:0], id)
+	b := jsonrpc.AppendResultHead(buf.Body[:0], id)
 	b = append(append(b, '{'), members...)
 	return buf.result(closeResult(b, meta, len(members) > 0))
 }

@@ -116,7 +116,7 @@ type Endpoint struct {
 	allow      string // the Allow header of a 405
 	caps       []capability
 	notifying  bool
-	statics    *encodedStatics // encoded static resources
+	statics    *mcpwire.Statics // encoded static resources
 	watchers   []seam.Watcher
 	elicit     elicitSessions // legacy sessions that declared elicitation.url
 
@@ -184,7 +184,7 @@ func newEndpoint(inv *inventory.Inventory, opts Options) (*Endpoint, error) {
 	if err := e.encodeInfo(opts); err != nil {
 		return nil, err
 	}
-	e.encodeStatics()
+	e.statics = mcpwire.EncodeStatics(e.inv.StaticItems())
 	if need := e.minResultBytes(); e.pageBytes < need {
 		return nil, fmt.Errorf("mcphttp: MaxResultBytes or MaxPageBytes %d cannot hold a page with one item of the largest size the inventory allows, its cursor and the envelope: at least %d bytes are needed", e.pageBytes, need)
 	}

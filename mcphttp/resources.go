@@ -127,14 +127,14 @@ func (e *Endpoint) list(ctx context.Context, c *Request) (Result, error) {
 	}
 	buf := getResp()
 	meta := e.metaFor(c.Modern, CachePrivate)
-	buf.start(jsonrpc.AppendResultHead(buf.body[:0], c.ID), "resources", e.pageBytes, e.pageReserve(meta), e.statics)
+	buf.Start(jsonrpc.AppendResultHead(buf.Body[:0], c.ID), "resources", e.pageBytes, e.pageReserve(meta), e.statics)
 	next, err := e.inv.List(ctx, c.Principal, cursor, buf.fitItem)
 	if err != nil {
 		buf.discard()
 		return Result{}, err
 	}
-	c.NoteEntries(buf.items)
-	return buf.result(endPage(buf.body, next, meta)), nil
+	c.NoteEntries(buf.Items)
+	return buf.result(endPage(buf.Body, next, meta)), nil
 }
 
 func (e *Endpoint) templates(ctx context.Context, c *Request) (Result, error) {
@@ -144,14 +144,14 @@ func (e *Endpoint) templates(ctx context.Context, c *Request) (Result, error) {
 	}
 	buf := getResp()
 	meta := e.metaFor(c.Modern, CachePrivate)
-	buf.start(jsonrpc.AppendResultHead(buf.body[:0], c.ID), "resourceTemplates", e.pageBytes, e.pageReserve(meta), nil)
+	buf.Start(jsonrpc.AppendResultHead(buf.Body[:0], c.ID), "resourceTemplates", e.pageBytes, e.pageReserve(meta), nil)
 	next, err := e.inv.Templates(ctx, c.Principal, cursor, buf.fitTmpl)
 	if err != nil {
 		buf.discard()
 		return Result{}, err
 	}
-	c.NoteEntries(buf.items)
-	return buf.result(endPage(buf.body, next, meta)), nil
+	c.NoteEntries(buf.Items)
+	return buf.result(endPage(buf.Body, next, meta)), nil
 }
 
 func (e *Endpoint) read(ctx context.Context, c *Request) (Result, error) {
@@ -165,7 +165,7 @@ func (e *Endpoint) read(ctx context.Context, c *Request) (Result, error) {
 		return Result{}, mcpwire.AboutURI(uri, err)
 	}
 	buf := getResp()
-	out := jsonrpc.AppendResultHead(buf.body[:0], c.ID)
+	out := jsonrpc.AppendResultHead(buf.Body[:0], c.ID)
 	out = append(out, `{"contents":[`...)
 	for i := range contents {
 		if i > 0 {

@@ -21,19 +21,16 @@ type respBuf struct {
 	// gen counts the buffer's releases: a Result made from it before the
 	// last release is stale (a middleware that kept a Result and returned
 	// it again; see Result.stale).
-	gen     atomic.Uint32
-	body    []byte
-	page    budget.Page // the page's byte room, its trailer kept aside
-	items   int
-	statics *encodedStatics // the endpoint's
+	gen atomic.Uint32
+	mcpwire.Page
 	fitItem func(*inventory.Item) bool
 	fitTmpl func(*inventory.TemplateItem) bool
 }
 
 var respPool = sync.Pool{New: func() any {
-	b := &respBuf{body: make([]byte, 0, 16<<10)}
-	b.fitItem = b.addItem // method values made once per buffer, not per page
-	b.fitTmpl = b.addTemplate
+	b := &respBuf{Page: mcpwire.Page{Body: make([]byte, 0, 16<<10)}}
+	b.fitItem = b.AddItem // method values made once per buffer, not per page
+	b.fitTmpl = b.AddTemplate
 	return b
 }}
 
@@ -58,97 +55,9 @@ func release(buf *respBuf, gen uint32, body []byte) {
 		if cap(body) > 256<<10 {
 			return
 		}
-		buf.body = body[:0]
+		buf.Body = body[:0]
 	}
 	respPool.Put(buf)
-}
-
-// start begins a page: head ‖ {"member":[ in body, and the room the page's
-// items may take, keeping reserve bytes for what follows them.
-func (b *respBuf) start(head []byte, member string, limit, reserve int, statics *encodedStatics) {
-	b.body = append(append(append(append(b.body[:0], head...), `{"`...), member...), `":[`...)
-	b.page, b.items, b.statics = budget.NewPage(budget.MaxItems, limit, reserve), 0, statics
-}
-
-func (b *respBuf) addItem(it *inventory.Item) bool {
-	mark := len(b.body)
-	if b.items > 0 {
-		b.body = append(b.body, ',')
-	}
-	switch {
-	case b.statics != nil && it.Static > 0 && it.Static <= len(b.statics.ends):
-		b.body = append(b.body, b.statics.item(it.Static)...) // encoded once, at construction
-	case it.Plain && it.Title == "" && it.Description == "" && it.Annotations == nil && it.Size == 0:
-		// A listed entry whose text the inventory found plain while
-		// validating it: copied as it is, between quotes.
-		b.body = append(b.body, `{"uri":"`...)
-		b.body = append(b.body, it.URI...)
-		b.body = append(b.body, `","name":"`...)
-		b.body = append(b.body, it.Name...)
-		if it.MIMEType != "" {
-			b.body = append(b.body, `","mimeType":"`...)
-			b.body = append(b.body, it.MIMEType...)
-		}
-		b.body = append(b.body, '"', '}')
-	default:
-		b.body = mcpwire.AppendItem(b.body, it)
-	}
-	return b.accept(mark)
-}
-
-// encodedStatics is the inventory's static resources encoded once, end to
-// end in one buffer (no allocation of its own per static): a page copies
-// them (inventory.Item.Static says which one an item is).
-type encodedStatics struct {
-	body    []byte
-	ends    []int // ends[i]: where static i+1 ends in body
-	longest int   // the longest item's bytes
-}
-
-// item returns the encoding of static n (Item.Static: 1 for the first).
-func (s *encodedStatics) item(n int) []byte {
-	start := 0
-	if n > 1 {
-		start = s.ends[n-2]
-	}
-	return s.body[start:s.ends[n-1]]
-}
-
-func (e *Endpoint) encodeStatics() {
-	items := e.inv.StaticItems()
-	s := &encodedStatics{ends: make([]int, len(items))}
-	size := 0
-	for i := range items {
-		size += len(`{"uri":"","name":"","mimeType":""}`) + len(items[i].URI) + len(items[i].Name) + len(items[i].MIMEType)
-	}
-	s.body = make([]byte, 0, size)
-	for i := range items { // in order: Item.Static is i+1
-		start := len(s.body)
-		s.body = mcpwire.AppendItem(s.body, &items[i])
-		s.ends[i] = len(s.body)
-		s.longest = max(s.longest, len(s.body)-start)
-	}
-	e.statics = s
-}
-
-func (b *respBuf) addTemplate(it *inventory.TemplateItem) bool {
-	mark := len(b.body)
-	if b.items > 0 {
-		b.body = append(b.body, ',')
-	}
-	b.body = mcpwire.AppendTemplateItem(b.body, it)
-	return b.accept(mark)
-}
-
-// accept keeps the item just encoded when the body is still within its
-// room, or drops it.
-func (b *respBuf) accept(mark int) bool {
-	if b.page.Add(len(b.body)) != nil {
-		b.body = b.body[:mark]
-		return false
-	}
-	b.items++
-	return true
 }
 
 // pageReserve is what a page's result takes after its items: `]`, the
@@ -179,7 +88,7 @@ func (e *Endpoint) minResultBytes() int {
 		maxMIME = 128 * 2 // a quoted parameter may hold '"'
 	)
 	item := len(`{"uri":"","name":"","mimeType":""}`) + maxURI + maxName + maxMIME
-	item = max(item, e.statics.longest) // encodeStatics ran
+	item = max(item, e.statics.Longest) // the statics are encoded
 	for _, it := range e.inv.TemplateItems() {
 		item = max(item, len(mcpwire.AppendTemplateItem(nil, &it)))
 	}
